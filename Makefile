@@ -1,0 +1,180 @@
+# LDS - one non-recursive Makefile for the daemon, the library, the tools
+# and the tests.  `make V=1` shows the commands.
+#
+#   make            build everything into build/
+#   make check      unit tests (plain, then ASan+UBSan), fuzz smoke, integration tests
+#   make demo       two clusters' ldsd on this machine and a job through them
+#   make bench      performance targets of the issues, see docs/BENCHMARKS.md
+#   make fuzz       longer libFuzzer run of the frame decoders
+#   make install    PREFIX=/usr/local DESTDIR=
+
+PREFIX  ?= /usr/local
+DESTDIR ?=
+BUILD   ?= build
+CC      ?= cc
+# Where root or TUN is missing, the WAN tests say so and are skipped.
+FUZZ_SECONDS ?= 20
+
+Q = @
+ifeq ($(V),1)
+Q =
+endif
+
+PKGS     := libconfig openssl
+CSTD     := -std=gnu11
+WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
+CFLAGS   ?= -O2 -g
+ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -fPIC -D_GNU_SOURCE -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP
+LDLIBS_D := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
+CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
+
+# ---- sources -------------------------------------------------------------
+# Daemon modules live in a static library that ldsd, the tools and the tests
+# all link; main.c files are the only things outside it.
+LDSD_SRC   := $(filter-out ldsd/main.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) libclient/clientproto.c
+LIBLDS_SRC := $(wildcard libclient/*.c) ldsd/wire.c ldsd/crc32c.c
+UNIT_SRC   := $(wildcard tests/unit/*.c)
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+asan_obj = $(patsubst %.c,$(BUILD)/asan/%.o,$(1))
+
+LIBLDSD    := $(BUILD)/lib/libldsd.a
+LIBLDS_A   := $(BUILD)/lib/liblds.a
+LIBLDS_SO  := $(BUILD)/lib/liblds.so
+LDS_PC     := $(BUILD)/lib/pkgconfig/lds.pc
+LDSD       := $(BUILD)/bin/ldsd
+LDSCTL     := $(BUILD)/bin/ldsctl
+UNIT       := $(BUILD)/tests/unit
+UNIT_ASAN  := $(BUILD)/tests/unit-asan
+TOOLS      := $(patsubst tools/%/main.c,$(BUILD)/bin/%,$(wildcard tools/*/main.c))
+TESTBINS   := $(patsubst tests/integration/%.c,$(BUILD)/tests/%,$(wildcard tests/integration/*.c))
+
+.PHONY: all check unit unit-asan integration fuzz fuzz-smoke demo bench bench-quick install deps clean
+all: $(LDSD) $(LDSCTL) $(LIBLDS_A) $(LIBLDS_SO) $(LDS_PC) $(TOOLS) $(TESTBINS)
+
+deps:
+	$(Q)tools/install-deps.sh
+
+$(BUILD)/obj/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(LIBLDSD): $(call obj,$(LDSD_SRC))
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBLDS_A): $(call obj,$(LIBLDS_SRC))
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBLDS_SO): $(call obj,$(LIBLDS_SRC))
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,liblds.so.1 -o $@ $^
+
+$(LDS_PC): libclient/lds.pc.in
+	@mkdir -p $(@D)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' $< > $@
+
+$(LDSD): $(call obj,ldsd/main.c) $(LIBLDSD)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(LDLIBS_D)
+
+$(LDSCTL): $(call obj,tools/ldsctl.c) $(LIBLDSD)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(LDLIBS_D)
+
+# A tool in tools/NAME/ (main.c and helpers) becomes build/bin/NAME.
+.SECONDEXPANSION:
+$(BUILD)/bin/%: $$(call obj,$$(wildcard tools/%/*.c)) $(LIBLDSD) $(LIBLDS_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(LDLIBS_D) -lpthread
+
+# Integration test programs (clients that send and verify checksummed data).
+$(BUILD)/tests/%: $(call obj,tests/integration/%.c) $(LIBLDS_A) $(LIBLDSD)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(LDLIBS_D)
+
+$(UNIT): $(call obj,$(UNIT_SRC)) $(LIBLDSD) $(LIBLDS_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
+
+# ---- sanitizers: the same unit tests built with ASan and UBSan ------------
+SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+$(BUILD)/asan/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/SAN  $<")
+	$(Q)$(CC) $(ALL_CFLAGS) -O1 $(SAN) -c -o $@ $<
+
+$(UNIT_ASAN): $(call asan_obj,$(UNIT_SRC) $(LDSD_SRC) $(filter-out $(LDSD_SRC),$(LIBLDS_SRC)))
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD/SAN  $@")
+	$(Q)$(CC) $(SAN) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
+
+# ---- fuzzing (clang libFuzzer) --------------------------------------------
+FUZZ_BIN := $(BUILD)/fuzz/fuzz_wire
+$(FUZZ_BIN): tests/fuzz/fuzz_wire.c ldsd/wire.c ldsd/crc32c.c libclient/clientproto.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  FUZZ    $@")
+	$(Q)clang $(CSTD) -g -O1 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined -o $@ $^
+
+fuzz: $(FUZZ_BIN)
+	$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -max_len=70000 $(BUILD)/fuzz/corpus tests/fuzz/corpus
+
+fuzz-smoke: $(FUZZ_BIN)
+	@mkdir -p $(BUILD)/fuzz/corpus
+	$(Q)$(FUZZ_BIN) -max_total_time=10 -max_len=70000 -print_final_stats=0 $(BUILD)/fuzz/corpus tests/fuzz/corpus 2>&1 | tail -2
+
+# ---- the two commands ------------------------------------------------------
+unit: $(UNIT)
+	$(Q)CK_DEFAULT_TIMEOUT=60 $(UNIT)
+
+unit-asan: $(UNIT_ASAN)
+	$(Q)CK_DEFAULT_TIMEOUT=120 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_ASAN)
+
+integration: all
+	$(Q)BUILD=$(BUILD) tests/integration/run-all.sh
+
+check: deps
+	$(Q)$(MAKE) --no-print-directory all $(UNIT) $(UNIT_ASAN)
+	$(Q)$(MAKE) --no-print-directory unit
+	$(Q)$(MAKE) --no-print-directory unit-asan
+	$(Q)$(MAKE) --no-print-directory fuzz-smoke
+	$(Q)$(MAKE) --no-print-directory integration
+
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=$(BUILD) tests/demo/demo.sh
+
+bench: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=$(BUILD) tests/bench/run-bench.sh
+
+bench-quick: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)BUILD=$(BUILD) QUICK=1 tests/bench/run-bench.sh
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 \
+		$(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man8
+	install -m 755 $(LDSD) $(DESTDIR)$(PREFIX)/sbin/ldsd
+	install -m 755 $(LDSCTL) $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 $(LIBLDS_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBLDS_SO) $(DESTDIR)$(PREFIX)/lib/liblds.so.1
+	ln -sf liblds.so.1 $(DESTDIR)$(PREFIX)/lib/liblds.so
+	install -m 644 $(LDS_PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -m 644 libclient/lds.h $(DESTDIR)$(PREFIX)/include/
+	for m in docs/man/*.[1358]; do [ -e "$$m" ] || continue; \
+		s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/; done
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(shell find $(BUILD) -name '*.d' 2>/dev/null)

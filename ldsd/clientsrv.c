@@ -1,0 +1,848 @@
+/* clientsrv.c - endpoints and the local client socket; see clientsrv.h. */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <netdb.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "clientsrv.h"
+#include "libclient/clientproto.h"
+#include "link.h"
+#include "log.h"
+
+#define CS_READS_PER_EVENT 8
+#define CS_LOCAL_MEMORY (64u << 20)   /* messages between clients of this cluster */
+#define CS_CTL_INITIAL 4096
+
+struct endpoint {
+	char name[WIRE_ENDPOINT_MAX + 1];
+	struct client *client;        /* attached connection, or NULL */
+	struct rb_msg *head, *tail;   /* waiting to be written */
+	size_t queued, queued_bytes;
+	int anonymous;                /* daemon-chosen name: dies with its client */
+	int warned;                   /* "no such endpoint yet" logged */
+	struct endpoint *next;
+};
+
+struct client {
+	struct clientsrv *cs;
+	int fd;
+	uint64_t id;
+	struct endpoint *ep;          /* after HELLO */
+	char peer[64];
+
+	uint8_t *in;
+	size_t in_len, in_cap;
+	int paused;                   /* not reading: waiting for send memory */
+	struct link *wait_link;       /* NULL: waiting for local memory */
+
+	uint8_t *ctl;                 /* encoded control frames to write */
+	size_t ctl_len, ctl_off, ctl_cap;
+	struct rb_msg *cur;           /* DELIVER being written (queue head) */
+	uint8_t cur_hdr[CP_HDR_LEN + 16 + WIRE_ENDPOINT_MAX];
+	size_t cur_hdr_len, cur_off;
+	int want_write;
+
+	uint64_t ack_first, ack_last; /* coalesced ACKED range; 0 = none */
+	struct client *next;
+	uint64_t msgs_in, msgs_out, bytes_in, bytes_out;
+};
+
+struct clientsrv {
+	struct daemon *d;
+	int unix_fd, tcp_fd;
+	struct client *clients;
+	struct endpoint *endpoints;
+	uint64_t next_id;
+	size_t local_bytes;
+	int resume_pending;
+	struct client *last_lookup;
+	uint64_t msgs_local, msgs_refused;
+};
+
+static void client_close(struct client *c, const char *why);
+static void client_write(struct client *c);
+static void client_event(int fd, unsigned events, void *arg);
+
+/* ---- endpoints ---------------------------------------------------------- */
+
+static struct endpoint *ep_find(struct clientsrv *cs, const char *name)
+{
+	for (struct endpoint *e = cs->endpoints; e; e = e->next)
+		if (strcmp(e->name, name) == 0)
+			return e;
+	return NULL;
+}
+
+static struct endpoint *ep_get(struct clientsrv *cs, const char *name)
+{
+	struct endpoint *e = ep_find(cs, name);
+
+	if (e)
+		return e;
+	if (strlen(name) > WIRE_ENDPOINT_MAX)
+		return NULL;
+	e = calloc(1, sizeof(*e));
+	if (e == NULL)
+		return NULL;
+	memcpy(e->name, name, strlen(name) + 1); /* callers pass valid endpoint names */
+	e->next = cs->endpoints;
+	cs->endpoints = e;
+	return e;
+}
+
+static void ep_maybe_free(struct clientsrv *cs, struct endpoint *e)
+{
+	if (e->client || (e->head && !e->anonymous))
+		return;
+	for (struct endpoint **pp = &cs->endpoints; *pp; pp = &(*pp)->next) {
+		if (*pp == e) {
+			*pp = e->next;
+			break;
+		}
+	}
+	/* Messages for an anonymous endpoint whose process is gone can never
+	 * be delivered: count them as delivered so the link moves on. */
+	while (e->head) {
+		struct rb_msg *m = e->head;
+
+		e->head = m->next;
+		log_warnx("message from %s to %s dropped: its receiving process exited", m->rec.src, e->name);
+		if (m->origin)
+			link_delivered(m->origin, m);
+		else {
+			cs->local_bytes -= m->rec.len;
+			rb_msg_free(m);
+		}
+	}
+	free(e);
+}
+
+static void ep_enqueue(struct clientsrv *cs, struct endpoint *e, struct rb_msg *m)
+{
+	m->next = NULL;
+	if (e->tail)
+		e->tail->next = m;
+	else
+		e->head = m;
+	e->tail = m;
+	e->queued++;
+	e->queued_bytes += m->rec.len;
+	if (e->client)
+		client_write(e->client);
+	else if (!e->warned) {
+		e->warned = 1;
+		log_info("holding messages for %s until a process opens that endpoint", e->name);
+	}
+}
+
+/* ---- output to a client -------------------------------------------------- */
+
+static int client_ctl_append(struct client *c, const struct cp_msg *m)
+{
+	uint8_t buf[CP_HDR_LEN + 64 + WIRE_ENDPOINT_MAX * 2 + CP_TEXT_MAX];
+	size_t n = cp_encode(buf, sizeof(buf), m);
+
+	if (n == 0)
+		return -EINVAL;
+	if (c->ctl_len + n > c->ctl_cap) {
+		size_t cap = c->ctl_cap ? c->ctl_cap : CS_CTL_INITIAL;
+		uint8_t *p;
+
+		while (cap < c->ctl_len + n)
+			cap *= 2;
+		p = realloc(c->ctl, cap);
+		if (p == NULL)
+			return -ENOMEM;
+		c->ctl = p;
+		c->ctl_cap = cap;
+	}
+	memcpy(c->ctl + c->ctl_len, buf, n);
+	c->ctl_len += n;
+	return 0;
+}
+
+static void client_send_error(struct client *c, uint64_t id, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void client_send_error(struct client *c, uint64_t id, int err, const char *fmt, ...)
+{
+	struct cp_msg m = { .type = CP_ERROR, .msg_id = id, .err = err };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m.text, sizeof(m.text), fmt, ap);
+	va_end(ap);
+	c->cs->msgs_refused++;
+	if (client_ctl_append(c, &m) < 0)
+		log_warnx("client %s: could not queue error \"%s\"", c->peer, m.text);
+}
+
+static void client_flush_acks(struct client *c)
+{
+	struct cp_msg m = { .type = CP_ACKED };
+
+	if (c->ack_first == 0)
+		return;
+	m.first = c->ack_first;
+	m.last = c->ack_last;
+	if (client_ctl_append(c, &m) == 0)
+		c->ack_first = c->ack_last = 0;
+}
+
+static void client_set_events(struct client *c)
+{
+	unsigned ev = (c->paused ? 0 : EV_READ) | (c->want_write ? EV_WRITE : 0);
+
+	if (evloop_watch(c->cs->d->ev, c->fd, ev, client_event, c) < 0)
+		log_warn("client %s: cannot update its event mask", c->peer);
+}
+
+/* Called when a DELIVER frame was written completely. */
+static void client_delivered(struct client *c, struct rb_msg *m)
+{
+	struct clientsrv *cs = c->cs;
+	struct endpoint *e = c->ep;
+
+	e->head = m->next;
+	if (e->head == NULL)
+		e->tail = NULL;
+	e->queued--;
+	e->queued_bytes -= m->rec.len;
+	c->msgs_out++;
+	c->bytes_out += m->rec.len;
+	if (m->origin) {
+		link_delivered(m->origin, m);
+	} else {
+		cs->local_bytes -= m->rec.len;
+		clientsrv_acked(cs, m->client, m->rec.msg_id);
+		rb_msg_free(m);
+		cs->resume_pending = 1;
+	}
+}
+
+static void client_prepare_deliver(struct client *c, struct rb_msg *m)
+{
+	struct cp_msg h = { .type = CP_DELIVER, .msg_id = m->rec.msg_id, .payload_len = m->rec.len };
+
+	snprintf(h.name, sizeof(h.name), "%s", m->rec.src);
+	c->cur = m;
+	c->cur_hdr_len = cp_encode(c->cur_hdr, sizeof(c->cur_hdr), &h);
+	c->cur_off = 0;
+}
+
+static void client_write(struct client *c)
+{
+	for (int rounds = 0; rounds < 64; rounds++) {
+		struct iovec iov[3];
+		size_t ctl_part = 0, total = 0;
+		int n = 0;
+		ssize_t w;
+
+		if (c->cur == NULL && c->ep && c->ep->head)
+			client_prepare_deliver(c, c->ep->head);
+		if (c->ctl_len > c->ctl_off && (c->cur == NULL || c->cur_off == 0)) {
+			ctl_part = c->ctl_len - c->ctl_off;
+			iov[n].iov_base = c->ctl + c->ctl_off;
+			iov[n++].iov_len = ctl_part;
+		}
+		if (c->cur) {
+			size_t off = c->cur_off;
+
+			if (off < c->cur_hdr_len) {
+				iov[n].iov_base = c->cur_hdr + off;
+				iov[n++].iov_len = c->cur_hdr_len - off;
+				off = c->cur_hdr_len;
+			}
+			iov[n].iov_base = c->cur->data + (off - c->cur_hdr_len);
+			iov[n++].iov_len = c->cur->rec.len - (off - c->cur_hdr_len);
+		}
+		for (int i = 0; i < n; i++)
+			total += iov[i].iov_len;
+		if (total == 0)
+			break;
+		do
+			w = writev(c->fd, iov, n);
+		while (w < 0 && errno == EINTR);
+		if (w < 0) {
+			if (errno == EAGAIN || errno == EWOULDBLOCK) {
+				if (!c->want_write) {
+					c->want_write = 1;
+					client_set_events(c);
+				}
+				return;
+			}
+			/* The read side notices the dead socket and closes. */
+			log_debug("client %s: write failed: %s", c->peer, strerror(errno));
+			return;
+		}
+		if ((size_t)w <= ctl_part) {
+			c->ctl_off += (size_t)w;
+			w = 0;
+		} else {
+			c->ctl_off += ctl_part;
+			w -= (ssize_t)ctl_part;
+		}
+		if (c->ctl_off == c->ctl_len)
+			c->ctl_off = c->ctl_len = 0;
+		if (c->cur) {
+			c->cur_off += (size_t)w;
+			if (c->cur_off == c->cur_hdr_len + c->cur->rec.len) {
+				struct rb_msg *m = c->cur;
+
+				c->cur = NULL;
+				client_delivered(c, m);
+			}
+		}
+	}
+	if (c->want_write) {
+		c->want_write = 0;
+		client_set_events(c);
+	}
+}
+
+/* ---- input from a client ------------------------------------------------- */
+
+static struct client *client_by_id(struct clientsrv *cs, uint64_t id)
+{
+	if (cs->last_lookup && cs->last_lookup->id == id)
+		return cs->last_lookup;
+	for (struct client *c = cs->clients; c; c = c->next) {
+		if (c->id == id) {
+			cs->last_lookup = c;
+			return c;
+		}
+	}
+	return NULL;
+}
+
+static int client_on_hello(struct client *c, const struct cp_msg *m)
+{
+	struct clientsrv *cs = c->cs;
+	const char *cluster = cs->d->cfg->cluster;
+	struct cp_msg w = { .type = CP_WELCOME, .version = CP_VERSION };
+	/* Room for any cluster and name: wire_endpoint_valid checks the length. */
+	char full[WIRE_NAME_MAX + 2 + WIRE_ENDPOINT_MAX + 1];
+	struct endpoint *e;
+	size_t maxmsg = 0;
+
+	if (m->version != CP_VERSION) {
+		client_send_error(c, 0, EPROTONOSUPPORT, "client protocol version %u not supported (ldsd speaks %u)",
+				  m->version, CP_VERSION);
+		return -1;
+	}
+	if (m->name[0] == '\0')
+		snprintf(full, sizeof(full), "%s/anon-%" PRIu64, cluster, c->id);
+	else
+		snprintf(full, sizeof(full), "%s/%s", cluster, m->name);
+	if (!wire_endpoint_valid(full)) {
+		client_send_error(c, 0, EINVAL, "endpoint name \"%s\" is invalid: use letters, digits, '.', '_', '-'",
+				  m->name);
+		return -1;
+	}
+	e = ep_find(cs, full);
+	if (e && e->client) {
+		client_send_error(c, 0, EADDRINUSE, "endpoint %s is already open by another process", full);
+		return -1;
+	}
+	e = ep_get(cs, full);
+	if (e == NULL)
+		return -1;
+	e->client = c;
+	e->anonymous = m->name[0] == '\0';
+	e->warned = 0;
+	c->ep = e;
+	for (size_t i = 0; i < cs->d->nlinks; i++) {
+		size_t lm = link_max_msg(cs->d->links[i]);
+
+		if (maxmsg == 0 || lm < maxmsg)
+			maxmsg = lm;
+	}
+	w.max_msg = (uint32_t)(maxmsg ? maxmsg : CS_LOCAL_MEMORY / 2);
+	snprintf(w.name, sizeof(w.name), "%s", cluster);
+	memcpy(w.endpoint, full, strlen(full) + 1); /* fits: validated above */
+	if (client_ctl_append(c, &w) < 0)
+		return -1;
+	log_debug("client %s opened endpoint %s", c->peer, full);
+	return 0;
+}
+
+/* Routes one SEND.  Returns 0 if consumed (sent or refused with an ERROR),
+ * -ENOSPC if the client must wait for memory. */
+static int client_on_send(struct client *c, const struct cp_msg *m)
+{
+	struct clientsrv *cs = c->cs;
+	struct wire_record rec = { .len = m->payload_len, .msg_id = m->msg_id };
+	char cluster[WIRE_NAME_MAX + 1];
+	const char *slash = strchr(m->name, '/');
+	struct link *l;
+	int r;
+
+	if (!wire_endpoint_valid(m->name) || slash == NULL) {
+		client_send_error(c, m->msg_id, EINVAL, "destination \"%s\" is not a valid \"cluster/name\"", m->name);
+		return 0;
+	}
+	snprintf(cluster, sizeof(cluster), "%.*s", (int)(slash - m->name), m->name);
+	snprintf(rec.src, sizeof(rec.src), "%s", c->ep->name);
+	snprintf(rec.dst, sizeof(rec.dst), "%s", m->name);
+	if (strcmp(cluster, cs->d->cfg->cluster) == 0) {
+		struct rb_msg *lm;
+		struct endpoint *e;
+
+		if (m->payload_len > CS_LOCAL_MEMORY / 2) {
+			client_send_error(c, m->msg_id, EMSGSIZE, "message of %u bytes exceeds the local limit of %u",
+					  m->payload_len, CS_LOCAL_MEMORY / 2);
+			return 0;
+		}
+		if (cs->local_bytes + m->payload_len > CS_LOCAL_MEMORY)
+			return -ENOSPC;
+		lm = calloc(1, sizeof(*lm));
+		e = ep_get(cs, m->name);
+		if (lm == NULL || e == NULL || (lm->data = malloc(m->payload_len ? m->payload_len : 1)) == NULL) {
+			free(lm);
+			client_send_error(c, m->msg_id, ENOMEM, "ldsd is out of memory");
+			return 0;
+		}
+		memcpy(lm->data, m->payload, m->payload_len);
+		lm->rec = rec;
+		lm->client = c->id;
+		cs->local_bytes += m->payload_len;
+		cs->msgs_local++;
+		ep_enqueue(cs, e, lm);
+		return 0;
+	}
+	l = link_find(cs->d, cluster);
+	if (l == NULL) {
+		client_send_error(c, m->msg_id, EHOSTUNREACH, "no link to cluster \"%s\" in %s", cluster,
+				  cs->d->cfg->file);
+		return 0;
+	}
+	r = link_send(l, &rec, m->payload, c->id);
+	if (r == -ENOSPC) {
+		c->wait_link = l;
+		return -ENOSPC;
+	}
+	if (r == -EMSGSIZE)
+		client_send_error(c, m->msg_id, EMSGSIZE, "message of %u bytes exceeds the link limit of %zu to %s",
+				  m->payload_len, link_max_msg(l), cluster);
+	else if (r < 0)
+		client_send_error(c, m->msg_id, -r, "cannot queue message for %s: %s", cluster, strerror(-r));
+	return 0;
+}
+
+/* Handles complete frames in the input buffer.  Returns -1 if the client
+ * must be closed. */
+static int client_process(struct client *c)
+{
+	size_t off = 0;
+	int ret = 0;
+
+	while (c->in_len - off >= CP_HDR_LEN) {
+		struct cp_hdr h;
+		struct cp_msg m;
+
+		if (cp_hdr_parse(c->in + off, &h) < 0) {
+			log_warnx("client %s: malformed frame header; closing it", c->peer);
+			ret = -1;
+			break;
+		}
+		if (c->in_len - off < CP_HDR_LEN + h.len)
+			break;
+		if (cp_decode(&h, c->in + off + CP_HDR_LEN, &m) < 0) {
+			log_warnx("client %s: malformed %s frame; closing it", c->peer,
+				  h.type < CP_TYPE_MAX ? cp_type_names[h.type] : "unknown");
+			ret = -1;
+			break;
+		}
+		if (c->ep == NULL && m.type != CP_HELLO) {
+			log_warnx("client %s: sent %s before HELLO; closing it", c->peer, cp_type_names[m.type]);
+			ret = -1;
+			break;
+		}
+		if (m.type == CP_HELLO) {
+			if (c->ep != NULL || client_on_hello(c, &m) < 0) {
+				ret = -1;
+				break;
+			}
+		} else if (m.type == CP_SEND) {
+			if (client_on_send(c, &m) == -ENOSPC) {
+				c->paused = 1;
+				client_set_events(c);
+				break;
+			}
+			c->msgs_in++;
+			c->bytes_in += m.payload_len;
+		} else if (m.type == CP_BYE) {
+			ret = -1;
+			break;
+		} else {
+			log_warnx("client %s: unexpected %s frame; closing it", c->peer, cp_type_names[m.type]);
+			ret = -1;
+			break;
+		}
+		off += CP_HDR_LEN + h.len;
+	}
+	if (off > 0) {
+		memmove(c->in, c->in + off, c->in_len - off);
+		c->in_len -= off;
+	}
+	client_write(c);
+	return ret;
+}
+
+static int client_in_reserve(struct client *c, size_t need)
+{
+	size_t cap = c->in_cap ? c->in_cap : 65536;
+	uint8_t *p;
+
+	if (need > CP_HDR_LEN + CP_MAX_BODY)
+		return -EMSGSIZE;
+	while (cap < need)
+		cap *= 2;
+	if (cap == c->in_cap)
+		return 0;
+	p = realloc(c->in, cap);
+	if (p == NULL)
+		return -ENOMEM;
+	c->in = p;
+	c->in_cap = cap;
+	return 0;
+}
+
+static void client_readable(struct client *c)
+{
+	for (int reads = 0; reads < CS_READS_PER_EVENT && !c->paused; reads++) {
+		size_t need = c->in_len + 65536;
+		ssize_t n;
+
+		/* Grow to the whole frame once its header says how long it is. */
+		if (c->in_len >= CP_HDR_LEN) {
+			struct cp_hdr h;
+
+			if (cp_hdr_parse(c->in, &h) == 0 && CP_HDR_LEN + (size_t)h.len > need)
+				need = CP_HDR_LEN + (size_t)h.len;
+		}
+		if (client_in_reserve(c, need) < 0) {
+			client_close(c, "frame too large or out of memory");
+			return;
+		}
+		do
+			n = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
+		while (n < 0 && errno == EINTR);
+		if (n == 0) {
+			client_close(c, c->in_len ? "disconnected in the middle of a message" : "disconnected");
+			return;
+		}
+		if (n < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK)
+				client_close(c, strerror(errno));
+			return;
+		}
+		c->in_len += (size_t)n;
+		if (client_process(c) < 0) {
+			client_close(c, "protocol error or goodbye");
+			return;
+		}
+	}
+}
+
+static void client_event(int fd, unsigned events, void *arg)
+{
+	struct client *c = arg;
+
+	if (events & EV_WRITE)
+		client_write(c);
+	if (events & (EV_READ | EV_ERROR))
+		client_readable(c);
+}
+
+static void client_close(struct client *c, const char *why)
+{
+	struct clientsrv *cs = c->cs;
+
+	log_debug("client %s (%s) closed: %s", c->peer, c->ep ? c->ep->name : "no endpoint", why);
+	for (struct client **pp = &cs->clients; *pp; pp = &(*pp)->next) {
+		if (*pp == c) {
+			*pp = c->next;
+			break;
+		}
+	}
+	if (cs->last_lookup == c)
+		cs->last_lookup = NULL;
+	if (c->ep) {
+		/* A half-written DELIVER stays at the head of the queue and is
+		 * written again, whole, to the next process on this name. */
+		c->ep->client = NULL;
+		ep_maybe_free(cs, c->ep);
+	}
+	evloop_unwatch(cs->d->ev, c->fd);
+	close(c->fd);
+	free(c->in);
+	free(c->ctl);
+	free(c);
+}
+
+static void client_accept(int fd, unsigned events, void *arg)
+{
+	struct clientsrv *cs = arg;
+
+	for (int i = 0; i < 16; i++) {
+		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct client *c;
+
+		if (cfd < 0)
+			return;
+		c = calloc(1, sizeof(*c));
+		if (c == NULL) {
+			close(cfd);
+			continue;
+		}
+		c->cs = cs;
+		c->fd = cfd;
+		c->id = ++cs->next_id;
+		snprintf(c->peer, sizeof(c->peer), "#%" PRIu64 "%s", c->id, fd == cs->tcp_fd ? " (tcp)" : "");
+		if (evloop_watch(cs->d->ev, cfd, EV_READ, client_event, c) < 0) {
+			close(cfd);
+			free(c);
+			continue;
+		}
+		c->next = cs->clients;
+		cs->clients = c;
+	}
+}
+
+/* ---- from links ---------------------------------------------------------- */
+
+void clientsrv_deliver(struct clientsrv *cs, struct link *from, struct rb_msg *m)
+{
+	struct endpoint *e = ep_get(cs, m->rec.dst);
+
+	m->origin = from;
+	if (e == NULL) {
+		log_warnx("out of memory queueing a message for %s: dropped", m->rec.dst);
+		link_delivered(from, m);
+		return;
+	}
+	ep_enqueue(cs, e, m);
+}
+
+void clientsrv_acked(struct clientsrv *cs, uint64_t client, uint64_t id)
+{
+	struct client *c = client_by_id(cs, client);
+
+	if (c == NULL)
+		return;
+	if (c->ack_first && id == c->ack_last + 1) {
+		c->ack_last = id;
+		return;
+	}
+	client_flush_acks(c);
+	c->ack_first = c->ack_last = id;
+}
+
+void clientsrv_lost(struct clientsrv *cs, uint64_t client, uint64_t id, const char *peer, const char *reason)
+{
+	struct client *c = client_by_id(cs, client);
+	struct cp_msg m = { .type = CP_LOST, .first = id, .last = id };
+
+	if (c == NULL)
+		return;
+	client_flush_acks(c);
+	snprintf(m.name, sizeof(m.name), "%s", peer);
+	snprintf(m.text, sizeof(m.text), "%s", reason);
+	if (client_ctl_append(c, &m) < 0)
+		log_warnx("client %s: could not report message %" PRIu64 " lost", c->peer, id);
+}
+
+void clientsrv_space(struct clientsrv *cs, struct link *l)
+{
+	cs->resume_pending = 1;
+}
+
+void clientsrv_flush(struct clientsrv *cs)
+{
+	struct client *c, *next;
+
+	if (cs->resume_pending) {
+		cs->resume_pending = 0;
+		for (c = cs->clients; c; c = next) {
+			next = c->next;
+			if (!c->paused)
+				continue;
+			c->paused = 0;
+			client_set_events(c);
+			if (client_process(c) < 0)
+				client_close(c, "protocol error or goodbye");
+		}
+	}
+	for (c = cs->clients; c; c = c->next) {
+		client_flush_acks(c);
+		if (c->ctl_len > c->ctl_off || (c->ep && c->ep->head && c->cur == NULL))
+			client_write(c);
+	}
+}
+
+/* ---- sockets --------------------------------------------------------------- */
+
+static int cs_listen_unix(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		log_warnx("client socket path %s is too long (max %zu)", path, sizeof(sa.sun_path) - 1);
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		log_warn("socket(AF_UNIX)");
+		return -1;
+	}
+	/* A stale socket file from a crashed ldsd would make bind fail. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		log_warnx("another ldsd is already serving %s", path);
+		close(fd);
+		return -1;
+	}
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0) {
+		log_warn("cannot listen on %s", path);
+		close(fd);
+		return -1;
+	}
+	chmod(path, 0666);
+	return fd;
+}
+
+static int cs_listen_tcp(const char *hostport)
+{
+	char host[CONFIG_ADDR_MAX];
+	const char *colon = strrchr(hostport, ':');
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
+	int fd, one = 1;
+
+	if (colon == NULL || colon == hostport) {
+		log_warnx("clients.tcp \"%s\" is not HOST:PORT", hostport);
+		return -1;
+	}
+	snprintf(host, sizeof(host), "%.*s", (int)(colon - hostport), hostport);
+	if (getaddrinfo(host, colon + 1, &hints, &res) != 0) {
+		log_warnx("clients.tcp \"%s\": cannot resolve", hostport);
+		return -1;
+	}
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 128) < 0) {
+		log_warn("cannot listen for clients on %s", hostport);
+		if (fd >= 0)
+			close(fd);
+		freeaddrinfo(res);
+		return -1;
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+struct clientsrv *clientsrv_new(struct daemon *d)
+{
+	struct clientsrv *cs = calloc(1, sizeof(*cs));
+
+	if (cs == NULL)
+		return NULL;
+	cs->d = d;
+	cs->tcp_fd = -1;
+	cs->unix_fd = cs_listen_unix(d->cfg->client_socket);
+	if (cs->unix_fd < 0)
+		goto fail;
+	if (evloop_watch(d->ev, cs->unix_fd, EV_READ, client_accept, cs) < 0)
+		goto fail;
+	if (d->cfg->client_tcp[0]) {
+		cs->tcp_fd = cs_listen_tcp(d->cfg->client_tcp);
+		if (cs->tcp_fd < 0 || evloop_watch(d->ev, cs->tcp_fd, EV_READ, client_accept, cs) < 0)
+			goto fail;
+	}
+	return cs;
+fail:
+	clientsrv_free(cs);
+	return NULL;
+}
+
+void clientsrv_stop_accepting(struct clientsrv *cs)
+{
+	if (cs->unix_fd >= 0) {
+		evloop_unwatch(cs->d->ev, cs->unix_fd);
+		close(cs->unix_fd);
+		unlink(cs->d->cfg->client_socket);
+		cs->unix_fd = -1;
+	}
+	if (cs->tcp_fd >= 0) {
+		evloop_unwatch(cs->d->ev, cs->tcp_fd);
+		close(cs->tcp_fd);
+		cs->tcp_fd = -1;
+	}
+}
+
+void clientsrv_free(struct clientsrv *cs)
+{
+	if (cs == NULL)
+		return;
+	clientsrv_stop_accepting(cs);
+	while (cs->clients)
+		client_close(cs->clients, "shutting down");
+	while (cs->endpoints) {
+		struct endpoint *e = cs->endpoints;
+
+		cs->endpoints = e->next;
+		while (e->head) {
+			struct rb_msg *m = e->head;
+
+			e->head = m->next;
+			rb_msg_free(m);
+		}
+		free(e);
+	}
+	free(cs);
+}
+
+void clientsrv_status_json(const struct clientsrv *cs, FILE *out)
+{
+	int first = 1;
+
+	fprintf(out, "{\"local_messages\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"endpoints\":[", cs->msgs_local,
+		cs->msgs_refused);
+	for (const struct endpoint *e = cs->endpoints; e; e = e->next) {
+		const struct client *c = e->client;
+
+		fprintf(out, "%s{\"name\":\"%s\",\"connected\":%s,\"queued\":%zu,\"queued_bytes\":%zu", first ? "" : ",",
+			e->name, c ? "true" : "false", e->queued, e->queued_bytes);
+		if (c)
+			fprintf(out, ",\"msgs_in\":%" PRIu64 ",\"bytes_in\":%" PRIu64 ",\"msgs_out\":%" PRIu64
+				",\"bytes_out\":%" PRIu64 ",\"waiting_for_memory\":%s",
+				c->msgs_in, c->bytes_in, c->msgs_out, c->bytes_out, c->paused ? "true" : "false");
+		fputc('}', out);
+		first = 0;
+	}
+	fputs("]}", out);
+}
+
+void clientsrv_status_text(const struct clientsrv *cs, FILE *out)
+{
+	fprintf(out, "endpoints:\n");
+	for (const struct endpoint *e = cs->endpoints; e; e = e->next) {
+		const struct client *c = e->client;
+
+		fprintf(out, "  %-32s %s, %zu queued (%zu bytes)", e->name, c ? "connected" : "no process", e->queued,
+			e->queued_bytes);
+		if (c)
+			fprintf(out, ", in %" PRIu64 " msgs/%" PRIu64 " B, out %" PRIu64 " msgs/%" PRIu64 " B%s",
+				c->msgs_in, c->bytes_in, c->msgs_out, c->bytes_out, c->paused ? ", waiting for memory" : "");
+		fputc('\n', out);
+	}
+}

@@ -1,0 +1,46 @@
+/*
+ * clientsrv.h - the socket local processes (liblds) connect to.
+ *
+ * Owns endpoints ("cluster/name") and their delivery queues.  An endpoint's
+ * queue outlives a client connection: a process that reconnects under the
+ * same name gets what arrived meanwhile.  A SEND is accepted only whole and
+ * only when the link has room; otherwise the client is not read from until
+ * clientsrv_space says there is room (back-pressure reaches lds_send).
+ * Every frame from a client is size- and syntax-checked; a bad one gets an
+ * ERROR naming what was wrong and, if the stream cannot be resynchronised,
+ * the connection is closed.  Other clients are unaffected.
+ */
+#ifndef LDS_CLIENTSRV_H
+#define LDS_CLIENTSRV_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "daemon.h"
+#include "recvbuf.h"
+
+struct link;
+
+/* Binds the unix socket (and the TCP address if configured).  Returns NULL
+ * and logs on failure. */
+struct clientsrv *clientsrv_new(struct daemon *d);
+void clientsrv_free(struct clientsrv *cs);
+/* Stops accepting new clients (drain). */
+void clientsrv_stop_accepting(struct clientsrv *cs);
+
+/* A message from a peer for a local endpoint; cs owns m from now on and
+ * calls link_delivered(from, m) once it is written to the client. */
+void clientsrv_deliver(struct clientsrv *cs, struct link *from, struct rb_msg *m);
+/* Message id of client was delivered to its destination. */
+void clientsrv_acked(struct clientsrv *cs, uint64_t client, uint64_t id);
+/* Message id of client will never be delivered. */
+void clientsrv_lost(struct clientsrv *cs, uint64_t client, uint64_t id, const char *peer, const char *reason);
+/* Link l has send memory again: resume clients waiting on it. */
+void clientsrv_space(struct clientsrv *cs, struct link *l);
+/* Once per loop round: flushes coalesced ACKED notices. */
+void clientsrv_flush(struct clientsrv *cs);
+
+void clientsrv_status_json(const struct clientsrv *cs, FILE *out);
+void clientsrv_status_text(const struct clientsrv *cs, FILE *out);
+
+#endif

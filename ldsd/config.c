@@ -1,0 +1,895 @@
+/*
+ * config.c - ldsd's configuration file; see config.h and docs/config.md.
+ *
+ * Every setting is described once, in the field tables below: its name, how
+ * to parse it, where it goes and its range.  Parsing, the unknown-setting
+ * check, the required-setting check and config_print() all walk the same
+ * tables, so a new setting is one table line (plus a default if it has one).
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <libconfig.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "config.h"
+#include "wire.h"
+
+/* Longest path a unix socket can bind to: checked here so that a long path
+ * fails at --check time rather than at start-up. */
+#define UNIX_PATH_LEN (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
+
+enum kind {
+	K_STR,       /* non-empty string of at most .max (or .size - 1) bytes */
+	K_NAME,      /* cluster name, wire_name_valid() */
+	K_HOSTPORT,  /* "host:port" */
+	K_WORD,      /* one of .words, stored as the string */
+	K_ENUM,      /* one of .words, stored as its index */
+	K_BOOL,      /* stored as int */
+	K_UINT,      /* integer in .min .. .max */
+	K_BYTES,     /* K_UINT, or a string with a binary suffix ("64M") */
+	K_SECONDS,   /* int or float > 0, stored as double */
+	K_GROUP,     /* group of .sub settings, stored in the same struct */
+	K_PEERS,     /* the peers list */
+};
+
+struct field {
+	const char *name;
+	enum kind kind;
+	size_t off;                  /* in struct config or struct config_peer */
+	size_t size;
+	unsigned long long min, max;
+	const char *const *words;    /* NULL-terminated */
+	const struct field *sub;
+	bool required;
+};
+
+#define AT(type, member) \
+	.off = offsetof(struct type, member), .size = sizeof(((struct type *)0)->member)
+
+static const char *const roles[] = { "connect", "listen", NULL };  /* enum config_role order */
+static const char *const transports[] = { "tcp", "udp", "rdma", NULL };
+static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };  /* log_level_parse() */
+
+static const struct field client_fields[] = {
+	{ .name = "socket", .kind = K_STR, AT(config, client_socket), .max = UNIX_PATH_LEN },
+	{ .name = "tcp", .kind = K_HOSTPORT, AT(config, client_tcp) },
+	{ .name = NULL },
+};
+
+static const struct field peer_fields[] = {
+	{ .name = "cluster", .kind = K_NAME, AT(config_peer, cluster), .required = true },
+	{ .name = "address", .kind = K_STR, AT(config_peer, address), .required = true },
+	{ .name = "port", .kind = K_UINT, AT(config_peer, port), .min = 1, .max = 65535, .required = true },
+	{ .name = "role", .kind = K_ENUM, AT(config_peer, role), .words = roles, .required = true },
+	{ .name = "transport", .kind = K_WORD, AT(config_peer, transport), .words = transports },
+	{ .name = "streams", .kind = K_UINT, AT(config_peer, streams), .min = 1, .max = CONFIG_MAX_STREAMS },
+	{ .name = "block_size", .kind = K_BYTES, AT(config_peer, block_size), .min = 512, .max = WIRE_MAX_BLOCK },
+	/* The real lower bound, 4 * block_size, is checked once block_size is known. */
+	{ .name = "send_memory", .kind = K_BYTES, AT(config_peer, send_memory), .min = 4 * 512, .max = SIZE_MAX },
+	{ .name = "recv_memory", .kind = K_BYTES, AT(config_peer, recv_memory), .min = 4 * 512, .max = SIZE_MAX },
+	{ .name = "inactivity_timeout", .kind = K_SECONDS, AT(config_peer, inactivity_timeout) },
+	{ .name = "keepalive", .kind = K_SECONDS, AT(config_peer, keepalive) },
+	{ .name = "reconnect_min", .kind = K_SECONDS, AT(config_peer, reconnect_min) },
+	{ .name = "reconnect_max", .kind = K_SECONDS, AT(config_peer, reconnect_max) },
+	{ .name = "connect_timeout", .kind = K_SECONDS, AT(config_peer, connect_timeout) },
+	{ .name = "key_file", .kind = K_STR, AT(config_peer, key_file), .required = true },
+	{ .name = NULL },
+};
+
+static const struct field root_fields[] = {
+	{ .name = "cluster", .kind = K_NAME, AT(config, cluster), .required = true },
+	{ .name = "log_level", .kind = K_WORD, AT(config, log_level), .words = log_levels },
+	{ .name = "allow_faults", .kind = K_BOOL, AT(config, allow_faults) },
+	{ .name = "drain_timeout", .kind = K_SECONDS, AT(config, drain_timeout) },
+	{ .name = "clients", .kind = K_GROUP, .sub = client_fields },
+	{ .name = "control_socket", .kind = K_STR, AT(config, control_socket), .max = UNIX_PATH_LEN },
+	{ .name = "peers", .kind = K_PEERS },
+	{ .name = NULL },
+};
+
+/* keepalive is left 0 here: its default depends on inactivity_timeout. */
+static const struct config_peer peer_defaults = {
+	.transport = "tcp",
+	.streams = 4,
+	.block_size = 65536,
+	.send_memory = 64u << 20,
+	.recv_memory = 64u << 20,
+	.inactivity_timeout = 30.0,
+	.reconnect_min = 0.05,
+	.reconnect_max = 1.0,
+	.connect_timeout = 10.0,
+};
+
+struct ctx {
+	const char *file;     /* the file as the caller named it */
+	char dir[PATH_MAX];   /* its directory, absolute: base of relative key files */
+	char *err;
+	size_t errlen;
+};
+
+/* ---- error messages ------------------------------------------------------ */
+
+static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* snprintf at buf + *n that leaves *n at the end of what fits. */
+static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
+{
+	va_list ap;
+	int w;
+
+	if (*n >= len)
+		return;
+	va_start(ap, fmt);
+	w = vsnprintf(buf + *n, len - *n, fmt, ap);
+	va_end(ap);
+	if (w > 0)
+		*n = *n + (size_t)w < len ? *n + (size_t)w : len - 1;
+}
+
+/* "peers.[1].streams": the notation of libconfig's config_lookup(). */
+static void setting_path(const config_setting_t *s, char *buf, size_t len, size_t *n)
+{
+	if (config_setting_is_root(s))
+		return;
+	setting_path(config_setting_parent(s), buf, len, n);
+	if (config_setting_name(s) != NULL)
+		append(buf, len, n, "%s%s", *n ? "." : "", config_setting_name(s));
+	else
+		append(buf, len, n, "%s[%d]", *n ? "." : "", config_setting_index(s));
+}
+
+static int report(struct ctx *c, const char *prefix, const char *fmt, va_list ap)
+{
+	size_t n = 0;
+
+	if (c->err == NULL || c->errlen == 0)
+		return -1;
+	append(c->err, c->errlen, &n, "%s: ", prefix);
+	if (n < c->errlen)
+		vsnprintf(c->err + n, c->errlen - n, fmt, ap);
+	/* Values quoted from the file may hold anything; the contract is one line. */
+	for (char *p = c->err; *p; p++)
+		if ((unsigned char)*p < ' ' || *p == 0x7f)
+			*p = '?';
+	return -1;
+}
+
+static int fail_at(struct ctx *c, const char *where, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* An error with no setting to name: "FILE: message" or "FILE:LINE: message". */
+static int fail_at(struct ctx *c, const char *where, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	report(c, where, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static int fail(struct ctx *c, const config_setting_t *s, const char *missing, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/*
+ * "FILE:LINE: SETTING: message" about setting s, or, when missing is set,
+ * about s's member of that name, which is absent, at s's line.  The root
+ * group has no line of its own; the file's first line stands for it.
+ */
+static int fail(struct ctx *c, const config_setting_t *s, const char *missing, const char *fmt, ...)
+{
+	const char *file = config_setting_source_file(s) ? config_setting_source_file(s) : c->file;
+	unsigned line = config_setting_source_line(s) ? config_setting_source_line(s) : 1;
+	char path[CONFIG_PATH_MAX] = "", prefix[2 * CONFIG_PATH_MAX];
+	size_t pn = 0;
+	va_list ap;
+
+	setting_path(s, path, sizeof(path), &pn);
+	if (missing != NULL)
+		append(path, sizeof(path), &pn, "%s%s", pn ? "." : "", missing);
+	snprintf(prefix, sizeof(prefix), "%s:%u: %s", file, line, path);
+	va_start(ap, fmt);
+	report(c, prefix, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+static const char *type_name(const config_setting_t *s)
+{
+	switch (config_setting_type(s)) {
+	case CONFIG_TYPE_GROUP: return "a group";
+	case CONFIG_TYPE_INT:
+	case CONFIG_TYPE_INT64: return "an integer";
+	case CONFIG_TYPE_FLOAT: return "a float";
+	case CONFIG_TYPE_STRING: return "a string";
+	case CONFIG_TYPE_BOOL: return "a boolean";
+	case CONFIG_TYPE_ARRAY: return "an array";
+	case CONFIG_TYPE_LIST: return "a list";
+	default: return "nothing";
+	}
+}
+
+/* Edit distance, case-insensitive, for "did you mean" on a misspelt name. */
+static size_t distance(const char *a, const char *b)
+{
+	size_t lb = strlen(b), row[64];
+
+	if (lb >= sizeof(row) / sizeof(row[0]))
+		return SIZE_MAX;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; a[i - 1]; i++) {
+		size_t diag = row[0];
+
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			size_t sub = diag + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+			size_t best = up + 1 < row[j - 1] + 1 ? up + 1 : row[j - 1] + 1;
+
+			row[j] = sub < best ? sub : best;
+			diag = up;
+		}
+	}
+	return row[lb];
+}
+
+/* The known name closest to name if it is a plausible typo of it: at most a
+ * third of its characters wrong ("stream", "BlockSize", "keepalvie"). */
+static const char *suggest(const char *name, const struct field *table)
+{
+	const char *best = NULL;
+	size_t best_d = SIZE_MAX;
+
+	for (const struct field *f = table; f->name; f++) {
+		size_t d = distance(name, f->name);
+
+		if (d <= strlen(f->name) / 3 && d < best_d) {
+			best = f->name;
+			best_d = d;
+		}
+	}
+	return best;
+}
+
+static int fail_unknown(struct ctx *c, const config_setting_t *s, const struct field *table)
+{
+	const char *hint = suggest(config_setting_name(s), table);
+
+	if (hint != NULL)
+		return fail(c, s, NULL, "unknown setting; did you mean \"%s\"?", hint);
+	return fail(c, s, NULL, "unknown setting");
+}
+
+/* ---- scalar parsing ------------------------------------------------------ */
+
+/* Integer settings land in fields of several widths (uint16_t port,
+ * unsigned streams, size_t sizes, int and enum): the table gives the size. */
+static void store_uint(void *dst, size_t size, unsigned long long v)
+{
+	if (size == sizeof(uint16_t)) {
+		uint16_t x = (uint16_t)v;
+		memcpy(dst, &x, size);
+	} else if (size == sizeof(uint32_t)) {
+		uint32_t x = (uint32_t)v;
+		memcpy(dst, &x, size);
+	} else {
+		uint64_t x = v;
+		memcpy(dst, &x, sizeof(x));
+	}
+}
+
+static unsigned long long load_uint(const void *src, size_t size)
+{
+	if (size == sizeof(uint16_t)) {
+		uint16_t x;
+		memcpy(&x, src, size);
+		return x;
+	} else if (size == sizeof(uint32_t)) {
+		uint32_t x;
+		memcpy(&x, src, size);
+		return x;
+	} else {
+		uint64_t x;
+		memcpy(&x, src, sizeof(x));
+		return x;
+	}
+}
+
+/* Decimal digits at s (at least one) into *v; *end after them.  Unlike
+ * strtoull, no sign, no blanks, and overflow is an error. */
+static int parse_digits(const char *s, const char **end, unsigned long long *v)
+{
+	const char *p = s;
+
+	*v = 0;
+	for (; *p >= '0' && *p <= '9'; p++) {
+		if (*v > (ULLONG_MAX - (unsigned)(*p - '0')) / 10)
+			return -1;
+		*v = *v * 10 + (unsigned)(*p - '0');
+	}
+	*end = p;
+	return p == s ? -1 : 0;
+}
+
+/* "65536", "512k", "64M", "1G", "1T", also "64MiB" and the like: binary
+ * multiples, because memory is allocated in them. */
+static int parse_size(const char *s, unsigned long long *v)
+{
+	static const char units[] = "kmgt";
+	const char *p, *u;
+	unsigned shift;
+
+	if (parse_digits(s, &p, v) < 0)
+		return -1;
+	if (*p == '\0')
+		return 0;
+	u = strchr(units, tolower((unsigned char)*p));
+	if (u == NULL)
+		return -1;
+	p++;
+	if (*p != '\0' && strcasecmp(p, "iB") != 0)
+		return -1;
+	shift = 10 * (unsigned)(u - units + 1);
+	if (*v > ULLONG_MAX >> shift)
+		return -1;
+	*v <<= shift;
+	return 0;
+}
+
+/* "host:port" or "[v6]:port", port 1..65535: enough to catch a missing port
+ * here; the daemon resolves the host. */
+static bool hostport_valid(const char *s)
+{
+	const char *colon = strrchr(s, ':'), *end;
+	unsigned long long port;
+
+	if (colon == NULL || colon == s)
+		return false;
+	if (parse_digits(colon + 1, &end, &port) < 0 || *end != '\0')
+		return false;
+	return port >= 1 && port <= 65535;
+}
+
+static int word_index(const char *const *words, const char *s)
+{
+	for (int i = 0; words[i]; i++)
+		if (strcmp(words[i], s) == 0)
+			return i;
+	return -1;
+}
+
+static int fail_word(struct ctx *c, const config_setting_t *s, const struct field *f, const char *got)
+{
+	char list[128];
+	size_t n = 0;
+
+	for (int i = 0; f->words[i]; i++)
+		append(list, sizeof(list), &n, "%s\"%s\"", i ? ", " : "", f->words[i]);
+	return fail(c, s, NULL, "must be one of %s (got \"%s\")", list, got);
+}
+
+static int parse_string(struct ctx *c, const config_setting_t *s, const struct field *f, void *dst)
+{
+	const char *v = config_setting_get_string(s);
+	size_t max = f->max ? f->max : f->size - 1;
+	int i;
+
+	if (v == NULL)
+		return fail(c, s, NULL, "must be a string (got %s)", type_name(s));
+	if (*v == '\0')
+		return fail(c, s, NULL, "must not be empty");
+	if (f->words != NULL) {
+		if ((i = word_index(f->words, v)) < 0)
+			return fail_word(c, s, f, v);
+		if (f->kind == K_ENUM) {
+			store_uint(dst, f->size, (unsigned)i);
+			return 0;
+		}
+	}
+	if (strlen(v) > max)
+		return fail(c, s, NULL, "too long: at most %zu bytes (got %zu)", max, strlen(v));
+	if (f->kind == K_NAME && !wire_name_valid(v))
+		return fail(c, s, NULL, "\"%s\" is not a valid cluster name: use letters, digits, '.', '_' and '-'", v);
+	if (f->kind == K_HOSTPORT && !hostport_valid(v))
+		return fail(c, s, NULL, "must be \"host:port\" with a port 1..65535 (got \"%s\")", v);
+	memcpy(dst, v, strlen(v) + 1);
+	return 0;
+}
+
+static int parse_bool(struct ctx *c, const config_setting_t *s, const struct field *f, void *dst)
+{
+	if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+		return fail(c, s, NULL, "must be true or false (got %s)", type_name(s));
+	store_uint(dst, f->size, (unsigned)config_setting_get_bool(s));
+	return 0;
+}
+
+static int parse_uint(struct ctx *c, const config_setting_t *s, const struct field *f, void *dst)
+{
+	unsigned long long v;
+	long long iv;
+
+	switch (config_setting_type(s)) {
+	case CONFIG_TYPE_INT:
+	case CONFIG_TYPE_INT64:
+		iv = config_setting_get_int64(s);
+		if (iv < 0)
+			return fail(c, s, NULL, "must not be negative (got %lld)", iv);
+		v = (unsigned long long)iv;
+		break;
+	case CONFIG_TYPE_STRING:
+		if (f->kind == K_BYTES) {
+			if (parse_size(config_setting_get_string(s), &v) < 0)
+				return fail(c, s, NULL, "\"%s\" is not a byte count: use an integer, or a "
+					    "string like \"512k\", \"64M\", \"1G\" or \"64MiB\" (binary multiples)",
+					    config_setting_get_string(s));
+			break;
+		}
+		/* fall through */
+	default:
+		return fail(c, s, NULL, "must be an integer%s (got %s)",
+			    f->kind == K_BYTES ? " or a size string like \"64M\"" : "", type_name(s));
+	}
+	if (v < f->min || v > f->max) {
+		if (f->max == SIZE_MAX)
+			return fail(c, s, NULL, "must be at least %llu (got %llu)", f->min, v);
+		return fail(c, s, NULL, "must be %llu..%llu (got %llu)", f->min, f->max, v);
+	}
+	store_uint(dst, f->size, v);
+	return 0;
+}
+
+static int parse_seconds(struct ctx *c, const config_setting_t *s, void *dst)
+{
+	double v;
+
+	switch (config_setting_type(s)) {
+	case CONFIG_TYPE_INT:
+	case CONFIG_TYPE_INT64:
+		v = (double)config_setting_get_int64(s);
+		break;
+	case CONFIG_TYPE_FLOAT:
+		v = config_setting_get_float(s);
+		break;
+	default:
+		return fail(c, s, NULL, "must be a number of seconds (got %s)", type_name(s));
+	}
+	if (!(v > 0) || !isfinite(v))
+		return fail(c, s, NULL, "must be a positive number of seconds (got %g)", v);
+	memcpy(dst, &v, sizeof(v));
+	return 0;
+}
+
+/* ---- groups and peers ---------------------------------------------------- */
+
+static int parse_group(struct ctx *c, const config_setting_t *g, const struct field *table, void *base);
+static int parse_peers(struct ctx *c, const config_setting_t *s, struct config *cfg);
+
+static int parse_setting(struct ctx *c, const config_setting_t *s, const struct field *f, void *base)
+{
+	void *dst = (char *)base + f->off;
+
+	switch (f->kind) {
+	case K_STR:
+	case K_NAME:
+	case K_HOSTPORT:
+	case K_WORD:
+	case K_ENUM:
+		return parse_string(c, s, f, dst);
+	case K_BOOL:
+		return parse_bool(c, s, f, dst);
+	case K_UINT:
+	case K_BYTES:
+		return parse_uint(c, s, f, dst);
+	case K_SECONDS:
+		return parse_seconds(c, s, dst);
+	case K_GROUP:
+		if (!config_setting_is_group(s))
+			return fail(c, s, NULL, "must be a group { ... } (got %s)", type_name(s));
+		return parse_group(c, s, f->sub, base);
+	case K_PEERS:
+		return parse_peers(c, s, base);
+	}
+	return fail(c, s, NULL, "internal error: unhandled kind %d", (int)f->kind);
+}
+
+static const struct field *find_field(const struct field *table, const char *name)
+{
+	for (const struct field *f = table; f->name; f++)
+		if (strcmp(f->name, name) == 0)
+			return f;
+	return NULL;
+}
+
+/* Every member of g must be in table; every required entry of table in g. */
+static int parse_group(struct ctx *c, const config_setting_t *g, const struct field *table, void *base)
+{
+	for (int i = 0; i < config_setting_length(g); i++) {
+		const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
+		const struct field *f = find_field(table, config_setting_name(s));
+
+		if (f == NULL)
+			return fail_unknown(c, s, table);
+		if (parse_setting(c, s, f, base) < 0)
+			return -1;
+	}
+	for (const struct field *f = table; f->name; f++)
+		if (f->required && config_setting_get_member(g, f->name) == NULL)
+			return fail(c, g, f->name, "required setting missing");
+	return 0;
+}
+
+/* Cross-field errors name the first of the two settings if the file has it,
+ * else the second: the one the user can see and change. */
+static const config_setting_t *blame(const config_setting_t *peer, const char *a, const char *b)
+{
+	const config_setting_t *s = config_setting_get_member(peer, a);
+
+	if (s == NULL)
+		s = config_setting_get_member(peer, b);
+	return s != NULL ? s : peer;
+}
+
+static int check_peer_ranges(struct ctx *c, const config_setting_t *ps, const struct config_peer *p)
+{
+	if (p->send_memory / 4 < p->block_size)
+		return fail(c, blame(ps, "send_memory", "block_size"), NULL,
+			    "send_memory (%zu) must be at least 4 * block_size (%zu)", p->send_memory, 4 * p->block_size);
+	if (p->recv_memory / 4 < p->block_size)
+		return fail(c, blame(ps, "recv_memory", "block_size"), NULL,
+			    "recv_memory (%zu) must be at least 4 * block_size (%zu)", p->recv_memory, 4 * p->block_size);
+	if (!(p->keepalive < p->inactivity_timeout))
+		return fail(c, blame(ps, "keepalive", "inactivity_timeout"), NULL,
+			    "keepalive (%g) must be less than inactivity_timeout (%g)", p->keepalive, p->inactivity_timeout);
+	if (p->reconnect_max < p->reconnect_min)
+		return fail(c, blame(ps, "reconnect_max", "reconnect_min"), NULL,
+			    "reconnect_max (%g) must be at least reconnect_min (%g)", p->reconnect_max, p->reconnect_min);
+	return 0;
+}
+
+/* Makes key_file absolute (relative ones are relative to the config file's
+ * directory) so that messages and config_print() show what was read. */
+static int resolve_key_path(struct ctx *c, const config_setting_t *s, struct config_peer *p)
+{
+	char path[sizeof(p->key_file)];
+	int n;
+
+	if (p->key_file[0] == '/')
+		return 0;
+	n = snprintf(path, sizeof(path), "%s/%s", c->dir, p->key_file);
+	if (n < 0 || (size_t)n >= sizeof(path))
+		return fail(c, s, NULL, "%s/%s: path too long (at most %zu bytes)", c->dir, p->key_file, sizeof(path) - 1);
+	memcpy(p->key_file, path, (size_t)n + 1);
+	return 0;
+}
+
+static int read_key(struct ctx *c, const config_setting_t *s, struct config_peer *p)
+{
+	uint8_t buf[CONFIG_KEY_MAX + 2];   /* room to see that a key is too long */
+	size_t len = 0;
+	struct stat st;
+	int fd, rc = -1;
+	ssize_t r;
+
+	fd = open(p->key_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return fail(c, s, NULL, "cannot open %s: %s", p->key_file, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		fail(c, s, NULL, "cannot stat %s: %s", p->key_file, strerror(errno));
+		goto out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fail(c, s, NULL, "%s is not a regular file", p->key_file);
+		goto out;
+	}
+	if (st.st_mode & 077) {
+		fail(c, s, NULL, "%s is accessible by group or others (mode %04o): chmod 600 %s",
+		     p->key_file, (unsigned)(st.st_mode & 07777), p->key_file);
+		goto out;
+	}
+	while (len < sizeof(buf) && (r = read(fd, buf + len, sizeof(buf) - len)) != 0) {
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			fail(c, s, NULL, "cannot read %s: %s", p->key_file, strerror(errno));
+			goto out;
+		}
+		len += (size_t)r;
+	}
+	if (len > 0 && buf[len - 1] == '\n')
+		len--;
+	if (len < CONFIG_KEY_MIN || len > CONFIG_KEY_MAX) {
+		fail(c, s, NULL, "%s holds %s%zu bytes of key; it must hold %d..%d "
+		     "(make one with: head -c 32 /dev/urandom | base64 > FILE)",
+		     p->key_file, len > CONFIG_KEY_MAX ? "more than " : "",
+		     len > CONFIG_KEY_MAX ? (size_t)CONFIG_KEY_MAX : len, CONFIG_KEY_MIN, CONFIG_KEY_MAX);
+		goto out;
+	}
+	memcpy(p->key, buf, len);
+	p->key_len = len;
+	rc = 0;
+out:
+	explicit_bzero(buf, sizeof(buf));
+	close(fd);
+	return rc;
+}
+
+static int parse_peer(struct ctx *c, const config_setting_t *ps, struct config_peer *p)
+{
+	const config_setting_t *key;
+
+	*p = peer_defaults;
+	p->line = (int)config_setting_source_line(ps);
+	if (parse_group(c, ps, peer_fields, p) < 0)
+		return -1;
+	if (config_setting_get_member(ps, "keepalive") == NULL)
+		p->keepalive = p->inactivity_timeout / 4;
+	if (check_peer_ranges(c, ps, p) < 0)
+		return -1;
+	key = config_setting_get_member(ps, "key_file");
+	if (resolve_key_path(c, key, p) < 0)
+		return -1;
+	return read_key(c, key, p);
+}
+
+static int parse_peers(struct ctx *c, const config_setting_t *s, struct config *cfg)
+{
+	int n = config_setting_length(s);
+
+	if (!config_setting_is_list(s))
+		return fail(c, s, NULL, "must be a list of groups: peers = ( { ... }, { ... } ); (got %s)", type_name(s));
+	if (n > CONFIG_MAX_PEERS)
+		return fail(c, s, NULL, "at most %d peers (got %d)", CONFIG_MAX_PEERS, n);
+	for (int i = 0; i < n; i++) {
+		const config_setting_t *ps = config_setting_get_elem(s, (unsigned)i);
+
+		if (!config_setting_is_group(ps))
+			return fail(c, ps, NULL, "must be a group { ... } (got %s)", type_name(ps));
+		if (parse_peer(c, ps, &cfg->peers[i]) < 0)
+			return -1;
+		cfg->npeers = (size_t)i + 1;
+	}
+	return 0;
+}
+
+/* ---- whole-file checks --------------------------------------------------- */
+
+/* Needs the whole file read: cluster may come after peers. */
+static int check_peer_names(struct ctx *c, const config_t *lc, const struct config *cfg)
+{
+	const config_setting_t *list = config_lookup(lc, "peers");
+
+	for (size_t i = 0; i < cfg->npeers; i++) {
+		const config_setting_t *name = config_setting_get_member(config_setting_get_elem(list, (unsigned)i), "cluster");
+
+		if (strcmp(cfg->peers[i].cluster, cfg->cluster) == 0)
+			return fail(c, name, NULL, "\"%s\" is this cluster's own name; a peer must be another cluster",
+				    cfg->cluster);
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(cfg->peers[i].cluster, cfg->peers[j].cluster) == 0)
+				return fail(c, name, NULL, "\"%s\" is already peers.[%zu] (line %d)",
+					    cfg->peers[i].cluster, j, cfg->peers[j].line);
+	}
+	return 0;
+}
+
+/* /run/lds/<cluster>.sock and, beside it, <that without .sock>.ctl. */
+static int derive_sockets(struct ctx *c, const config_t *lc, struct config *cfg)
+{
+	static const char sock[] = ".sock";
+	const config_setting_t *client = config_lookup(lc, "clients.socket");
+	size_t n;
+
+	if (cfg->client_socket[0] == '\0')
+		snprintf(cfg->client_socket, sizeof(cfg->client_socket), "/run/lds/%s.sock", cfg->cluster);
+	if (cfg->control_socket[0] == '\0') {
+		n = strlen(cfg->client_socket);
+		if (n >= strlen(sock) && strcmp(cfg->client_socket + n - strlen(sock), sock) == 0)
+			n -= strlen(sock);
+		if (n + strlen(".ctl") > UNIX_PATH_LEN)
+			return fail(c, client, NULL, "too long to derive control_socket from it "
+				    "(over %zu bytes); set control_socket", UNIX_PATH_LEN);
+		snprintf(cfg->control_socket, sizeof(cfg->control_socket), "%.*s.ctl", (int)n, cfg->client_socket);
+	}
+	if (strcmp(cfg->control_socket, cfg->client_socket) == 0)
+		return fail(c, config_lookup(lc, "control_socket"), NULL, "must differ from clients.socket");
+	return 0;
+}
+
+static int parse_config(struct ctx *c, const config_t *lc, struct config *cfg)
+{
+	snprintf(cfg->log_level, sizeof(cfg->log_level), "info");
+	cfg->drain_timeout = 10.0;
+	if (parse_group(c, config_root_setting(lc), root_fields, cfg) < 0)
+		return -1;
+	if (check_peer_names(c, lc, cfg) < 0)
+		return -1;
+	return derive_sockets(c, lc, cfg);
+}
+
+static int config_dir(struct ctx *c, const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+
+	if (slash == NULL)
+		snprintf(dir, sizeof(dir), ".");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
+	if (realpath(dir, c->dir) == NULL)
+		return fail_at(c, c->file, "cannot resolve its directory: %s", strerror(errno));
+	return 0;
+}
+
+int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
+{
+	struct ctx c = { .file = path, .err = err, .errlen = errlen };
+	struct stat st;
+	config_t lc;
+	FILE *f;
+	int rc;
+
+	memset(cfg, 0, sizeof(*cfg));
+	if (err != NULL && errlen > 0)
+		err[0] = '\0';
+	if (strlen(path) >= sizeof(cfg->file))
+		return fail_at(&c, path, "path too long (at most %zu bytes)", sizeof(cfg->file) - 1);
+	memcpy(cfg->file, path, strlen(path) + 1);
+	f = fopen(path, "re");
+	if (f == NULL)
+		return fail_at(&c, path, "cannot open: %s", strerror(errno));
+	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
+		fclose(f);
+		return fail_at(&c, path, "is a directory");
+	}
+	if (config_dir(&c, path) < 0) {
+		fclose(f);
+		return -1;
+	}
+	config_init(&lc);
+	/* @include, like key_file, is relative to the file's own directory. */
+	config_set_include_dir(&lc, c.dir);
+	if (!config_read(&lc, f)) {
+		char prefix[CONFIG_PATH_MAX + 32];
+
+		snprintf(prefix, sizeof(prefix), "%s:%d",
+			 config_error_file(&lc) ? config_error_file(&lc) : path, config_error_line(&lc));
+		rc = fail_at(&c, prefix, "%s", config_error_text(&lc));
+	} else {
+		rc = parse_config(&c, &lc, cfg);
+	}
+	config_destroy(&lc);
+	fclose(f);
+	if (rc < 0)
+		explicit_bzero(cfg, sizeof(*cfg));   /* may hold keys read before the error */
+	return rc;
+}
+
+/* ---- printing -------------------------------------------------------------- */
+
+static void print_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+
+		if (ch == '"' || ch == '\\')
+			fprintf(out, "\\%c", ch);
+		else if (ch < ' ' || ch == 0x7f)
+			fprintf(out, "\\x%02x", ch);
+		else
+			fputc(ch, out);
+	}
+	fputc('"', out);
+}
+
+/* The shortest form that reads back as the same double, always with a '.'
+ * or an exponent so that libconfig reads a float. */
+static void print_double(FILE *out, double v)
+{
+	char buf[40];
+
+	snprintf(buf, sizeof(buf), "%.15g", v);
+	if (strtod(buf, NULL) != v)
+		snprintf(buf, sizeof(buf), "%.17g", v);
+	fprintf(out, "%s%s", buf, strpbrk(buf, ".e") ? "" : ".0");
+}
+
+static bool is_string(enum kind k)
+{
+	return k == K_STR || k == K_NAME || k == K_HOSTPORT || k == K_WORD;
+}
+
+static void print_group(FILE *out, const struct field *table, const void *base, int indent);
+
+static void print_peers(FILE *out, const struct config *cfg, int indent)
+{
+	fputc('(', out);
+	for (size_t i = 0; i < cfg->npeers; i++) {
+		fprintf(out, "%s\n%*s{\n", i ? "," : "", indent + 2, "");
+		print_group(out, peer_fields, &cfg->peers[i], indent + 4);
+		fprintf(out, "%*s}", indent + 2, "");
+	}
+	fprintf(out, "\n%*s)", indent, "");
+}
+
+static void print_value(FILE *out, const struct field *f, const void *base, int indent)
+{
+	const char *src = (const char *)base + f->off;
+	unsigned long long v;
+	double d;
+
+	switch (f->kind) {
+	case K_STR:
+	case K_NAME:
+	case K_HOSTPORT:
+	case K_WORD:
+		print_string(out, src);
+		break;
+	case K_ENUM:
+		print_string(out, f->words[load_uint(src, f->size)]);
+		break;
+	case K_BOOL:
+		fputs(load_uint(src, f->size) ? "true" : "false", out);
+		break;
+	case K_UINT:
+	case K_BYTES:
+		/* libconfig 1.5 silently truncates integers past 2^31 - 1 unless
+		 * they carry an L. */
+		v = load_uint(src, f->size);
+		fprintf(out, "%llu%s", v, v > INT_MAX ? "L" : "");
+		break;
+	case K_SECONDS:
+		memcpy(&d, src, sizeof(d));
+		print_double(out, d);
+		break;
+	case K_GROUP:
+		fputs("{\n", out);
+		print_group(out, f->sub, base, indent + 2);
+		fprintf(out, "%*s}", indent, "");
+		break;
+	case K_PEERS:
+		print_peers(out, base, indent);
+		break;
+	}
+}
+
+static void print_group(FILE *out, const struct field *table, const void *base, int indent)
+{
+	for (const struct field *f = table; f->name; f++) {
+		if (is_string(f->kind) && *((const char *)base + f->off) == '\0')
+			continue;   /* an optional string that is not set */
+		fprintf(out, "%*s%s = ", indent, "", f->name);
+		print_value(out, f, base, indent);
+		fputs(";\n", out);
+	}
+}
+void config_print(const struct config *cfg, FILE *out)
+{
+	fprintf(out, "# ldsd configuration from ");
+	print_string(out, cfg->file);
+	fprintf(out, ", defaults filled in\n");
+	print_group(out, root_fields, cfg, 0);
+}
+
+const struct config_peer *config_peer_find(const struct config *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->npeers; i++)
+		if (strcmp(cfg->peers[i].cluster, name) == 0)
+			return &cfg->peers[i];
+	return NULL;
+}

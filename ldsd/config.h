@@ -1,0 +1,79 @@
+/*
+ * config.h - ldsd's configuration: parse a libconfig file into plain structs,
+ * validate it, print it back.
+ *
+ * Every error names the file, the line and the setting, e.g.
+ *   "ldsd.conf:14: peers.[1].streams: must be 1..64 (got 0)".
+ * docs/config.md documents every field; conf/ldsd.conf is the annotated
+ * example.  Nothing here touches the network or the file system beyond
+ * reading the config file and checking that key files exist.
+ */
+#ifndef LDS_CONFIG_H
+#define LDS_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "wire.h"
+
+#define CONFIG_PATH_MAX 256
+#define CONFIG_ADDR_MAX 256
+#define CONFIG_MAX_PEERS 64
+#define CONFIG_MAX_STREAMS 64
+#define CONFIG_KEY_MIN 16        /* bytes of secret in a key file */
+#define CONFIG_KEY_MAX 1024
+
+enum config_role { CONFIG_ROLE_CONNECT, CONFIG_ROLE_LISTEN };
+
+struct config_peer {
+	char cluster[WIRE_NAME_MAX + 1];
+	char address[CONFIG_ADDR_MAX];   /* connect: remote host; listen: local bind */
+	uint16_t port;
+	enum config_role role;
+	char transport[16];              /* "tcp" (default) */
+	unsigned streams;                /* 1..CONFIG_MAX_STREAMS; default 4 */
+	size_t block_size;               /* bytes, 512..WIRE_MAX_BLOCK; default 65536 */
+	size_t send_memory;              /* bytes, >= 4 * block_size; default 64 MiB */
+	size_t recv_memory;              /* bytes, >= 4 * block_size; default 64 MiB */
+	double inactivity_timeout;       /* s, > 0; default 30 */
+	double keepalive;                /* s, > 0 and < inactivity_timeout; default inactivity_timeout / 4 */
+	double reconnect_min;            /* s, > 0; default 0.05 */
+	double reconnect_max;            /* s, >= reconnect_min; default 1.0 */
+	double connect_timeout;          /* s, > 0; default 10 */
+	char key_file[CONFIG_PATH_MAX];  /* required */
+	uint8_t key[CONFIG_KEY_MAX];     /* contents of key_file, trailing newline stripped */
+	size_t key_len;
+	int line;                        /* line of the peer's group, for messages */
+};
+
+struct config {
+	char file[CONFIG_PATH_MAX];      /* the file this came from */
+	char cluster[WIRE_NAME_MAX + 1]; /* this cluster's name; required */
+	char client_socket[CONFIG_PATH_MAX];   /* unix socket for liblds; default /run/lds/<cluster>.sock */
+	char client_tcp[CONFIG_ADDR_MAX];      /* optional "host:port" for liblds over TCP; "" = none */
+	char control_socket[CONFIG_PATH_MAX];  /* ldsctl socket; default <client_socket without .sock>.ctl */
+	char log_level[16];              /* "error", "warn", "info" (default), "debug" */
+	int allow_faults;                /* ldsctl fault injection allowed; default false */
+	double drain_timeout;            /* s to wait for unacked data at SIGTERM; default 10 */
+	size_t npeers;
+	struct config_peer peers[CONFIG_MAX_PEERS];
+};
+
+/*
+ * Reads and validates path into *cfg (zeroed first).  On error returns -1
+ * and writes one line "FILE:LINE: SETTING: what is wrong" (without newline)
+ * into err.  Validation covers types, ranges, unknown settings (an error,
+ * to catch typos), duplicate peer clusters, a peer named like this cluster,
+ * and unreadable, too short or group/world-readable key files.
+ */
+int config_load(const char *path, struct config *cfg, char *err, size_t errlen);
+
+/* Writes the effective configuration, defaults filled in, as libconfig text
+ * (keys shown as key_file paths only, never their contents). */
+void config_print(const struct config *cfg, FILE *out);
+
+/* The peer whose cluster is name, or NULL. */
+const struct config_peer *config_peer_find(const struct config *cfg, const char *name);
+
+#endif

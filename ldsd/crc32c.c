@@ -1,0 +1,205 @@
+/*
+ * crc32c.c - CRC-32C (Castagnoli); see crc32c.h.
+ *
+ * Two implementations with identical results: the SSE4.2 crc32 instruction,
+ * and slice-by-8 tables for CPUs without it.  Internally both work on the raw
+ * CRC register (no pre/post inversion); crc32c() does the inversions, which
+ * is what makes the returned value directly continuable.
+ */
+#include <stdint.h>
+#include <string.h>
+
+#include "crc32c.h"
+
+#if defined(__x86_64__)
+#include <nmmintrin.h>
+#endif
+
+#define POLY 0x82F63B78u   /* reflected Castagnoli polynomial */
+
+static uint32_t slice_table[8][256];
+
+static uint32_t load_le32(const uint8_t *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint32_t crc_table(uint32_t crc, const uint8_t *p, size_t len)
+{
+	uint32_t (*t)[256] = slice_table;
+
+	while (len && ((uintptr_t)p & 7)) {
+		crc = (crc >> 8) ^ t[0][(crc ^ *p++) & 0xff];
+		len--;
+	}
+	while (len >= 8) {
+		uint32_t lo = crc ^ load_le32(p), hi = load_le32(p + 4);
+
+		crc = t[7][lo & 0xff] ^ t[6][(lo >> 8) & 0xff] ^
+		      t[5][(lo >> 16) & 0xff] ^ t[4][lo >> 24] ^
+		      t[3][hi & 0xff] ^ t[2][(hi >> 8) & 0xff] ^
+		      t[1][(hi >> 16) & 0xff] ^ t[0][hi >> 24];
+		p += 8;
+		len -= 8;
+	}
+	while (len--)
+		crc = (crc >> 8) ^ t[0][(crc ^ *p++) & 0xff];
+	return crc;
+}
+
+static void build_slice_table(void)
+{
+	for (uint32_t i = 0; i < 256; i++) {
+		uint32_t c = i;
+
+		for (int b = 0; b < 8; b++)
+			c = (c & 1) ? (c >> 1) ^ POLY : c >> 1;
+		slice_table[0][i] = c;
+	}
+	for (uint32_t i = 0; i < 256; i++)
+		for (int k = 1; k < 8; k++)
+			slice_table[k][i] = (slice_table[k - 1][i] >> 8) ^
+					    slice_table[0][slice_table[k - 1][i] & 0xff];
+}
+
+static uint32_t (*crc_impl)(uint32_t, const uint8_t *, size_t) = crc_table;
+
+#if defined(__x86_64__)
+/*
+ * The hardware path splits big buffers into three interleaved chains,
+ * because the crc32 instruction has a latency of three cycles but a
+ * throughput of one: three independent chains keep the unit busy.  The
+ * chains are then joined by shifting each earlier register over the bytes
+ * that followed it, which tables turn into four lookups.
+ */
+#define LONG_BLOCK  8192u
+#define SHORT_BLOCK 256u
+
+static uint32_t shift_long[4][256];
+static uint32_t shift_short[4][256];
+
+/* a * b modulo the polynomial, both in reflected bit order (x^0 is bit 31). */
+static uint32_t mult_mod_poly(uint32_t a, uint32_t b)
+{
+	uint32_t m = 1u << 31, p = 0;
+
+	for (;;) {
+		if (a & m) {
+			p ^= b;
+			if ((a & (m - 1)) == 0)
+				break;
+		}
+		m >>= 1;
+		b = (b & 1) ? (b >> 1) ^ POLY : b >> 1;
+	}
+	return p;
+}
+
+/* x^(8n) modulo the polynomial: the operator that appends n zero bytes. */
+static uint32_t zeros_operator(size_t n)
+{
+	uint32_t r = 1u << 31;
+
+	while (n--)
+		r = (r >> 8) ^ slice_table[0][r & 0xff];
+	return r;
+}
+
+/* Multiplication by op is linear, so it splits into one table per byte. */
+static void build_shift_table(uint32_t table[4][256], uint32_t op)
+{
+	for (unsigned k = 0; k < 4; k++)
+		for (uint32_t i = 0; i < 256; i++)
+			table[k][i] = mult_mod_poly(op, i << (8 * k));
+}
+
+static uint32_t shift_reg(uint32_t table[4][256], uint32_t crc)
+{
+	return table[0][crc & 0xff] ^ table[1][(crc >> 8) & 0xff] ^
+	       table[2][(crc >> 16) & 0xff] ^ table[3][crc >> 24];
+}
+
+static uint64_t load_u64(const uint8_t *p)
+{
+	uint64_t v;
+
+	memcpy(&v, p, sizeof(v));
+	return v;
+}
+
+/* Three chains over consecutive blocks of n bytes (a multiple of 8). */
+__attribute__((target("sse4.2")))
+static uint32_t crc_hw_3way(uint32_t crc, const uint8_t *p, size_t n,
+			    uint32_t shift[4][256])
+{
+	uint64_t c0 = crc, c1 = 0, c2 = 0;
+	const uint8_t *end = p + n;
+
+	do {
+		c0 = _mm_crc32_u64(c0, load_u64(p));
+		c1 = _mm_crc32_u64(c1, load_u64(p + n));
+		c2 = _mm_crc32_u64(c2, load_u64(p + 2 * n));
+		p += 8;
+	} while (p < end);
+	crc = shift_reg(shift, (uint32_t)c0) ^ (uint32_t)c1;
+	return shift_reg(shift, crc) ^ (uint32_t)c2;
+}
+
+__attribute__((target("sse4.2")))
+static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t len)
+{
+	uint64_t c;
+
+	while (len && ((uintptr_t)p & 7)) {
+		crc = _mm_crc32_u8(crc, *p++);
+		len--;
+	}
+	while (len >= 3 * LONG_BLOCK) {
+		crc = crc_hw_3way(crc, p, LONG_BLOCK, shift_long);
+		p += 3 * LONG_BLOCK;
+		len -= 3 * LONG_BLOCK;
+	}
+	while (len >= 3 * SHORT_BLOCK) {
+		crc = crc_hw_3way(crc, p, SHORT_BLOCK, shift_short);
+		p += 3 * SHORT_BLOCK;
+		len -= 3 * SHORT_BLOCK;
+	}
+	c = crc;
+	while (len >= 8) {
+		c = _mm_crc32_u64(c, load_u64(p));
+		p += 8;
+		len -= 8;
+	}
+	crc = (uint32_t)c;
+	while (len--)
+		crc = _mm_crc32_u8(crc, *p++);
+	return crc;
+}
+
+static void select_hw(void)
+{
+	/* Constructors may run before libgcc has identified the CPU. */
+	__builtin_cpu_init();
+	if (!__builtin_cpu_supports("sse4.2"))
+		return;
+	build_shift_table(shift_long, zeros_operator(LONG_BLOCK));
+	build_shift_table(shift_short, zeros_operator(SHORT_BLOCK));
+	crc_impl = crc_hw;
+}
+#endif
+
+/* Runs before main() so that crc32c() needs no locking or lazy checks. */
+__attribute__((constructor))
+static void crc32c_init(void)
+{
+	build_slice_table();
+#if defined(__x86_64__)
+	select_hw();
+#endif
+}
+
+uint32_t crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	return ~crc_impl(~crc, buf, len);
+}

@@ -1,0 +1,19 @@
+/*
+ * ctl.h - the control socket ldsctl talks to.
+ *
+ * One request line per connection, one reply, then close:
+ *   "status"            human-readable status
+ *   "status json"       the same as one JSON object
+ *   "fault break PEER [STREAM]"   break streams (only with allow_faults)
+ * Replies to bad requests start with "error: ".  The socket is created
+ * mode 0600: only the daemon's user may inspect or disturb it.
+ */
+#ifndef LDS_CTL_H
+#define LDS_CTL_H
+
+#include "daemon.h"
+
+struct ctl *ctl_new(struct daemon *d);
+void ctl_free(struct ctl *c);
+
+#endif

@@ -1,0 +1,1175 @@
+/* link.c - one peer gateway: streams, handshake, session; see link.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "auth.h"
+#include "clientsrv.h"
+#include "clock.h"
+#include "link.h"
+#include "log.h"
+
+#define NS 1000000000ull
+#define RX_INITIAL (256u * 1024)
+#define CTL_CAP 4096               /* queued control frames per stream */
+#define FAILLOG_MAX 64
+#define READS_PER_EVENT 16         /* fairness between streams and clients */
+#define ACK_REFRESH_NS (200ull * 1000000)
+
+enum st_state {
+	ST_CONNECTING,     /* transport connect in progress */
+	ST_HELLO_SENT,     /* connector: waiting for CHALLENGE */
+	ST_AUTH_SENT,      /* connector: waiting for READY */
+	ST_WAIT_HELLO,     /* listener: accepted, waiting for HELLO */
+	ST_CHALLENGE_SENT, /* listener: waiting for AUTH */
+	ST_UP,
+};
+static const char *const st_names[] = { "connecting", "hello-sent", "auth-sent", "wait-hello", "challenge-sent", "up" };
+
+struct stream {
+	struct daemon *d;
+	struct link *link;           /* NULL while an accepted conn is unidentified */
+	const struct lds_transport_ops *ops;
+	struct lds_tp_conn *conn;
+	int idx;
+	enum st_state st;
+	uint8_t nonce_c[WIRE_NONCE_LEN], nonce_l[WIRE_NONCE_LEN];
+	char peer_addr[CONFIG_ADDR_MAX + 8];
+	/* What the peer's HELLO/CHALLENGE claimed, applied once authenticated. */
+	uint64_t peer_instance;
+	uint32_t peer_max_msg;
+	unsigned peer_idx, peer_nstreams;
+
+	uint8_t *rx;
+	size_t rx_len, rx_cap;
+	uint8_t ctl[CTL_CAP];
+	size_t ctl_len, ctl_off;
+	struct sb_block *cur;        /* data frame being written */
+	size_t cur_off;              /* bytes of header+payload written */
+	int blocked;
+	int failed;                  /* -errno of a failed write, handled by the caller */
+
+	uint64_t created_ns, last_rx_ns, last_ping_ns, up_ns;
+	struct stream *next_pending; /* daemon's list of unidentified conns */
+};
+
+struct failure {
+	int stream;
+	double down_at;              /* wall clock */
+	double up_at;                /* 0 until the stream is back */
+	double resent_at;            /* 0 until its lost blocks were sent again */
+	uint64_t blocks;             /* blocks that had to be resent */
+	char reason[64];
+};
+
+struct link {
+	struct daemon *d;
+	const struct config_peer *cfg;
+	const struct lds_transport_ops *ops;
+	struct lds_transport *tp;
+	struct stream *streams[CONFIG_MAX_STREAMS];
+	unsigned nstreams;           /* slots in use: configured, or as the peer asked */
+	unsigned up;                 /* streams in ST_UP */
+	uint64_t next_try_ns[CONFIG_MAX_STREAMS];
+	double backoff[CONFIG_MAX_STREAMS];
+	unsigned rr;                 /* round robin for ACKs */
+
+	uint64_t peer_instance;
+	uint32_t peer_max_msg;
+	struct sendbuf sb;
+	struct recvbuf rb;
+	int ack_pending, kick_pending;
+	uint64_t last_ack_ns;
+	int shutting_down;
+
+	uint64_t reconnects, resets, srtt_us, rtt_samples;
+	uint64_t refused_logged;     /* last REFUSE code logged, to avoid log floods */
+	double down_since;           /* wall clock when the last stream went, 0 if up */
+	double downtime;             /* seconds with no stream up, since start */
+	struct failure faillog[FAILLOG_MAX];
+	unsigned nfail;              /* total failures; faillog holds the last FAILLOG_MAX */
+};
+
+static struct stream *pending_streams; /* accepted, not yet identified */
+
+static void stream_close(struct stream *s, const char *why, int level_warn);
+static void stream_flush(struct stream *s);
+static void link_reconnect_later(struct link *l, int idx);
+
+const char *link_name(const struct link *l)
+{
+	return l->cfg->cluster;
+}
+
+struct link *link_find(struct daemon *d, const char *cluster)
+{
+	for (size_t i = 0; i < d->nlinks; i++)
+		if (strcmp(d->links[i]->cfg->cluster, cluster) == 0)
+			return d->links[i];
+	return NULL;
+}
+
+size_t link_max_msg(const struct link *l)
+{
+	size_t own = l->cfg->send_memory / 2;
+
+	if (own > l->cfg->recv_memory / 2)
+		own = l->cfg->recv_memory / 2;
+	if (own > WIRE_MAX_MSG)
+		own = WIRE_MAX_MSG;
+	if (l->peer_max_msg && l->peer_max_msg < own)
+		own = l->peer_max_msg;
+	return own;
+}
+
+int link_idle(const struct link *l)
+{
+	return sendbuf_idle(&l->sb);
+}
+
+/* ---- upcalls from clientsrv/sendbuf/recvbuf --------------------------- */
+
+static void on_delivered(void *arg, uint64_t client, uint64_t id)
+{
+	struct link *l = arg;
+
+	clientsrv_acked(l->d->cs, client, id);
+}
+
+static void on_lost(void *arg, uint64_t client, uint64_t id)
+{
+	struct link *l = arg;
+
+	clientsrv_lost(l->d->cs, client, id, l->cfg->cluster, "peer gateway restarted and lost its state");
+}
+
+static void on_message(void *arg, struct rb_msg *m)
+{
+	struct link *l = arg;
+
+	clientsrv_deliver(l->d->cs, l, m);
+}
+
+void link_delivered(struct link *l, struct rb_msg *m)
+{
+	if (recvbuf_delivered(&l->rb, m) < 0)
+		log_warnx("link %s: out of memory recording a delivery; the peer will see it later", link_name(l));
+	l->ack_pending = 1;
+}
+
+int link_send(struct link *l, const struct wire_record *rec, const void *payload, uint64_t client)
+{
+	int r;
+
+	if (rec->len > link_max_msg(l))
+		return -EMSGSIZE;
+	r = sendbuf_append(&l->sb, rec, payload, client);
+	if (r == 0)
+		l->kick_pending = 1;
+	return r;
+}
+
+/* ---- control frames ---------------------------------------------------- */
+
+/* Appends a control frame to the stream's queue; -ENOBUFS if it is full. */
+static int stream_queue(struct stream *s, const uint8_t *frame, size_t len)
+{
+	if (len == 0)
+		return -EINVAL;
+	if (s->ctl_off > 0 && s->ctl_len + len > CTL_CAP) {
+		memmove(s->ctl, s->ctl + s->ctl_off, s->ctl_len - s->ctl_off);
+		s->ctl_len -= s->ctl_off;
+		s->ctl_off = 0;
+	}
+	if (s->ctl_len + len > CTL_CAP)
+		return -ENOBUFS;
+	memcpy(s->ctl + s->ctl_len, frame, len);
+	s->ctl_len += len;
+	return 0;
+}
+
+static void stream_refuse(struct stream *s, enum wire_refuse code, const char *reason)
+{
+	struct wire_refuse_msg r = { .code = (uint16_t)code };
+	uint8_t buf[WIRE_HDR_LEN + 4 + WIRE_REASON_MAX];
+	size_t n;
+
+	snprintf(r.reason, sizeof(r.reason), "%s", reason);
+	n = wire_encode_refuse(buf, sizeof(buf), &r);
+	if (n > 0 && stream_queue(s, buf, n) == 0)
+		stream_flush(s);
+}
+
+static int stream_send_ack(struct stream *s)
+{
+	struct link *l = s->link;
+	struct wire_ack a;
+	uint8_t buf[WIRE_HDR_LEN + 32 + 32 * WIRE_MAX_RANGES];
+	size_t n;
+
+	recvbuf_ack(&l->rb, &a);
+	n = wire_encode_ack(buf, sizeof(buf), &a);
+	if (n == 0 || stream_queue(s, buf, n) < 0)
+		return -ENOBUFS;
+	l->ack_pending = 0;
+	l->last_ack_ns = clock_now_ns();
+	return 0;
+}
+
+/* ---- writing -------------------------------------------------------------- */
+
+static void stream_broken_io(struct stream *s, int err)
+{
+	char why[64];
+
+	snprintf(why, sizeof(why), "%s", err == -EPIPE ? "closed by peer" : strerror(-err));
+	stream_close(s, why, 1);
+}
+
+/* Closes s if a write failed; returns 1 if it did (s is gone). */
+static int stream_failed(struct stream *s)
+{
+	if (!s->failed)
+		return 0;
+	stream_broken_io(s, s->failed);
+	return 1;
+}
+
+/* Writes queued control frames and data blocks until the transport pushes
+ * back or nothing is left.  Never closes s: a write error is left in
+ * s->failed for the caller. */
+static void stream_flush(struct stream *s)
+{
+	struct link *l = s->link;
+
+	if (s->failed)
+		return;
+	for (int rounds = 0; rounds < 64; rounds++) {
+		struct iovec iov[3];
+		int n = 0, r;
+		size_t sent, ctl_part = 0;
+
+		if (s->cur == NULL && s->st == ST_UP && l && !l->shutting_down)
+			s->cur = sendbuf_next(&l->sb, s->idx, 1);
+		/* Control frames go first unless a data frame is half written:
+		 * frames must never interleave. */
+		if (s->ctl_len > s->ctl_off && (s->cur == NULL || s->cur_off == 0)) {
+			ctl_part = s->ctl_len - s->ctl_off;
+			iov[n].iov_base = s->ctl + s->ctl_off;
+			iov[n++].iov_len = ctl_part;
+		}
+		if (s->cur) {
+			size_t off = s->cur_off;
+
+			if (off < WIRE_DATA_HDR_LEN) {
+				iov[n].iov_base = s->cur->hdr + off;
+				iov[n++].iov_len = WIRE_DATA_HDR_LEN - off;
+				off = WIRE_DATA_HDR_LEN;
+			}
+			iov[n].iov_base = s->cur->data + (off - WIRE_DATA_HDR_LEN);
+			iov[n++].iov_len = s->cur->len - (off - WIRE_DATA_HDR_LEN);
+		}
+		if (n == 0) {
+			s->blocked = 0;
+			s->ops->want_write(s->conn, 0);
+			return;
+		}
+		r = s->ops->send(s->conn, iov, n, &sent);
+		if (r == -EAGAIN) {
+			s->blocked = 1;
+			s->ops->want_write(s->conn, 1);
+			return;
+		}
+		if (r < 0) {
+			/* Closing here would free s under our callers' feet;
+			 * they check s->failed (stream_failed). */
+			s->failed = r;
+			return;
+		}
+		if (sent <= ctl_part) {
+			s->ctl_off += sent;
+			sent = 0;
+		} else {
+			s->ctl_off += ctl_part;
+			sent -= ctl_part;
+		}
+		if (s->ctl_off == s->ctl_len)
+			s->ctl_off = s->ctl_len = 0;
+		if (s->cur) {
+			s->cur_off += sent;
+			if (s->cur_off == WIRE_DATA_HDR_LEN + s->cur->len) {
+				sendbuf_release(&l->sb, s->cur);
+				s->cur = NULL;
+				s->cur_off = 0;
+			}
+		}
+	}
+	/* Plenty written this round; let other fds have a turn. */
+	s->ops->want_write(s->conn, 1);
+}
+
+/* ---- stream lifetime --------------------------------------------------- */
+
+static struct stream *stream_new(struct daemon *d, const struct lds_transport_ops *ops)
+{
+	struct stream *s = calloc(1, sizeof(*s));
+
+	if (s == NULL)
+		return NULL;
+	s->d = d;
+	s->ops = ops;
+	s->idx = -1;
+	s->created_ns = s->last_rx_ns = clock_now_ns();
+	return s;
+}
+
+static void pending_remove(struct stream *s)
+{
+	for (struct stream **pp = &pending_streams; *pp; pp = &(*pp)->next_pending) {
+		if (*pp == s) {
+			*pp = s->next_pending;
+			return;
+		}
+	}
+}
+
+static void faillog_open(struct link *l, int idx, const char *why, uint64_t blocks)
+{
+	struct failure *f = &l->faillog[l->nfail++ % FAILLOG_MAX];
+
+	memset(f, 0, sizeof(*f));
+	f->stream = idx;
+	f->down_at = clock_wall_s();
+	f->blocks = blocks;
+	snprintf(f->reason, sizeof(f->reason), "%s", why);
+	if (blocks == 0)
+		f->resent_at = f->down_at;
+}
+
+/* The slot came back: the oldest open failure of that slot is over. */
+static void faillog_up(struct link *l, int idx)
+{
+	unsigned n = l->nfail < FAILLOG_MAX ? l->nfail : FAILLOG_MAX;
+
+	for (unsigned i = 0; i < n; i++) {
+		struct failure *f = &l->faillog[(l->nfail - 1 - i) % FAILLOG_MAX];
+
+		if (f->stream == idx && f->up_at == 0) {
+			f->up_at = clock_wall_s();
+			return;
+		}
+	}
+}
+
+/* No block waits for a resend: every open failure is recovered. */
+static void faillog_resent(struct link *l)
+{
+	unsigned n = l->nfail < FAILLOG_MAX ? l->nfail : FAILLOG_MAX;
+	double now = clock_wall_s();
+
+	for (unsigned i = 0; i < n; i++)
+		if (l->faillog[i].resent_at == 0)
+			l->faillog[i].resent_at = now;
+}
+
+static void stream_close(struct stream *s, const char *why, int level_warn)
+{
+	struct link *l = s->link;
+
+	if (l == NULL) {
+		pending_remove(s);
+		log_debug("connection from %s closed before it was identified: %s", s->peer_addr, why);
+	} else {
+		size_t lost = 0;
+
+		if (s->cur)
+			sendbuf_release(&l->sb, s->cur);
+		if (s->idx >= 0 && l->streams[s->idx] == s) {
+			l->streams[s->idx] = NULL;
+			if (s->st == ST_UP) {
+				lost = sendbuf_stream_lost(&l->sb, s->idx);
+				l->up--;
+				if (l->up == 0)
+					l->down_since = clock_wall_s();
+				faillog_open(l, s->idx, why, lost);
+				l->kick_pending = 1;
+				l->ack_pending = 1;
+			}
+			if (!l->shutting_down)
+				link_reconnect_later(l, s->idx);
+		}
+		if (s->st == ST_UP) {
+			if (level_warn)
+				log_warnx("link %s: stream %d to %s broken (%s); %zu blocks to resend, %u streams up",
+					  link_name(l), s->idx, s->peer_addr, why, lost, l->up);
+			else
+				log_info("link %s: stream %d to %s closed (%s)", link_name(l), s->idx, s->peer_addr,
+					 why);
+		} else {
+			log_debug("link %s: stream %d (%s) failed: %s", link_name(l), s->idx, st_names[s->st], why);
+		}
+	}
+	if (s->conn)
+		s->ops->close(s->conn);
+	free(s->rx);
+	free(s);
+}
+
+static void stream_up(struct stream *s)
+{
+	struct link *l = s->link;
+
+	s->st = ST_UP;
+	s->up_ns = s->last_ping_ns = clock_now_ns();
+	l->up++;
+	l->backoff[s->idx] = l->cfg->reconnect_min;
+	if (l->down_since > 0) {
+		l->downtime += clock_wall_s() - l->down_since;
+		l->down_since = 0;
+	}
+	faillog_up(l, s->idx);
+	l->refused_logged = 0;
+	log_info("link %s: stream %d up (%s), %u of %u streams up", link_name(l), s->idx, s->peer_addr, l->up,
+		 l->nstreams);
+	/* The peer needs our window before it can send anything. */
+	stream_send_ack(s);
+	l->kick_pending = 1;
+	stream_flush(s);
+}
+
+/* Peer instance check after authentication: a new instance lost its state. */
+static void link_check_instance(struct link *l, uint64_t instance, struct stream *keep)
+{
+	if (l->peer_instance == instance)
+		return;
+	if (l->peer_instance != 0) {
+		log_warnx("link %s: peer gateway restarted (instance %016" PRIx64 " -> %016" PRIx64
+			  "); resetting the session, unacknowledged messages are reported lost",
+			  link_name(l), l->peer_instance, instance);
+		for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
+			if (l->streams[i] && l->streams[i] != keep)
+				stream_close(l->streams[i], "peer restarted", 0);
+		sendbuf_reset(&l->sb, on_lost, l);
+		recvbuf_reset(&l->rb);
+		l->resets++;
+		clientsrv_space(l->d->cs, l);
+	}
+	l->peer_instance = instance;
+}
+
+static void link_reconnect_later(struct link *l, int idx)
+{
+	double b = l->backoff[idx];
+
+	if (l->cfg->role != CONFIG_ROLE_CONNECT || (unsigned)idx >= l->nstreams)
+		return;
+	l->next_try_ns[idx] = clock_now_ns() + (uint64_t)(b * 1e9);
+	b *= 2;
+	l->backoff[idx] = b > l->cfg->reconnect_max ? l->cfg->reconnect_max : b;
+}
+
+/* ---- handshake ---------------------------------------------------------- */
+
+static int hs_send_hello(struct stream *s)
+{
+	struct link *l = s->link;
+	struct wire_hello h = { 0 };
+	uint8_t buf[WIRE_HDR_LEN + 64 + 2 * WIRE_NAME_MAX];
+	size_t n;
+
+	if (auth_random(s->nonce_c, sizeof(s->nonce_c)) < 0)
+		return -EIO;
+	h.stream_idx = (uint16_t)s->idx;
+	h.nstreams = (uint16_t)l->nstreams;
+	h.max_msg = (uint32_t)(l->cfg->recv_memory / 2 > WIRE_MAX_MSG ? WIRE_MAX_MSG : l->cfg->recv_memory / 2);
+	h.instance = l->d->instance;
+	memcpy(h.nonce, s->nonce_c, sizeof(h.nonce));
+	snprintf(h.from, sizeof(h.from), "%s", l->d->cfg->cluster);
+	snprintf(h.to, sizeof(h.to), "%s", l->cfg->cluster);
+	n = wire_encode_hello(buf, sizeof(buf), &h);
+	if (n == 0 || stream_queue(s, buf, n) < 0)
+		return -EIO;
+	s->st = ST_HELLO_SENT;
+	return 0;
+}
+
+static void transport_connected(struct lds_tp_conn *c, int err, void *ud)
+{
+	struct stream *s = ud;
+
+	if (err < 0) {
+		s->conn = NULL; /* already gone, per transport.h */
+		stream_close(s, strerror(-err), 0);
+		return;
+	}
+	if (s->ops->query) {
+		struct lds_tp_info info;
+
+		if (s->ops->query(c, &info) == 0)
+			snprintf(s->peer_addr, sizeof(s->peer_addr), "%s", info.peer);
+	}
+	s->last_rx_ns = clock_now_ns();
+	if (hs_send_hello(s) < 0) {
+		stream_close(s, "cannot build HELLO", 1);
+		return;
+	}
+	stream_flush(s);
+	stream_failed(s);
+}
+
+static void link_log_refused(struct link *l, const char *msg, uint64_t code)
+{
+	/* Repeated refusals while reconnecting would flood the log: say it
+	 * once per distinct reason until the link comes up again. */
+	if (l->refused_logged == code)
+		return;
+	l->refused_logged = code;
+	log_warnx("%s", msg);
+}
+
+static int hs_on_hello(struct stream *s, const struct wire_frame *f)
+{
+	struct daemon *d = s->d;
+	struct wire_hello h;
+	struct wire_challenge c = { 0 };
+	const struct config_peer *pc;
+	struct link *l;
+	uint8_t buf[WIRE_HDR_LEN + 128 + WIRE_NAME_MAX];
+	size_t n;
+
+	if (wire_decode_hello(f, &h) < 0) {
+		log_warnx("connection from %s: malformed HELLO; refused", s->peer_addr);
+		stream_refuse(s, WIRE_REFUSE_PROTOCOL, "malformed HELLO");
+		return -1;
+	}
+	l = link_find(d, h.from);
+	pc = l ? l->cfg : NULL;
+	if (pc == NULL || pc->role != CONFIG_ROLE_LISTEN || strcmp(h.to, d->cfg->cluster) != 0) {
+		log_warnx("connection from %s: refused: cluster \"%s\" asking for \"%s\" is not a listen peer of "
+			  "cluster \"%s\" in %s",
+			  s->peer_addr, h.from, h.to, d->cfg->cluster, d->cfg->file);
+		stream_refuse(s, WIRE_REFUSE_CLUSTER, "unknown cluster");
+		return -1;
+	}
+	if (h.nstreams == 0 || h.nstreams > CONFIG_MAX_STREAMS || h.stream_idx >= h.nstreams) {
+		log_warnx("link %s: connection from %s: refused: stream %u of %u is out of range", h.from,
+			  s->peer_addr, h.stream_idx, h.nstreams);
+		stream_refuse(s, WIRE_REFUSE_STREAMS, "stream index out of range");
+		return -1;
+	}
+	pending_remove(s);
+	s->link = l;
+	s->peer_instance = h.instance;
+	s->peer_max_msg = h.max_msg;
+	s->peer_idx = h.stream_idx;
+	s->peer_nstreams = h.nstreams;
+	memcpy(s->nonce_c, h.nonce, sizeof(s->nonce_c));
+	if (auth_random(s->nonce_l, sizeof(s->nonce_l)) < 0)
+		return -1;
+	c.max_msg = (uint32_t)(pc->recv_memory / 2 > WIRE_MAX_MSG ? WIRE_MAX_MSG : pc->recv_memory / 2);
+	c.instance = d->instance;
+	memcpy(c.nonce, s->nonce_l, sizeof(c.nonce));
+	snprintf(c.from, sizeof(c.from), "%s", d->cfg->cluster);
+	if (auth_mac(AUTH_LISTENER, pc->key, pc->key_len, s->nonce_c, s->nonce_l, h.from, d->cfg->cluster, c.mac) < 0)
+		return -1;
+	n = wire_encode_challenge(buf, sizeof(buf), &c);
+	if (n == 0 || stream_queue(s, buf, n) < 0)
+		return -1;
+	s->st = ST_CHALLENGE_SENT;
+	s->created_ns = clock_now_ns();
+	stream_flush(s);
+	return 0;
+}
+
+/* Puts an authenticated stream into its slot, replacing a stale one. */
+static void link_attach(struct link *l, struct stream *s, unsigned idx)
+{
+	if (l->streams[idx] && l->streams[idx] != s)
+		stream_close(l->streams[idx], "replaced by a new connection", 0);
+	s->idx = (int)idx;
+	l->streams[idx] = s;
+	if (s->peer_max_msg)
+		l->peer_max_msg = s->peer_max_msg;
+}
+
+static int hs_on_challenge(struct stream *s, const struct wire_frame *f)
+{
+	struct link *l = s->link;
+	struct daemon *d = s->d;
+	struct wire_challenge c;
+	struct wire_auth a;
+	uint8_t buf[WIRE_HDR_LEN + WIRE_MAC_LEN];
+	char msg[1024];
+	size_t n;
+
+	if (wire_decode_challenge(f, &c) < 0) {
+		log_warnx("link %s: malformed CHALLENGE from %s", link_name(l), s->peer_addr);
+		return -1;
+	}
+	if (strcmp(c.from, l->cfg->cluster) != 0) {
+		snprintf(msg, sizeof(msg), "link %s: %s answered as cluster \"%s\"; check address/port in %s",
+			 link_name(l), s->peer_addr, c.from, d->cfg->file);
+		link_log_refused(l, msg, 1000);
+		return -1;
+	}
+	if (!auth_verify(AUTH_LISTENER, l->cfg->key, l->cfg->key_len, s->nonce_c, c.nonce, d->cfg->cluster,
+			 l->cfg->cluster, c.mac)) {
+		snprintf(msg, sizeof(msg), "link %s: %s failed authentication (wrong key? compare %s on both gateways)",
+			 link_name(l), s->peer_addr, l->cfg->key_file);
+		link_log_refused(l, msg, 1001);
+		return -1;
+	}
+	memcpy(s->nonce_l, c.nonce, sizeof(s->nonce_l));
+	if (auth_mac(AUTH_CONNECTOR, l->cfg->key, l->cfg->key_len, s->nonce_c, s->nonce_l, d->cfg->cluster,
+		     l->cfg->cluster, a.mac) < 0)
+		return -1;
+	n = wire_encode_auth(buf, sizeof(buf), &a);
+	if (n == 0 || stream_queue(s, buf, n) < 0)
+		return -1;
+	s->peer_instance = c.instance;
+	s->peer_max_msg = c.max_msg;
+	s->st = ST_AUTH_SENT;
+	stream_flush(s);
+	return 0;
+}
+
+static int hs_on_auth(struct stream *s, const struct wire_frame *f)
+{
+	struct link *l = s->link;
+	struct wire_auth a;
+	uint8_t buf[WIRE_HDR_LEN];
+	size_t n;
+
+	if (wire_decode_auth(f, &a) < 0 ||
+	    !auth_verify(AUTH_CONNECTOR, l->cfg->key, l->cfg->key_len, s->nonce_c, s->nonce_l, l->cfg->cluster,
+			 s->d->cfg->cluster, a.mac)) {
+		char msg[1024];
+
+		snprintf(msg, sizeof(msg), "link %s: connection from %s refused: authentication failed "
+			 "(wrong key? compare %s on both gateways)", link_name(l), s->peer_addr, l->cfg->key_file);
+		link_log_refused(l, msg, 1002);
+		stream_refuse(s, WIRE_REFUSE_AUTH, "authentication failed");
+		return -1;
+	}
+	if (l->shutting_down) {
+		stream_refuse(s, WIRE_REFUSE_SHUTDOWN, "gateway shutting down");
+		return -1;
+	}
+	n = wire_encode_ready(buf, sizeof(buf));
+	if (n == 0 || stream_queue(s, buf, n) < 0)
+		return -1;
+	link_check_instance(l, s->peer_instance, s);
+	if (s->peer_nstreams > l->nstreams)
+		l->nstreams = s->peer_nstreams;
+	link_attach(l, s, s->peer_idx);
+	stream_up(s);
+	return 0;
+}
+
+static int hs_on_ready(struct stream *s)
+{
+	struct link *l = s->link;
+
+	link_check_instance(l, s->peer_instance, s);
+	link_attach(l, s, (unsigned)s->idx);
+	stream_up(s);
+	return 0;
+}
+
+static void on_refuse(struct stream *s, const struct wire_frame *f)
+{
+	struct wire_refuse_msg r;
+	char msg[1024];
+
+	if (wire_decode_refuse(f, &r) < 0)
+		snprintf(r.reason, sizeof(r.reason), "(malformed REFUSE)");
+	if (s->link == NULL) {
+		log_warnx("connection from %s refused us: %s", s->peer_addr, r.reason);
+		return;
+	}
+	snprintf(msg, sizeof(msg), "link %s: peer %s refused the connection: %s", link_name(s->link),
+		 s->peer_addr, r.reason);
+	link_log_refused(s->link, msg, r.code);
+}
+
+/* ---- reading ------------------------------------------------------------ */
+
+static void on_pong(struct stream *s, uint64_t t)
+{
+	struct link *l = s->link;
+	uint64_t now = clock_now_ns(), us;
+
+	if (t > now)
+		return;
+	us = (now - t) / 1000;
+	/* RFC 6298 smoothing, alpha 1/8. */
+	l->srtt_us = l->rtt_samples++ ? (7 * l->srtt_us + us) / 8 : us;
+}
+
+/* Handles one frame; returns -1 if the stream must be closed (after which
+ * the caller must not touch s). */
+static int stream_on_frame(struct stream *s, const struct wire_frame *f)
+{
+	struct link *l = s->link;
+	uint8_t buf[WIRE_HDR_LEN + 8];
+
+	if (f->type == WIRE_REFUSE) {
+		on_refuse(s, f);
+		return -1;
+	}
+	switch (s->st) {
+	case ST_WAIT_HELLO:
+		return f->type == WIRE_HELLO ? hs_on_hello(s, f) : -1;
+	case ST_HELLO_SENT:
+		return f->type == WIRE_CHALLENGE ? hs_on_challenge(s, f) : -1;
+	case ST_CHALLENGE_SENT:
+		return f->type == WIRE_AUTH ? hs_on_auth(s, f) : -1;
+	case ST_AUTH_SENT:
+		return f->type == WIRE_READY ? hs_on_ready(s) : -1;
+	case ST_CONNECTING:
+		return -1;
+	case ST_UP:
+		break;
+	}
+	switch (f->type) {
+	case WIRE_DATA: {
+		uint64_t seq;
+		const uint8_t *data;
+		uint32_t len;
+		int r;
+
+		if (wire_decode_data(f, &seq, &data, &len) < 0)
+			return -1;
+		r = recvbuf_block(&l->rb, seq, data, len, on_message, l);
+		if (r < 0) {
+			log_warnx("link %s: stream %d: block %" PRIu64 " rejected (%s): peer is misbehaving",
+				  link_name(l), s->idx, seq, r == -EPROTO ? "outside the window or malformed records"
+									  : strerror(-r));
+			return -1;
+		}
+		l->ack_pending = 1;
+		return 0;
+	}
+	case WIRE_ACK: {
+		struct wire_ack a;
+		size_t before = l->sb.resend_pending;
+
+		if (wire_decode_ack(f, &a) < 0 || sendbuf_ack(&l->sb, &a, on_delivered, l) < 0) {
+			log_warnx("link %s: stream %d: impossible ACK from %s: peer is misbehaving", link_name(l),
+				  s->idx, s->peer_addr);
+			return -1;
+		}
+		if (before > 0 && l->sb.resend_pending == 0)
+			faillog_resent(l);
+		l->kick_pending = 1;
+		clientsrv_space(l->d->cs, l);
+		return 0;
+	}
+	case WIRE_PING: {
+		uint64_t t;
+		size_t n;
+
+		if (wire_decode_ping(f, &t) < 0)
+			return -1;
+		n = wire_encode_ping(buf, sizeof(buf), WIRE_PONG, t);
+		/* A full control queue means the peer is not reading: the
+		 * inactivity timer handles that, not this PONG. */
+		if (n > 0 && stream_queue(s, buf, n) == 0)
+			stream_flush(s);
+		return 0;
+	}
+	case WIRE_PONG: {
+		uint64_t t;
+
+		if (wire_decode_ping(f, &t) < 0)
+			return -1;
+		on_pong(s, t);
+		return 0;
+	}
+	case WIRE_BYE:
+		return -1;
+	default:
+		log_warnx("link %s: stream %d: unexpected %s frame", link_name(l), s->idx,
+			  f->type < WIRE_TYPE_MAX ? wire_type_names[f->type] : "unknown");
+		return -1;
+	}
+}
+
+static int stream_rx_reserve(struct stream *s, size_t need)
+{
+	size_t cap = s->rx_cap ? s->rx_cap : RX_INITIAL;
+	uint8_t *p;
+
+	while (cap < need)
+		cap *= 2;
+	if (cap == s->rx_cap)
+		return 0;
+	p = realloc(s->rx, cap);
+	if (p == NULL)
+		return -ENOMEM;
+	s->rx = p;
+	s->rx_cap = cap;
+	return 0;
+}
+
+static void transport_readable(struct lds_tp_conn *c, void *ud)
+{
+	struct stream *s = ud;
+
+	for (int reads = 0; reads < READS_PER_EVENT; reads++) {
+		size_t got, off = 0, need = WIRE_HDR_LEN;
+		struct wire_frame f;
+		int r;
+
+		if (stream_rx_reserve(s, s->rx_len + 65536) < 0) {
+			stream_close(s, "out of memory", 1);
+			return;
+		}
+		r = s->ops->recv(c, s->rx + s->rx_len, s->rx_cap - s->rx_len, &got);
+		if (r == -EAGAIN)
+			return;
+		if (r < 0) {
+			stream_broken_io(s, r);
+			return;
+		}
+		s->rx_len += got;
+		s->last_rx_ns = clock_now_ns();
+		for (;;) {
+			size_t used;
+
+			r = wire_frame_parse(s->rx + off, s->rx_len - off, &f, &used);
+			if (r == 0) {
+				need = used;
+				break;
+			}
+			if (r < 0) {
+				const char *who = s->link ? link_name(s->link) : s->peer_addr;
+
+				if (r == -EPROTONOSUPPORT) {
+					log_warnx("%s: peer %s speaks protocol version %u, we speak %u; upgrade one side",
+						  who, s->peer_addr, f.version, WIRE_VERSION);
+					stream_refuse(s, WIRE_REFUSE_VERSION, "protocol version not supported");
+				} else {
+					log_warnx("%s: bad frame from %s (%s); closing the stream", who, s->peer_addr,
+						  strerror(-r));
+				}
+				stream_close(s, "bad frame", 1);
+				return;
+			}
+			if (stream_on_frame(s, &f) < 0) {
+				stream_close(s, f.type == WIRE_BYE ? "peer said goodbye" : "protocol error",
+					     f.type != WIRE_BYE);
+				return;
+			}
+			if (stream_failed(s))
+				return;
+			off += used;
+		}
+		if (off > 0) {
+			memmove(s->rx, s->rx + off, s->rx_len - off);
+			s->rx_len -= off;
+		}
+		if (need > s->rx_cap && stream_rx_reserve(s, need) < 0) {
+			stream_close(s, "out of memory", 1);
+			return;
+		}
+	}
+}
+
+static void transport_writable(struct lds_tp_conn *c, void *ud)
+{
+	stream_flush(ud);
+	stream_failed(ud);
+}
+
+static void transport_accepted(struct lds_tp_listener *lis, struct lds_tp_conn *c, void *ud)
+{
+	struct daemon_listener *dl = ud;
+
+	link_accept(dl->d, dl->ops, c);
+}
+
+const struct lds_tp_upcalls link_upcalls = {
+	.connected = transport_connected,
+	.accepted = transport_accepted,
+	.readable = transport_readable,
+	.writable = transport_writable,
+};
+
+void link_accept(struct daemon *d, const struct lds_transport_ops *ops, struct lds_tp_conn *c)
+{
+	struct stream *s = stream_new(d, ops);
+	struct lds_tp_info info;
+
+	if (s == NULL) {
+		ops->close(c);
+		return;
+	}
+	s->conn = c;
+	s->st = ST_WAIT_HELLO;
+	if (ops->query && ops->query(c, &info) == 0)
+		snprintf(s->peer_addr, sizeof(s->peer_addr), "%s", info.peer);
+	ops->set_userdata(c, s);
+	s->next_pending = pending_streams;
+	pending_streams = s;
+	log_debug("connection from %s accepted, waiting for HELLO", s->peer_addr);
+}
+
+/* ---- link lifetime ------------------------------------------------------ */
+
+struct link *link_new(struct daemon *d, const struct config_peer *cfg)
+{
+	struct link *l = calloc(1, sizeof(*l));
+
+	if (l == NULL) {
+		log_warnx("link %s: out of memory", cfg->cluster);
+		return NULL;
+	}
+	l->d = d;
+	l->cfg = cfg;
+	l->ops = transport_find(cfg->transport);
+	if (l->ops == NULL || strcmp(l->ops->name, "tcp") != 0) {
+		log_warnx("%s:%d: peers: cluster %s: transport \"%s\" is not available in this build (have: %s)",
+			  d->cfg->file, cfg->line, cfg->cluster, cfg->transport, transport_names());
+		free(l);
+		return NULL;
+	}
+	l->tp = d->tcp;
+	l->nstreams = cfg->role == CONFIG_ROLE_CONNECT ? cfg->streams : 0;
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
+		l->backoff[i] = cfg->reconnect_min;
+	if (sendbuf_init(&l->sb, cfg->block_size, cfg->send_memory) < 0 ||
+	    recvbuf_init(&l->rb, cfg->block_size, cfg->recv_memory) < 0) {
+		log_warnx("link %s: cannot allocate buffers (send_memory %zu, recv_memory %zu)", cfg->cluster,
+			  cfg->send_memory, cfg->recv_memory);
+		link_free(l);
+		return NULL;
+	}
+	l->down_since = clock_wall_s();
+	return l;
+}
+
+void link_free(struct link *l)
+{
+	if (l == NULL)
+		return;
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
+		if (l->streams[i])
+			stream_close(l->streams[i], "shutting down", 0);
+	sendbuf_free(&l->sb);
+	recvbuf_free(&l->rb);
+	free(l);
+}
+
+static void link_connect_slot(struct link *l, unsigned idx)
+{
+	struct stream *s = stream_new(l->d, l->ops);
+	struct lds_tp_opts o = { .connect_timeout = l->cfg->connect_timeout };
+	int r;
+
+	if (s == NULL)
+		return;
+	s->link = l;
+	s->idx = (int)idx;
+	s->st = ST_CONNECTING;
+	snprintf(s->peer_addr, sizeof(s->peer_addr), "%s:%u", l->cfg->address, l->cfg->port);
+	l->streams[idx] = s;
+	if (l->up == 0 && l->reconnects == 0 && idx == 0)
+		log_info("link %s: connecting to %s with %u streams", link_name(l), s->peer_addr, l->nstreams);
+	l->reconnects++;
+	r = l->ops->connect(l->tp, l->cfg->address, l->cfg->port, &o, s, &s->conn);
+	if (r < 0) {
+		s->conn = NULL;
+		stream_close(s, strerror(-r), 1);
+	}
+}
+
+void link_start(struct link *l)
+{
+	if (l->cfg->role != CONFIG_ROLE_CONNECT)
+		return;
+	for (unsigned i = 0; i < l->nstreams; i++)
+		link_connect_slot(l, i);
+	/* The first connects are not reconnects. */
+	l->reconnects = 0;
+}
+
+static void stream_tick(struct stream *s, uint64_t now)
+{
+	struct link *l = s->link;
+	double limit = s->st == ST_UP ? l->cfg->inactivity_timeout : l->cfg->connect_timeout;
+	uint8_t buf[WIRE_HDR_LEN + 8];
+
+	if ((double)(now - s->last_rx_ns) / 1e9 > limit) {
+		char why[64];
+
+		snprintf(why, sizeof(why), s->st == ST_UP ? "no data for %.1f s" : "handshake took over %.1f s",
+			 limit);
+		stream_close(s, why, 1);
+		return;
+	}
+	if (s->st == ST_UP && (double)(now - s->last_ping_ns) / 1e9 >= l->cfg->keepalive) {
+		size_t n = wire_encode_ping(buf, sizeof(buf), WIRE_PING, now);
+
+		s->last_ping_ns = now;
+		if (n > 0 && stream_queue(s, buf, n) == 0)
+			stream_flush(s);
+		stream_failed(s);
+	}
+}
+
+void link_tick(struct link *l, uint64_t now)
+{
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
+		if (l->streams[i])
+			stream_tick(l->streams[i], now);
+	if (l->cfg->role == CONFIG_ROLE_CONNECT && !l->shutting_down) {
+		for (unsigned i = 0; i < l->nstreams; i++)
+			if (l->streams[i] == NULL && now >= l->next_try_ns[i])
+				link_connect_slot(l, i);
+	}
+	/* ACKs can be lost with a broken stream; repeating the latest state
+	 * now and then makes sure the sender never waits on a lost window. */
+	if (l->up > 0 && now - l->last_ack_ns > ACK_REFRESH_NS)
+		l->ack_pending = 1;
+}
+
+/* Handshaking conns that never said HELLO are closed on the same clock. */
+void link_tick_pending(uint64_t now, double timeout)
+{
+	struct stream *s = pending_streams, *next;
+
+	for (; s; s = next) {
+		next = s->next_pending;
+		if ((double)(now - s->created_ns) / 1e9 > timeout)
+			stream_close(s, "no HELLO in time", 0);
+	}
+}
+
+void link_flush(struct link *l)
+{
+	if (l->ack_pending && l->up > 0) {
+		for (unsigned k = 0; k < l->nstreams && l->ack_pending; k++) {
+			struct stream *s = l->streams[(l->rr + k) % l->nstreams];
+
+			if (s && s->st == ST_UP && stream_send_ack(s) == 0) {
+				l->rr = (l->rr + k + 1) % l->nstreams;
+				stream_flush(s);
+				stream_failed(s);
+			}
+		}
+	}
+	if (l->kick_pending) {
+		l->kick_pending = 0;
+		for (unsigned i = 0; i < l->nstreams; i++) {
+			struct stream *s = l->streams[i];
+
+			if (s && s->st == ST_UP && !s->blocked) {
+				stream_flush(s);
+				stream_failed(s);
+			}
+		}
+	}
+}
+
+void link_shutdown(struct link *l)
+{
+	uint8_t buf[WIRE_HDR_LEN + 2];
+	size_t n = wire_encode_bye(buf, sizeof(buf), WIRE_REFUSE_SHUTDOWN);
+
+	l->shutting_down = 1;
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
+		struct stream *s = l->streams[i];
+
+		if (s == NULL)
+			continue;
+		if (s->st == ST_UP && n > 0 && s->cur == NULL && stream_queue(s, buf, n) == 0)
+			stream_flush(s);
+		stream_close(s, "shutting down", 0);
+	}
+}
+
+int link_fault_break(struct link *l, int idx)
+{
+	int n = 0;
+
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
+		if (l->streams[i] && l->streams[i]->st == ST_UP && (idx < 0 || (unsigned)idx == i)) {
+			stream_close(l->streams[i], "fault injected by ldsctl", 1);
+			n++;
+		}
+	}
+	return n;
+}
+
+/* ---- status --------------------------------------------------------------- */
+
+static double link_downtime(const struct link *l)
+{
+	return l->downtime + (l->down_since > 0 ? clock_wall_s() - l->down_since : 0);
+}
+
+void link_status_json(const struct link *l, FILE *out)
+{
+	const struct sendbuf *sb = &l->sb;
+	const struct recvbuf *rb = &l->rb;
+	unsigned n = l->nfail < FAILLOG_MAX ? l->nfail : FAILLOG_MAX;
+
+	fprintf(out,
+		"{\"peer\":\"%s\",\"address\":\"%s\",\"port\":%u,\"role\":\"%s\",\"transport\":\"%s\","
+		"\"streams\":%u,\"streams_up\":%u,\"peer_instance\":\"%016" PRIx64 "\",\"srtt_ms\":%.3f,"
+		"\"reconnects\":%" PRIu64 ",\"session_resets\":%" PRIu64 ",\"downtime_s\":%.3f,"
+		"\"sent\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"blocks_acked\":%" PRIu64
+		",\"blocks_resent\":%" PRIu64 ",\"bytes_acked\":%" PRIu64 ",\"unacked_bytes\":%zu,"
+		"\"messages_delivered\":%" PRIu64 ",\"messages_pending\":%" PRIu64 ",\"window_end\":%" PRIu64 "},"
+		"\"received\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"duplicates\":%" PRIu64
+		",\"messages\":%" PRIu64 ",\"held_bytes\":%zu},\"failures\":[",
+		l->cfg->cluster, l->cfg->address, l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen",
+		l->ops->name, l->nstreams, l->up, l->peer_instance, (double)l->srtt_us / 1000.0, l->reconnects,
+		l->resets, link_downtime(l), sb->bytes_sent, sb->blocks_sent, sb->blocks_acked, sb->blocks_resent,
+		sb->bytes_acked, sendbuf_unacked_bytes(sb), sb->msgs_delivered, sb->msg_next - sb->msg_base,
+		sb->window_end, rb->bytes_recv, rb->blocks_recv, rb->blocks_dup, rb->msgs_recv,
+		rb->ooo_bytes + rb->msg_bytes);
+	for (unsigned i = 0; i < n; i++) {
+		const struct failure *f = &l->faillog[(l->nfail - n + i) % FAILLOG_MAX];
+
+		fprintf(out, "%s{\"stream\":%d,\"down_at\":%.3f,\"up_at\":%.3f,\"resent_at\":%.3f,"
+			"\"outage_s\":%.3f,\"blocks_resent\":%" PRIu64 ",\"reason\":\"%s\"}",
+			i ? "," : "", f->stream, f->down_at, f->up_at, f->resent_at,
+			f->up_at > 0 ? f->up_at - f->down_at : -1.0, f->blocks, f->reason);
+	}
+	fprintf(out, "],\"failures_total\":%u}", l->nfail);
+}
+
+void link_status_text(const struct link *l, FILE *out)
+{
+	const struct sendbuf *sb = &l->sb;
+	unsigned n = l->nfail < FAILLOG_MAX ? l->nfail : FAILLOG_MAX;
+
+	fprintf(out, "link %s (%s %s:%u, %s): %u/%u streams up, srtt %.1f ms, %" PRIu64 " reconnects, %" PRIu64
+		" session resets, down %.1f s\n",
+		l->cfg->cluster, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->cfg->address,
+		l->cfg->port, l->ops->name, l->up, l->nstreams, (double)l->srtt_us / 1000.0, l->reconnects, l->resets,
+		link_downtime(l));
+	fprintf(out, "  sent     %" PRIu64 " bytes, %" PRIu64 " blocks (%" PRIu64 " acked, %" PRIu64
+		" resent), %zu bytes unacked, %" PRIu64 " messages delivered, %" PRIu64 " pending\n",
+		sb->bytes_sent, sb->blocks_sent, sb->blocks_acked, sb->blocks_resent, sendbuf_unacked_bytes(sb),
+		sb->msgs_delivered, sb->msg_next - sb->msg_base);
+	fprintf(out, "  received %" PRIu64 " bytes, %" PRIu64 " blocks (%" PRIu64 " duplicates), %" PRIu64
+		" messages\n",
+		l->rb.bytes_recv, l->rb.blocks_recv, l->rb.blocks_dup, l->rb.msgs_recv);
+	if (n > 0)
+		fprintf(out, "  failures (%u total, last %u):\n", l->nfail, n);
+	for (unsigned i = 0; i < n; i++) {
+		const struct failure *f = &l->faillog[(l->nfail - n + i) % FAILLOG_MAX];
+		char up[32] = "not yet", rs[32] = "not yet";
+
+		if (f->up_at > 0)
+			snprintf(up, sizeof(up), "+%.3f s", f->up_at - f->down_at);
+		if (f->resent_at > 0)
+			snprintf(rs, sizeof(rs), "+%.3f s", f->resent_at - f->down_at);
+		fprintf(out, "    stream %d down at %.3f (%s), back %s, %" PRIu64 " blocks resent %s\n", f->stream,
+			f->down_at, f->reason, up, f->blocks, rs);
+	}
+}

@@ -1,0 +1,64 @@
+/*
+ * link.h - one peer gateway: its streams, handshake, keepalive, reconnect
+ * back-off, and the session (sendbuf/recvbuf) that survives reconnects.
+ *
+ * A link stripes blocks over up to `streams` transport conns.  When a
+ * stream breaks (error, EOF, or no byte for inactivity_timeout) its
+ * unacknowledged blocks go out at once on the surviving streams and the
+ * slot reconnects with capped exponential back-off.  If the peer comes back
+ * with a different instance id it lost its state: the session is reset and
+ * every sender of an unacknowledged message is told (clientsrv_lost).
+ */
+#ifndef LDS_LINK_H
+#define LDS_LINK_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "daemon.h"
+#include "recvbuf.h"
+#include "sendbuf.h"
+
+/* Creates the link for peer cfg (not yet connected).  Returns NULL and logs
+ * on failure. */
+struct link *link_new(struct daemon *d, const struct config_peer *cfg);
+void link_free(struct link *l);
+/* Starts connecting (role connect); listen-role links wait for the peer. */
+void link_start(struct link *l);
+
+/* The link to cluster, or NULL. */
+struct link *link_find(struct daemon *d, const char *cluster);
+const char *link_name(const struct link *l);
+
+/* Largest message this link carries. */
+size_t link_max_msg(const struct link *l);
+/* Queues one message for the peer.  Returns 0, -ENOSPC (send memory full:
+ * the caller waits for clientsrv_space), or -EMSGSIZE. */
+int link_send(struct link *l, const struct wire_record *rec, const void *payload, uint64_t client);
+/* The client server wrote (or discarded) a message that came over l. */
+void link_delivered(struct link *l, struct rb_msg *m);
+/* True if every message sent over l was acknowledged. */
+int link_idle(const struct link *l);
+
+/* A conn accepted on a listener: the link is found from its HELLO. */
+void link_accept(struct daemon *d, const struct lds_transport_ops *ops, struct lds_tp_conn *c);
+
+/* Periodic work: keepalives, inactivity, reconnects, ACK refresh. */
+void link_tick(struct link *l, uint64_t now_ns);
+/* Closes accepted conns that did not identify themselves within timeout s. */
+void link_tick_pending(uint64_t now_ns, double timeout);
+/* The upcalls every transport gets: they drive links' streams. */
+extern const struct lds_tp_upcalls link_upcalls;
+/* Once per loop round: sends coalesced ACKs and new data. */
+void link_flush(struct link *l);
+/* Stops everything: BYE on every stream, then closes them. */
+void link_shutdown(struct link *l);
+
+/* Status as JSON (one object) or text, for ldsctl. */
+void link_status_json(const struct link *l, FILE *out);
+void link_status_text(const struct link *l, FILE *out);
+
+/* Fault injection for tests: breaks stream idx (-1: all) at once. */
+int link_fault_break(struct link *l, int idx);
+
+#endif

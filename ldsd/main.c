@@ -1,0 +1,269 @@
+/* main.c - ldsd: command line, start-up, signals, drain and exit. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/signalfd.h>
+#include <sys/stat.h>
+
+#include "auth.h"
+#include "clientsrv.h"
+#include "clock.h"
+#include "ctl.h"
+#include "link.h"
+#include "log.h"
+
+#define TICK_MS 50
+#define HANDSHAKE_TIMEOUT 10.0
+
+/* Exit codes, also in ldsd(8). */
+enum { EXIT_OK = 0, EXIT_FAILURE_RUN = 1, EXIT_USAGE = 2, EXIT_CONFIG = 3 };
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ldsd [-f] [-d] [--check] -c FILE\n"
+		"  -c, --config FILE  configuration file (libconfig; see ldsd.conf(5))\n"
+		"  -f, --foreground   stay in the foreground and log to stderr\n"
+		"  -d, --debug        log debug messages too\n"
+		"      --check        validate the configuration, print it with defaults, exit\n"
+		"  -h, --help         this text\n"
+		"  -V, --version      print the version\n"
+		"exit status: 0 ok, 1 runtime failure, 2 usage, 3 bad configuration\n");
+}
+
+static void on_tick(uint64_t now, void *arg)
+{
+	struct daemon *d = arg;
+	int idle = 1;
+
+	for (size_t i = 0; i < d->nlinks; i++) {
+		link_tick(d->links[i], now);
+		idle &= link_idle(d->links[i]);
+	}
+	link_tick_pending(now, HANDSHAKE_TIMEOUT);
+	if (!d->draining)
+		return;
+	if (idle) {
+		log_info("drained: every message was acknowledged; exiting");
+		evloop_stop(d->ev);
+	} else if (now >= d->drain_deadline_ns) {
+		for (size_t i = 0; i < d->nlinks; i++)
+			if (!link_idle(d->links[i]))
+				log_warnx("link %s: exiting with unacknowledged messages after drain_timeout %.1f s; "
+					  "their senders were not told they arrived",
+					  link_name(d->links[i]), d->cfg->drain_timeout);
+		evloop_stop(d->ev);
+	}
+}
+
+static void on_idle(void *arg)
+{
+	struct daemon *d = arg;
+
+	clientsrv_flush(d->cs);
+	for (size_t i = 0; i < d->nlinks; i++)
+		link_flush(d->links[i]);
+	/* Deliveries made while flushing links produce new client notices. */
+	clientsrv_flush(d->cs);
+}
+
+static void on_signal(int fd, unsigned events, void *arg)
+{
+	struct daemon *d = arg;
+	struct signalfd_siginfo si;
+
+	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
+		if (si.ssi_signo == SIGHUP) {
+			log_info("SIGHUP: configuration reload is not supported; restart ldsd to apply changes");
+			continue;
+		}
+		if (d->draining) {
+			log_info("second signal: exiting now");
+			evloop_stop(d->ev);
+			return;
+		}
+		log_info("signal %u: draining (up to %.1f s) before exit", si.ssi_signo, d->cfg->drain_timeout);
+		d->draining = 1;
+		d->drain_deadline_ns = clock_now_ns() + (uint64_t)(d->cfg->drain_timeout * 1e9);
+		clientsrv_stop_accepting(d->cs);
+	}
+}
+
+static int host_watch(void *ctx, int fd, unsigned events, void (*cb)(int, unsigned, void *), void *arg)
+{
+	return evloop_watch(ctx, fd, events, cb, arg);
+}
+
+static void host_unwatch(void *ctx, int fd)
+{
+	evloop_unwatch(ctx, fd);
+}
+
+static int start_listeners(struct daemon *d)
+{
+	const struct lds_tp_opts o = { 0 };
+
+	for (size_t i = 0; i < d->cfg->npeers; i++) {
+		const struct config_peer *p = &d->cfg->peers[i];
+		struct daemon_listener *dl = NULL;
+		int r;
+
+		if (p->role != CONFIG_ROLE_LISTEN)
+			continue;
+		for (size_t j = 0; j < d->nlisteners; j++)
+			if (strcmp(d->listeners[j].address, p->address) == 0 && d->listeners[j].port == p->port)
+				dl = &d->listeners[j];
+		if (dl)
+			continue; /* peers sharing an address are told apart by HELLO */
+		dl = &d->listeners[d->nlisteners];
+		dl->d = d;
+		dl->ops = transport_find(p->transport);
+		snprintf(dl->address, sizeof(dl->address), "%s", p->address);
+		dl->port = p->port;
+		r = dl->ops->listen(d->tcp, p->address, p->port, &o, dl, &dl->l);
+		if (r < 0) {
+			log_warnx("%s:%d: peers: cluster %s: cannot listen on %s:%u: %s", d->cfg->file, p->line,
+				  p->cluster, p->address, p->port, strerror(-r));
+			return -1;
+		}
+		log_info("listening for peer gateways on %s:%u", p->address, p->port);
+		d->nlisteners++;
+	}
+	return 0;
+}
+
+static int setup(struct daemon *d)
+{
+	sigset_t mask;
+	int sfd, r;
+
+	d->ev = evloop_new();
+	if (d->ev == NULL) {
+		log_warn("cannot create the event loop");
+		return -1;
+	}
+	d->started_ns = clock_now_ns();
+	if (auth_random(&d->instance, sizeof(d->instance)) < 0) {
+		log_warnx("cannot read random bytes for the instance id");
+		return -1;
+	}
+	d->host.ctx = d->ev;
+	d->host.watch = host_watch;
+	d->host.unwatch = host_unwatch;
+	r = transport_find("tcp")->init(&d->tcp, &d->host, &link_upcalls);
+	if (r < 0) {
+		log_warnx("tcp transport: %s", strerror(-r));
+		return -1;
+	}
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+	sfd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+	if (sfd < 0 || evloop_watch(d->ev, sfd, EV_READ, on_signal, d) < 0) {
+		log_warn("cannot set up signal handling");
+		return -1;
+	}
+	for (size_t i = 0; i < d->cfg->npeers; i++) {
+		d->links[i] = link_new(d, &d->cfg->peers[i]);
+		if (d->links[i] == NULL)
+			return -1;
+		d->nlinks++;
+	}
+	d->cs = clientsrv_new(d);
+	if (d->cs == NULL)
+		return -1;
+	d->ctl = ctl_new(d);
+	if (d->ctl == NULL)
+		return -1;
+	if (start_listeners(d) < 0)
+		return -1;
+	if (evloop_tick_add(d->ev, TICK_MS, on_tick, d) < 0 || evloop_idle_add(d->ev, on_idle, d) < 0)
+		return -1;
+	for (size_t i = 0; i < d->nlinks; i++)
+		link_start(d->links[i]);
+	return 0;
+}
+
+static void teardown(struct daemon *d)
+{
+	for (size_t i = 0; i < d->nlinks; i++)
+		link_shutdown(d->links[i]);
+	for (size_t i = 0; i < d->nlisteners; i++)
+		d->listeners[i].ops->listener_close(d->listeners[i].l);
+	for (size_t i = 0; i < d->nlinks; i++)
+		link_free(d->links[i]);
+	ctl_free(d->ctl);
+	clientsrv_free(d->cs);
+	if (d->tcp)
+		transport_find("tcp")->fini(d->tcp);
+	evloop_free(d->ev);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' }, { "foreground", no_argument, NULL, 'f' },
+		{ "debug", no_argument, NULL, 'd' },        { "check", no_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },         { "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct config cfg;
+	struct daemon d = { 0 };
+	const char *file = NULL;
+	int fg = 0, debug = 0, check = 0, ch, lvl;
+	char err[1024];
+
+	while ((ch = getopt_long(argc, argv, "c:fdhV", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': file = optarg; break;
+		case 'f': fg = 1; break;
+		case 'd': debug = 1; break;
+		case 'k': check = 1; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		case 'V': puts("ldsd 0.1.0 (LDS wire protocol 1)"); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (file == NULL || optind != argc) {
+		fprintf(stderr, "ldsd: %s\n", file == NULL ? "no configuration file: use -c FILE" : "unexpected argument");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (config_load(file, &cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ldsd: %s\n", err);
+		return EXIT_CONFIG;
+	}
+	if (check) {
+		config_print(&cfg, stdout);
+		fprintf(stderr, "ldsd: %s: configuration OK\n", file);
+		return EXIT_OK;
+	}
+	lvl = log_level_parse(cfg.log_level);
+	log_init("ldsd", fg, debug ? LOG_LVL_DEBUG : (lvl < 0 ? LOG_LVL_INFO : (enum log_level)lvl));
+	if (!fg && daemon(0, 0) < 0)
+		fatal("cannot daemonize");
+	d.cfg = &cfg;
+	if (setup(&d) < 0) {
+		log_warnx("start-up failed; see the messages above");
+		teardown(&d);
+		return EXIT_FAILURE_RUN;
+	}
+	log_info("ldsd for cluster %s started (instance %016" PRIx64 ", %zu peers, clients on %s)", cfg.cluster,
+		 d.instance, d.nlinks, cfg.client_socket);
+	if (evloop_run(d.ev) < 0) {
+		log_warn("event loop failed");
+		teardown(&d);
+		return EXIT_FAILURE_RUN;
+	}
+	teardown(&d);
+	log_info("ldsd for cluster %s stopped", cfg.cluster);
+	return EXIT_OK;
+}

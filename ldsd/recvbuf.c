@@ -1,0 +1,274 @@
+/* recvbuf.c - reordering, reassembly and flow control of a link's receiving half; see recvbuf.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "recvbuf.h"
+
+int recvbuf_init(struct recvbuf *rb, size_t block_size, size_t mem)
+{
+	memset(rb, 0, sizeof(*rb));
+	rb->block_size = block_size;
+	rb->mem = mem;
+	rb->nslots = mem / block_size;
+	rb->slots = calloc(rb->nslots, sizeof(*rb->slots));
+	return rb->slots ? 0 : -ENOMEM;
+}
+
+void rb_msg_free(struct rb_msg *m)
+{
+	if (m == NULL)
+		return;
+	free(m->data);
+	free(m);
+}
+
+static void rb_drop_held(struct recvbuf *rb)
+{
+	for (size_t i = 0; i < rb->nslots; i++) {
+		free(rb->slots[i].data);
+		rb->slots[i].data = NULL;
+		rb->slots[i].len = 0;
+	}
+	rb->ooo_bytes = 0;
+	if (rb->cur) {
+		rb->msg_bytes -= rb->cur_have;
+		rb_msg_free(rb->cur);
+		rb->cur = NULL;
+	}
+	rb->cur_have = 0;
+	rb->hdr_have = 0;
+}
+
+void recvbuf_free(struct recvbuf *rb)
+{
+	if (rb->slots)
+		rb_drop_held(rb);
+	free(rb->slots);
+	free(rb->deliv);
+	rb->slots = NULL;
+	rb->deliv = NULL;
+}
+
+/* Feeds in-order stream bytes to the record parser. */
+static int rb_parse(struct recvbuf *rb, const uint8_t *p, size_t n, void (*deliver)(void *, struct rb_msg *),
+		    void *arg)
+{
+	while (n > 0) {
+		if (rb->cur == NULL) {
+			struct wire_record rec;
+			size_t take = sizeof(rb->hdr) - rb->hdr_have;
+			int hl;
+
+			if (take > n)
+				take = n;
+			memcpy(rb->hdr + rb->hdr_have, p, take);
+			hl = wire_decode_record_hdr(rb->hdr, rb->hdr_have + take, &rec);
+			if (hl < 0)
+				return -EPROTO;
+			if (hl == 0) {
+				/* A record header is at most sizeof(hdr) bytes. */
+				if (rb->hdr_have + take == sizeof(rb->hdr))
+					return -EPROTO;
+				rb->hdr_have += take;
+				return 0;
+			}
+			/* Consume only the header's own bytes from p. */
+			take = (size_t)hl - rb->hdr_have;
+			p += take;
+			n -= take;
+			rb->hdr_have = 0;
+			rb->cur = calloc(1, sizeof(*rb->cur));
+			if (rb->cur == NULL)
+				return -ENOMEM;
+			rb->cur->rec = rec;
+			rb->cur->msgno = rb->next_msgno++;
+			rb->cur->epoch = rb->epoch;
+			/* malloc(0) may return NULL; give empty messages one byte. */
+			rb->cur->data = malloc(rec.len ? rec.len : 1);
+			if (rb->cur->data == NULL)
+				return -ENOMEM;
+			rb->cur_have = 0;
+		}
+		if (rb->cur_have < rb->cur->rec.len) {
+			size_t take = rb->cur->rec.len - rb->cur_have;
+
+			if (take > n)
+				take = n;
+			memcpy(rb->cur->data + rb->cur_have, p, take);
+			rb->cur_have += take;
+			rb->msg_bytes += take;
+			p += take;
+			n -= take;
+		}
+		if (rb->cur_have == rb->cur->rec.len) {
+			struct rb_msg *m = rb->cur;
+
+			rb->cur = NULL;
+			rb->cur_have = 0;
+			rb->msgs_recv++;
+			deliver(arg, m);
+		}
+	}
+	return 0;
+}
+
+int recvbuf_block(struct recvbuf *rb, uint64_t seq, const uint8_t *data, uint32_t len,
+		  void (*deliver)(void *arg, struct rb_msg *m), void *arg)
+{
+	struct rb_slot *sl;
+
+	if (seq < rb->recv_cum) {
+		rb->blocks_dup++;
+		return 0;
+	}
+	if (seq >= rb->window_end || len == 0 || len > rb->block_size)
+		return -EPROTO;
+	sl = &rb->slots[seq % rb->nslots];
+	if (sl->data) {
+		rb->blocks_dup++;
+		return 0;
+	}
+	rb->blocks_recv++;
+	rb->bytes_recv += len;
+	if (seq == rb->recv_cum) {
+		/* The common case: parse straight from the caller's buffer. */
+		int r = rb_parse(rb, data, len, deliver, arg);
+
+		if (r < 0)
+			return r;
+		rb->recv_cum++;
+	} else {
+		sl->data = malloc(len);
+		if (sl->data == NULL)
+			return -ENOMEM;
+		memcpy(sl->data, data, len);
+		sl->len = len;
+		rb->ooo_bytes += len;
+		return 1;
+	}
+	for (;;) {
+		struct rb_slot *next = &rb->slots[rb->recv_cum % rb->nslots];
+		int r;
+
+		if (next->data == NULL || rb->recv_cum >= rb->window_end)
+			break;
+		r = rb_parse(rb, next->data, next->len, deliver, arg);
+		rb->ooo_bytes -= next->len;
+		free(next->data);
+		next->data = NULL;
+		next->len = 0;
+		if (r < 0)
+			return r;
+		rb->recv_cum++;
+	}
+	return 1;
+}
+
+/* Adds n to the delivered set: deliv_cum plus sorted disjoint ranges. */
+static int rb_deliv_add(struct recvbuf *rb, uint64_t n)
+{
+	size_t i;
+
+	if (n < rb->deliv_cum)
+		return 0;
+	if (n == rb->deliv_cum) {
+		rb->deliv_cum++;
+		if (rb->ndeliv > 0 && rb->deliv[0].start == rb->deliv_cum) {
+			rb->deliv_cum = rb->deliv[0].end;
+			memmove(rb->deliv, rb->deliv + 1, (rb->ndeliv - 1) * sizeof(*rb->deliv));
+			rb->ndeliv--;
+		}
+		return 0;
+	}
+	for (i = 0; i < rb->ndeliv && rb->deliv[i].end < n; i++)
+		;
+	if (i < rb->ndeliv && rb->deliv[i].start <= n && n < rb->deliv[i].end)
+		return 0;
+	if (i < rb->ndeliv && rb->deliv[i].end == n) {
+		rb->deliv[i].end++;
+		if (i + 1 < rb->ndeliv && rb->deliv[i + 1].start == rb->deliv[i].end) {
+			rb->deliv[i].end = rb->deliv[i + 1].end;
+			memmove(rb->deliv + i + 1, rb->deliv + i + 2, (rb->ndeliv - i - 2) * sizeof(*rb->deliv));
+			rb->ndeliv--;
+		}
+		return 0;
+	}
+	if (i < rb->ndeliv && rb->deliv[i].start == n + 1) {
+		rb->deliv[i].start = n;
+		return 0;
+	}
+	if (rb->ndeliv == rb->deliv_cap) {
+		size_t cap = rb->deliv_cap ? rb->deliv_cap * 2 : 16;
+		struct wire_range *d = realloc(rb->deliv, cap * sizeof(*d));
+
+		if (d == NULL)
+			return -ENOMEM;
+		rb->deliv = d;
+		rb->deliv_cap = cap;
+	}
+	memmove(rb->deliv + i + 1, rb->deliv + i, (rb->ndeliv - i) * sizeof(*rb->deliv));
+	rb->deliv[i].start = n;
+	rb->deliv[i].end = n + 1;
+	rb->ndeliv++;
+	return 0;
+}
+
+int recvbuf_delivered(struct recvbuf *rb, struct rb_msg *m)
+{
+	int r = 0;
+
+	rb->msg_bytes -= m->rec.len;
+	if (m->epoch == rb->epoch)
+		r = rb_deliv_add(rb, m->msgno);
+	rb_msg_free(m);
+	return r;
+}
+
+static void rb_extend_window(struct recvbuf *rb)
+{
+	size_t committed = (size_t)(rb->window_end - rb->recv_cum) * rb->block_size;
+	size_t used = committed + rb->msg_bytes;
+	uint64_t limit = rb->recv_cum + rb->nslots;
+
+	if (used >= rb->mem)
+		return;
+	rb->window_end += (rb->mem - used) / rb->block_size;
+	/* The slot ring must never wrap inside the window. */
+	if (rb->window_end > limit)
+		rb->window_end = limit;
+}
+
+void recvbuf_ack(struct recvbuf *rb, struct wire_ack *a)
+{
+	uint64_t s;
+
+	rb_extend_window(rb);
+	memset(a, 0, sizeof(*a));
+	a->recv_cum = rb->recv_cum;
+	a->window_end = rb->window_end;
+	a->deliv_cum = rb->deliv_cum;
+	for (s = rb->recv_cum + 1; s < rb->window_end && a->nsack < WIRE_MAX_RANGES; s++) {
+		if (rb->slots[s % rb->nslots].data == NULL)
+			continue;
+		if (a->nsack > 0 && a->sack[a->nsack - 1].end == s) {
+			a->sack[a->nsack - 1].end++;
+		} else {
+			a->sack[a->nsack].start = s;
+			a->sack[a->nsack].end = s + 1;
+			a->nsack++;
+		}
+	}
+	for (size_t i = 0; i < rb->ndeliv && i < WIRE_MAX_RANGES; i++)
+		a->deliv[a->ndeliv++] = rb->deliv[i];
+}
+
+void recvbuf_reset(struct recvbuf *rb)
+{
+	rb_drop_held(rb);
+	rb->recv_cum = rb->window_end = 0;
+	rb->next_msgno = 0;
+	rb->deliv_cum = 0;
+	rb->ndeliv = 0;
+	rb->epoch++;
+}

@@ -1,0 +1,92 @@
+/*
+ * recvbuf.h - the receiving half of a link: reorders blocks, drops
+ * duplicates, reassembles records into messages, grants the sender its
+ * window, and tracks which messages were delivered.
+ *
+ * Memory: out-of-order blocks plus messages not yet delivered never exceed
+ * mem bytes, because the window advertised to the sender only ever covers
+ * memory that is free.  A message keeps its memory until recvbuf_delivered.
+ * Pure bookkeeping: no I/O, no clock, one thread.
+ */
+#ifndef LDS_RECVBUF_H
+#define LDS_RECVBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+/* A reassembled message, handed to the owner; freed with rb_msg_free. */
+struct rb_msg {
+	uint64_t msgno;            /* 0-based number in this link direction */
+	uint32_t epoch;            /* session it belongs to (see recvbuf_reset) */
+	struct wire_record rec;    /* names, sender's id, len */
+	uint8_t *data;             /* rec.len bytes */
+	/* For the owner: */
+	struct rb_msg *next;       /* queue link */
+	void *origin;              /* where it came from (a link, or NULL = local) */
+	uint64_t client;           /* local messages: the sending client's id */
+};
+
+struct rb_slot {
+	uint8_t *data;
+	uint32_t len;
+};
+
+struct recvbuf {
+	size_t block_size, mem;
+	size_t nslots;
+	struct rb_slot *slots;     /* ring indexed by seq % nslots */
+	uint64_t recv_cum;         /* next seq expected in order */
+	uint64_t window_end;
+	size_t ooo_bytes;          /* held out-of-order block payload */
+	size_t msg_bytes;          /* messages (complete or partial) not yet delivered */
+
+	/* Record parser state. */
+	uint8_t hdr[WIRE_REC_FIXED + 2 * WIRE_ENDPOINT_MAX];
+	size_t hdr_have;
+	struct rb_msg *cur;        /* message being filled, or NULL */
+	size_t cur_have;
+	uint64_t next_msgno;
+
+	/* Delivered message numbers: all < deliv_cum, plus ranges above.
+	 * Unbounded so no delivery is forgotten; ACKs carry the lowest
+	 * WIRE_MAX_RANGES of them. */
+	uint64_t deliv_cum;
+	struct wire_range *deliv;
+	size_t ndeliv, deliv_cap;
+	uint32_t epoch;
+
+	uint64_t blocks_recv, blocks_dup, bytes_recv, msgs_recv;
+};
+
+int recvbuf_init(struct recvbuf *rb, size_t block_size, size_t mem);
+void recvbuf_free(struct recvbuf *rb);
+
+/*
+ * Takes one block.  Completed messages are passed in order to
+ * deliver(arg, msg); the owner then owns msg.  Returns 1 if the block was
+ * new, 0 if it was a duplicate (dropped), -EPROTO if it lies outside the
+ * window or its records are malformed (the peer is broken), -ENOMEM.
+ */
+int recvbuf_block(struct recvbuf *rb, uint64_t seq, const uint8_t *data, uint32_t len,
+		  void (*deliver)(void *arg, struct rb_msg *m), void *arg);
+
+/* The owner delivered (or discarded) m: frees it, releases its memory, and
+ * records its number as delivered (unless it belongs to an earlier
+ * session).  Returns 0 or -ENOMEM (the number could not be recorded). */
+int recvbuf_delivered(struct recvbuf *rb, struct rb_msg *m);
+
+/* Fills the ACK fields (recv_cum, window, SACKs, deliveries).  Extends the
+ * window into free memory first. */
+void recvbuf_ack(struct recvbuf *rb, struct wire_ack *a);
+
+/* The peer lost its state: drops out-of-order blocks and any partial
+ * message, restarts numbering at 0 in a new epoch.  Messages already
+ * handed out stay the owner's (their memory is still counted until
+ * delivered). */
+void recvbuf_reset(struct recvbuf *rb);
+
+void rb_msg_free(struct rb_msg *m);
+
+#endif

@@ -1,0 +1,323 @@
+/* sendbuf.c - blocks, acks and resends of a link's sending half; see sendbuf.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sendbuf.h"
+
+/* Message table entries per byte of send memory: a floor of 1 entry per
+ * 256 bytes keeps the table small while allowing millions of messages/s on
+ * long paths.  */
+#define SB_BYTES_PER_MSG 256
+
+int sendbuf_init(struct sendbuf *sb, size_t block_size, size_t mem)
+{
+	memset(sb, 0, sizeof(*sb));
+	sb->block_size = block_size;
+	sb->nslots = mem / block_size;
+	sb->mem = sb->nslots * block_size;
+	sb->max_msgs = mem / SB_BYTES_PER_MSG;
+	if (sb->max_msgs < 64)
+		sb->max_msgs = 64;
+	sb->slots = calloc(sb->nslots, sizeof(*sb->slots));
+	sb->msgs = calloc(sb->max_msgs, sizeof(*sb->msgs));
+	if (sb->slots == NULL || sb->msgs == NULL) {
+		sendbuf_free(sb);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < sb->nslots; i++)
+		sb->slots[i].stream = -1;
+	return 0;
+}
+
+void sendbuf_free(struct sendbuf *sb)
+{
+	if (sb->slots)
+		for (size_t i = 0; i < sb->nslots; i++)
+			free(sb->slots[i].data);
+	free(sb->slots);
+	free(sb->msgs);
+	sb->slots = NULL;
+	sb->msgs = NULL;
+}
+
+static struct sb_block *sb_slot(const struct sendbuf *sb, uint64_t seq)
+{
+	return &sb->slots[seq % sb->nslots];
+}
+
+size_t sendbuf_space(const struct sendbuf *sb)
+{
+	size_t used = (size_t)(sb->next - sb->base) * sb->block_size;
+	size_t space = sb->mem - used;
+
+	if (sb->open)
+		space += sb->block_size - sb_slot(sb, sb->next - 1)->len;
+	return space;
+}
+
+size_t sendbuf_unacked_bytes(const struct sendbuf *sb)
+{
+	size_t n = 0;
+
+	for (uint64_t s = sb->base; s < sb->next; s++)
+		n += sb_slot(sb, s)->len;
+	return n;
+}
+
+int sendbuf_idle(const struct sendbuf *sb)
+{
+	return sb->base == sb->next && sb->msg_base == sb->msg_next;
+}
+
+static void sb_seal(struct sendbuf *sb, struct sb_block *b)
+{
+	wire_encode_data_hdr(b->hdr, b->seq, b->data, b->len);
+	b->state = SB_READY;
+	sb->open = 0;
+}
+
+/* Opens a new block; the caller has checked there is a free slot. */
+static struct sb_block *sb_open_block(struct sendbuf *sb)
+{
+	struct sb_block *b = sb_slot(sb, sb->next);
+
+	if (b->data == NULL) {
+		b->data = malloc(sb->block_size);
+		if (b->data == NULL)
+			return NULL;
+	}
+	b->seq = sb->next++;
+	b->state = SB_OPEN;
+	b->stream = -1;
+	b->busy = b->freed = 0;
+	b->len = 0;
+	b->sends = 0;
+	sb->open = 1;
+	return b;
+}
+
+static int sb_copy(struct sendbuf *sb, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		struct sb_block *b = sb->open ? sb_slot(sb, sb->next - 1) : sb_open_block(sb);
+		size_t take;
+
+		if (b == NULL)
+			return -ENOMEM;
+		take = sb->block_size - b->len;
+		if (take > n)
+			take = n;
+		memcpy(b->data + b->len, p, take);
+		b->len += (uint32_t)take;
+		p += take;
+		n -= take;
+		if (b->len == sb->block_size)
+			sb_seal(sb, b);
+	}
+	return 0;
+}
+
+int sendbuf_append(struct sendbuf *sb, const struct wire_record *rec, const void *payload, uint64_t client)
+{
+	uint8_t hdr[WIRE_REC_FIXED + 2 * WIRE_ENDPOINT_MAX];
+	size_t hl = wire_encode_record_hdr(hdr, sizeof(hdr), rec);
+	size_t need;
+	struct sb_msg *m;
+	int r;
+
+	if (hl == 0)
+		return -EINVAL;
+	need = hl + rec->len;
+	if (need > sb->mem - sb->block_size)
+		return -EMSGSIZE;
+	if (need > sendbuf_space(sb) || sb->msg_next - sb->msg_base >= sb->max_msgs)
+		return -ENOSPC;
+	r = sb_copy(sb, hdr, hl);
+	if (r == 0)
+		r = sb_copy(sb, payload, rec->len);
+	if (r < 0)
+		return r; /* only on malloc failure; the stream is then broken for good */
+	m = &sb->msgs[sb->msg_next % sb->max_msgs];
+	m->client = client;
+	m->id = rec->msg_id;
+	m->delivered = 0;
+	sb->msg_next++;
+	return 0;
+}
+
+static struct sb_block *sb_take(struct sendbuf *sb, struct sb_block *b, int stream)
+{
+	if (b->sends > 0) {
+		sb->blocks_resent++;
+		sb->resend_pending--;
+	}
+	b->state = SB_INFLIGHT;
+	b->stream = stream;
+	b->busy = 1;
+	b->sends++;
+	sb->blocks_sent++;
+	sb->bytes_sent += b->len;
+	return b;
+}
+
+struct sb_block *sendbuf_next(struct sendbuf *sb, int stream, int allow_partial)
+{
+	uint64_t s;
+
+	if (sb->send_cursor < sb->base)
+		sb->send_cursor = sb->base;
+	/* Resends come first and are not limited by the window: the peer
+	 * granted those sequence numbers already. */
+	if (sb->resend_pending > 0) {
+		for (s = sb->base; s < sb->next; s++) {
+			struct sb_block *b = sb_slot(sb, s);
+
+			if (b->state == SB_READY && b->sends > 0 && !b->busy)
+				return sb_take(sb, b, stream);
+		}
+	}
+	for (s = sb->send_cursor; s < sb->next && s < sb->window_end; s++) {
+		struct sb_block *b = sb_slot(sb, s);
+
+		if (b->state == SB_OPEN) {
+			if (!allow_partial)
+				break;
+			sb_seal(sb, b);
+		}
+		if (b->state == SB_READY && !b->busy) {
+			sb->send_cursor = s + 1;
+			return sb_take(sb, b, stream);
+		}
+	}
+	return NULL;
+}
+
+static void sb_free_block(struct sendbuf *sb, struct sb_block *b)
+{
+	/* Keep the buffer for reuse; only the state goes. */
+	b->state = SB_FREE;
+	b->stream = -1;
+	b->len = 0;
+	b->busy = b->freed = 0;
+	(void)sb;
+}
+
+void sendbuf_release(struct sendbuf *sb, struct sb_block *b)
+{
+	b->busy = 0;
+	if (b->freed)
+		sb_free_block(sb, b);
+}
+
+size_t sendbuf_stream_lost(struct sendbuf *sb, int stream)
+{
+	size_t n = 0;
+
+	for (uint64_t s = sb->base; s < sb->next; s++) {
+		struct sb_block *b = sb_slot(sb, s);
+
+		if (b->state == SB_INFLIGHT && b->stream == stream) {
+			b->state = SB_READY;
+			b->stream = -1;
+			sb->resend_pending++;
+			n++;
+		}
+	}
+	return n;
+}
+
+static void sb_mark_delivered(struct sendbuf *sb, uint64_t from, uint64_t to,
+			      void (*delivered)(void *, uint64_t, uint64_t), void *arg)
+{
+	if (from < sb->msg_base)
+		from = sb->msg_base;
+	for (uint64_t n = from; n < to; n++) {
+		struct sb_msg *m = &sb->msgs[n % sb->max_msgs];
+
+		if (m->delivered)
+			continue;
+		m->delivered = 1;
+		sb->msgs_delivered++;
+		if (delivered)
+			delivered(arg, m->client, m->id);
+	}
+}
+
+static int sb_ranges_valid(const struct wire_range *r, unsigned n, uint64_t lo, uint64_t hi)
+{
+	for (unsigned i = 0; i < n; i++)
+		if (r[i].start < lo || r[i].end > hi || r[i].start >= r[i].end)
+			return 0;
+	return 1;
+}
+
+int sendbuf_ack(struct sendbuf *sb, const struct wire_ack *a,
+		void (*delivered)(void *arg, uint64_t client, uint64_t id), void *arg)
+{
+	if (a->recv_cum > sb->next || a->deliv_cum > sb->msg_next || a->window_end < a->recv_cum ||
+	    !sb_ranges_valid(a->sack, a->nsack, a->recv_cum, sb->next) ||
+	    !sb_ranges_valid(a->deliv, a->ndeliv, a->deliv_cum, sb->msg_next))
+		return -EPROTO;
+	/* An open block that the peer claims to have is impossible. */
+	if (sb->open && a->recv_cum == sb->next)
+		return -EPROTO;
+	/* ACKs travel on different streams and may arrive out of order: only
+	 * ever move forward. */
+	if (a->window_end > sb->window_end)
+		sb->window_end = a->window_end;
+	for (; sb->base < a->recv_cum; sb->base++) {
+		struct sb_block *b = sb_slot(sb, sb->base);
+
+		if (b->state == SB_READY && b->sends > 0)
+			sb->resend_pending--;
+		sb->blocks_acked++;
+		sb->bytes_acked += b->len;
+		if (b->busy)
+			b->freed = 1;
+		else
+			sb_free_block(sb, b);
+	}
+	for (unsigned i = 0; i < a->nsack; i++) {
+		for (uint64_t s = a->sack[i].start; s < a->sack[i].end; s++) {
+			struct sb_block *b = sb_slot(sb, s);
+
+			if (b->state == SB_READY && b->sends > 0)
+				sb->resend_pending--;
+			if (b->state == SB_READY || b->state == SB_INFLIGHT)
+				b->state = SB_SACKED;
+		}
+	}
+	sb_mark_delivered(sb, sb->msg_base, a->deliv_cum, delivered, arg);
+	for (unsigned i = 0; i < a->ndeliv; i++)
+		sb_mark_delivered(sb, a->deliv[i].start, a->deliv[i].end, delivered, arg);
+	while (sb->msg_base < sb->msg_next && sb->msgs[sb->msg_base % sb->max_msgs].delivered)
+		sb->msg_base++;
+	return 0;
+}
+
+void sendbuf_reset(struct sendbuf *sb, void (*lost)(void *arg, uint64_t client, uint64_t id), void *arg)
+{
+	for (uint64_t n = sb->msg_base; n < sb->msg_next; n++) {
+		struct sb_msg *m = &sb->msgs[n % sb->max_msgs];
+
+		if (!m->delivered && lost)
+			lost(arg, m->client, m->id);
+	}
+	for (uint64_t s = sb->base; s < sb->next; s++) {
+		struct sb_block *b = sb_slot(sb, s);
+
+		if (b->busy)
+			b->freed = 1;
+		else
+			sb_free_block(sb, b);
+	}
+	/* Busy blocks are still referenced by a stream until released, so the
+	 * new session's numbering must not reuse their slots before that; the
+	 * streams of the old session are all closed at reset, which releases
+	 * them first (see link.c). */
+	sb->base = sb->next = sb->send_cursor = sb->window_end = 0;
+	sb->open = 0;
+	sb->resend_pending = 0;
+	sb->msg_base = sb->msg_next = 0;
+}

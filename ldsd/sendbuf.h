@@ -1,0 +1,118 @@
+/*
+ * sendbuf.h - the sending half of a link: blocks, sequence numbers, acks,
+ * resends, and the messages the blocks carry.
+ *
+ * Messages are appended whole as records (wire.h) to one byte stream, cut
+ * into sequence-numbered blocks of block_size bytes.  A block is kept until
+ * the peer acknowledges it (recv_cum); a message is remembered until the
+ * peer reports it delivered (deliv ranges), so that if the peer loses its
+ * state every undelivered message can be named to its sender.
+ *
+ * Memory: block payloads never exceed mem bytes in total; the message table
+ * holds at most max_msgs entries.  Pure bookkeeping: no I/O, no clock, one
+ * thread.
+ */
+#ifndef LDS_SENDBUF_H
+#define LDS_SENDBUF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "wire.h"
+
+enum sb_state {
+	SB_FREE,       /* slot unused */
+	SB_OPEN,       /* being filled; not yet sendable */
+	SB_READY,      /* sealed, never sent or must be resent */
+	SB_INFLIGHT,   /* written to stream `stream`, not acknowledged */
+	SB_SACKED,     /* peer has it (selective ack); waiting for recv_cum */
+};
+
+struct sb_block {
+	uint64_t seq;
+	enum sb_state state;
+	int stream;        /* stream it was last sent on, -1 if none */
+	int busy;          /* a stream is writing it right now: do not free */
+	int freed;         /* acknowledged while busy: free when released */
+	uint32_t len;
+	uint32_t sends;    /* times handed out (resends = sends - 1) */
+	uint8_t hdr[WIRE_DATA_HDR_LEN];   /* valid once sealed */
+	uint8_t *data;
+};
+
+struct sb_msg {
+	uint64_t client;   /* client connection id */
+	uint64_t id;       /* client's message id */
+	uint8_t delivered;
+};
+
+struct sendbuf {
+	size_t block_size, mem;
+	size_t nslots;          /* mem / block_size */
+	struct sb_block *slots; /* ring indexed by seq % nslots */
+	uint64_t base;          /* lowest seq still held */
+	uint64_t next;          /* next seq to create (the open block if any is next-1) */
+	int open;               /* block next-1 is SB_OPEN */
+	uint64_t send_cursor;   /* lowest seq that may be SB_READY */
+	uint64_t window_end;    /* from the peer's ACKs */
+	size_t resend_pending;  /* blocks in SB_READY that were sent before */
+
+	struct sb_msg *msgs;    /* ring indexed by msgno % max_msgs */
+	size_t max_msgs;
+	uint64_t msg_base, msg_next;
+
+	/* Counters for status output. */
+	uint64_t blocks_sent, blocks_resent, blocks_acked;
+	uint64_t bytes_sent, bytes_acked, msgs_delivered;
+};
+
+/* Returns 0 or -ENOMEM.  mem >= 4 * block_size (config checks this). */
+int sendbuf_init(struct sendbuf *sb, size_t block_size, size_t mem);
+void sendbuf_free(struct sendbuf *sb);
+
+/* Bytes of record stream that can be appended now. */
+size_t sendbuf_space(const struct sendbuf *sb);
+/* Bytes held in blocks (sent or not), i.e. not yet acknowledged. */
+size_t sendbuf_unacked_bytes(const struct sendbuf *sb);
+/* True if every appended byte is acknowledged and every message delivered. */
+int sendbuf_idle(const struct sendbuf *sb);
+
+/*
+ * Appends one message as a record.  Returns 0, -ENOSPC if it does not fit
+ * now (sendbuf_space too small or message table full: retry after acks),
+ * -EMSGSIZE if it can never fit, or -EINVAL for a bad record header.
+ */
+int sendbuf_append(struct sendbuf *sb, const struct wire_record *rec, const void *payload,
+		   uint64_t client);
+
+/*
+ * Picks the next block to write: the lowest block to resend, else the next
+ * sealed block below the peer's window, else - if allow_partial - seals and
+ * returns the open block.  Marks it busy and in flight on `stream`.  Returns
+ * NULL if nothing may be sent.
+ */
+struct sb_block *sendbuf_next(struct sendbuf *sb, int stream, int allow_partial);
+/* The stream finished (or abandoned) writing b. */
+void sendbuf_release(struct sendbuf *sb, struct sb_block *b);
+
+/* Stream `stream` broke: its unacknowledged blocks must be resent.
+ * Returns how many blocks were queued again. */
+size_t sendbuf_stream_lost(struct sendbuf *sb, int stream);
+
+/*
+ * Applies an ACK.  For each message newly delivered, calls
+ * delivered(arg, client, id).  Returns 0, or -EPROTO if the ACK is
+ * impossible (acks beyond what was sent, window going backwards below
+ * recv_cum): the peer is broken or lying.
+ */
+int sendbuf_ack(struct sendbuf *sb, const struct wire_ack *a,
+		void (*delivered)(void *arg, uint64_t client, uint64_t id), void *arg);
+
+/*
+ * The peer lost its state: forgets every block and calls lost(arg, client,
+ * id) for every message not reported delivered, in order; then starts a new
+ * session at seq 0.
+ */
+void sendbuf_reset(struct sendbuf *sb, void (*lost)(void *arg, uint64_t client, uint64_t id), void *arg);
+
+#endif

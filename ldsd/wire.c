@@ -1,0 +1,676 @@
+/*
+ * wire.c - gateway wire protocol codecs; see wire.h and docs/protocol.md.
+ *
+ * Decoders read through a cursor whose error flag is sticky: a field read
+ * past the end yields 0 and marks the cursor bad, so each decoder reads all
+ * its fields straight through and checks once at the end.  Encoders use the
+ * mirror-image writer.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "crc32c.h"
+#include "wire.h"
+
+const char *const wire_type_names[WIRE_TYPE_MAX] = {
+	[0] = "INVALID",
+	[WIRE_HELLO] = "HELLO",
+	[WIRE_CHALLENGE] = "CHALLENGE",
+	[WIRE_AUTH] = "AUTH",
+	[WIRE_READY] = "READY",
+	[WIRE_REFUSE] = "REFUSE",
+	[WIRE_DATA] = "DATA",
+	[WIRE_ACK] = "ACK",
+	[WIRE_PING] = "PING",
+	[WIRE_PONG] = "PONG",
+	[WIRE_BYE] = "BYE",
+};
+
+/* ---- big-endian helpers ------------------------------------------------ */
+
+static uint16_t get_be16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
+static uint32_t get_be32(const uint8_t *p)
+{
+	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
+	       (uint32_t)p[2] << 8 | p[3];
+}
+
+static uint64_t get_be64(const uint8_t *p)
+{
+	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
+}
+
+static void put_be16(uint8_t *p, uint16_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void put_be32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 24);
+	p[1] = (uint8_t)(v >> 16);
+	p[2] = (uint8_t)(v >> 8);
+	p[3] = (uint8_t)v;
+}
+
+static void put_be64(uint8_t *p, uint64_t v)
+{
+	put_be32(p, (uint32_t)(v >> 32));
+	put_be32(p + 4, (uint32_t)v);
+}
+
+/* ---- names --------------------------------------------------------------- */
+
+/* Explicit ranges rather than isalnum(): names must not depend on locale. */
+static int name_char(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+	       (c >= '0' && c <= '9') || c == '.' || c == '_' || c == '-';
+}
+
+static int charset_valid(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!name_char((unsigned char)s[i]))
+			return 0;
+	return n > 0;
+}
+
+/* Length-delimited forms, because names on the wire are not NUL-terminated
+ * and may hide a NUL that strlen() would stop at. */
+static int name_valid_n(const char *s, size_t n)
+{
+	return n <= WIRE_NAME_MAX && charset_valid(s, n);
+}
+
+/* The name part of an endpoint may exceed WIRE_NAME_MAX; only the whole is
+ * bounded. */
+static int endpoint_valid_n(const char *s, size_t n)
+{
+	const char *slash;
+	size_t clen;
+
+	if (n > WIRE_ENDPOINT_MAX)
+		return 0;
+	slash = memchr(s, '/', n);
+	if (!slash)
+		return 0;
+	clen = (size_t)(slash - s);
+	return name_valid_n(s, clen) && charset_valid(slash + 1, n - clen - 1);
+}
+
+int wire_name_valid(const char *s)
+{
+	return name_valid_n(s, strnlen(s, WIRE_NAME_MAX + 1));
+}
+
+int wire_endpoint_valid(const char *s)
+{
+	return endpoint_valid_n(s, strnlen(s, WIRE_ENDPOINT_MAX + 1));
+}
+
+/* Reasons end up in logs: control characters could forge log lines, and a
+ * NUL would silently cut the C string short. */
+static int reason_valid_n(const char *s, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f)
+			return 0;
+	return n <= WIRE_REASON_MAX;
+}
+
+/* Non-empty, ascending and non-overlapping.  Touching ranges are accepted
+ * although a sender should have merged them. */
+static int ranges_valid(const struct wire_range *v, size_t n)
+{
+	if (n > WIRE_MAX_RANGES)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (v[i].start >= v[i].end)
+			return 0;
+		if (i > 0 && v[i].start < v[i - 1].end)
+			return 0;
+	}
+	return 1;
+}
+
+/* ---- reader -------------------------------------------------------------- */
+
+struct rd {
+	const uint8_t *p;
+	size_t left;
+	int bad;
+};
+
+/* Also checks the frame type, so that a decoder handed the wrong frame
+ * fails like one handed a malformed frame. */
+static void rd_init(struct rd *r, const struct wire_frame *f, uint8_t type)
+{
+	r->p = f->payload;
+	r->left = f->len;
+	r->bad = f->type != type;
+}
+
+static const uint8_t *rd_get(struct rd *r, size_t n)
+{
+	const uint8_t *p = r->p;
+
+	if (r->bad || r->left < n) {
+		r->bad = 1;
+		return NULL;
+	}
+	r->p += n;
+	r->left -= n;
+	return p;
+}
+
+static uint8_t rd_u8(struct rd *r)
+{
+	const uint8_t *p = rd_get(r, 1);
+
+	return p ? p[0] : 0;
+}
+
+static uint16_t rd_u16(struct rd *r)
+{
+	const uint8_t *p = rd_get(r, 2);
+
+	return p ? get_be16(p) : 0;
+}
+
+static uint32_t rd_u32(struct rd *r)
+{
+	const uint8_t *p = rd_get(r, 4);
+
+	return p ? get_be32(p) : 0;
+}
+
+static uint64_t rd_u64(struct rd *r)
+{
+	const uint8_t *p = rd_get(r, 8);
+
+	return p ? get_be64(p) : 0;
+}
+
+static void rd_bytes(struct rd *r, void *dst, size_t n)
+{
+	const uint8_t *p = rd_get(r, n);
+
+	if (p)
+		memcpy(dst, p, n);
+}
+
+/* u8 length + bytes into out[WIRE_NAME_MAX + 1], NUL-terminated. */
+static void rd_name(struct rd *r, char *out)
+{
+	size_t n = rd_u8(r);
+	const char *p = (const char *)rd_get(r, n);
+
+	out[0] = '\0';
+	if (!p || !name_valid_n(p, n)) {
+		r->bad = 1;
+		return;
+	}
+	memcpy(out, p, n);
+	out[n] = '\0';
+}
+
+static void rd_ranges(struct rd *r, struct wire_range *v, uint16_t n)
+{
+	if (n > WIRE_MAX_RANGES) {
+		r->bad = 1;
+		return;
+	}
+	for (uint16_t i = 0; i < n; i++) {
+		v[i].start = rd_u64(r);
+		v[i].end = rd_u64(r);
+	}
+	if (!ranges_valid(v, n))
+		r->bad = 1;
+}
+
+static int rd_end(const struct rd *r)
+{
+	return r->bad || r->left ? -EBADMSG : 0;
+}
+
+/* ---- writer -------------------------------------------------------------- */
+
+struct wr {
+	uint8_t *start;
+	uint8_t *p;
+	size_t left;
+	int bad;
+};
+
+static uint8_t *wr_get(struct wr *w, size_t n)
+{
+	uint8_t *p = w->p;
+
+	if (w->bad || w->left < n) {
+		w->bad = 1;
+		return NULL;
+	}
+	w->p += n;
+	w->left -= n;
+	return p;
+}
+
+static void wr_u8(struct wr *w, uint8_t v)
+{
+	uint8_t *p = wr_get(w, 1);
+
+	if (p)
+		p[0] = v;
+}
+
+static void wr_u16(struct wr *w, uint16_t v)
+{
+	uint8_t *p = wr_get(w, 2);
+
+	if (p)
+		put_be16(p, v);
+}
+
+static void wr_u32(struct wr *w, uint32_t v)
+{
+	uint8_t *p = wr_get(w, 4);
+
+	if (p)
+		put_be32(p, v);
+}
+
+static void wr_u64(struct wr *w, uint64_t v)
+{
+	uint8_t *p = wr_get(w, 8);
+
+	if (p)
+		put_be64(p, v);
+}
+
+static void wr_bytes(struct wr *w, const void *src, size_t n)
+{
+	uint8_t *p = wr_get(w, n);
+
+	if (p)
+		memcpy(p, src, n);
+}
+
+/* strnlen() bounds the read: a struct whose name array lacks a NUL is
+ * rejected instead of being read past. */
+static void wr_name(struct wr *w, const char name[WIRE_NAME_MAX + 1])
+{
+	size_t n = strnlen(name, WIRE_NAME_MAX + 1);
+
+	if (!name_valid_n(name, n)) {
+		w->bad = 1;
+		return;
+	}
+	wr_u8(w, (uint8_t)n);
+	wr_bytes(w, name, n);
+}
+
+static void wr_ranges(struct wr *w, const struct wire_range *v, uint16_t n)
+{
+	if (!ranges_valid(v, n)) {
+		w->bad = 1;
+		return;
+	}
+	for (uint16_t i = 0; i < n; i++) {
+		wr_u64(w, v[i].start);
+		wr_u64(w, v[i].end);
+	}
+}
+
+/* ---- frames -------------------------------------------------------------- */
+
+/* Header with a zero CRC field, as the CRC is computed over it. */
+static void put_hdr(uint8_t *p, uint8_t type, uint32_t len)
+{
+	put_be16(p, WIRE_MAGIC);
+	p[2] = WIRE_VERSION;
+	p[3] = type;
+	put_be32(p + 4, len);
+	put_be32(p + 8, 0);
+}
+
+static void frame_begin(struct wr *w, uint8_t *buf, size_t cap)
+{
+	w->start = w->p = buf;
+	w->left = cap;
+	w->bad = 0;
+	wr_get(w, WIRE_HDR_LEN);
+}
+
+static size_t frame_end(struct wr *w, uint8_t type)
+{
+	size_t total = (size_t)(w->p - w->start);
+
+	if (w->bad)
+		return 0;
+	put_hdr(w->start, type, (uint32_t)(total - WIRE_HDR_LEN));
+	put_be32(w->start + 8, crc32c(0, w->start, total));
+	return total;
+}
+
+int wire_frame_parse(const uint8_t *buf, size_t len, struct wire_frame *f, size_t *consumed)
+{
+	uint8_t hdr[WIRE_HDR_LEN];
+	uint32_t plen, crc;
+
+	if (len < WIRE_HDR_LEN) {
+		*consumed = WIRE_HDR_LEN;
+		return 0;
+	}
+	if (get_be16(buf) != WIRE_MAGIC)
+		return -EPROTO;
+	if (buf[2] != WIRE_VERSION) {
+		f->version = buf[2];
+		return -EPROTONOSUPPORT;
+	}
+	plen = get_be32(buf + 4);
+	if (plen > WIRE_MAX_PAYLOAD)
+		return -EMSGSIZE;
+	if (len - WIRE_HDR_LEN < plen) {
+		*consumed = WIRE_HDR_LEN + (size_t)plen;
+		return 0;
+	}
+	memcpy(hdr, buf, 8);
+	put_be32(hdr + 8, 0);
+	crc = crc32c(crc32c(0, hdr, sizeof(hdr)), buf + WIRE_HDR_LEN, plen);
+	if (crc != get_be32(buf + 8))
+		return -EBADMSG;
+	/* After the CRC: a corrupted type byte is a transmission error, while
+	 * an intact unknown type is a peer speaking something newer. */
+	if (buf[3] == 0 || buf[3] >= WIRE_TYPE_MAX)
+		return -EINVAL;
+	f->version = buf[2];
+	f->type = buf[3];
+	f->len = plen;
+	f->payload = buf + WIRE_HDR_LEN;
+	*consumed = WIRE_HDR_LEN + (size_t)plen;
+	return 1;
+}
+
+size_t wire_encode_hello(uint8_t *buf, size_t cap, const struct wire_hello *h)
+{
+	struct wr w;
+
+	frame_begin(&w, buf, cap);
+	wr_u16(&w, h->stream_idx);
+	wr_u16(&w, h->nstreams);
+	wr_u32(&w, h->max_msg);
+	wr_u64(&w, h->instance);
+	wr_bytes(&w, h->nonce, WIRE_NONCE_LEN);
+	wr_name(&w, h->from);
+	wr_name(&w, h->to);
+	return frame_end(&w, WIRE_HELLO);
+}
+
+size_t wire_encode_challenge(uint8_t *buf, size_t cap, const struct wire_challenge *c)
+{
+	struct wr w;
+
+	frame_begin(&w, buf, cap);
+	wr_u32(&w, c->max_msg);
+	wr_u64(&w, c->instance);
+	wr_bytes(&w, c->nonce, WIRE_NONCE_LEN);
+	wr_bytes(&w, c->mac, WIRE_MAC_LEN);
+	wr_name(&w, c->from);
+	return frame_end(&w, WIRE_CHALLENGE);
+}
+
+size_t wire_encode_auth(uint8_t *buf, size_t cap, const struct wire_auth *a)
+{
+	struct wr w;
+
+	frame_begin(&w, buf, cap);
+	wr_bytes(&w, a->mac, WIRE_MAC_LEN);
+	return frame_end(&w, WIRE_AUTH);
+}
+
+size_t wire_encode_ready(uint8_t *buf, size_t cap)
+{
+	struct wr w;
+
+	frame_begin(&w, buf, cap);
+	return frame_end(&w, WIRE_READY);
+}
+
+size_t wire_encode_refuse(uint8_t *buf, size_t cap, const struct wire_refuse_msg *r)
+{
+	size_t n = strnlen(r->reason, WIRE_REASON_MAX + 1);
+	struct wr w;
+
+	frame_begin(&w, buf, cap);
+	if (!reason_valid_n(r->reason, n))
+		w.bad = 1;
+	wr_u16(&w, r->code);
+	wr_u16(&w, (uint16_t)n);
+	wr_bytes(&w, r->reason, n);
+	return frame_end(&w, WIRE_REFUSE);
+}
+
+size_t wire_encode_ack(uint8_t *buf, size_t cap, const struct wire_ack *a)
+{
+	struct wr w;
+
+	frame_begin(&w, buf, cap);
+	wr_u64(&w, a->recv_cum);
+	wr_u64(&w, a->window_end);
+	wr_u64(&w, a->deliv_cum);
+	wr_u16(&w, a->nsack);
+	wr_u16(&w, a->ndeliv);
+	wr_ranges(&w, a->sack, a->nsack);
+	wr_ranges(&w, a->deliv, a->ndeliv);
+	return frame_end(&w, WIRE_ACK);
+}
+
+size_t wire_encode_ping(uint8_t *buf, size_t cap, enum wire_type type, uint64_t t_ns)
+{
+	struct wr w;
+
+	frame_begin(&w, buf, cap);
+	if (type != WIRE_PING && type != WIRE_PONG)
+		w.bad = 1;
+	wr_u64(&w, t_ns);
+	return frame_end(&w, (uint8_t)type);
+}
+
+size_t wire_encode_bye(uint8_t *buf, size_t cap, uint16_t reason)
+{
+	struct wr w;
+
+	frame_begin(&w, buf, cap);
+	wr_u16(&w, reason);
+	return frame_end(&w, WIRE_BYE);
+}
+
+void wire_encode_data_hdr(uint8_t hdr[WIRE_DATA_HDR_LEN], uint64_t seq, const void *payload, uint32_t len)
+{
+	uint32_t crc;
+
+	put_hdr(hdr, WIRE_DATA, len + 8);
+	put_be64(hdr + WIRE_HDR_LEN, seq);
+	crc = crc32c(crc32c(0, hdr, WIRE_DATA_HDR_LEN), payload, len);
+	put_be32(hdr + 8, crc);
+}
+
+int wire_decode_hello(const struct wire_frame *f, struct wire_hello *h)
+{
+	struct rd r;
+
+	rd_init(&r, f, WIRE_HELLO);
+	h->stream_idx = rd_u16(&r);
+	h->nstreams = rd_u16(&r);
+	h->max_msg = rd_u32(&r);
+	h->instance = rd_u64(&r);
+	rd_bytes(&r, h->nonce, WIRE_NONCE_LEN);
+	rd_name(&r, h->from);
+	rd_name(&r, h->to);
+	return rd_end(&r);
+}
+
+int wire_decode_challenge(const struct wire_frame *f, struct wire_challenge *c)
+{
+	struct rd r;
+
+	rd_init(&r, f, WIRE_CHALLENGE);
+	c->max_msg = rd_u32(&r);
+	c->instance = rd_u64(&r);
+	rd_bytes(&r, c->nonce, WIRE_NONCE_LEN);
+	rd_bytes(&r, c->mac, WIRE_MAC_LEN);
+	rd_name(&r, c->from);
+	return rd_end(&r);
+}
+
+int wire_decode_auth(const struct wire_frame *f, struct wire_auth *a)
+{
+	struct rd r;
+
+	rd_init(&r, f, WIRE_AUTH);
+	rd_bytes(&r, a->mac, WIRE_MAC_LEN);
+	return rd_end(&r);
+}
+
+int wire_decode_refuse(const struct wire_frame *f, struct wire_refuse_msg *m)
+{
+	struct rd r;
+	size_t n;
+	const char *p;
+
+	rd_init(&r, f, WIRE_REFUSE);
+	m->code = rd_u16(&r);
+	n = rd_u16(&r);
+	p = (const char *)rd_get(&r, n);
+	m->reason[0] = '\0';
+	if (!p || !reason_valid_n(p, n))
+		return -EBADMSG;
+	memcpy(m->reason, p, n);
+	m->reason[n] = '\0';
+	return rd_end(&r);
+}
+
+int wire_decode_ack(const struct wire_frame *f, struct wire_ack *a)
+{
+	struct rd r;
+
+	rd_init(&r, f, WIRE_ACK);
+	a->recv_cum = rd_u64(&r);
+	a->window_end = rd_u64(&r);
+	a->deliv_cum = rd_u64(&r);
+	a->nsack = rd_u16(&r);
+	a->ndeliv = rd_u16(&r);
+	rd_ranges(&r, a->sack, a->nsack);
+	rd_ranges(&r, a->deliv, a->ndeliv);
+	return rd_end(&r);
+}
+
+int wire_decode_ping(const struct wire_frame *f, uint64_t *t_ns)
+{
+	struct rd r;
+
+	rd_init(&r, f, f->type == WIRE_PONG ? WIRE_PONG : WIRE_PING);
+	*t_ns = rd_u64(&r);
+	return rd_end(&r);
+}
+
+int wire_decode_bye(const struct wire_frame *f, uint16_t *reason)
+{
+	struct rd r;
+
+	rd_init(&r, f, WIRE_BYE);
+	*reason = rd_u16(&r);
+	return rd_end(&r);
+}
+
+int wire_decode_data(const struct wire_frame *f, uint64_t *seq, const uint8_t **data, uint32_t *len)
+{
+	if (f->type != WIRE_DATA || f->len <= 8 || f->len - 8 > WIRE_MAX_BLOCK)
+		return -EBADMSG;
+	*seq = get_be64(f->payload);
+	*data = f->payload + 8;
+	*len = f->len - 8;
+	return 0;
+}
+
+/* ---- records ------------------------------------------------------------- */
+
+static int endpoint_len_ok(uint8_t n)
+{
+	return n >= 1 && n <= WIRE_ENDPOINT_MAX;
+}
+
+/* Checks each fixed field as soon as it has arrived, so that a corrupt
+ * stream is reported without waiting for bytes that may never come. */
+static int rec_fixed_ok(const uint8_t *buf, size_t len)
+{
+	if (len > 0 && buf[0] != WIRE_REC_MAGIC)
+		return 0;
+	if (len > 1 && buf[1] != 0)
+		return 0;
+	if (len > 2 && !endpoint_len_ok(buf[2]))
+		return 0;
+	if (len > 3 && !endpoint_len_ok(buf[3]))
+		return 0;
+	if (len >= 8 && get_be32(buf + 4) > WIRE_MAX_MSG)
+		return 0;
+	return 1;
+}
+
+size_t wire_record_hdr_len(const struct wire_record *r)
+{
+	return WIRE_REC_FIXED + strnlen(r->src, sizeof(r->src)) +
+	       strnlen(r->dst, sizeof(r->dst));
+}
+
+size_t wire_encode_record_hdr(uint8_t *buf, size_t cap, const struct wire_record *r)
+{
+	size_t slen = strnlen(r->src, sizeof(r->src));
+	size_t dlen = strnlen(r->dst, sizeof(r->dst));
+	size_t total = WIRE_REC_FIXED + slen + dlen;
+
+	if (!endpoint_valid_n(r->src, slen) || !endpoint_valid_n(r->dst, dlen) ||
+	    r->len > WIRE_MAX_MSG || cap < total)
+		return 0;
+	buf[0] = WIRE_REC_MAGIC;
+	buf[1] = 0;
+	buf[2] = (uint8_t)slen;
+	buf[3] = (uint8_t)dlen;
+	put_be32(buf + 4, r->len);
+	put_be64(buf + 8, r->msg_id);
+	memcpy(buf + WIRE_REC_FIXED, r->src, slen);
+	memcpy(buf + WIRE_REC_FIXED + slen, r->dst, dlen);
+	return total;
+}
+
+int wire_decode_record_hdr(const uint8_t *buf, size_t len, struct wire_record *r)
+{
+	const char *src, *dst;
+	size_t slen, dlen;
+
+	if (!rec_fixed_ok(buf, len))
+		return -EBADMSG;
+	if (len < WIRE_REC_FIXED)
+		return 0;
+	slen = buf[2];
+	dlen = buf[3];
+	if (len < WIRE_REC_FIXED + slen + dlen)
+		return 0;
+	src = (const char *)buf + WIRE_REC_FIXED;
+	dst = src + slen;
+	if (!endpoint_valid_n(src, slen) || !endpoint_valid_n(dst, dlen))
+		return -EBADMSG;
+	r->len = get_be32(buf + 4);
+	r->msg_id = get_be64(buf + 8);
+	memcpy(r->src, src, slen);
+	r->src[slen] = '\0';
+	memcpy(r->dst, dst, dlen);
+	r->dst[dlen] = '\0';
+	return (int)(WIRE_REC_FIXED + slen + dlen);
+}

@@ -1,0 +1,199 @@
+/*
+ * wire.h - the gateway-to-gateway wire protocol: frame and record codecs.
+ *
+ * Pure functions over byte buffers; nothing here does I/O or allocates.
+ * Every decoder is bounds-checked and treats its input as hostile: it returns
+ * a negative errno value and never reads outside [buf, buf+len).
+ * docs/protocol.md is the normative description; keep the two in step.
+ *
+ * Frame layout (all integers big-endian):
+ *   0  u16 magic 0x4C44 ("LD")
+ *   2  u8  protocol version (WIRE_VERSION)
+ *   3  u8  type (enum wire_type)
+ *   4  u32 payload length (bytes after this 12-byte header)
+ *   8  u32 CRC-32C of header (with this field zero) and payload
+ */
+#ifndef LDS_WIRE_H
+#define LDS_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define WIRE_MAGIC        0x4C44u
+#define WIRE_VERSION      1u
+#define WIRE_HDR_LEN      12u
+#define WIRE_NONCE_LEN    32u
+#define WIRE_MAC_LEN      32u            /* HMAC-SHA-256 */
+#define WIRE_NAME_MAX     63u            /* cluster names, without NUL */
+#define WIRE_REASON_MAX   255u
+#define WIRE_MAX_RANGES   32u            /* SACK and delivered ranges per ACK */
+#define WIRE_MAX_BLOCK    (16u << 20)    /* largest block payload */
+#define WIRE_MAX_PAYLOAD  (WIRE_MAX_BLOCK + 8u)
+#define WIRE_DATA_HDR_LEN (WIRE_HDR_LEN + 8u)  /* frame header + seq */
+
+enum wire_type {
+	WIRE_HELLO = 1,     /* connector -> listener: who I am, my nonce */
+	WIRE_CHALLENGE,     /* listener -> connector: who I am, my nonce, my MAC */
+	WIRE_AUTH,          /* connector -> listener: connector's MAC */
+	WIRE_READY,         /* listener -> connector: stream accepted */
+	WIRE_REFUSE,        /* either way, then close: code and reason */
+	WIRE_DATA,          /* one sequence-numbered block */
+	WIRE_ACK,           /* cumulative + selective acks, window, deliveries */
+	WIRE_PING,          /* keepalive and RTT probe */
+	WIRE_PONG,          /* echo of a PING */
+	WIRE_BYE,           /* orderly close of this stream */
+	WIRE_TYPE_MAX
+};
+extern const char *const wire_type_names[WIRE_TYPE_MAX];
+
+/* REFUSE codes. */
+enum wire_refuse {
+	WIRE_REFUSE_VERSION = 1,   /* protocol version not supported */
+	WIRE_REFUSE_CLUSTER,       /* unknown or unexpected cluster name */
+	WIRE_REFUSE_AUTH,          /* MAC did not verify: wrong key */
+	WIRE_REFUSE_STREAMS,       /* stream index out of range or busy */
+	WIRE_REFUSE_PROTOCOL,      /* malformed or unexpected frame */
+	WIRE_REFUSE_SHUTDOWN,      /* daemon is shutting down */
+};
+
+/* A parsed frame header; payload points into the caller's buffer. */
+struct wire_frame {
+	uint8_t version;
+	uint8_t type;
+	uint32_t len;
+	const uint8_t *payload;
+};
+
+/*
+ * Looks for one complete frame at the start of buf.
+ * Returns 1 and fills *f and *consumed (header + payload) when a whole valid
+ * frame is there; 0 when more bytes are needed (*consumed is then the number
+ * of bytes the frame needs in total, or WIRE_HDR_LEN if the header is not
+ * complete); or a negative errno:
+ *   -EPROTO       bad magic
+ *   -EPROTONOSUPPORT  version != WIRE_VERSION (f->version is set)
+ *   -EMSGSIZE     length > WIRE_MAX_PAYLOAD
+ *   -EBADMSG      CRC mismatch
+ *   -EINVAL       unknown type
+ */
+int wire_frame_parse(const uint8_t *buf, size_t len, struct wire_frame *f, size_t *consumed);
+
+struct wire_hello {
+	uint16_t stream_idx;        /* 0 .. nstreams-1 */
+	uint16_t nstreams;          /* streams the connector wants */
+	uint32_t max_msg;           /* largest message the sender of this frame accepts */
+	uint64_t instance;          /* random id of the sending daemon process */
+	uint8_t nonce[WIRE_NONCE_LEN];
+	char from[WIRE_NAME_MAX + 1];  /* sender's cluster */
+	char to[WIRE_NAME_MAX + 1];    /* cluster it expects to reach */
+};
+
+struct wire_challenge {
+	uint32_t max_msg;
+	uint64_t instance;
+	uint8_t nonce[WIRE_NONCE_LEN];
+	uint8_t mac[WIRE_MAC_LEN];
+	char from[WIRE_NAME_MAX + 1];
+};
+
+struct wire_auth {
+	uint8_t mac[WIRE_MAC_LEN];
+};
+
+struct wire_refuse_msg {
+	uint16_t code;              /* enum wire_refuse */
+	char reason[WIRE_REASON_MAX + 1];
+};
+
+struct wire_range {
+	uint64_t start;             /* first included */
+	uint64_t end;               /* first excluded; start < end */
+};
+
+struct wire_ack {
+	uint64_t recv_cum;          /* every block seq < recv_cum was received */
+	uint64_t window_end;        /* sender may send seq < window_end */
+	uint64_t deliv_cum;         /* every message number < deliv_cum was delivered */
+	uint16_t nsack;             /* blocks received above recv_cum */
+	uint16_t ndeliv;            /* messages delivered above deliv_cum */
+	struct wire_range sack[WIRE_MAX_RANGES];
+	struct wire_range deliv[WIRE_MAX_RANGES];
+};
+
+/*
+ * Encoders write one whole frame (header, payload, CRC) into buf and return
+ * its length, or 0 if cap is too small or a field is out of range (names
+ * longer than WIRE_NAME_MAX, ranges not ascending, nsack > WIRE_MAX_RANGES).
+ */
+size_t wire_encode_hello(uint8_t *buf, size_t cap, const struct wire_hello *h);
+size_t wire_encode_challenge(uint8_t *buf, size_t cap, const struct wire_challenge *c);
+size_t wire_encode_auth(uint8_t *buf, size_t cap, const struct wire_auth *a);
+size_t wire_encode_ready(uint8_t *buf, size_t cap);
+size_t wire_encode_refuse(uint8_t *buf, size_t cap, const struct wire_refuse_msg *r);
+size_t wire_encode_ack(uint8_t *buf, size_t cap, const struct wire_ack *a);
+size_t wire_encode_ping(uint8_t *buf, size_t cap, enum wire_type type, uint64_t t_ns);
+size_t wire_encode_bye(uint8_t *buf, size_t cap, uint16_t reason);
+
+/* DATA frames are sent as header + block payload without copying the
+ * payload: this writes the WIRE_DATA_HDR_LEN bytes that precede it, with the
+ * CRC already covering payload.  len must be <= WIRE_MAX_BLOCK. */
+void wire_encode_data_hdr(uint8_t hdr[WIRE_DATA_HDR_LEN], uint64_t seq, const void *payload, uint32_t len);
+
+/*
+ * Decoders take a frame from wire_frame_parse() of the matching type and
+ * return 0, or -EBADMSG if the payload is truncated, has trailing bytes, or
+ * holds an out-of-range field (empty or over-long or non-printable name,
+ * nsack > WIRE_MAX_RANGES, ranges not ascending and non-empty, a PING
+ * payload of the wrong size...).  Names must match [A-Za-z0-9._-]+.
+ */
+int wire_decode_hello(const struct wire_frame *f, struct wire_hello *h);
+int wire_decode_challenge(const struct wire_frame *f, struct wire_challenge *c);
+int wire_decode_auth(const struct wire_frame *f, struct wire_auth *a);
+int wire_decode_refuse(const struct wire_frame *f, struct wire_refuse_msg *r);
+int wire_decode_ack(const struct wire_frame *f, struct wire_ack *a);
+int wire_decode_ping(const struct wire_frame *f, uint64_t *t_ns);
+int wire_decode_bye(const struct wire_frame *f, uint16_t *reason);
+/* DATA: *seq and the block payload (points into f->payload).  An empty
+ * block or one over WIRE_MAX_BLOCK is -EBADMSG. */
+int wire_decode_data(const struct wire_frame *f, uint64_t *seq, const uint8_t **data, uint32_t *len);
+
+/* True if s is a valid cluster or endpoint name component. */
+int wire_name_valid(const char *s);
+
+/*
+ * Message records.  A link direction carries one byte stream of records,
+ * cut into blocks; a record may span blocks.  Record header (big-endian):
+ *   0  u8  record magic 0xA5
+ *   1  u8  flags (0)
+ *   2  u8  src length (1..WIRE_ENDPOINT_MAX)
+ *   3  u8  dst length (1..WIRE_ENDPOINT_MAX)
+ *   4  u32 payload length (0..WIRE_MAX_MSG)
+ *   8  u64 sender's message id
+ *  16  src bytes, dst bytes ("cluster/name"), then the payload
+ */
+#define WIRE_REC_MAGIC     0xA5u
+#define WIRE_REC_FIXED     16u
+#define WIRE_ENDPOINT_MAX  127u           /* "cluster/name", without NUL */
+#define WIRE_MAX_MSG       (256u << 20)
+
+struct wire_record {
+	uint32_t len;
+	uint64_t msg_id;
+	char src[WIRE_ENDPOINT_MAX + 1];
+	char dst[WIRE_ENDPOINT_MAX + 1];
+};
+
+/* Bytes of a record header with these names. */
+size_t wire_record_hdr_len(const struct wire_record *r);
+/* Writes the record header; returns its length or 0 if cap is too small or a
+ * name is invalid (see wire_endpoint_valid). */
+size_t wire_encode_record_hdr(uint8_t *buf, size_t cap, const struct wire_record *r);
+/* Parses a record header at buf.  Returns the header length (> 0), 0 if more
+ * bytes are needed, or -EBADMSG (bad magic, bad name, len > WIRE_MAX_MSG). */
+int wire_decode_record_hdr(const uint8_t *buf, size_t len, struct wire_record *r);
+
+/* True if s is "cluster/name" with both parts wire_name_valid() and the
+ * whole no longer than WIRE_ENDPOINT_MAX. */
+int wire_endpoint_valid(const char *s);
+
+#endif

@@ -1,0 +1,82 @@
+/*
+ * clientproto.h - the protocol between liblds and the local ldsd, spoken
+ * over the client unix socket (or TCP).  Internal to LDS: the daemon and the
+ * library both link clientproto.c.  docs/protocol.md describes it.
+ *
+ * Frame: 8-byte header then body (integers big-endian):
+ *   0  u32 body length (<= CP_MAX_BODY)
+ *   4  u8  type (enum cp_type)
+ *   5  u8  CP_VERSION
+ *   6  u16 zero
+ * Strings in bodies are u8 length + bytes (no NUL); "str16" is u16 length.
+ * The payload of SEND/DELIVER is the rest of the body after its fields.
+ */
+#ifndef LDS_CLIENTPROTO_H
+#define LDS_CLIENTPROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "../ldsd/wire.h"
+
+#define CP_VERSION  1u
+#define CP_HDR_LEN  8u
+#define CP_MAX_BODY (WIRE_MAX_MSG + 512u)
+#define CP_TEXT_MAX 255u
+
+enum cp_type {
+	CP_HELLO = 1,  /* c->d  u16 version, u16 flags, str name ("" = daemon picks) */
+	CP_WELCOME,    /* d->c  u16 version, u32 max_msg, str cluster, str endpoint */
+	CP_SEND,       /* c->d  u64 msg_id, str dst, payload */
+	CP_DELIVER,    /* d->c  u64 msg_id (sender's), str src, payload */
+	CP_ACKED,      /* d->c  u64 first, u64 last: messages delivered to their destination */
+	CP_LOST,       /* d->c  u64 first, u64 last, str peer, str16 reason: never acknowledged, dropped */
+	CP_ERROR,      /* d->c  u64 msg_id (0 = none), i32 errno, str16 text */
+	CP_BYE,        /* c->d  empty: orderly close */
+	CP_TYPE_MAX
+};
+extern const char *const cp_type_names[CP_TYPE_MAX];
+
+struct cp_hdr {
+	uint32_t len;
+	uint8_t type;
+	uint8_t version;
+};
+
+/* A decoded body.  Pointers (payload) point into the caller's buffer. */
+struct cp_msg {
+	uint8_t type;
+	uint16_t version;          /* HELLO, WELCOME */
+	uint16_t flags;            /* HELLO */
+	uint32_t max_msg;          /* WELCOME */
+	uint64_t msg_id;           /* SEND, DELIVER, ERROR */
+	uint64_t first, last;      /* ACKED, LOST (inclusive) */
+	int32_t err;               /* ERROR: positive errno */
+	char name[WIRE_ENDPOINT_MAX + 1];   /* HELLO name, WELCOME cluster, SEND dst, DELIVER src, LOST peer */
+	char endpoint[WIRE_ENDPOINT_MAX + 1]; /* WELCOME: full "cluster/name" */
+	char text[CP_TEXT_MAX + 1];         /* LOST reason, ERROR text */
+	const uint8_t *payload;    /* SEND, DELIVER */
+	uint32_t payload_len;
+};
+
+/* Parses a header.  Returns 0, or -EBADMSG (wrong version, unknown type,
+ * len > CP_MAX_BODY).  buf must hold CP_HDR_LEN bytes. */
+int cp_hdr_parse(const uint8_t *buf, struct cp_hdr *h);
+/* Writes a header for a body of len bytes. */
+void cp_hdr_write(uint8_t *buf, uint8_t type, uint32_t len);
+
+/* Decodes the body of a frame of type h->type.  Returns 0 or -EBADMSG
+ * (truncated, trailing bytes, bad name).  Names are checked loosely here:
+ * the daemon validates endpoint syntax itself to give a precise error. */
+int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m);
+
+/*
+ * Encodes the fields of m (for m->type) as a whole frame - header included -
+ * into buf, WITHOUT the payload of SEND/DELIVER: the caller sends
+ * m->payload_len payload bytes right after, and the header's length already
+ * counts them.  Returns the bytes written or 0 if cap is too small or a field
+ * is too long.
+ */
+size_t cp_encode(uint8_t *buf, size_t cap, const struct cp_msg *m);
+
+#endif

@@ -1,0 +1,932 @@
+/*
+ * lds.c - liblds, the modern client API; see lds.h.
+ *
+ * A handle is one nonblocking socket to ldsd plus three queues: the bytes
+ * of the frame being written (at most one message, lds_send_nb), the bytes
+ * read but not yet a whole frame, and what those frames produced (received
+ * messages, events).  Every wait goes through wait_for(), which polls for
+ * both directions at once: a client blocked writing to a daemon that is
+ * itself blocked writing to the client would otherwise deadlock.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "../ldsd/clock.h"
+#include "clientproto.h"
+#include "lds.h"
+
+#define IN_MIN         (64u * 1024)  /* input buffer kept between big frames */
+#define READ_BURST     16            /* reads per round, so sends keep moving */
+#define CLOSE_FLUSH_MS 10000
+#define CONNECT_RETRY_MS 10          /* unix listener backlog full: try again */
+#define NEVER          INT64_MAX
+/* A SEND frame's header and fields: everything but the payload. */
+#define OUT_FIELDS_MAX (CP_HDR_LEN + 8 + 1 + WIRE_ENDPOINT_MAX)
+
+_Static_assert(sizeof(((struct lds_msg *)0)->src) > WIRE_ENDPOINT_MAX, "lds_msg.src holds an endpoint");
+_Static_assert(sizeof(((struct lds_event *)0)->peer) > WIRE_ENDPOINT_MAX, "lds_event.peer holds a name");
+_Static_assert(sizeof(((struct lds_event *)0)->text) > CP_TEXT_MAX, "lds_event.text holds a text");
+
+struct rxmsg {
+	struct rxmsg *next;
+	struct lds_msg m;
+	unsigned char data[];
+};
+
+/* The one frame being written.  payload is the caller's buffer while a
+ * call is in progress, or owned once the message outlives lds_send_nb. */
+struct outmsg {
+	int active;
+	uint8_t hdr[OUT_FIELDS_MAX];
+	size_t hdr_len, hdr_off;
+	const uint8_t *payload;
+	size_t payload_len, payload_off;
+	uint8_t *owned;
+};
+
+/* An inclusive range of settled message ids. */
+struct idrange {
+	uint64_t first, last;
+};
+
+struct lds {
+	int fd;
+	int err;                  /* first fatal error; the handle is dead if set */
+	int welcomed;
+	int ack_events;
+	char cluster[WIRE_NAME_MAX + 1];
+	char name[WIRE_ENDPOINT_MAX + 1];
+	size_t max_msg;
+	uint64_t last_id;         /* id of the last message accepted */
+
+	uint64_t settled;         /* every id <= settled is settled */
+	struct idrange *ranges;   /* settled ids above settled+1: sorted, apart */
+	size_t nranges, cap_ranges;
+
+	uint8_t *in;
+	size_t in_len, in_cap;
+	struct outmsg out;
+
+	struct rxmsg *rx_head, *rx_tail;
+	struct rxmsg *rx_cur;     /* returned by the last lds_recv */
+
+	struct lds_event *ev;     /* ring */
+	size_t ev_head, ev_n, ev_cap;
+
+	struct lds_stats st;
+};
+
+static int fail(struct lds *h, int err)
+{
+	if (h->err == 0)
+		h->err = err;
+	return h->err;
+}
+
+/* ---- time ------------------------------------------------------------- */
+
+static int64_t deadline_after(int timeout_ms)
+{
+	if (timeout_ms < 0)
+		return NEVER;
+	return (int64_t)clock_now_ns() + (int64_t)timeout_ms * 1000000;
+}
+
+static int poll_ms(int64_t deadline)
+{
+	int64_t left;
+
+	if (deadline == NEVER)
+		return -1;
+	left = deadline - (int64_t)clock_now_ns();
+	if (left <= 0)
+		return 0;
+	left = (left + 999999) / 1000000;
+	return left > INT_MAX ? INT_MAX : (int)left;
+}
+
+/* lds.h promises -EAGAIN, not -ETIMEDOUT, when the caller did not wait. */
+static int timed(int rc, int timeout_ms)
+{
+	return rc == -ETIMEDOUT && timeout_ms == 0 ? -EAGAIN : rc;
+}
+
+/* ---- settled ids ------------------------------------------------------ */
+
+/* Marks first..last settled; *added is how many were not already. */
+static int settle(struct lds *h, uint64_t first, uint64_t last, uint64_t *added)
+{
+	uint64_t lo, hi, n;
+	size_t i = 0, j;
+
+	*added = 0;
+	if (last <= h->settled)
+		return 0;
+	if (first <= h->settled)
+		first = h->settled + 1;
+	n = last - first + 1;
+	while (i < h->nranges && h->ranges[i].last + 1 < first)
+		i++;
+	lo = first;
+	hi = last;
+	for (j = i; j < h->nranges && h->ranges[j].first <= hi + 1; j++) {
+		uint64_t a = h->ranges[j].first > first ? h->ranges[j].first : first;
+		uint64_t b = h->ranges[j].last < last ? h->ranges[j].last : last;
+
+		if (a <= b)
+			n -= b - a + 1;
+		if (h->ranges[j].first < lo)
+			lo = h->ranges[j].first;
+		if (h->ranges[j].last > hi)
+			hi = h->ranges[j].last;
+	}
+	if (i == j) {
+		if (h->nranges == h->cap_ranges) {
+			size_t cap = h->cap_ranges ? 2 * h->cap_ranges : 8;
+			struct idrange *r = realloc(h->ranges, cap * sizeof(*r));
+
+			if (r == NULL)
+				return -ENOMEM;
+			h->ranges = r;
+			h->cap_ranges = cap;
+		}
+		memmove(&h->ranges[i + 1], &h->ranges[i], (h->nranges - i) * sizeof(*h->ranges));
+		h->nranges++;
+	} else {
+		memmove(&h->ranges[i + 1], &h->ranges[j], (h->nranges - j) * sizeof(*h->ranges));
+		h->nranges -= j - i - 1;
+	}
+	h->ranges[i].first = lo;
+	h->ranges[i].last = hi;
+	/* Ranges never touch, so only the first can join the settled prefix. */
+	if (h->ranges[0].first == h->settled + 1) {
+		h->settled = h->ranges[0].last;
+		h->nranges--;
+		memmove(&h->ranges[0], &h->ranges[1], h->nranges * sizeof(*h->ranges));
+	}
+	*added = n;
+	return 0;
+}
+
+/* ---- events ----------------------------------------------------------- */
+
+static struct lds_event *ev_push(struct lds *h)
+{
+	struct lds_event *ev;
+
+	if (h->ev_n == h->ev_cap) {
+		size_t cap = h->ev_cap ? 2 * h->ev_cap : 16;
+		struct lds_event *v = malloc(cap * sizeof(*v));
+
+		if (v == NULL)
+			return NULL;
+		for (size_t i = 0; i < h->ev_n; i++)
+			v[i] = h->ev[(h->ev_head + i) % h->ev_cap];
+		free(h->ev);
+		h->ev = v;
+		h->ev_cap = cap;
+		h->ev_head = 0;
+	}
+	ev = &h->ev[(h->ev_head + h->ev_n++) % h->ev_cap];
+	memset(ev, 0, sizeof(*ev));
+	return ev;
+}
+
+/* ---- frames from the daemon ------------------------------------------- */
+
+static int daemon_errno(const struct cp_msg *m)
+{
+	return m->err > 0 ? -m->err : -EPROTO;
+}
+
+static int on_welcome(struct lds *h, const struct cp_msg *m)
+{
+	size_t cl = strlen(m->name);
+
+	if (h->welcomed || m->max_msg == 0 || !wire_name_valid(m->name) || !wire_endpoint_valid(m->endpoint) ||
+	    strncmp(m->endpoint, m->name, cl) != 0 || m->endpoint[cl] != '/')
+		return fail(h, -EPROTO);
+	if (m->version != CP_VERSION)
+		return fail(h, -EPROTONOSUPPORT);
+	memcpy(h->cluster, m->name, cl + 1);
+	memcpy(h->name, m->endpoint, strlen(m->endpoint) + 1);
+	h->max_msg = m->max_msg < WIRE_MAX_MSG ? m->max_msg : WIRE_MAX_MSG;
+	h->welcomed = 1;
+	return 0;
+}
+
+static int on_deliver(struct lds *h, const struct cp_msg *m)
+{
+	struct rxmsg *r;
+
+	if (!wire_endpoint_valid(m->name))
+		return fail(h, -EPROTO);
+	r = malloc(sizeof(*r) + m->payload_len);
+	if (r == NULL)
+		return fail(h, -ENOMEM);
+	r->next = NULL;
+	memcpy(r->m.src, m->name, sizeof(m->name));
+	r->m.id = m->msg_id;
+	r->m.len = m->payload_len;
+	r->m.data = r->data;
+	memcpy(r->data, m->payload, m->payload_len);
+	if (h->rx_tail)
+		h->rx_tail->next = r;
+	else
+		h->rx_head = r;
+	h->rx_tail = r;
+	return 0;
+}
+
+/* ACKED, LOST and ERROR about message ids: settles them, counts what was
+ * new and queues the event the application asked for. */
+static int on_outcome(struct lds *h, const struct cp_msg *m)
+{
+	uint64_t first = m->type == CP_ERROR ? m->msg_id : m->first;
+	uint64_t last = m->type == CP_ERROR ? m->msg_id : m->last;
+	struct lds_event *ev;
+	uint64_t added = 0;
+
+	if (last > h->last_id)
+		return fail(h, -EPROTO);
+	if (first != 0 && settle(h, first, last, &added) < 0)
+		return fail(h, -ENOMEM);
+	if (m->type == CP_ACKED) {
+		h->st.acked += added;
+		if (!h->ack_events)
+			return 0;
+	}
+	ev = ev_push(h);
+	if (ev == NULL)
+		return fail(h, -ENOMEM);
+	ev->first = first;
+	ev->last = last;
+	memcpy(ev->text, m->text, sizeof(m->text));
+	switch (m->type) {
+	case CP_ACKED:
+		ev->type = LDS_EV_ACKED;
+		break;
+	case CP_LOST:
+		ev->type = LDS_EV_LOST;
+		memcpy(ev->peer, m->name, sizeof(m->name));
+		h->st.lost += added;
+		break;
+	default:
+		ev->type = LDS_EV_ERROR;
+		ev->err = daemon_errno(m);
+		h->st.failed += added;
+		break;
+	}
+	return 0;
+}
+
+static int handle_frame(struct lds *h, const struct cp_hdr *hdr, const uint8_t *body)
+{
+	struct cp_msg m;
+
+	if (cp_decode(hdr, body, &m) < 0)
+		return fail(h, -EPROTO);
+	/* Until WELCOME the daemon can only accept or refuse us. */
+	if (!h->welcomed && m.type == CP_ERROR)
+		return fail(h, daemon_errno(&m));
+	if (!h->welcomed && m.type != CP_WELCOME)
+		return fail(h, -EPROTO);
+	switch (m.type) {
+	case CP_WELCOME:
+		return on_welcome(h, &m);
+	case CP_DELIVER:
+		return on_deliver(h, &m);
+	case CP_ACKED:
+	case CP_LOST:
+	case CP_ERROR:
+		return on_outcome(h, &m);
+	default:
+		return fail(h, -EPROTO);
+	}
+}
+
+/* Handles every whole frame in the input buffer and makes room for the
+ * rest of the next one. */
+static int parse_input(struct lds *h)
+{
+	size_t off = 0, need = 0;
+	struct cp_hdr hdr;
+	int rc;
+
+	while (h->in_len - off >= CP_HDR_LEN) {
+		if (cp_hdr_parse(h->in + off, &hdr) < 0)
+			return fail(h, -EPROTO);
+		need = CP_HDR_LEN + (size_t)hdr.len;
+		if (h->in_len - off < need)
+			break;
+		rc = handle_frame(h, &hdr, h->in + off + CP_HDR_LEN);
+		if (rc < 0)
+			return rc;
+		off += need;
+		need = 0;
+	}
+	memmove(h->in, h->in + off, h->in_len - off);
+	h->in_len -= off;
+	if (need > h->in_cap || (h->in_len < IN_MIN && need <= IN_MIN && h->in_cap > IN_MIN)) {
+		/* Grow to one whole frame; shrink back once a big one is gone. */
+		size_t cap = need > IN_MIN ? need : IN_MIN;
+		uint8_t *p = realloc(h->in, cap);
+
+		if (p == NULL)
+			return cap > h->in_cap ? fail(h, -ENOMEM) : 0;
+		h->in = p;
+		h->in_cap = cap;
+	}
+	return 0;
+}
+
+static int read_input(struct lds *h)
+{
+	for (int i = 0; i < READ_BURST; i++) {
+		size_t room = h->in_cap - h->in_len;
+		ssize_t n = read(h->fd, h->in + h->in_len, room);
+		int rc;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0)
+			return fail(h, -ECONNRESET);
+		h->in_len += (size_t)n;
+		rc = parse_input(h);
+		if (rc < 0)
+			return rc;
+		if ((size_t)n < room)
+			return 0;
+	}
+	return 0;
+}
+
+/* ---- the frame being written ------------------------------------------ */
+
+static void out_clear(struct outmsg *o)
+{
+	free(o->owned);
+	memset(o, 0, sizeof(*o));
+}
+
+static int out_set(struct lds *h, const struct cp_msg *m, const void *payload, size_t len)
+{
+	struct outmsg *o = &h->out;
+
+	o->hdr_len = cp_encode(o->hdr, sizeof(o->hdr), m);
+	if (o->hdr_len == 0)
+		return -EINVAL;
+	o->hdr_off = 0;
+	o->payload = payload;
+	o->payload_len = len;
+	o->payload_off = 0;
+	o->active = 1;
+	return 0;
+}
+
+static void out_advance(struct outmsg *o, size_t n)
+{
+	size_t h = o->hdr_len - o->hdr_off;
+
+	if (n < h) {
+		o->hdr_off += n;
+		return;
+	}
+	o->hdr_off = o->hdr_len;
+	o->payload_off += n - h;
+	if (o->payload_off == o->payload_len)
+		out_clear(o);
+}
+
+/* Writes as much of the pending frame as the socket takes now; the payload
+ * goes straight from its buffer, never copied. */
+static int write_out(struct lds *h)
+{
+	struct outmsg *o = &h->out;
+
+	while (o->active) {
+		struct iovec iov[2];
+		struct msghdr mh = { .msg_iov = iov };
+		ssize_t n;
+
+		if (o->hdr_off < o->hdr_len)
+			iov[mh.msg_iovlen++] = (struct iovec){ o->hdr + o->hdr_off, o->hdr_len - o->hdr_off };
+		if (o->payload_off < o->payload_len)
+			iov[mh.msg_iovlen++] = (struct iovec){ (void *)(o->payload + o->payload_off),
+							       o->payload_len - o->payload_off };
+		/* MSG_NOSIGNAL: a vanished daemon is an error code, not SIGPIPE. */
+		n = sendmsg(h->fd, &mh, MSG_NOSIGNAL);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n < 0)
+			return fail(h, -ECONNRESET);
+		out_advance(o, (size_t)n);
+	}
+	return 0;
+}
+
+/* ---- waiting ---------------------------------------------------------- */
+
+/* One round: waits until the socket is ready or the deadline passes, then
+ * reads and writes what it can.  Returns 0, -ETIMEDOUT if nothing became
+ * ready, or a negative errno. */
+static int pump(struct lds *h, int64_t deadline)
+{
+	struct pollfd p = { .fd = h->fd, .events = POLLIN };
+	int n;
+
+	if (h->out.active)
+		p.events |= POLLOUT;
+	n = poll(&p, 1, poll_ms(deadline));
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	if (n == 0)
+		return -ETIMEDOUT;
+	if (p.revents & POLLNVAL)
+		return fail(h, -EBADF);
+	/* Input first: after a hang-up the daemon's last frames are still
+	 * worth reading (an ERROR explaining why, messages for us). */
+	if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
+		int rc = read_input(h);
+
+		if (rc < 0)
+			return rc;
+	}
+	if (p.revents & (POLLOUT | POLLHUP | POLLERR))
+		return write_out(h);
+	return 0;
+}
+
+typedef int (*wait_cond)(const struct lds *h, uint64_t arg);
+
+static int is_welcomed(const struct lds *h, uint64_t arg)
+{
+	(void)arg;
+	return h->welcomed;
+}
+
+static int out_idle(const struct lds *h, uint64_t arg)
+{
+	(void)arg;
+	return !h->out.active;
+}
+
+static int has_msg(const struct lds *h, uint64_t arg)
+{
+	(void)arg;
+	return h->rx_head != NULL;
+}
+
+static int is_settled(const struct lds *h, uint64_t id)
+{
+	return h->settled >= id;
+}
+
+/* Moves bytes both ways until done(h, arg) or the deadline.  What already
+ * arrived counts even once the connection is dead. */
+static int wait_for(struct lds *h, wait_cond done, uint64_t arg, int64_t deadline)
+{
+	for (;;) {
+		int rc;
+
+		if (done(h, arg))
+			return 0;
+		if (h->err)
+			return h->err;
+		rc = pump(h, deadline);
+		if (rc < 0 && h->err == 0)
+			return rc;
+	}
+}
+
+/* ---- connecting ------------------------------------------------------- */
+
+static int connect_wait(int fd, const struct sockaddr *sa, socklen_t len, int64_t deadline)
+{
+	struct pollfd p = { .fd = fd, .events = POLLOUT };
+	socklen_t elen = sizeof(int);
+	int soerr = 0, n;
+
+	while (connect(fd, sa, len) < 0) {
+		/* EINTR: the nonblocking connect goes on in the background. */
+		if (errno == EINPROGRESS || errno == EINTR)
+			break;
+		if (errno != EAGAIN)
+			return -errno;
+		if (poll_ms(deadline) == 0)
+			return -ETIMEDOUT;
+		if (poll(NULL, 0, CONNECT_RETRY_MS) < 0 && errno != EINTR)
+			return -errno;
+		continue;
+	}
+	do
+		n = poll(&p, 1, poll_ms(deadline));
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (n == 0)
+		return -ETIMEDOUT;
+	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &elen) < 0)
+		return -errno;
+	return -soerr;
+}
+
+/* Returns a connected nonblocking socket, or a negative errno. */
+static int connect_addr(int family, const struct sockaddr *sa, socklen_t len, int64_t deadline)
+{
+	int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int rc, one = 1;
+
+	if (fd < 0)
+		return -errno;
+	rc = connect_wait(fd, sa, len, deadline);
+	/* Frames are small and latency-bound: do not let Nagle hold them. */
+	if (rc == 0 && family != AF_UNIX && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+		rc = -errno;
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
+static int connect_unix(const char *path, int64_t deadline)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t n = strlen(path);
+
+	if (n >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	memcpy(sa.sun_path, path, n + 1);
+	return connect_addr(AF_UNIX, (const struct sockaddr *)&sa, sizeof(sa), deadline);
+}
+
+/* spec is "HOST:PORT" or "[V6ADDR]:PORT". */
+static int connect_tcp(const char *spec, int64_t deadline)
+{
+	const char *colon = strrchr(spec, ':');
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res, *ai;
+	char host[256];
+	size_t n;
+	int rc;
+
+	if (colon == NULL || colon[1] == '\0')
+		return -EINVAL;
+	n = (size_t)(colon - spec);
+	if (n >= 2 && spec[0] == '[' && spec[n - 1] == ']') {
+		spec++;
+		n -= 2;
+	}
+	if (n == 0 || n >= sizeof(host))
+		return -EINVAL;
+	memcpy(host, spec, n);
+	host[n] = '\0';
+	rc = getaddrinfo(host, colon + 1, &hints, &res);
+	if (rc == EAI_SYSTEM)
+		return -errno;
+	if (rc != 0)
+		return -EHOSTUNREACH;
+	rc = -EHOSTUNREACH;
+	for (ai = res; ai != NULL; ai = ai->ai_next) {
+		rc = connect_addr(ai->ai_family, ai->ai_addr, ai->ai_addrlen, deadline);
+		if (rc >= 0)
+			break;
+	}
+	freeaddrinfo(res);
+	return rc;
+}
+
+static int connect_daemon(const char *path, int64_t deadline)
+{
+	if (path == NULL || path[0] == '\0')
+		path = getenv(LDS_SOCKET_ENV);
+	if (path == NULL || path[0] == '\0')
+		path = LDS_DEFAULT_SOCKET;
+	if (strncmp(path, "tcp:", 4) == 0)
+		return connect_tcp(path + 4, deadline);
+	return connect_unix(path, deadline);
+}
+
+/* ---- the API ---------------------------------------------------------- */
+
+static void free_handle(struct lds *h)
+{
+	while (h->rx_head) {
+		struct rxmsg *r = h->rx_head;
+
+		h->rx_head = r->next;
+		free(r);
+	}
+	free(h->rx_cur);
+	out_clear(&h->out);
+	free(h->in);
+	free(h->ranges);
+	free(h->ev);
+	free(h);
+}
+
+static int hello(struct lds *h, const char *name, int64_t deadline)
+{
+	struct cp_msg m = { .type = CP_HELLO, .version = CP_VERSION };
+	int rc;
+
+	memcpy(m.name, name, strlen(name) + 1);
+	rc = out_set(h, &m, NULL, 0);
+	if (rc == 0)
+		rc = wait_for(h, is_welcomed, 0, deadline);
+	return rc;
+}
+
+static struct lds *open_failed(struct lds *h, int rc, int timeout_ms, int *err)
+{
+	if (h != NULL && h->fd >= 0)
+		close(h->fd);
+	if (h != NULL)
+		free_handle(h);
+	if (err != NULL)
+		*err = timed(rc, timeout_ms);
+	return NULL;
+}
+
+struct lds *lds_open(const char *socket_path, const char *name, int timeout_ms, int *err)
+{
+	int64_t deadline = deadline_after(timeout_ms);
+	struct lds *h;
+	int rc;
+
+	if (name == NULL)
+		name = "";
+	if (name[0] != '\0' && !wire_name_valid(name) && !wire_endpoint_valid(name))
+		return open_failed(NULL, -EINVAL, timeout_ms, err);
+	h = calloc(1, sizeof(*h));
+	if (h == NULL)
+		return open_failed(NULL, -ENOMEM, timeout_ms, err);
+	h->fd = -1;
+	h->in = malloc(IN_MIN);
+	h->in_cap = IN_MIN;
+	rc = h->in == NULL ? -ENOMEM : connect_daemon(socket_path, deadline);
+	if (rc >= 0) {
+		h->fd = rc;
+		rc = hello(h, name, deadline);
+	}
+	if (rc < 0)
+		return open_failed(h, rc, timeout_ms, err);
+	return h;
+}
+
+int lds_close(struct lds *h)
+{
+	int64_t deadline = deadline_after(CLOSE_FLUSH_MS);
+	struct cp_msg bye = { .type = CP_BYE };
+	int rc;
+
+	if (h == NULL)
+		return 0;
+	rc = wait_for(h, out_idle, 0, deadline);
+	if (rc == 0 && h->err == 0) {
+		rc = out_set(h, &bye, NULL, 0);
+		if (rc == 0)
+			rc = wait_for(h, out_idle, 0, deadline);
+	}
+	if (close(h->fd) < 0 && rc == 0 && errno != EINTR)
+		rc = -errno;
+	free_handle(h);
+	return rc;
+}
+
+const char *lds_name(const struct lds *h)
+{
+	return h->name;
+}
+
+const char *lds_cluster(const struct lds *h)
+{
+	return h->cluster;
+}
+
+size_t lds_max_msg(const struct lds *h)
+{
+	return h->max_msg;
+}
+
+int lds_fd(const struct lds *h)
+{
+	return h->fd;
+}
+
+/* "name" means this cluster's "cluster/name". */
+static int full_dst(const struct lds *h, const char *dst, char out[WIRE_ENDPOINT_MAX + 1])
+{
+	int n;
+
+	if (strchr(dst, '/') != NULL)
+		n = snprintf(out, WIRE_ENDPOINT_MAX + 1, "%s", dst);
+	else
+		n = snprintf(out, WIRE_ENDPOINT_MAX + 1, "%s/%s", h->cluster, dst);
+	if (n < 0 || n > (int)WIRE_ENDPOINT_MAX || !wire_endpoint_valid(out))
+		return -EINVAL;
+	return 0;
+}
+
+/* Checks a message and makes it the frame being written, with the next id. */
+static int start_send(struct lds *h, const char *dst, const void *buf, size_t len)
+{
+	struct cp_msg m = { .type = CP_SEND, .payload_len = (uint32_t)len };
+	int rc;
+
+	if (h->err)
+		return h->err;
+	if (dst == NULL || (buf == NULL && len > 0))
+		return -EINVAL;
+	if (len > h->max_msg)
+		return -EMSGSIZE;
+	rc = full_dst(h, dst, m.name);
+	if (rc < 0)
+		return rc;
+	m.msg_id = h->last_id + 1;
+	return out_set(h, &m, buf, len);
+}
+
+static void accept_send(struct lds *h, size_t len, uint64_t *id)
+{
+	h->last_id++;
+	h->st.sent++;
+	h->st.bytes_sent += len;
+	if (id != NULL)
+		*id = h->last_id;
+}
+
+int lds_send(struct lds *h, const char *dst, const void *buf, size_t len, uint64_t *id)
+{
+	/* A message left by lds_send_nb goes first: ids leave in order. */
+	int rc = wait_for(h, out_idle, 0, NEVER);
+
+	if (rc == 0)
+		rc = start_send(h, dst, buf, len);
+	if (rc < 0)
+		return rc;
+	rc = wait_for(h, out_idle, 0, NEVER);
+	if (rc < 0) {
+		/* Dead handle: forget buf, which the caller may free. */
+		out_clear(&h->out);
+		return rc;
+	}
+	accept_send(h, len, id);
+	return 0;
+}
+
+/* The rest of a partly written message must outlive the caller's buffer. */
+static int out_keep(struct lds *h)
+{
+	struct outmsg *o = &h->out;
+	size_t rest = o->payload_len - o->payload_off;
+	uint8_t *copy;
+
+	if (!o->active || rest == 0)
+		return 0;
+	copy = malloc(rest);
+	if (copy == NULL)
+		return wait_for(h, out_idle, 0, NEVER); /* finish it while buf is valid */
+	memcpy(copy, o->payload + o->payload_off, rest);
+	o->owned = copy;
+	o->payload = copy;
+	o->payload_len = rest;
+	o->payload_off = 0;
+	return 0;
+}
+
+int lds_send_nb(struct lds *h, const char *dst, const void *buf, size_t len, uint64_t *id)
+{
+	int rc = write_out(h);
+
+	if (rc < 0)
+		return rc;
+	if (h->out.active)
+		return -EAGAIN;
+	rc = start_send(h, dst, buf, len);
+	if (rc < 0)
+		return rc;
+	rc = write_out(h);
+	if (rc == 0 && h->out.active && h->out.hdr_off == 0) {
+		/* Not a byte taken: refuse it, the id stays unused. */
+		out_clear(&h->out);
+		return -EAGAIN;
+	}
+	if (rc == 0)
+		rc = out_keep(h);
+	if (rc < 0) {
+		out_clear(&h->out);
+		return rc;
+	}
+	accept_send(h, len, id);
+	return 0;
+}
+
+int lds_flush(struct lds *h, int timeout_ms)
+{
+	return timed(wait_for(h, out_idle, 0, deadline_after(timeout_ms)), timeout_ms);
+}
+
+int lds_recv(struct lds *h, struct lds_msg *msg, int timeout_ms)
+{
+	struct rxmsg *r;
+	int rc;
+
+	free(h->rx_cur);
+	h->rx_cur = NULL;
+	rc = timed(wait_for(h, has_msg, 0, deadline_after(timeout_ms)), timeout_ms);
+	if (rc < 0)
+		return rc;
+	r = h->rx_head;
+	h->rx_head = r->next;
+	if (h->rx_head == NULL)
+		h->rx_tail = NULL;
+	h->rx_cur = r;
+	*msg = r->m;
+	h->st.received++;
+	h->st.bytes_received += r->m.len;
+	return 0;
+}
+
+int lds_process(struct lds *h)
+{
+	int rc;
+
+	if (h->err)
+		return h->err;
+	rc = pump(h, 0);
+	return rc == -ETIMEDOUT ? 0 : rc;
+}
+
+int lds_next_event(struct lds *h, struct lds_event *ev)
+{
+	if (h->ev_n == 0)
+		return 0;
+	*ev = h->ev[h->ev_head];
+	h->ev_head = (h->ev_head + 1) % h->ev_cap;
+	h->ev_n--;
+	return 1;
+}
+
+int lds_set_ack_events(struct lds *h, int on)
+{
+	h->ack_events = on != 0;
+	return 0;
+}
+
+uint64_t lds_settled_upto(const struct lds *h)
+{
+	return h->settled;
+}
+
+int lds_wait_settled(struct lds *h, uint64_t id, int timeout_ms)
+{
+	if (id > h->last_id)
+		return -EINVAL;
+	return timed(wait_for(h, is_settled, id, deadline_after(timeout_ms)), timeout_ms);
+}
+
+void lds_get_stats(const struct lds *h, struct lds_stats *st)
+{
+	*st = h->st;
+}
+
+const char *lds_strerror(int err)
+{
+	static const struct {
+		int err;
+		const char *text;
+	} texts[] = {
+		{ EAGAIN, "would block: the gateway's send memory is full or no message is waiting" },
+		{ ETIMEDOUT, "timed out" },
+		{ EMSGSIZE, "message larger than the gateway accepts (see lds_max_msg)" },
+		{ EHOSTUNREACH, "no gateway link to the destination's cluster" },
+		{ ECONNRESET, "connection to the local ldsd lost; open a new handle" },
+		{ EADDRINUSE, "endpoint name already taken by another client" },
+		{ EPROTO, "protocol error in the conversation with ldsd" },
+		{ EPROTONOSUPPORT, "ldsd speaks another client protocol version" },
+		{ EINVAL, "invalid argument (endpoint names are [A-Za-z0-9._-], \"cluster/name\")" },
+	};
+	int e = err < 0 ? -err : err;
+
+	for (size_t i = 0; i < sizeof(texts) / sizeof(texts[0]); i++)
+		if (texts[i].err == e)
+			return texts[i].text;
+	return strerror(e);
+}

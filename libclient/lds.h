@@ -1,0 +1,163 @@
+/*
+ * lds.h - liblds, the client library of the Long-Distance Service.
+ *
+ * A process opens a handle to its cluster's gateway daemon (ldsd), takes an
+ * endpoint name ("cm" becomes "clusterA/cm"), and exchanges messages with
+ * endpoints in any cluster the gateway can reach.  Message boundaries are
+ * kept.  Delivery is exactly once and in order per (source, destination)
+ * pair, across WAN outages of any length.
+ *
+ * Threading: a handle is not thread-safe; use one handle per thread, or
+ * lock around calls.  Handles are independent.
+ *
+ * Errors: functions return 0 or a negative errno value; lds_strerror()
+ * describes it.  The important ones:
+ *   -EAGAIN      non-blocking call would block (send memory full / no message)
+ *   -ETIMEDOUT   the timeout passed
+ *   -EMSGSIZE    message larger than the link allows (see lds_max_msg)
+ *   -EHOSTUNREACH  no gateway link to the destination's cluster
+ *   -ECONNRESET  the local ldsd went away; the handle is dead, reopen it
+ *   -EADDRINUSE  the endpoint name is taken by another client
+ *
+ * Acknowledgements: every message sent gets an id (1, 2, 3... per handle).
+ * The gateway reports when a message reached its destination client
+ * (lds_acked_upto, LDS_EV_ACKED) and, if the peer gateway restarted and lost
+ * state, exactly which messages were never acknowledged (LDS_EV_LOST): those
+ * were dropped, and the application decides whether to send them again.
+ */
+#ifndef LDS_H
+#define LDS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define LDS_NAME_MAX 128            /* endpoint names, including NUL */
+#define LDS_DEFAULT_SOCKET "/run/lds/ldsd.sock"
+#define LDS_SOCKET_ENV "LDS_SOCKET" /* overrides the default socket path */
+
+struct lds;
+
+struct lds_msg {
+	char src[LDS_NAME_MAX];  /* sender, "cluster/name" */
+	uint64_t id;             /* sender's message id */
+	size_t len;
+	void *data;              /* owned by the handle; valid until the next lds_recv or lds_close */
+};
+
+enum lds_event_type {
+	LDS_EV_ACKED = 1,        /* messages first..last reached their destination */
+	LDS_EV_LOST,             /* messages first..last were dropped: peer gateway lost its state */
+	LDS_EV_ERROR,            /* message first (0 = none) failed: err, text */
+};
+
+struct lds_event {
+	enum lds_event_type type;
+	uint64_t first, last;    /* inclusive message id range */
+	int err;                 /* negative errno for LDS_EV_ERROR */
+	char peer[LDS_NAME_MAX]; /* cluster concerned, for LOST */
+	char text[256];
+};
+
+struct lds_stats {
+	uint64_t sent;           /* messages accepted by lds_send */
+	uint64_t acked;          /* ... of which acknowledged */
+	uint64_t lost;           /* ... of which reported lost */
+	uint64_t failed;         /* ... of which refused with an error */
+	uint64_t received;       /* messages returned by lds_recv */
+	uint64_t bytes_sent, bytes_received;
+};
+
+/*
+ * Connects to the ldsd listening on socket_path (NULL: $LDS_SOCKET, else
+ * LDS_DEFAULT_SOCKET; "tcp:HOST:PORT" for a TCP client port) and registers
+ * endpoint name (NULL or "": the daemon picks a unique one).  Blocks until
+ * the daemon answers or timeout_ms passes (< 0: forever).  On failure returns
+ * NULL and, if err is not NULL, stores a negative errno in *err.
+ */
+struct lds *lds_open(const char *socket_path, const char *name, int timeout_ms, int *err);
+/* Flushes unsent bytes (up to 10 s), says goodbye and frees the handle. */
+int lds_close(struct lds *h);
+
+/* This endpoint's full name, "cluster/name". */
+const char *lds_name(const struct lds *h);
+/* This cluster's name. */
+const char *lds_cluster(const struct lds *h);
+/* Largest message the gateway accepts, in bytes. */
+size_t lds_max_msg(const struct lds *h);
+
+/*
+ * Sends len bytes to dst ("cluster/name"; a bare "name" means this cluster).
+ * Blocks while the gateway's send memory is full; returns 0 once the whole
+ * message is handed to the gateway (not yet acknowledged) and stores its id
+ * in *id if id is not NULL.
+ */
+int lds_send(struct lds *h, const char *dst, const void *buf, size_t len, uint64_t *id);
+/* As lds_send, but returns -EAGAIN instead of blocking.  At most one
+ * partially written message is kept inside the handle; it is finished by
+ * later calls or by lds_flush. */
+int lds_send_nb(struct lds *h, const char *dst, const void *buf, size_t len, uint64_t *id);
+/* Waits until everything accepted by lds_send_nb is handed to the gateway. */
+int lds_flush(struct lds *h, int timeout_ms);
+
+/*
+ * Receives the next message.  timeout_ms: 0 = do not block (-EAGAIN if none),
+ * < 0 = block forever, else at most that long (-ETIMEDOUT).
+ */
+int lds_recv(struct lds *h, struct lds_msg *msg, int timeout_ms);
+
+/* A file descriptor that becomes readable when lds_recv or lds_next_event
+ * may have something, or writable when a pending send can progress.  Do not
+ * read from or write to it. */
+int lds_fd(const struct lds *h);
+/* Reads whatever the daemon sent without blocking and updates events and
+ * counters; call after poll says lds_fd is readable if you wait on it. */
+int lds_process(struct lds *h);
+
+/* Dequeues the oldest pending LOST or ERROR event (ACKED ones update
+ * counters only unless LDS_OPT_ACK_EVENTS is set).  Returns 1 if *ev was
+ * filled, 0 if none is pending. */
+int lds_next_event(struct lds *h, struct lds_event *ev);
+/* Queue LDS_EV_ACKED events too (default off). */
+int lds_set_ack_events(struct lds *h, int on);
+/* Highest n such that every message 1..n is acknowledged or reported lost
+ * or failed: nothing at or below n is still in doubt. */
+uint64_t lds_settled_upto(const struct lds *h);
+/* Blocks until lds_settled_upto(h) >= id, or timeout. */
+int lds_wait_settled(struct lds *h, uint64_t id, int timeout_ms);
+void lds_get_stats(const struct lds *h, struct lds_stats *st);
+
+/* Describes a negative errno returned by liblds. */
+const char *lds_strerror(int err);
+
+/*
+ * The thesis API (Appendix A of the architecture thesis), kept so that
+ * programs written against it compile and run unchanged.  It is a thin
+ * layer over the calls above with one process-wide handle and byte-stream
+ * semantics: LDS_Recv(buf, n) returns exactly n bytes, joining and
+ * splitting messages as needed.  The configuration file (default
+ * "LDN_Service.ini") uses the thesis's "Key = value" lines; see
+ * docs/thesis-api.md for the keys and how they map onto ldsd.
+ * Functions return 0 on success or a positive LDS_E* code.
+ */
+#define LDS_OK        0
+#define LDS_ECONFIG   1   /* configuration file missing or invalid */
+#define LDS_ECONNECT  2   /* local ldsd unreachable */
+#define LDS_ESTATE    3   /* called before LDS_Init or after LDS_Finalize */
+#define LDS_EIO       4   /* the gateway refused or lost the connection */
+#define LDS_EARG      5   /* bad argument */
+
+int LDSM_SetConfigFile(char *filename);
+int LDS_Init(int aitCommInstances);
+int LDS_Rank(void);
+int LDS_Send(void *buf, int count);
+int LDS_Recv(void *buf, int count);
+int LDS_Finalize(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,336 @@
+/* check_clientproto.c - frames between liblds and ldsd (libclient/clientproto.c). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "libclient/clientproto.h"
+#include "suites.h"
+
+#define PAYLOAD "payload bytes"
+
+/* A message of each type with every field of that type set. */
+static void sample(uint8_t type, struct cp_msg *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = type;
+	switch (type) {
+	case CP_HELLO:
+		m->version = CP_VERSION;
+		m->flags = 0x8001;
+		strcpy(m->name, "cm");
+		break;
+	case CP_WELCOME:
+		m->version = CP_VERSION;
+		m->max_msg = 0x10000000;
+		strcpy(m->name, "clusterA");
+		strcpy(m->endpoint, "clusterA/cm");
+		break;
+	case CP_SEND:
+	case CP_DELIVER:
+		m->msg_id = 0x0102030405060708ull;
+		strcpy(m->name, "clusterB/worker-7");
+		m->payload = (const uint8_t *)PAYLOAD;
+		m->payload_len = sizeof(PAYLOAD) - 1;
+		break;
+	case CP_ACKED:
+		m->first = 3;
+		m->last = 0xFFFFFFFFFFull;
+		break;
+	case CP_LOST:
+		m->first = 1;
+		m->last = 9;
+		strcpy(m->name, "clusterB");
+		strcpy(m->text, "peer gateway restarted: state lost");
+		break;
+	case CP_ERROR:
+		m->msg_id = 42;
+		m->err = EHOSTUNREACH;
+		strcpy(m->text, "no link to cluster clusterC");
+		break;
+	default:
+		break;
+	}
+}
+
+static int has_payload(uint8_t type)
+{
+	return type == CP_SEND || type == CP_DELIVER;
+}
+
+/* Encodes m and appends its payload: the frame as it travels. */
+static size_t frame_of(const struct cp_msg *m, uint8_t *buf, size_t cap)
+{
+	size_t n = cp_encode(buf, cap, m);
+
+	ck_assert_uint_gt(n, 0);
+	if (has_payload(m->type)) {
+		ck_assert_uint_le(n + m->payload_len, cap);
+		memcpy(buf + n, m->payload, m->payload_len);
+		n += m->payload_len;
+	}
+	return n;
+}
+
+/* Decodes a copy of body of exactly len bytes, so that ASan sees any read
+ * past the end. */
+static int decode_exact(uint8_t type, const uint8_t *body, size_t len, struct cp_msg *m, uint8_t **copy)
+{
+	struct cp_hdr h = { .len = (uint32_t)len, .type = type, .version = CP_VERSION };
+
+	*copy = malloc(len ? len : 1);
+	ck_assert_ptr_nonnull(*copy);
+	memcpy(*copy, body, len);
+	return cp_decode(&h, *copy, m);
+}
+
+START_TEST(t_type_names)
+{
+	for (int t = 0; t < CP_TYPE_MAX; t++)
+		ck_assert_ptr_nonnull(cp_type_names[t]);
+	ck_assert_str_eq(cp_type_names[CP_DELIVER], "DELIVER");
+}
+END_TEST
+
+START_TEST(t_hdr)
+{
+	uint8_t b[CP_HDR_LEN];
+	const uint8_t want[CP_HDR_LEN] = { 0x01, 0x02, 0x03, 0x04, CP_ACKED, CP_VERSION, 0, 0 };
+	struct cp_hdr h;
+
+	cp_hdr_write(b, CP_ACKED, 0x01020304);
+	ck_assert_mem_eq(b, want, sizeof(want));
+	cp_hdr_write(b, CP_BYE, CP_MAX_BODY);
+	ck_assert_int_eq(cp_hdr_parse(b, &h), 0);
+	ck_assert_uint_eq(h.len, CP_MAX_BODY);
+	ck_assert_uint_eq(h.type, CP_BYE);
+	ck_assert_uint_eq(h.version, CP_VERSION);
+
+	cp_hdr_write(b, CP_BYE, CP_MAX_BODY + 1);
+	ck_assert_int_eq(cp_hdr_parse(b, &h), -EBADMSG);
+	cp_hdr_write(b, CP_BYE, 0xFFFFFFFFu);
+	ck_assert_int_eq(cp_hdr_parse(b, &h), -EBADMSG);
+	cp_hdr_write(b, 0, 0);
+	ck_assert_int_eq(cp_hdr_parse(b, &h), -EBADMSG);
+	cp_hdr_write(b, CP_TYPE_MAX, 0);
+	ck_assert_int_eq(cp_hdr_parse(b, &h), -EBADMSG);
+	cp_hdr_write(b, 0xFF, 0);
+	ck_assert_int_eq(cp_hdr_parse(b, &h), -EBADMSG);
+	cp_hdr_write(b, CP_HELLO, 4);
+	b[5] = CP_VERSION + 1;
+	ck_assert_int_eq(cp_hdr_parse(b, &h), -EBADMSG);
+	b[5] = 0;
+	ck_assert_int_eq(cp_hdr_parse(b, &h), -EBADMSG);
+}
+END_TEST
+
+/* Every type survives encode, header parse and decode unchanged. */
+START_TEST(t_round_trip)
+{
+	uint8_t type = (uint8_t)_i, buf[1024], *copy;
+	struct cp_msg in, out;
+	struct cp_hdr h;
+	size_t n;
+
+	sample(type, &in);
+	n = frame_of(&in, buf, sizeof(buf));
+	ck_assert_int_eq(cp_hdr_parse(buf, &h), 0);
+	ck_assert_uint_eq(h.type, type);
+	ck_assert_uint_eq(h.len, n - CP_HDR_LEN);
+	ck_assert_int_eq(decode_exact(type, buf + CP_HDR_LEN, h.len, &out, &copy), 0);
+	ck_assert_uint_eq(out.payload_len, in.payload_len);
+	if (has_payload(type))
+		ck_assert_mem_eq(out.payload, in.payload, in.payload_len);
+	in.payload = out.payload = NULL;
+	ck_assert_mem_eq(&out, &in, sizeof(in));
+	free(copy);
+}
+END_TEST
+
+/* Any body cut short inside its fields is refused; SEND and DELIVER bodies
+ * end in a payload of any length, so only their fields can be cut. */
+START_TEST(t_truncated)
+{
+	uint8_t type = (uint8_t)_i, buf[1024], *copy;
+	struct cp_msg m, out;
+	size_t fields;
+
+	sample(type, &m);
+	fields = cp_encode(buf, sizeof(buf), &m) - CP_HDR_LEN;
+	for (size_t len = 0; len < fields; len++) {
+		ck_assert_msg(decode_exact(type, buf + CP_HDR_LEN, len, &out, &copy) == -EBADMSG,
+			      "%s cut to %zu of %zu bytes", cp_type_names[type], len, fields);
+		free(copy);
+	}
+}
+END_TEST
+
+START_TEST(t_trailing)
+{
+	uint8_t type = (uint8_t)_i, buf[1024], *copy;
+	struct cp_msg m, out;
+	size_t n;
+
+	sample(type, &m);
+	n = frame_of(&m, buf, sizeof(buf) - 1);
+	buf[n] = 'x';
+	if (has_payload(type)) {
+		ck_assert_int_eq(decode_exact(type, buf + CP_HDR_LEN, n + 1 - CP_HDR_LEN, &out, &copy), 0);
+		ck_assert_uint_eq(out.payload_len, m.payload_len + 1);
+	} else {
+		ck_assert_int_eq(decode_exact(type, buf + CP_HDR_LEN, n + 1 - CP_HDR_LEN, &out, &copy), -EBADMSG);
+	}
+	free(copy);
+}
+END_TEST
+
+/* A HELLO body with a name of n bytes of c. */
+static size_t hello_body(uint8_t *b, size_t n, char c)
+{
+	b[0] = 0;
+	b[1] = CP_VERSION;
+	b[2] = b[3] = 0;
+	b[4] = (uint8_t)n;
+	memset(b + 5, c, n);
+	return 5 + n;
+}
+
+/* An ERROR body with a text of n bytes of c. */
+static size_t error_body(uint8_t *b, size_t n, char c)
+{
+	memset(b, 0, 12);
+	b[7] = 1;
+	b[11] = EIO;
+	b[12] = (uint8_t)(n >> 8);
+	b[13] = (uint8_t)n;
+	memset(b + 14, c, n);
+	return 14 + n;
+}
+
+START_TEST(t_strings)
+{
+	uint8_t b[400], *copy;
+	struct cp_msg m;
+
+	ck_assert_int_eq(decode_exact(CP_HELLO, b, hello_body(b, WIRE_ENDPOINT_MAX, 'a'), &m, &copy), 0);
+	ck_assert_uint_eq(strlen(m.name), WIRE_ENDPOINT_MAX);
+	free(copy);
+	ck_assert_int_eq(decode_exact(CP_HELLO, b, hello_body(b, WIRE_ENDPOINT_MAX + 1, 'a'), &m, &copy), -EBADMSG);
+	free(copy);
+	ck_assert_int_eq(decode_exact(CP_HELLO, b, hello_body(b, 0, 'a'), &m, &copy), 0);
+	ck_assert_str_eq(m.name, "");
+	free(copy);
+	/* Names are single printable tokens. */
+	ck_assert_int_eq(decode_exact(CP_HELLO, b, hello_body(b, 3, ' '), &m, &copy), -EBADMSG);
+	free(copy);
+	ck_assert_int_eq(decode_exact(CP_HELLO, b, hello_body(b, 3, '\0'), &m, &copy), -EBADMSG);
+	free(copy);
+	ck_assert_int_eq(decode_exact(CP_HELLO, b, hello_body(b, 3, '\x7f'), &m, &copy), -EBADMSG);
+	free(copy);
+
+	ck_assert_int_eq(decode_exact(CP_ERROR, b, error_body(b, CP_TEXT_MAX, ' '), &m, &copy), 0);
+	ck_assert_uint_eq(strlen(m.text), CP_TEXT_MAX);
+	ck_assert_uint_eq(m.msg_id, 1);
+	ck_assert_int_eq(m.err, EIO);
+	free(copy);
+	ck_assert_int_eq(decode_exact(CP_ERROR, b, error_body(b, CP_TEXT_MAX + 1, 'a'), &m, &copy), -EBADMSG);
+	free(copy);
+	ck_assert_int_eq(decode_exact(CP_ERROR, b, error_body(b, 2, '\n'), &m, &copy), -EBADMSG);
+	free(copy);
+}
+END_TEST
+
+START_TEST(t_fields)
+{
+	uint8_t buf[256], *copy;
+	struct cp_msg m, out;
+	size_t n;
+
+	/* errno travels as a big-endian two's complement i32. */
+	sample(CP_ERROR, &m);
+	m.err = -5;
+	n = cp_encode(buf, sizeof(buf), &m);
+	ck_assert_mem_eq(buf + CP_HDR_LEN + 8, "\xFF\xFF\xFF\xFB", 4);
+	ck_assert_int_eq(decode_exact(CP_ERROR, buf + CP_HDR_LEN, n - CP_HDR_LEN, &out, &copy), 0);
+	ck_assert_int_eq(out.err, -5);
+	free(copy);
+
+	/* Id ranges start at 1 and are not reversed. */
+	sample(CP_ACKED, &m);
+	m.first = 0;
+	n = cp_encode(buf, sizeof(buf), &m);
+	ck_assert_int_eq(decode_exact(CP_ACKED, buf + CP_HDR_LEN, n - CP_HDR_LEN, &out, &copy), -EBADMSG);
+	free(copy);
+	m.first = 5;
+	m.last = 4;
+	n = cp_encode(buf, sizeof(buf), &m);
+	ck_assert_int_eq(decode_exact(CP_ACKED, buf + CP_HDR_LEN, n - CP_HDR_LEN, &out, &copy), -EBADMSG);
+	free(copy);
+
+	/* A SEND needs a destination. */
+	sample(CP_SEND, &m);
+	m.name[0] = '\0';
+	n = frame_of(&m, buf, sizeof(buf));
+	ck_assert_int_eq(decode_exact(CP_SEND, buf + CP_HDR_LEN, n - CP_HDR_LEN, &out, &copy), -EBADMSG);
+	free(copy);
+
+	/* The type comes from the header: an unknown one decodes nothing. */
+	ck_assert_int_eq(decode_exact(CP_TYPE_MAX, buf, 0, &out, &copy), -EBADMSG);
+	free(copy);
+}
+END_TEST
+
+START_TEST(t_encode_limits)
+{
+	uint8_t type = (uint8_t)_i, buf[1024];
+	struct cp_msg m;
+	size_t need;
+
+	sample(type, &m);
+	need = cp_encode(buf, sizeof(buf), &m);
+	ck_assert_uint_gt(need, 0);
+	for (size_t cap = 0; cap < need; cap++)
+		ck_assert_uint_eq(cp_encode(buf, cap, &m), 0);
+	/* Strings without their NUL cannot be encoded. */
+	memset(m.name, 'a', sizeof(m.name));
+	memset(m.endpoint, 'a', sizeof(m.endpoint));
+	memset(m.text, 'a', sizeof(m.text));
+	if (type != CP_ACKED && type != CP_BYE)
+		ck_assert_uint_eq(cp_encode(buf, sizeof(buf), &m), 0);
+}
+END_TEST
+
+START_TEST(t_encode_misc)
+{
+	uint8_t buf[256];
+	struct cp_msg m;
+
+	sample(CP_SEND, &m);
+	m.payload_len = CP_MAX_BODY;
+	ck_assert_uint_eq(cp_encode(buf, sizeof(buf), &m), 0);
+	m.payload_len = WIRE_MAX_MSG;
+	ck_assert_uint_gt(cp_encode(buf, sizeof(buf), &m), 0);
+	m.type = CP_TYPE_MAX;
+	ck_assert_uint_eq(cp_encode(buf, sizeof(buf), &m), 0);
+	m.type = 0;
+	ck_assert_uint_eq(cp_encode(buf, sizeof(buf), &m), 0);
+}
+END_TEST
+
+Suite *make_clientproto_suite(void)
+{
+	Suite *s = suite_create("clientproto");
+	TCase *tc = tcase_create("frames");
+
+	tcase_set_timeout(tc, 30);
+	tcase_add_test(tc, t_type_names);
+	tcase_add_test(tc, t_hdr);
+	tcase_add_loop_test(tc, t_round_trip, CP_HELLO, CP_TYPE_MAX);
+	tcase_add_loop_test(tc, t_truncated, CP_HELLO, CP_TYPE_MAX);
+	tcase_add_loop_test(tc, t_trailing, CP_HELLO, CP_TYPE_MAX);
+	tcase_add_test(tc, t_strings);
+	tcase_add_test(tc, t_fields);
+	tcase_add_loop_test(tc, t_encode_limits, CP_HELLO, CP_TYPE_MAX);
+	tcase_add_test(tc, t_encode_misc);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,694 @@
+/*
+ * check_config.c - config_load(): defaults, every error naming file, line and
+ * setting, key files, size suffixes, config_print() round trip.
+ *
+ * Each test runs in a fresh mkdtemp directory holding a valid key file
+ * "k.key"; most files are made by conf() from one valid layout with one
+ * setting replaced, so that the expected line of an error is known.
+ */
+#include <check.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "ldsd/config.h"
+#include "suites.h"
+
+#define KEY "0123456789abcdef0123456789abcdef"   /* 32 bytes */
+
+static char dir[PATH_MAX];
+static char conf_path[PATH_MAX + 16];
+static char err[512];
+static struct config cfg;
+
+static void write_file(const char *name, const char *text, mode_t mode)
+{
+	char path[PATH_MAX + 64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+	ck_assert_int_eq(chmod(path, mode), 0);
+}
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "%s/lds-config-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(conf_path, sizeof(conf_path), "%s/t.conf", dir);
+	write_file("k.key", KEY "\n", 0600);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path);
+}
+
+static void teardown(void)
+{
+	nftw(dir, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int load(const char *text)
+{
+	write_file("t.conf", text, 0644);
+	return config_load(conf_path, &cfg, err, sizeof(err));
+}
+
+static void expect_ok(const char *text)
+{
+	ck_assert_msg(load(text) == 0, "rejected: %s\n%s", err, text);
+}
+
+/* err is one line "DIR/t.conf:LINE: SETTING: ..." holding msg. */
+static void expect_error(const char *text, int line, const char *setting, const char *msg)
+{
+	char want[256];
+
+	ck_assert_msg(load(text) == -1, "accepted:\n%s", text);
+	ck_assert_msg(strncmp(err, conf_path, strlen(conf_path)) == 0, "no file name in \"%s\"", err);
+	snprintf(want, sizeof(want), "t.conf:%d: %s: ", line, setting);
+	ck_assert_msg(strstr(err, want) != NULL, "\"%s\" lacks \"%s\"", err, want);
+	ck_assert_msg(strstr(err, msg) != NULL, "\"%s\" lacks \"%s\"", err, msg);
+	ck_assert_msg(strchr(err, '\n') == NULL, "\"%s\" is not one line", err);
+}
+
+/*
+ * A valid file, line by line:
+ *   1  root_line
+ *   2  cluster = "clusterA";
+ *   3  peers = ( {
+ *   4    peer_line
+ *   5    cluster = "clusterB";
+ *   6    address = "192.0.2.10";
+ *   7    port = 7100;
+ *   8    role = "connect";
+ *   9    key_file = "k.key";
+ *  10  } );
+ * A default line whose setting is named root_name or peer_name is left
+ * blank, so root_line or peer_line replaces it and no line moves.
+ */
+enum { ROOT_LINE = 1, PEER_GROUP_LINE = 3, PEER_LINE = 4 };
+
+static const char *conf(const char *root_name, const char *root_line, const char *peer_name, const char *peer_line)
+{
+	static const char *const root[][2] = { { "cluster", "cluster = \"clusterA\";" } };
+	static const char *const peer[][2] = {
+		{ "cluster", "cluster = \"clusterB\";" },
+		{ "address", "address = \"192.0.2.10\";" },
+		{ "port", "port = 7100;" },
+		{ "role", "role = \"connect\";" },
+		{ "key_file", "key_file = \"k.key\";" },
+	};
+	static char text[4096];
+	size_t n = 0;
+
+#define ADD(...) (n += (size_t)snprintf(text + n, sizeof(text) - n, __VA_ARGS__))
+	ADD("%s\n", root_line ? root_line : "");
+	for (size_t i = 0; i < sizeof(root) / sizeof(root[0]); i++)
+		ADD("%s\n", root_name && strcmp(root_name, root[i][0]) == 0 ? "" : root[i][1]);
+	ADD("peers = ( {\n  %s\n", peer_line ? peer_line : "");
+	for (size_t i = 0; i < sizeof(peer) / sizeof(peer[0]); i++)
+		ADD("  %s\n", peer_name && strcmp(peer_name, peer[i][0]) == 0 ? "" : peer[i][1]);
+	ADD("} );\n");
+#undef ADD
+	ck_assert_uint_lt(n, sizeof(text));
+	return text;
+}
+
+static const char *peer_conf(const char *name, const char *line)
+{
+	return conf(NULL, NULL, name, line);
+}
+
+static const char *root_conf(const char *name, const char *line)
+{
+	return conf(name, line, NULL, NULL);
+}
+
+/* ---- valid files ---------------------------------------------------------- */
+
+START_TEST(test_defaults)
+{
+	const struct config_peer *p = &cfg.peers[0];
+
+	expect_ok(conf(NULL, NULL, NULL, NULL));
+	ck_assert_str_eq(cfg.file, conf_path);
+	ck_assert_str_eq(cfg.cluster, "clusterA");
+	ck_assert_str_eq(cfg.log_level, "info");
+	ck_assert_int_eq(cfg.allow_faults, 0);
+	ck_assert_double_eq(cfg.drain_timeout, 10.0);
+	ck_assert_str_eq(cfg.client_socket, "/run/lds/clusterA.sock");
+	ck_assert_str_eq(cfg.client_tcp, "");
+	ck_assert_str_eq(cfg.control_socket, "/run/lds/clusterA.ctl");
+	ck_assert_uint_eq(cfg.npeers, 1);
+	ck_assert_str_eq(p->cluster, "clusterB");
+	ck_assert_str_eq(p->address, "192.0.2.10");
+	ck_assert_uint_eq(p->port, 7100);
+	ck_assert_int_eq(p->role, CONFIG_ROLE_CONNECT);
+	ck_assert_str_eq(p->transport, "tcp");
+	ck_assert_uint_eq(p->streams, 4);
+	ck_assert_uint_eq(p->block_size, 65536);
+	ck_assert_uint_eq(p->send_memory, 64u << 20);
+	ck_assert_uint_eq(p->recv_memory, 64u << 20);
+	ck_assert_double_eq(p->inactivity_timeout, 30.0);
+	ck_assert_double_eq(p->keepalive, 7.5);
+	ck_assert_double_eq(p->reconnect_min, 0.05);
+	ck_assert_double_eq(p->reconnect_max, 1.0);
+	ck_assert_double_eq(p->connect_timeout, 10.0);
+	ck_assert_uint_eq(p->key_len, strlen(KEY));
+	ck_assert_mem_eq(p->key, KEY, strlen(KEY));
+	ck_assert_int_eq(p->line, PEER_GROUP_LINE);
+}
+END_TEST
+
+static const char full[] =
+	"# every setting, none at its default\n"
+	"cluster = \"site-1.a_b\";\n"
+	"log_level = \"debug\";\n"
+	"allow_faults = true;\n"
+	"drain_timeout = 2.5;\n"
+	"clients = {\n"
+	"  socket = \"/tmp/x/a.sock\";\n"
+	"  tcp = \"127.0.0.1:7001\";\n"
+	"};\n"
+	"control_socket = \"/tmp/x/control\";\n"
+	"peers = (\n"
+	"  { cluster = \"B\"; address = \"0.0.0.0\"; port = 65535; role = \"listen\";\n"
+	"    transport = \"rdma\"; streams = 64; block_size = 16777216;\n"
+	"    send_memory = 67108864; recv_memory = \"1GiB\";\n"
+	"    inactivity_timeout = 60; keepalive = 59.5; reconnect_min = 1;\n"
+	"    reconnect_max = 1; connect_timeout = 0.25; key_file = \"k.key\"; },\n"
+	"  { cluster = \"C\"; address = \"c.example\"; port = 1; role = \"connect\";\n"
+	"    key_file = \"k.key\"; block_size = 512; send_memory = 2048; recv_memory = \"2k\";\n"
+	"    streams = 1; transport = \"udp\"; inactivity_timeout = 0.5; }\n"
+	");\n";
+
+START_TEST(test_full)
+{
+	const struct config_peer *b, *c;
+	char key_path[PATH_MAX + 16], real[PATH_MAX];
+
+	expect_ok(full);
+	ck_assert_str_eq(cfg.cluster, "site-1.a_b");
+	ck_assert_str_eq(cfg.log_level, "debug");
+	ck_assert_int_eq(cfg.allow_faults, 1);
+	ck_assert_double_eq(cfg.drain_timeout, 2.5);
+	ck_assert_str_eq(cfg.client_socket, "/tmp/x/a.sock");
+	ck_assert_str_eq(cfg.client_tcp, "127.0.0.1:7001");
+	ck_assert_str_eq(cfg.control_socket, "/tmp/x/control");
+	ck_assert_uint_eq(cfg.npeers, 2);
+
+	b = config_peer_find(&cfg, "B");
+	c = config_peer_find(&cfg, "C");
+	ck_assert_ptr_eq(b, &cfg.peers[0]);
+	ck_assert_ptr_eq(c, &cfg.peers[1]);
+	ck_assert_ptr_null(config_peer_find(&cfg, "D"));
+	ck_assert_ptr_null(config_peer_find(&cfg, "site-1.a_b"));
+
+	ck_assert_str_eq(b->address, "0.0.0.0");
+	ck_assert_uint_eq(b->port, 65535);
+	ck_assert_int_eq(b->role, CONFIG_ROLE_LISTEN);
+	ck_assert_str_eq(b->transport, "rdma");
+	ck_assert_uint_eq(b->streams, 64);
+	ck_assert_uint_eq(b->block_size, 16u << 20);
+	ck_assert_uint_eq(b->send_memory, 64u << 20);
+	ck_assert_uint_eq(b->recv_memory, 1u << 30);
+	ck_assert_double_eq(b->inactivity_timeout, 60.0);
+	ck_assert_double_eq(b->keepalive, 59.5);
+	ck_assert_double_eq(b->reconnect_min, 1.0);
+	ck_assert_double_eq(b->reconnect_max, 1.0);
+	ck_assert_double_eq(b->connect_timeout, 0.25);
+	ck_assert_int_eq(b->line, 12);
+
+	/* A relative key_file is relative to the file's directory, made absolute. */
+	ck_assert_ptr_nonnull(realpath(dir, real));
+	snprintf(key_path, sizeof(key_path), "%s/k.key", real);
+	ck_assert_str_eq(b->key_file, key_path);
+
+	ck_assert_str_eq(c->transport, "udp");
+	ck_assert_int_eq(c->role, CONFIG_ROLE_CONNECT);
+	ck_assert_uint_eq(c->block_size, 512);
+	ck_assert_uint_eq(c->send_memory, 2048);
+	ck_assert_uint_eq(c->recv_memory, 2048);
+	ck_assert_double_eq(c->keepalive, 0.125);
+	ck_assert_int_eq(c->line, 17);
+}
+END_TEST
+
+START_TEST(test_control_socket_default)
+{
+	expect_ok(root_conf(NULL, "clients = { socket = \"/x/y.sock\"; };"));
+	ck_assert_str_eq(cfg.control_socket, "/x/y.ctl");
+	expect_ok(root_conf(NULL, "clients = { socket = \"/x/y\"; };"));
+	ck_assert_str_eq(cfg.control_socket, "/x/y.ctl");
+	expect_ok(root_conf(NULL, "clients = { };"));
+	ck_assert_str_eq(cfg.client_socket, "/run/lds/clusterA.sock");
+}
+END_TEST
+
+START_TEST(test_no_peers)
+{
+	expect_ok("cluster = \"lonely\";\n");
+	ck_assert_uint_eq(cfg.npeers, 0);
+	expect_ok("cluster = \"lonely\";\npeers = ();\n");
+	ck_assert_uint_eq(cfg.npeers, 0);
+}
+END_TEST
+
+/* libconfig tells 30 from 30.0; both are seconds. */
+START_TEST(test_int_or_float)
+{
+	static const char *const forms[] = { "30", "30.0", "3e1", "30L" };
+
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "inactivity_timeout = %s;", forms[i]);
+		expect_ok(peer_conf(NULL, line));
+		ck_assert_double_eq(cfg.peers[0].inactivity_timeout, 30.0);
+		ck_assert_double_eq(cfg.peers[0].keepalive, 7.5);
+		snprintf(line, sizeof(line), "drain_timeout = %s;", forms[i]);
+		expect_ok(root_conf(NULL, line));
+		ck_assert_double_eq(cfg.drain_timeout, 30.0);
+	}
+	expect_ok(peer_conf(NULL, "send_memory = 8589934592L;"));
+	ck_assert_uint_eq(cfg.peers[0].send_memory, 8ull << 30);
+}
+END_TEST
+
+/* ---- sizes -------------------------------------------------------------------- */
+
+static const struct { const char *text; unsigned long long bytes; } sizes[] = {
+	{ "262144", 256u << 10 },
+	{ "0x100000", 1u << 20 },
+	{ "\"262144\"", 256u << 10 },
+	{ "\"512k\"", 512u << 10 },
+	{ "\"512K\"", 512u << 10 },
+	{ "\"512KiB\"", 512u << 10 },
+	{ "\"64M\"", 64u << 20 },
+	{ "\"64m\"", 64u << 20 },
+	{ "\"64MiB\"", 64u << 20 },
+	{ "\"1G\"", 1u << 30 },
+	{ "\"1GiB\"", 1u << 30 },
+	{ "\"3g\"", 3ull << 30 },
+	{ "\"1T\"", 1ull << 40 },
+};
+
+START_TEST(test_size_ok)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "send_memory = %s;", sizes[_i].text);
+	expect_ok(peer_conf(NULL, line));
+	ck_assert_uint_eq(cfg.peers[0].send_memory, sizes[_i].bytes);
+}
+END_TEST
+
+static const char *const bad_sizes[] = {
+	"\"64MB\"", "\"64 M\"", "\" 64M\"", "\"1.5G\"", "\"-1M\"", "\"+1M\"", "\"M\"",
+	"\"64Mi\"", "\"64MiBs\"", "\"64X\"", "\"99999999999999999999\"", "\"99999999999T\"",
+};
+
+START_TEST(test_size_bad)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "recv_memory = %s;", bad_sizes[_i]);
+	expect_error(peer_conf(NULL, line), PEER_LINE, "peers.[0].recv_memory", "is not a byte count");
+}
+END_TEST
+
+START_TEST(test_block_size_suffix)
+{
+	expect_ok(peer_conf(NULL, "block_size = \"1M\";"));
+	ck_assert_uint_eq(cfg.peers[0].block_size, 1u << 20);
+}
+END_TEST
+
+/* ---- one bad setting at a time ------------------------------------------------ */
+
+struct bad {
+	const char *name;      /* default line to drop, if any */
+	const char *line;      /* what goes in its place; NULL: nothing */
+	const char *setting;   /* expected in the message */
+	const char *msg;
+};
+
+/* With line NULL the setting is missing: the error is at its group's line. */
+static const struct bad bad_peer[] = {
+	{ "cluster", NULL, "peers.[0].cluster", "required setting missing" },
+	{ "address", NULL, "peers.[0].address", "required setting missing" },
+	{ "port", NULL, "peers.[0].port", "required setting missing" },
+	{ "role", NULL, "peers.[0].role", "required setting missing" },
+	{ "key_file", NULL, "peers.[0].key_file", "required setting missing" },
+
+	{ "cluster", "cluster = \"bad name\";", "peers.[0].cluster", "not a valid cluster name" },
+	{ "cluster", "cluster = \"\";", "peers.[0].cluster", "must not be empty" },
+	{ "cluster", "cluster = 7;", "peers.[0].cluster", "must be a string" },
+	{ "cluster", "cluster = \"a234567890123456789012345678901234567890123456789012345678901234\";",
+	  "peers.[0].cluster", "too long" },
+	{ "address", "address = \"\";", "peers.[0].address", "must not be empty" },
+	{ "port", "port = 0;", "peers.[0].port", "must be 1..65535 (got 0)" },
+	{ "port", "port = 65536;", "peers.[0].port", "must be 1..65535 (got 65536)" },
+	{ "port", "port = -1;", "peers.[0].port", "must not be negative" },
+	{ "port", "port = \"7100\";", "peers.[0].port", "must be an integer" },
+	{ "role", "role = \"server\";", "peers.[0].role", "must be one of \"connect\", \"listen\"" },
+	{ "role", "role = 1;", "peers.[0].role", "must be a string" },
+	{ "key_file", "key_file = \"\";", "peers.[0].key_file", "must not be empty" },
+	{ NULL, "transport = \"sctp\";", "peers.[0].transport", "must be one of \"tcp\", \"udp\", \"rdma\"" },
+	{ NULL, "streams = 0;", "peers.[0].streams", "must be 1..64 (got 0)" },
+	{ NULL, "streams = 65;", "peers.[0].streams", "must be 1..64 (got 65)" },
+	{ NULL, "streams = 4.0;", "peers.[0].streams", "must be an integer (got a float)" },
+	{ NULL, "streams = \"4\";", "peers.[0].streams", "must be an integer (got a string)" },
+	{ NULL, "block_size = 511;", "peers.[0].block_size", "must be 512..16777216 (got 511)" },
+	{ NULL, "block_size = 16777217;", "peers.[0].block_size", "must be 512..16777216" },
+	{ NULL, "block_size = \"17M\";", "peers.[0].block_size", "must be 512..16777216" },
+	{ NULL, "send_memory = 1000;", "peers.[0].send_memory", "must be at least 2048 (got 1000)" },
+	{ NULL, "send_memory = 262143;", "peers.[0].send_memory", "at least 4 * block_size (262144)" },
+	{ NULL, "send_memory = 1.5;", "peers.[0].send_memory", "must be an integer or a size string" },
+	{ NULL, "recv_memory = 1000;", "peers.[0].recv_memory", "must be at least 2048 (got 1000)" },
+	{ NULL, "recv_memory = \"255k\";", "peers.[0].recv_memory", "at least 4 * block_size (262144)" },
+	{ NULL, "inactivity_timeout = 0;", "peers.[0].inactivity_timeout", "positive number of seconds" },
+	{ NULL, "inactivity_timeout = -1.5;", "peers.[0].inactivity_timeout", "positive number of seconds" },
+	{ NULL, "inactivity_timeout = \"30\";", "peers.[0].inactivity_timeout", "must be a number of seconds" },
+	{ NULL, "inactivity_timeout = 1e999;", "peers.[0].inactivity_timeout", "positive number of seconds" },
+	{ NULL, "keepalive = 0;", "peers.[0].keepalive", "positive number of seconds" },
+	{ NULL, "keepalive = 30;", "peers.[0].keepalive", "less than inactivity_timeout (30)" },
+	{ NULL, "inactivity_timeout = 0.04;  keepalive = 0.04;", "peers.[0].keepalive", "less than inactivity_timeout" },
+	{ NULL, "reconnect_min = 0;", "peers.[0].reconnect_min", "positive number of seconds" },
+	{ NULL, "reconnect_max = -1;", "peers.[0].reconnect_max", "positive number of seconds" },
+	{ NULL, "reconnect_max = 0.01;", "peers.[0].reconnect_max", "at least reconnect_min (0.05)" },
+	/* Only reconnect_min is in the file, so it is the one named. */
+	{ NULL, "reconnect_min = 2;", "peers.[0].reconnect_min", "reconnect_max (1) must be at least reconnect_min (2)" },
+	{ NULL, "connect_timeout = 0;", "peers.[0].connect_timeout", "positive number of seconds" },
+	{ NULL, "connect_timeout = true;", "peers.[0].connect_timeout", "must be a number of seconds (got a boolean)" },
+	{ NULL, "stream = 4;", "peers.[0].stream", "unknown setting; did you mean \"streams\"?" },
+	{ NULL, "BlockSize = 10000;", "peers.[0].BlockSize", "unknown setting; did you mean \"block_size\"?" },
+	{ NULL, "keepalvie = 5;", "peers.[0].keepalvie", "did you mean \"keepalive\"?" },
+	{ NULL, "colour = \"red\";", "peers.[0].colour", "unknown setting" },
+	{ NULL, "log_level = \"info\";", "peers.[0].log_level", "unknown setting" },
+	{ "key_file", "key_file = \"nokey.key\";", "peers.[0].key_file", "No such file or directory" },
+	{ "key_file", "key_file = \"/\";", "peers.[0].key_file", "/ is not a regular file" },
+};
+
+START_TEST(test_bad_peer)
+{
+	const struct bad *b = &bad_peer[_i];
+
+	expect_error(peer_conf(b->name, b->line), b->line ? PEER_LINE : PEER_GROUP_LINE, b->setting, b->msg);
+}
+END_TEST
+
+static const struct bad bad_root[] = {
+	{ "cluster", NULL, "cluster", "required setting missing" },
+	{ "cluster", "cluster = \"a/b\";", "cluster", "not a valid cluster name" },
+	{ "cluster", "cluster = \"clusterB\";", "peers.[0].cluster", "own name" },
+	{ NULL, "log_level = \"loud\";", "log_level", "must be one of \"error\", \"warn\", \"info\", \"debug\" (got \"loud\")" },
+	{ NULL, "allow_faults = 1;", "allow_faults", "must be true or false (got an integer)" },
+	{ NULL, "drain_timeout = 0;", "drain_timeout", "positive number of seconds" },
+	{ NULL, "clients = 1;", "clients", "must be a group" },
+	{ NULL, "clients = { socket = \"\"; };", "clients.socket", "must not be empty" },
+	{ NULL, "clients = { socket = \"/run/lds/a-socket-path-longer-than-a-sockaddr_un-can-hold-is-an-error-"
+		"here-and-not-at-start-up-really-and-more.sock\"; };", "clients.socket", "too long: at most 107 bytes" },
+	{ NULL, "clients = { socket = \"/run/lds/a-socket-path-that-fits-but-leaves-no-room-for-the-control-"
+		"socket-path-to-be-derived-from-it-ok\"; };", "clients.socket", "set control_socket" },
+	{ NULL, "clients = { tcp = \"localhost\"; };", "clients.tcp", "must be \"host:port\"" },
+	{ NULL, "clients = { tcp = \"localhost:0\"; };", "clients.tcp", "must be \"host:port\"" },
+	{ NULL, "clients = { tcp = \":7001\"; };", "clients.tcp", "must be \"host:port\"" },
+	{ NULL, "clients = { sockt = \"/x.sock\"; };", "clients.sockt", "did you mean \"socket\"?" },
+	{ NULL, "control_socket = \"/run/lds/clusterA.sock\";", "control_socket", "must differ from clients.socket" },
+	{ NULL, "colour = 1;", "colour", "unknown setting" },
+	{ NULL, "streams = 4;", "streams", "unknown setting" },
+	{ NULL, "peers2 = ();", "peers2", "did you mean \"peers\"?" },
+};
+
+START_TEST(test_bad_root)
+{
+	const struct bad *b = &bad_root[_i];
+	/* Missing root settings are reported at line 1 too; a peer's own-name
+	 * error is at that peer's cluster line. */
+	int line = strncmp(b->setting, "peers.", 6) == 0 ? PEER_LINE + 1 : ROOT_LINE;
+
+	expect_error(root_conf(b->name, b->line), line, b->setting, b->msg);
+}
+END_TEST
+
+START_TEST(test_peers_not_list)
+{
+	expect_error("cluster = \"a\";\npeers = { cluster = \"b\"; };\n", 2, "peers", "must be a list of groups");
+	expect_error("cluster = \"a\";\npeers = ( 1 );\n", 2, "peers.[0]", "must be a group");
+}
+END_TEST
+
+START_TEST(test_syntax_error)
+{
+	ck_assert_int_eq(load("cluster = \"a\";\n\npeers = ( { streams = ; } );\n"), -1);
+	ck_assert_msg(strncmp(err, conf_path, strlen(conf_path)) == 0, "%s", err);
+	ck_assert_msg(strstr(err, "t.conf:3: ") != NULL, "%s", err);
+	ck_assert_msg(strstr(err, "syntax error") != NULL, "%s", err);
+
+	/* libconfig itself rejects a setting given twice. */
+	ck_assert_int_eq(load("cluster = \"a\";\ncluster = \"b\";\n"), -1);
+	ck_assert_msg(strstr(err, "t.conf:2: ") != NULL, "%s", err);
+}
+END_TEST
+
+START_TEST(test_no_file)
+{
+	char path[PATH_MAX + 16];
+
+	snprintf(path, sizeof(path), "%s/none.conf", dir);
+	ck_assert_int_eq(config_load(path, &cfg, err, sizeof(err)), -1);
+	ck_assert_msg(strncmp(err, path, strlen(path)) == 0, "%s", err);
+	ck_assert_msg(strstr(err, "No such file or directory") != NULL, "%s", err);
+	ck_assert_int_eq(config_load(dir, &cfg, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, "is a directory") != NULL, "%s", err);
+}
+END_TEST
+
+/* ---- peers as a set ------------------------------------------------------------ */
+
+#define PEER(name, line) "  { cluster = \"" name "\"; address = \"h\"; port = 1; role = \"listen\"; key_file = \"k.key\"; }" line
+
+START_TEST(test_duplicate_peer)
+{
+	expect_error("cluster = \"A\";\npeers = (\n" PEER("B", ",\n") PEER("C", ",\n") PEER("B", "\n") ");\n",
+		     5, "peers.[2].cluster", "\"B\" is already peers.[0] (line 3)");
+}
+END_TEST
+
+START_TEST(test_own_name_peer)
+{
+	/* cluster after peers: the check needs the whole file. */
+	expect_error("peers = (\n" PEER("B", ",\n") PEER("A", "\n") ");\ncluster = \"A\";\n",
+		     3, "peers.[1].cluster", "this cluster's own name");
+}
+END_TEST
+
+START_TEST(test_too_many_peers)
+{
+	static char text[CONFIG_MAX_PEERS * 128 + 256];
+	size_t n = 0;
+
+	n += (size_t)snprintf(text + n, sizeof(text) - n, "cluster = \"A\";\npeers = (\n");
+	for (int i = 0; i <= CONFIG_MAX_PEERS; i++)
+		n += (size_t)snprintf(text + n, sizeof(text) - n, "%s{ cluster = \"p%d\"; address = \"h\"; port = 1;"
+				      " role = \"listen\"; key_file = \"k.key\"; }\n", i ? "," : "", i);
+	snprintf(text + n, sizeof(text) - n, ");\n");
+	expect_error(text, 2, "peers", "at most 64 peers (got 65)");
+
+	/* Exactly CONFIG_MAX_PEERS is fine. */
+	*strrchr(text, ',') = '\0';
+	strcat(text, ");\n");
+	expect_ok(text);
+	ck_assert_uint_eq(cfg.npeers, CONFIG_MAX_PEERS);
+}
+END_TEST
+
+/* ---- key files ------------------------------------------------------------------ */
+
+START_TEST(test_key_mode)
+{
+	write_file("k.key", KEY "\n", 0644);
+	expect_error(peer_conf(NULL, NULL), 9, "peers.[0].key_file", "(mode 0644): chmod 600 ");
+	write_file("k.key", KEY "\n", 0620);
+	expect_error(peer_conf(NULL, NULL), 9, "peers.[0].key_file", "chmod 600");
+	write_file("k.key", KEY "\n", 0400);
+	expect_ok(peer_conf(NULL, NULL));
+}
+END_TEST
+
+START_TEST(test_key_unreadable)
+{
+	if (geteuid() == 0)
+		return;   /* root reads anything */
+	write_file("k.key", KEY "\n", 0200);
+	expect_error(peer_conf(NULL, NULL), 9, "peers.[0].key_file", "Permission denied");
+}
+END_TEST
+
+START_TEST(test_key_length)
+{
+	static char big[CONFIG_KEY_MAX + 2];
+
+	write_file("k.key", "short\n", 0600);
+	expect_error(peer_conf(NULL, NULL), 9, "peers.[0].key_file", "holds 5 bytes of key; it must hold 16..1024");
+	write_file("k.key", "", 0600);
+	expect_error(peer_conf(NULL, NULL), 9, "peers.[0].key_file", "holds 0 bytes");
+
+	/* One trailing newline is not part of the key; a second one is. */
+	write_file("k.key", "0123456789abcdef\n", 0600);
+	expect_ok(peer_conf(NULL, NULL));
+	ck_assert_uint_eq(cfg.peers[0].key_len, 16);
+	write_file("k.key", "0123456789abcde\n\n", 0600);
+	expect_ok(peer_conf(NULL, NULL));
+	ck_assert_uint_eq(cfg.peers[0].key_len, 16);
+	ck_assert_int_eq(cfg.peers[0].key[15], '\n');
+	write_file("k.key", "0123456789abcde", 0600);
+	expect_error(peer_conf(NULL, NULL), 9, "peers.[0].key_file", "holds 15 bytes");
+
+	memset(big, 'x', CONFIG_KEY_MAX);
+	big[CONFIG_KEY_MAX] = '\n';
+	write_file("k.key", big, 0600);
+	expect_ok(peer_conf(NULL, NULL));
+	ck_assert_uint_eq(cfg.peers[0].key_len, CONFIG_KEY_MAX);
+	big[CONFIG_KEY_MAX] = 'x';
+	write_file("k.key", big, 0600);
+	expect_error(peer_conf(NULL, NULL), 9, "peers.[0].key_file", "more than 1024 bytes");
+}
+END_TEST
+
+START_TEST(test_key_relative_to_config)
+{
+	char line[PATH_MAX + 64];
+
+	/* Not the working directory: the config file's. */
+	ck_assert_int_eq(chdir("/"), 0);
+	expect_ok(peer_conf(NULL, NULL));
+	ck_assert_mem_eq(cfg.peers[0].key, KEY, strlen(KEY));
+
+	ck_assert_int_eq(mkdir(strcat(strcpy(line, dir), "/keys"), 0700), 0);
+	write_file("keys/other.key", "fedcba9876543210\n", 0600);
+	expect_ok(peer_conf("key_file", "key_file = \"keys/other.key\";"));
+	ck_assert_mem_eq(cfg.peers[0].key, "fedcba9876543210", 16);
+
+	/* An absolute one is kept as it is. */
+	snprintf(line, sizeof(line), "%s/keys/other.key", dir);
+	ck_assert_str_eq(cfg.peers[0].key_file + strlen(cfg.peers[0].key_file) - strlen("/keys/other.key"),
+			 "/keys/other.key");
+	{
+		char text[PATH_MAX + 128];
+
+		snprintf(text, sizeof(text), "key_file = \"%s\";", line);
+		expect_ok(peer_conf("key_file", text));
+	}
+	ck_assert_str_eq(cfg.peers[0].key_file, line);
+}
+END_TEST
+
+/* ---- printing ------------------------------------------------------------------- */
+
+static char *print_to_string(const struct config *c)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	ck_assert_ptr_nonnull(f);
+	config_print(c, f);
+	ck_assert_int_eq(fclose(f), 0);
+	return text;
+}
+
+/* config_print's output is a config file that loads to the same settings. */
+START_TEST(test_print_round_trip)
+{
+	static struct config again;
+	char printed[PATH_MAX + 16];
+	char *first, *second;
+
+	write_file("k.key", "s3cr3t-k3y-material-that-must-not-leak\n", 0600);
+	expect_ok(full);
+	first = print_to_string(&cfg);
+	ck_assert_msg(strstr(first, "s3cr3t") == NULL, "key printed:\n%s", first);
+	ck_assert_msg(strstr(first, "key_file = \"/") != NULL, "%s", first);
+	ck_assert_msg(strstr(first, "recv_memory = 1073741824;") != NULL, "%s", first);
+	ck_assert_msg(strstr(first, "inactivity_timeout = 60.0;") != NULL, "%s", first);
+
+	write_file("printed.conf", first, 0600);
+	snprintf(printed, sizeof(printed), "%s/printed.conf", dir);
+	ck_assert_msg(config_load(printed, &again, err, sizeof(err)) == 0, "%s\n%s", err, first);
+	second = print_to_string(&again);
+	/* Equal but for the first line, which names the file. */
+	ck_assert_str_eq(strchr(first, '\n'), strchr(second, '\n'));
+	ck_assert_mem_eq(again.peers[1].key, cfg.peers[1].key, cfg.peers[1].key_len);
+	free(first);
+	free(second);
+
+	/* Defaults are printed too, and sizes past 2^31 carry libconfig's L. */
+	expect_ok(peer_conf(NULL, "send_memory = \"4G\";"));
+	first = print_to_string(&cfg);
+	ck_assert_msg(strstr(first, "send_memory = 4294967296L;") != NULL, "%s", first);
+	ck_assert_msg(strstr(first, "keepalive = 7.5;") != NULL, "%s", first);
+	ck_assert_msg(strstr(first, "reconnect_min = 0.05;") != NULL, "%s", first);
+	ck_assert_msg(strstr(first, "control_socket = \"/run/lds/clusterA.ctl\";") != NULL, "%s", first);
+	ck_assert_msg(strstr(first, "tcp =") == NULL, "unset clients.tcp printed:\n%s", first);
+	free(first);
+}
+END_TEST
+
+START_TEST(test_small_err_buffer)
+{
+	char small[8];
+
+	write_file("t.conf", "colour = 1;\n", 0600);
+	ck_assert_int_eq(config_load(conf_path, &cfg, small, sizeof(small)), -1);
+	ck_assert_uint_eq(strlen(small), sizeof(small) - 1);
+	ck_assert_int_eq(config_load(conf_path, &cfg, NULL, 0), -1);
+}
+END_TEST
+
+#define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
+
+Suite *make_config_suite(void)
+{
+	Suite *s = suite_create("config");
+	TCase *tc = tcase_create("config");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_defaults);
+	tcase_add_test(tc, test_full);
+	tcase_add_test(tc, test_control_socket_default);
+	tcase_add_test(tc, test_no_peers);
+	tcase_add_test(tc, test_int_or_float);
+	tcase_add_loop_test(tc, test_size_ok, 0, N(sizes));
+	tcase_add_loop_test(tc, test_size_bad, 0, N(bad_sizes));
+	tcase_add_test(tc, test_block_size_suffix);
+	tcase_add_loop_test(tc, test_bad_peer, 0, N(bad_peer));
+	tcase_add_loop_test(tc, test_bad_root, 0, N(bad_root));
+	tcase_add_test(tc, test_peers_not_list);
+	tcase_add_test(tc, test_syntax_error);
+	tcase_add_test(tc, test_no_file);
+	tcase_add_test(tc, test_duplicate_peer);
+	tcase_add_test(tc, test_own_name_peer);
+	tcase_add_test(tc, test_too_many_peers);
+	tcase_add_test(tc, test_key_mode);
+	tcase_add_test(tc, test_key_unreadable);
+	tcase_add_test(tc, test_key_length);
+	tcase_add_test(tc, test_key_relative_to_config);
+	tcase_add_test(tc, test_print_round_trip);
+	tcase_add_test(tc, test_small_err_buffer);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,15 @@
+/* suites.h - one make_<area>_suite() per tests/unit/check_<area>.c. */
+#ifndef LDS_TEST_SUITES_H
+#define LDS_TEST_SUITES_H
+
+#include <check.h>
+
+Suite *make_wire_suite(void);
+Suite *make_config_suite(void);
+Suite *make_clientproto_suite(void);
+Suite *make_lds_suite(void);
+Suite *make_sendbuf_suite(void);
+Suite *make_recvbuf_suite(void);
+Suite *make_evloop_suite(void);
+
+#endif

@@ -1,0 +1,116 @@
+/* ldsctl - asks a running ldsd for its status, or injects faults in tests. */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "ldsd/config.h"
+
+#define DEFAULT_CTL "/run/lds/ldsd.ctl"
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: ldsctl [-c FILE | -s SOCKET] status [--json]\n"
+		"       ldsctl [-c FILE | -s SOCKET] fault break PEER [STREAM]\n"
+		"  -c, --config FILE   find the control socket in ldsd's configuration\n"
+		"  -s, --socket PATH   control socket (default $LDSCTL_SOCKET or " DEFAULT_CTL ")\n"
+		"  -j, --json          status as JSON\n"
+		"exit status: 0 ok, 1 ldsd unreachable or it reported an error, 2 usage\n");
+}
+
+static int ask(const char *path, const char *req)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[65536];
+	int fd, error = 0, first = 1;
+	ssize_t n;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		fprintf(stderr, "ldsctl: socket path %s is too long\n", path);
+		return 1;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "ldsctl: cannot reach ldsd at %s: %s (is it running? right -c/-s?)\n", path,
+			strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return 1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ .tv_sec = 10 }, sizeof(struct timeval));
+	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req) || shutdown(fd, SHUT_WR) < 0) {
+		fprintf(stderr, "ldsctl: cannot send request to %s: %s\n", path, strerror(errno));
+		close(fd);
+		return 1;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		if (first && n >= 7 && memcmp(buf, "error: ", 7) == 0)
+			error = 1;
+		first = 0;
+		fwrite(buf, 1, (size_t)n, error ? stderr : stdout);
+	}
+	if (n < 0) {
+		fprintf(stderr, "ldsctl: reading the reply from %s: %s\n", path, strerror(errno));
+		error = 1;
+	}
+	close(fd);
+	return error;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' }, { "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },         { "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	static struct config cfg;
+	const char *sock = getenv("LDSCTL_SOCKET"), *file = NULL;
+	char req[256], err[1024];
+	int json = 0, ch;
+
+	while ((ch = getopt_long(argc, argv, "+c:s:jh", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': file = optarg; break;
+		case 's': sock = optarg; break;
+		case 'j': json = 1; break;
+		case 'h': usage(stdout); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	/* Options may also follow the command, as in "status --json". */
+	for (int i = optind; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-j") == 0) {
+			json = 1;
+			memmove(&argv[i], &argv[i + 1], (size_t)(argc - i - 1) * sizeof(*argv));
+			argc--;
+			i--;
+		}
+	}
+	if (file) {
+		if (config_load(file, &cfg, err, sizeof(err)) < 0) {
+			fprintf(stderr, "ldsctl: %s\n", err);
+			return 2;
+		}
+		sock = cfg.control_socket;
+	}
+	if (sock == NULL)
+		sock = DEFAULT_CTL;
+	if (optind < argc && strcmp(argv[optind], "status") == 0 && argc - optind == 1) {
+		snprintf(req, sizeof(req), "status%s\n", json ? " json" : "");
+	} else if (optind < argc && strcmp(argv[optind], "fault") == 0 && argc - optind >= 3 && argc - optind <= 4 &&
+		   strcmp(argv[optind + 1], "break") == 0) {
+		snprintf(req, sizeof(req), "fault break %s %s\n", argv[optind + 2],
+			 argc - optind == 4 ? argv[optind + 3] : "");
+	} else {
+		usage(stderr);
+		return 2;
+	}
+	return ask(sock, req);
+}

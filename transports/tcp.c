@@ -1,0 +1,391 @@
+/*
+ * tcp.c - the plain TCP transport: one kernel TCP connection per conn.
+ *
+ * Nonblocking sockets, TCP_NODELAY (the core batches into blocks itself),
+ * optional congestion control per socket (TCP_CONGESTION), and a connect
+ * timeout enforced with TCP_USER_TIMEOUT plus SYN retries so that a black
+ * hole fails the connect instead of hanging it for minutes.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include "transport.h"
+
+struct lds_transport {
+	struct lds_tp_host host;
+	struct lds_tp_upcalls up;
+};
+
+struct lds_tp_conn {
+	struct lds_transport *tp;
+	int fd;
+	int connecting;
+	int want_w;
+	void *ud;
+	uint64_t sent, recvd;
+	char peer[64];
+};
+
+struct lds_tp_listener {
+	struct lds_transport *tp;
+	int fd;
+	struct lds_tp_opts opts;
+	char congestion[32];
+	void *ud;
+};
+
+static int tcp_init(struct lds_transport **out, const struct lds_tp_host *host, const struct lds_tp_upcalls *up)
+{
+	struct lds_transport *tp = calloc(1, sizeof(*tp));
+
+	if (tp == NULL)
+		return -ENOMEM;
+	tp->host = *host;
+	tp->up = *up;
+	*out = tp;
+	return 0;
+}
+
+static void tcp_fini(struct lds_transport *tp)
+{
+	free(tp);
+}
+
+static void tcp_peer_name(int fd, char *buf, size_t len)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl = sizeof(ss);
+	char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
+		getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), port, sizeof(port),
+			    NI_NUMERICHOST | NI_NUMERICSERV);
+	snprintf(buf, len, "%s:%s", host, port);
+}
+
+/* Socket options shared by connected and accepted sockets. */
+static int tcp_tune(int fd, const struct lds_tp_opts *o)
+{
+	int one = 1;
+
+	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
+		return -errno;
+	if (o == NULL)
+		return 0;
+	if (o->congestion && o->congestion[0] &&
+	    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o->congestion, (socklen_t)strlen(o->congestion)) < 0)
+		return -errno;
+	if (o->sndbuf) {
+		int v = (int)o->sndbuf;
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)) < 0)
+			return -errno;
+	}
+	if (o->rcvbuf) {
+		int v = (int)o->rcvbuf;
+		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) < 0)
+			return -errno;
+	}
+	return 0;
+}
+
+static void tcp_conn_event(int fd, unsigned events, void *arg);
+
+static struct lds_tp_conn *tcp_conn_new(struct lds_transport *tp, int fd, void *ud)
+{
+	struct lds_tp_conn *c = calloc(1, sizeof(*c));
+
+	if (c == NULL)
+		return NULL;
+	c->tp = tp;
+	c->fd = fd;
+	c->ud = ud;
+	return c;
+}
+
+static int tcp_conn_watch(struct lds_tp_conn *c)
+{
+	unsigned ev = c->connecting ? TP_EV_WRITE : TP_EV_READ | (c->want_w ? TP_EV_WRITE : 0);
+
+	return c->tp->host.watch(c->tp->host.ctx, c->fd, ev, tcp_conn_event, c);
+}
+
+static void tcp_close(struct lds_tp_conn *c)
+{
+	c->tp->host.unwatch(c->tp->host.ctx, c->fd);
+	close(c->fd);
+	free(c);
+}
+
+static void tcp_conn_event(int fd, unsigned events, void *arg)
+{
+	struct lds_tp_conn *c = arg;
+	struct lds_transport *tp = c->tp;
+
+	if (c->connecting) {
+		int err = 0;
+		socklen_t el = sizeof(err);
+
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) < 0)
+			err = errno;
+		if (err == 0 && !(events & (TP_EV_WRITE | TP_EV_ERROR)))
+			return;
+		if (err != 0) {
+			void *ud = c->ud;
+
+			tcp_close(c);
+			tp->up.connected(NULL, -err, ud);
+			return;
+		}
+		c->connecting = 0;
+		tcp_peer_name(fd, c->peer, sizeof(c->peer));
+		if (tcp_conn_watch(c) < 0) {
+			void *ud = c->ud;
+
+			tcp_close(c);
+			tp->up.connected(NULL, -EIO, ud);
+			return;
+		}
+		tp->up.connected(c, 0, c->ud);
+		return;
+	}
+	/* Errors surface through recv/send, so read first: data may precede
+	 * the error and must not be lost. */
+	if (events & (TP_EV_READ | TP_EV_ERROR)) {
+		tp->up.readable(c, c->ud);
+		return; /* c may be gone; a pending write event comes back next round */
+	}
+	if (events & TP_EV_WRITE)
+		tp->up.writable(c, c->ud);
+}
+
+static int tcp_resolve(const char *host, uint16_t port, int passive, struct addrinfo **res)
+{
+	struct addrinfo hints = { 0 };
+	char ps[8];
+	int r;
+
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = passive ? AI_PASSIVE : 0;
+	snprintf(ps, sizeof(ps), "%u", port);
+	r = getaddrinfo(host, ps, &hints, res);
+	if (r != 0)
+		return r == EAI_SYSTEM ? -errno : -EADDRNOTAVAIL;
+	return 0;
+}
+
+static int tcp_connect(struct lds_transport *tp, const char *host, uint16_t port, const struct lds_tp_opts *o,
+		       void *ud, struct lds_tp_conn **out)
+{
+	struct addrinfo *res;
+	struct lds_tp_conn *c;
+	int fd, r;
+
+	r = tcp_resolve(host, port, 0, &res);
+	if (r < 0)
+		return r;
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		r = -errno;
+		freeaddrinfo(res);
+		return r;
+	}
+	r = tcp_tune(fd, o);
+	if (r == 0 && o && o->connect_timeout > 0) {
+		/* Bounds how long SYNs and unacked data are retried. */
+		unsigned ms = (unsigned)(o->connect_timeout * 1000.0);
+		if (setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms)) < 0)
+			r = -errno;
+	}
+	if (r == 0 && connect(fd, res->ai_addr, res->ai_addrlen) < 0 && errno != EINPROGRESS)
+		r = -errno;
+	freeaddrinfo(res);
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	c = tcp_conn_new(tp, fd, ud);
+	if (c == NULL) {
+		close(fd);
+		return -ENOMEM;
+	}
+	c->connecting = 1;
+	r = tcp_conn_watch(c);
+	if (r < 0) {
+		close(fd);
+		free(c);
+		return r;
+	}
+	*out = c;
+	return 0;
+}
+
+static void tcp_accept_event(int fd, unsigned events, void *arg)
+{
+	struct lds_tp_listener *l = arg;
+
+	/* Bounded so a flood of connects cannot starve the loop. */
+	for (int i = 0; i < 16; i++) {
+		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct lds_tp_conn *c;
+
+		if (cfd < 0)
+			return; /* EAGAIN, or an aborted connection: nothing to do */
+		if (tcp_tune(cfd, &l->opts) < 0 || (c = tcp_conn_new(l->tp, cfd, NULL)) == NULL) {
+			close(cfd);
+			continue;
+		}
+		tcp_peer_name(cfd, c->peer, sizeof(c->peer));
+		if (tcp_conn_watch(c) < 0) {
+			close(cfd);
+			free(c);
+			continue;
+		}
+		l->tp->up.accepted(l, c, l->ud);
+	}
+}
+
+static int tcp_listen(struct lds_transport *tp, const char *addr, uint16_t port, const struct lds_tp_opts *o,
+		      void *ud, struct lds_tp_listener **out)
+{
+	struct addrinfo *res;
+	struct lds_tp_listener *l;
+	int fd, r, one = 1;
+
+	r = tcp_resolve(addr, port, 1, &res);
+	if (r < 0)
+		return r;
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		r = -errno;
+		freeaddrinfo(res);
+		return r;
+	}
+	r = 0;
+	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
+	    bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 128) < 0)
+		r = -errno;
+	freeaddrinfo(res);
+	l = r == 0 ? calloc(1, sizeof(*l)) : NULL;
+	if (r == 0 && l == NULL)
+		r = -ENOMEM;
+	if (r < 0) {
+		close(fd);
+		return r;
+	}
+	l->tp = tp;
+	l->fd = fd;
+	l->ud = ud;
+	if (o) {
+		l->opts = *o;
+		if (o->congestion)
+			snprintf(l->congestion, sizeof(l->congestion), "%s", o->congestion);
+		l->opts.congestion = o->congestion ? l->congestion : NULL;
+	}
+	r = tp->host.watch(tp->host.ctx, fd, TP_EV_READ, tcp_accept_event, l);
+	if (r < 0) {
+		close(fd);
+		free(l);
+		return r;
+	}
+	*out = l;
+	return 0;
+}
+
+static void tcp_listener_close(struct lds_tp_listener *l)
+{
+	l->tp->host.unwatch(l->tp->host.ctx, l->fd);
+	close(l->fd);
+	free(l);
+}
+
+static void tcp_set_userdata(struct lds_tp_conn *c, void *ud)
+{
+	c->ud = ud;
+}
+
+static int tcp_send(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, size_t *sent)
+{
+	struct msghdr mh = { 0 };
+	ssize_t n;
+
+	*sent = 0;
+	mh.msg_iov = (struct iovec *)iov;
+	mh.msg_iovlen = (size_t)iovcnt;
+	do
+		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	*sent = (size_t)n;
+	c->sent += (uint64_t)n;
+	return 0;
+}
+
+static int tcp_recv(struct lds_tp_conn *c, void *buf, size_t len, size_t *got)
+{
+	ssize_t n;
+
+	*got = 0;
+	do
+		n = recv(c->fd, buf, len, MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	if (n == 0)
+		return -EPIPE;
+	*got = (size_t)n;
+	c->recvd += (uint64_t)n;
+	return 0;
+}
+
+static void tcp_want_write(struct lds_tp_conn *c, int on)
+{
+	if (c->want_w == !!on)
+		return;
+	c->want_w = !!on;
+	/* A failed re-registration leaves the old mask; the next recv or send
+	 * on the conn reports the underlying error. */
+	(void)tcp_conn_watch(c);
+}
+
+static int tcp_query(struct lds_tp_conn *c, struct lds_tp_info *info)
+{
+	struct tcp_info ti;
+	socklen_t tl = sizeof(ti);
+
+	memset(info, 0, sizeof(*info));
+	info->bytes_sent = c->sent;
+	info->bytes_recv = c->recvd;
+	snprintf(info->peer, sizeof(info->peer), "%s", c->peer);
+	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) < 0)
+		return -errno;
+	info->rtt_us = ti.tcpi_rtt;
+	info->cwnd = ti.tcpi_snd_cwnd;
+	info->retransmits = ti.tcpi_total_retrans;
+	return 0;
+}
+
+const struct lds_transport_ops tcp_transport_ops = {
+	.name = "tcp",
+	.init = tcp_init,
+	.fini = tcp_fini,
+	.listen = tcp_listen,
+	.listener_close = tcp_listener_close,
+	.connect = tcp_connect,
+	.set_userdata = tcp_set_userdata,
+	.send = tcp_send,
+	.recv = tcp_recv,
+	.want_write = tcp_want_write,
+	.close = tcp_close,
+	.query = tcp_query,
+};
