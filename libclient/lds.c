@@ -34,9 +34,11 @@
 /* A SEND frame's header and fields: everything but the payload. */
 #define OUT_FIELDS_MAX (CP_HDR_LEN + 8 + 1 + WIRE_ENDPOINT_MAX)
 
-_Static_assert(sizeof(((struct lds_msg *)0)->src) > WIRE_ENDPOINT_MAX, "lds_msg.src holds an endpoint");
-_Static_assert(sizeof(((struct lds_event *)0)->peer) > WIRE_ENDPOINT_MAX, "lds_event.peer holds a name");
-_Static_assert(sizeof(((struct lds_event *)0)->text) > CP_TEXT_MAX, "lds_event.text holds a text");
+#define FIELD_SIZE(type, field) sizeof(((type *)0)->field)
+/* Names and texts are copied whole from decoded frames. */
+_Static_assert(FIELD_SIZE(struct lds_msg, src) >= FIELD_SIZE(struct cp_msg, name), "src too small");
+_Static_assert(FIELD_SIZE(struct lds_event, peer) >= FIELD_SIZE(struct cp_msg, name), "peer too small");
+_Static_assert(FIELD_SIZE(struct lds_event, text) >= FIELD_SIZE(struct cp_msg, text), "text too small");
 
 struct rxmsg {
 	struct rxmsg *next;
@@ -48,6 +50,7 @@ struct rxmsg {
  * call is in progress, or owned once the message outlives lds_send_nb. */
 struct outmsg {
 	int active;
+	uint64_t id;              /* SEND's message id, else 0 */
 	uint8_t hdr[OUT_FIELDS_MAX];
 	size_t hdr_len, hdr_off;
 	const uint8_t *payload;
@@ -71,7 +74,8 @@ struct lds {
 	uint64_t last_id;         /* id of the last message accepted */
 
 	uint64_t settled;         /* every id <= settled is settled */
-	struct idrange *ranges;   /* settled ids above settled+1: sorted, apart */
+	struct idrange *ranges;   /* settled ids above settled + 1, sorted; no
+				   * two ranges touch */
 	size_t nranges, cap_ranges;
 
 	uint8_t *in;
@@ -258,7 +262,8 @@ static int on_outcome(struct lds *h, const struct cp_msg *m)
 	struct lds_event *ev;
 	uint64_t added = 0;
 
-	if (last > h->last_id)
+	/* The daemon may refuse the message being written from its header. */
+	if (last > h->last_id && !(h->out.active && last == h->out.id))
 		return fail(h, -EPROTO);
 	if (first != 0 && settle(h, first, last, &added) < 0)
 		return fail(h, -ENOMEM);
@@ -389,6 +394,7 @@ static int out_set(struct lds *h, const struct cp_msg *m, const void *payload, s
 	o->hdr_len = cp_encode(o->hdr, sizeof(o->hdr), m);
 	if (o->hdr_len == 0)
 		return -EINVAL;
+	o->id = m->msg_id;
 	o->hdr_off = 0;
 	o->payload = payload;
 	o->payload_len = len;
@@ -532,7 +538,6 @@ static int connect_wait(int fd, const struct sockaddr *sa, socklen_t len, int64_
 			return -ETIMEDOUT;
 		if (poll(NULL, 0, CONNECT_RETRY_MS) < 0 && errno != EINTR)
 			return -errno;
-		continue;
 	}
 	do
 		n = poll(&p, 1, poll_ms(deadline));
@@ -781,7 +786,10 @@ int lds_send(struct lds *h, const char *dst, const void *buf, size_t len, uint64
 		rc = start_send(h, dst, buf, len);
 	if (rc < 0)
 		return rc;
-	rc = wait_for(h, out_idle, 0, NEVER);
+	/* Most messages fit the socket at once: poll only when they do not. */
+	rc = write_out(h);
+	if (rc == 0)
+		rc = wait_for(h, out_idle, 0, NEVER);
 	if (rc < 0) {
 		/* Dead handle: forget buf, which the caller may free. */
 		out_clear(&h->out);
