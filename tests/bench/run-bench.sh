@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# run-bench.sh - performance targets of the issues, measured side by side
+# with their references in the same run; medians of RUNS runs.
+#   1. loopback goodput, client -> ldsd -> ldsd -> client, 4 streams, 1 MiB
+#      messages, against iperf3 -P 4 on loopback       (target >= 50 %)
+#   2. the same with 16 forced stream resets per second (target >= 80 % of 1)
+#   3. ldsd's resident memory while a producer sends into a dead link
+#      (target < send_memory + recv_memory + 32 MiB)
+# QUICK=1 shortens everything (make bench-quick).  Results are printed as a
+# Markdown table to paste into docs/BENCHMARKS.md.
+. "$(dirname "$0")/../integration/lib.sh"
+QUICK=${QUICK:-0}
+RUNS=${RUNS:-$([ "$QUICK" = 1 ] && echo 3 || echo 5)}
+COUNT=$([ "$QUICK" = 1 ] && echo 1500 || echo 4000)     # 1 MiB messages per run
+DEAD_SECS=$([ "$QUICK" = 1 ] && echo 10 || echo 60)
+
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+iperf_run() {
+	iperf3 -s -1 -p $((PORT + 500)) > /dev/null 2>&1 &
+	sleep 0.3
+	iperf3 -c 127.0.0.1 -p $((PORT + 500)) -P 4 -t "$([ "$QUICK" = 1 ] && echo 3 || echo 5)" -J 2>/dev/null |
+		jq '.end.sum_received.bits_per_second / 8 / 1e6'
+	wait
+}
+
+lds_run() { # $1: resets per second (0 = none)
+	"$TBIN/ldstest" recv -s "$T/clusterB.sock" -n sink -f clusterA/src -c "$COUNT" -b 1M -B 1M -T 120 > "$T/r.out" 2>/dev/null &
+	local rpid=$!
+	"$TBIN/ldstest" send -s "$T/clusterA.sock" -n src -t clusterB/sink -c "$COUNT" -b 1M -B 1M -T 120 > /dev/null 2>&1 &
+	local spid=$! i=0
+	if [ "$1" -gt 0 ]; then
+		while kill -0 $spid 2>/dev/null && [ $i -lt 100000 ]; do
+			sleep "$(awk "BEGIN {print 1 / $1}")"
+			ctl clusterA fault break clusterB $((i % 4)) > /dev/null 2>&1
+			i=$((i + 1))
+		done
+	fi
+	wait $spid; wait $rpid || { echo "bench: transfer failed: $(cat "$T/r.out")" >&2; return 1; }
+	awk '{for (i = 1; i <= NF; i++) if ($i == "bytes") b = $(i-1); else if ($i == "s,") s = $(i-1)} END {printf "%.1f\n", b / s / 1e6}' "$T/r.out"
+}
+
+echo "bench: machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r)"
+two_clusters 4
+declare -a ip ld ldr
+for r in $(seq 1 "$RUNS"); do
+	ip+=("$(iperf_run)")
+	ld+=("$(lds_run 0)")
+	ldr+=("$(lds_run 16)")
+	echo "bench: run $r: iperf3 -P 4 ${ip[-1]} MB/s, ldsd ${ld[-1]} MB/s, ldsd with 16 resets/s ${ldr[-1]} MB/s"
+done
+IP=$(printf '%s\n' "${ip[@]}" | median)
+LD=$(printf '%s\n' "${ld[@]}" | median)
+LDR=$(printf '%s\n' "${ldr[@]}" | median)
+kill $PID_clusterA $PID_clusterB; wait $PID_clusterA $PID_clusterB 2>/dev/null
+
+# Dead link: only clusterA runs; its peer never answers.
+rm -f "$T"/*.sock "$T"/*.ctl
+PORT=$((PORT + 1))
+write_conf clusterA clusterB connect 4 'send_memory = "64M"; recv_memory = "64M";'
+start_ldsd clusterA
+"$TBIN/ldstest" send -s "$T/clusterA.sock" -n src -t clusterB/sink -c 1000000 -b 1M -B 1M -T $((DEAD_SECS + 30)) > /dev/null 2>&1 &
+spid=$!; PIDS="$PIDS $spid"
+peak=0
+for _ in $(seq 1 "$DEAD_SECS"); do
+	sleep 1
+	rss=$(awk '/VmRSS/ {print $2}' "/proc/$PID_clusterA/status")
+	[ "$rss" -gt "$peak" ] && peak=$rss
+done
+LIMIT_KB=$(( (64 + 64 + 32) * 1024 ))
+
+ratio() { awk "BEGIN {printf \"%.2f\", $1 / $2}"; }
+cat <<EOT
+
+| benchmark | reference | LDS | ratio | target | met |
+|---|---|---|---|---|---|
+| loopback, 4 streams, 1 MiB messages (MB/s) | iperf3 -P 4: $IP | $LD | $(ratio "$LD" "$IP") | >= 0.50 | $(awk "BEGIN {print ($LD / $IP >= 0.5) ? \"yes\" : \"no\"}") |
+| same, 16 stream resets/s (MB/s) | no faults: $LD | $LDR | $(ratio "$LDR" "$LD") | >= 0.80 | $(awk "BEGIN {print ($LDR / $LD >= 0.8) ? \"yes\" : \"no\"}") |
+| ldsd RSS, producer into a dead link ${DEAD_SECS}s (MiB) | limit: $((LIMIT_KB / 1024)) | $((peak / 1024)) | $(ratio "$peak" "$LIMIT_KB") | < 1.00 | $([ "$peak" -lt "$LIMIT_KB" ] && echo yes || echo no) |
+
+medians of $RUNS runs; reproduce with: make bench$([ "$QUICK" = 1 ] && echo -quick)
+EOT
