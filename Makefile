@@ -125,6 +125,7 @@ $(FUZZ_BIN): tests/fuzz/fuzz_wire.c ldsd/wire.c ldsd/crc32c.c libclient/clientpr
 	$(Q)clang $(CSTD) -g -O1 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined -o $@ $^
 
 fuzz: $(FUZZ_BIN)
+	@mkdir -p $(BUILD)/fuzz/corpus
 	$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -max_len=70000 $(BUILD)/fuzz/corpus tests/fuzz/corpus
 
 fuzz-smoke: $(FUZZ_BIN)

@@ -11,12 +11,14 @@
  *
  * The ldsd socket is $LDS_SOCKET, else /run/lds/ldsd.sock.
  */
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <lds.h>
 
 #define TIMEOUT_MS 30000
+#define STEP_MS    100
 
 static int fail(const char *what, int err)
 {
@@ -46,12 +48,29 @@ static int answer_forever(struct lds *h)
 		if (rc < 0)
 			return fail("lds_recv", rc);
 		printf("%s: %.*s\n", m.src, (int)m.len, (const char *)m.data);
+		fflush(stdout);
 		snprintf(reply, sizeof(reply), "hello, %s", m.src);
 		rc = lds_send(h, m.src, reply, strlen(reply), NULL);
 		if (rc < 0)
 			return fail("lds_send", rc);
 		report_events(h);
 	}
+}
+
+/* Waits for the answer, but not after the gateway reported the greeting
+ * refused or lost (report_events says why). */
+static int await_answer(struct lds *h, struct lds_msg *m)
+{
+	struct lds_stats st;
+	int rc = -ETIMEDOUT;
+
+	for (int waited = 0; waited < TIMEOUT_MS && rc == -ETIMEDOUT; waited += STEP_MS) {
+		lds_get_stats(h, &st);
+		if (st.failed + st.lost > 0)
+			return -EIO;
+		rc = lds_recv(h, m, STEP_MS);
+	}
+	return rc;
 }
 
 static int say_hello(struct lds *h, const char *dst)
@@ -65,9 +84,11 @@ static int say_hello(struct lds *h, const char *dst)
 	rc = lds_send(h, dst, text, strlen(text), &id);
 	if (rc < 0)
 		return fail("lds_send", rc);
-	rc = lds_recv(h, &m, TIMEOUT_MS);
-	if (rc < 0)
-		return fail("lds_recv", rc);
+	rc = await_answer(h, &m);
+	if (rc < 0) {
+		report_events(h);
+		return fail("no answer", rc);
+	}
 	printf("%s: %.*s\n", m.src, (int)m.len, (const char *)m.data);
 	rc = lds_wait_settled(h, id, TIMEOUT_MS);
 	report_events(h);

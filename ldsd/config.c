@@ -24,6 +24,7 @@
 #include <sys/un.h>
 
 #include "config.h"
+#include "libclient/lds.h"
 #include "wire.h"
 
 /* Longest path a unix socket can bind to: checked here so that a long path
@@ -687,7 +688,7 @@ static int check_peer_names(struct ctx *c, const config_t *lc, const struct conf
 	return 0;
 }
 
-/* /run/lds/<cluster>.sock and, beside it, <that without .sock>.ctl. */
+/* liblds's default socket and, beside it, <that without .sock>.ctl. */
 static int derive_sockets(struct ctx *c, const config_t *lc, struct config *cfg)
 {
 	static const char sock[] = ".sock";
@@ -695,7 +696,7 @@ static int derive_sockets(struct ctx *c, const config_t *lc, struct config *cfg)
 	size_t n;
 
 	if (cfg->client_socket[0] == '\0')
-		snprintf(cfg->client_socket, sizeof(cfg->client_socket), "/run/lds/%s.sock", cfg->cluster);
+		snprintf(cfg->client_socket, sizeof(cfg->client_socket), "%s", LDS_DEFAULT_SOCKET);
 	if (cfg->control_socket[0] == '\0') {
 		n = strlen(cfg->client_socket);
 		if (n >= strlen(sock) && strcmp(cfg->client_socket + n - strlen(sock), sock) == 0)

@@ -50,7 +50,7 @@ struct config_peer {
 struct config {
 	char file[CONFIG_PATH_MAX];      /* the file this came from */
 	char cluster[WIRE_NAME_MAX + 1]; /* this cluster's name; required */
-	char client_socket[CONFIG_PATH_MAX];   /* unix socket for liblds; default /run/lds/<cluster>.sock */
+	char client_socket[CONFIG_PATH_MAX];   /* unix socket for liblds; default LDS_DEFAULT_SOCKET (/run/lds/ldsd.sock), where liblds looks */
 	char client_tcp[CONFIG_ADDR_MAX];      /* optional "host:port" for liblds over TCP; "" = none */
 	char control_socket[CONFIG_PATH_MAX];  /* ldsctl socket; default <client_socket without .sock>.ctl */
 	char log_level[16];              /* "error", "warn", "info" (default), "debug" */

@@ -726,7 +726,7 @@ static int stream_on_frame(struct stream *s, const struct wire_frame *f)
 	case ST_CHALLENGE_SENT:
 		return f->type == WIRE_AUTH ? hs_on_auth(s, f) : -1;
 	case ST_AUTH_SENT:
-		return f->type == WIRE_READY ? hs_on_ready(s) : -1;
+		return f->type == WIRE_READY && f->len == 0 ? hs_on_ready(s) : -1;
 	case ST_CONNECTING:
 		return -1;
 	case ST_UP:
@@ -1105,6 +1105,27 @@ int link_fault_break(struct link *l, int idx)
 
 /* ---- status --------------------------------------------------------------- */
 
+/* Our PING samples when there are any (keepalive may be long), else the
+ * kernel's smoothed RTT averaged over the streams that are up. */
+static double link_rtt_ms(const struct link *l)
+{
+	double sum = 0;
+	unsigned n = 0;
+
+	if (l->rtt_samples > 0)
+		return (double)l->srtt_us / 1000.0;
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
+		struct lds_tp_info info;
+		const struct stream *s = l->streams[i];
+
+		if (s && s->st == ST_UP && s->ops->query && s->ops->query(s->conn, &info) == 0 && info.rtt_us) {
+			sum += info.rtt_us / 1000.0;
+			n++;
+		}
+	}
+	return n ? sum / n : 0.0;
+}
+
 static double link_downtime(const struct link *l)
 {
 	return l->downtime + (l->down_since > 0 ? clock_wall_s() - l->down_since : 0);
@@ -1126,7 +1147,7 @@ void link_status_json(const struct link *l, FILE *out)
 		"\"received\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"duplicates\":%" PRIu64
 		",\"messages\":%" PRIu64 ",\"held_bytes\":%zu},\"failures\":[",
 		l->cfg->cluster, l->cfg->address, l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen",
-		l->ops->name, l->nstreams, l->up, l->peer_instance, (double)l->srtt_us / 1000.0, l->reconnects,
+		l->ops->name, l->nstreams, l->up, l->peer_instance, link_rtt_ms(l), l->reconnects,
 		l->resets, link_downtime(l), sb->bytes_sent, sb->blocks_sent, sb->blocks_acked, sb->blocks_resent,
 		sb->bytes_acked, sendbuf_unacked_bytes(sb), sb->msgs_delivered, sb->msg_next - sb->msg_base,
 		sb->window_end, rb->bytes_recv, rb->blocks_recv, rb->blocks_dup, rb->msgs_recv,
@@ -1150,7 +1171,7 @@ void link_status_text(const struct link *l, FILE *out)
 	fprintf(out, "link %s (%s %s:%u, %s): %u/%u streams up, srtt %.1f ms, %" PRIu64 " reconnects, %" PRIu64
 		" session resets, down %.1f s\n",
 		l->cfg->cluster, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->cfg->address,
-		l->cfg->port, l->ops->name, l->up, l->nstreams, (double)l->srtt_us / 1000.0, l->reconnects, l->resets,
+		l->cfg->port, l->ops->name, l->up, l->nstreams, link_rtt_ms(l), l->reconnects, l->resets,
 		link_downtime(l));
 	fprintf(out, "  sent     %" PRIu64 " bytes, %" PRIu64 " blocks (%" PRIu64 " acked, %" PRIu64
 		" resent), %zu bytes unacked, %" PRIu64 " messages delivered, %" PRIu64 " pending\n",

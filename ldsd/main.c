@@ -148,7 +148,10 @@ static int setup(struct daemon *d)
 		return -1;
 	}
 	d->started_ns = clock_now_ns();
-	if (auth_random(&d->instance, sizeof(d->instance)) < 0) {
+	/* 0 means "no peer seen yet" to links, so it is never an instance. */
+	while (d->instance == 0 && auth_random(&d->instance, sizeof(d->instance)) == 0)
+		;
+	if (d->instance == 0) {
 		log_warnx("cannot read random bytes for the instance id");
 		return -1;
 	}

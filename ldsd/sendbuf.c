@@ -97,6 +97,21 @@ static struct sb_block *sb_open_block(struct sendbuf *sb)
 	return b;
 }
 
+/* True if appending n bytes would open a slot whose old block a stream is
+ * still writing (acknowledged through another stream meanwhile). */
+static int sb_reuse_busy(const struct sendbuf *sb, size_t n)
+{
+	size_t room = sb->open ? sb->block_size - sb_slot(sb, sb->next - 1)->len : 0;
+	uint64_t s = sb->next;
+
+	if (n <= room)
+		return 0;
+	for (n -= room; n > 0; n -= n < sb->block_size ? n : sb->block_size)
+		if (sb_slot(sb, s++)->busy)
+			return 1;
+	return 0;
+}
+
 static int sb_copy(struct sendbuf *sb, const uint8_t *p, size_t n)
 {
 	while (n > 0) {
@@ -131,7 +146,7 @@ int sendbuf_append(struct sendbuf *sb, const struct wire_record *rec, const void
 	need = hl + rec->len;
 	if (need > sb->mem - sb->block_size)
 		return -EMSGSIZE;
-	if (need > sendbuf_space(sb) || sb->msg_next - sb->msg_base >= sb->max_msgs)
+	if (need > sendbuf_space(sb) || sb->msg_next - sb->msg_base >= sb->max_msgs || sb_reuse_busy(sb, need))
 		return -ENOSPC;
 	r = sb_copy(sb, hdr, hl);
 	if (r == 0)
@@ -244,10 +259,34 @@ static void sb_mark_delivered(struct sendbuf *sb, uint64_t from, uint64_t to,
 	}
 }
 
-static int sb_ranges_valid(const struct wire_range *r, unsigned n, uint64_t lo, uint64_t hi)
+/* A block the peer may claim to have: handed to a stream at least once. */
+static int sb_was_sent(const struct sendbuf *sb, uint64_t seq)
 {
-	for (unsigned i = 0; i < n; i++)
-		if (r[i].start < lo || r[i].end > hi || r[i].start >= r[i].end)
+	const struct sb_block *b = sb_slot(sb, seq);
+
+	return b->seq == seq && b->state != SB_OPEN && b->state != SB_FREE && b->sends > 0;
+}
+
+/* Checks an ACK against what was sent before anything is changed.  Parts
+ * below sb->base are stale (ACKs overtake each other on different streams)
+ * and are ignored, not errors. */
+static int sb_ack_valid(const struct sendbuf *sb, const struct wire_ack *a)
+{
+	if (a->recv_cum > sb->next || a->deliv_cum > sb->msg_next || a->window_end < a->recv_cum)
+		return 0;
+	for (uint64_t s = sb->base; s < a->recv_cum; s++)
+		if (!sb_was_sent(sb, s))
+			return 0;
+	for (unsigned i = 0; i < a->nsack; i++) {
+		if (a->sack[i].start < a->recv_cum || a->sack[i].start >= a->sack[i].end || a->sack[i].end > sb->next)
+			return 0;
+		for (uint64_t s = a->sack[i].start > sb->base ? a->sack[i].start : sb->base; s < a->sack[i].end; s++)
+			if (!sb_was_sent(sb, s))
+				return 0;
+	}
+	for (unsigned i = 0; i < a->ndeliv; i++)
+		if (a->deliv[i].start < a->deliv_cum || a->deliv[i].start >= a->deliv[i].end ||
+		    a->deliv[i].end > sb->msg_next)
 			return 0;
 	return 1;
 }
@@ -255,12 +294,7 @@ static int sb_ranges_valid(const struct wire_range *r, unsigned n, uint64_t lo, 
 int sendbuf_ack(struct sendbuf *sb, const struct wire_ack *a,
 		void (*delivered)(void *arg, uint64_t client, uint64_t id), void *arg)
 {
-	if (a->recv_cum > sb->next || a->deliv_cum > sb->msg_next || a->window_end < a->recv_cum ||
-	    !sb_ranges_valid(a->sack, a->nsack, a->recv_cum, sb->next) ||
-	    !sb_ranges_valid(a->deliv, a->ndeliv, a->deliv_cum, sb->msg_next))
-		return -EPROTO;
-	/* An open block that the peer claims to have is impossible. */
-	if (sb->open && a->recv_cum == sb->next)
+	if (!sb_ack_valid(sb, a))
 		return -EPROTO;
 	/* ACKs travel on different streams and may arrive out of order: only
 	 * ever move forward. */
@@ -279,7 +313,7 @@ int sendbuf_ack(struct sendbuf *sb, const struct wire_ack *a,
 			sb_free_block(sb, b);
 	}
 	for (unsigned i = 0; i < a->nsack; i++) {
-		for (uint64_t s = a->sack[i].start; s < a->sack[i].end; s++) {
+		for (uint64_t s = a->sack[i].start > sb->base ? a->sack[i].start : sb->base; s < a->sack[i].end; s++) {
 			struct sb_block *b = sb_slot(sb, s);
 
 			if (b->state == SB_READY && b->sends > 0)

@@ -630,8 +630,13 @@ static int connect_daemon(const char *path, int64_t deadline)
 
 /* ---- the API ---------------------------------------------------------- */
 
-static void free_handle(struct lds *h)
+/* Returns close's verdict on the socket. */
+static int free_handle(struct lds *h)
 {
+	int rc = 0;
+
+	if (h->fd >= 0 && close(h->fd) < 0 && errno != EINTR)
+		rc = -errno;
 	while (h->rx_head) {
 		struct rxmsg *r = h->rx_head;
 
@@ -644,6 +649,7 @@ static void free_handle(struct lds *h)
 	free(h->ranges);
 	free(h->ev);
 	free(h);
+	return rc;
 }
 
 static int hello(struct lds *h, const char *name, int64_t deadline)
@@ -660,10 +666,9 @@ static int hello(struct lds *h, const char *name, int64_t deadline)
 
 static struct lds *open_failed(struct lds *h, int rc, int timeout_ms, int *err)
 {
-	if (h != NULL && h->fd >= 0)
-		close(h->fd);
+	/* The open failed already; how the socket closes changes nothing. */
 	if (h != NULL)
-		free_handle(h);
+		(void)free_handle(h);
 	if (err != NULL)
 		*err = timed(rc, timeout_ms);
 	return NULL;
@@ -699,7 +704,7 @@ int lds_close(struct lds *h)
 {
 	int64_t deadline = deadline_after(CLOSE_FLUSH_MS);
 	struct cp_msg bye = { .type = CP_BYE };
-	int rc;
+	int rc, err;
 
 	if (h == NULL)
 		return 0;
@@ -709,10 +714,8 @@ int lds_close(struct lds *h)
 		if (rc == 0)
 			rc = wait_for(h, out_idle, 0, deadline);
 	}
-	if (close(h->fd) < 0 && rc == 0 && errno != EINTR)
-		rc = -errno;
-	free_handle(h);
-	return rc;
+	err = free_handle(h);
+	return rc < 0 ? rc : err;
 }
 
 const char *lds_name(const struct lds *h)

@@ -148,9 +148,9 @@ START_TEST(test_defaults)
 	ck_assert_str_eq(cfg.log_level, "info");
 	ck_assert_int_eq(cfg.allow_faults, 0);
 	ck_assert_double_eq(cfg.drain_timeout, 10.0);
-	ck_assert_str_eq(cfg.client_socket, "/run/lds/clusterA.sock");
+	ck_assert_str_eq(cfg.client_socket, "/run/lds/ldsd.sock");
 	ck_assert_str_eq(cfg.client_tcp, "");
-	ck_assert_str_eq(cfg.control_socket, "/run/lds/clusterA.ctl");
+	ck_assert_str_eq(cfg.control_socket, "/run/lds/ldsd.ctl");
 	ck_assert_uint_eq(cfg.npeers, 1);
 	ck_assert_str_eq(p->cluster, "clusterB");
 	ck_assert_str_eq(p->address, "192.0.2.10");
@@ -253,7 +253,7 @@ START_TEST(test_control_socket_default)
 	expect_ok(root_conf(NULL, "clients = { socket = \"/x/y\"; };"));
 	ck_assert_str_eq(cfg.control_socket, "/x/y.ctl");
 	expect_ok(root_conf(NULL, "clients = { };"));
-	ck_assert_str_eq(cfg.client_socket, "/run/lds/clusterA.sock");
+	ck_assert_str_eq(cfg.client_socket, "/run/lds/ldsd.sock");
 }
 END_TEST
 
@@ -427,7 +427,7 @@ static const struct bad bad_root[] = {
 	{ NULL, "clients = { tcp = \"localhost:0\"; };", "clients.tcp", "must be \"host:port\"" },
 	{ NULL, "clients = { tcp = \":7001\"; };", "clients.tcp", "must be \"host:port\"" },
 	{ NULL, "clients = { sockt = \"/x.sock\"; };", "clients.sockt", "did you mean \"socket\"?" },
-	{ NULL, "control_socket = \"/run/lds/clusterA.sock\";", "control_socket", "must differ from clients.socket" },
+	{ NULL, "control_socket = \"/run/lds/ldsd.sock\";", "control_socket", "must differ from clients.socket" },
 	{ NULL, "colour = 1;", "colour", "unknown setting" },
 	{ NULL, "streams = 4;", "streams", "unknown setting" },
 	{ NULL, "peers2 = ();", "peers2", "did you mean \"peers\"?" },
@@ -642,7 +642,7 @@ START_TEST(test_print_round_trip)
 	ck_assert_msg(strstr(first, "send_memory = 4294967296L;") != NULL, "%s", first);
 	ck_assert_msg(strstr(first, "keepalive = 7.5;") != NULL, "%s", first);
 	ck_assert_msg(strstr(first, "reconnect_min = 0.05;") != NULL, "%s", first);
-	ck_assert_msg(strstr(first, "control_socket = \"/run/lds/clusterA.ctl\";") != NULL, "%s", first);
+	ck_assert_msg(strstr(first, "control_socket = \"/run/lds/ldsd.ctl\";") != NULL, "%s", first);
 	ck_assert_msg(strstr(first, "tcp =") == NULL, "unset clients.tcp printed:\n%s", first);
 	free(first);
 }

@@ -669,10 +669,16 @@ START_TEST(impossible_acks)
 	struct sendbuf sb;
 	struct calls c;
 	struct wire_ack a, ok;
+	struct sb_block *b;
 
 	ck_assert_int_eq(sendbuf_init(&sb, BS, 8 * BS), 0);
 	fill_blocks(&sb, 3, 0);
 	ck_assert_int_eq(append(&sb, 10, 3, 1), 0);             /* block 3 open; 4 msgs */
+	ck_assert_int_eq(ack(&sb, 0, 3), 0);
+	for (unsigned i = 0; i < 3; i++) {
+		b = take(&sb, 1, 0, i);
+		sendbuf_release(&sb, b);
+	}
 	memset(&ok, 0, sizeof(ok));
 	ok.recv_cum = 1;
 	ok.window_end = 5;
@@ -693,11 +699,6 @@ START_TEST(impossible_acks)
 	a.window_end = 0;                               /* below recv_cum */
 	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &c), -EPROTO);
 	a = ok;
-	a.nsack = 1;                                    /* sack below recv_cum */
-	a.sack[0].start = 0;
-	a.sack[0].end = 2;
-	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &c), -EPROTO);
-	a = ok;
 	a.nsack = 1;                                    /* sack beyond next */
 	a.sack[0].start = 2;
 	a.sack[0].end = 5;
@@ -713,9 +714,9 @@ START_TEST(impossible_acks)
 	a.deliv[0].end = 5;
 	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &c), -EPROTO);
 	a = ok;
-	a.ndeliv = 1;                                   /* deliv below deliv_cum */
-	a.deliv[0].start = 0;
-	a.deliv[0].end = 2;
+	a.ndeliv = 1;                                   /* empty deliv range */
+	a.deliv[0].start = 3;
+	a.deliv[0].end = 3;
 	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &c), -EPROTO);
 	a = ok;
 	a.ndeliv = 2;                                   /* second range bad */
@@ -724,14 +725,23 @@ START_TEST(impossible_acks)
 	a.deliv[1].start = 3;
 	a.deliv[1].end = 9;
 	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &c), -EPROTO);
+	a = ok;
+	a.nsack = 2;                                    /* a good range, then a bad one */
+	a.sack[0].start = 1;
+	a.sack[0].end = 2;
+	a.sack[1].start = 2;
+	a.sack[1].end = 7;
+	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &c), -EPROTO);
 
 	/* None of them changed anything. */
 	ck_assert_uint_eq(c.n, 0);
 	ck_assert_uint_eq(sb.base, 0);
-	ck_assert_uint_eq(sb.window_end, 0);
+	ck_assert_uint_eq(sb.window_end, 3);
 	ck_assert_uint_eq(sb.msg_base, 0);
 	ck_assert_uint_eq(sb.msgs_delivered, 0);
 	ck_assert_uint_eq(sb.blocks_acked, 0);
+	ck_assert_int_eq(sb.slots[1].state, SB_INFLIGHT);
+	ck_assert_int_eq(sb.slots[2].state, SB_INFLIGHT);
 
 	/* The boundary values are fine. */
 	a = ok;
@@ -743,6 +753,8 @@ START_TEST(impossible_acks)
 	ck_assert_uint_eq(c.n, 4);
 	ck_assert_uint_eq(sb.base, 1);
 	ck_assert_uint_eq(sb.window_end, 5);
+	ck_assert_int_eq(sb.slots[1].state, SB_SACKED);
+	ck_assert_int_eq(sb.slots[2].state, SB_SACKED);
 	sendbuf_free(&sb);
 }
 END_TEST
