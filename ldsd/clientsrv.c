@@ -50,6 +50,11 @@ struct client {
 	int want_write;
 
 	uint64_t ack_first, ack_last; /* coalesced ACKED range; 0 = none */
+	/* Links on which messages of this client were lost and the client has
+	 * not yet said (RESUME) that its application saw every loss: newer
+	 * messages to them are reported lost too, so resends stay in order. */
+	struct link *fences[CONFIG_MAX_PEERS];
+	size_t nfences;
 	struct client *next;
 	uint64_t msgs_in, msgs_out, bytes_in, bytes_out;
 };
@@ -322,6 +327,45 @@ static struct client *client_by_id(struct clientsrv *cs, uint64_t id)
 	return NULL;
 }
 
+static struct link **client_fence(struct client *c, const struct link *l)
+{
+	for (size_t i = 0; i < c->nfences; i++)
+		if (c->fences[i] == l)
+			return &c->fences[i];
+	return NULL;
+}
+
+static void client_report_lost(struct client *c, uint64_t id, const char *peer, const char *reason)
+{
+	struct cp_msg m = { .type = CP_LOST, .first = id, .last = id };
+
+	client_flush_acks(c);
+	snprintf(m.name, sizeof(m.name), "%s", peer);
+	snprintf(m.text, sizeof(m.text), "%s", reason);
+	if (client_ctl_append(c, &m) < 0)
+		log_warnx("client %s: could not report message %" PRIu64 " lost", c->peer, id);
+}
+
+static void client_add_fence(struct client *c, struct link *l)
+{
+	if (client_fence(c, l) == NULL && c->nfences < CONFIG_MAX_PEERS)
+		c->fences[c->nfences++] = l;
+}
+
+/* The application has seen a loss.  Frames on the socket keep their order,
+ * so every SEND it wrote before this RESUME was already refused by the
+ * fence; what follows is written knowing about the loss, resends first. */
+static void client_on_resume(struct client *c, const struct cp_msg *m)
+{
+	struct link *l = link_find(c->cs->d, m->name);
+	struct link **f = l ? client_fence(c, l) : NULL;
+
+	if (f == NULL)
+		return;
+	*f = c->fences[--c->nfences];
+	log_debug("client %s: resumes sending to %s", c->peer, m->name);
+}
+
 static int client_on_hello(struct client *c, const struct cp_msg *m)
 {
 	struct clientsrv *cs = c->cs;
@@ -423,6 +467,12 @@ static int client_on_send(struct client *c, const struct cp_msg *m)
 				  cs->d->cfg->file);
 		return 0;
 	}
+	if (client_fence(c, l)) {
+		client_report_lost(c, m->msg_id, cluster,
+				   "not sent: an earlier message to this cluster was lost; resend in order");
+		client_add_fence(c, l);
+		return 0;
+	}
 	r = link_send(l, &rec, m->payload, c->id);
 	if (r == -ENOSPC) {
 		c->wait_link = l;
@@ -478,6 +528,8 @@ static int client_process(struct client *c)
 			}
 			c->msgs_in++;
 			c->bytes_in += m.payload_len;
+		} else if (m.type == CP_RESUME) {
+			client_on_resume(c, &m);
 		} else if (m.type == CP_BYE) {
 			ret = -1;
 			break;
@@ -646,18 +698,14 @@ void clientsrv_acked(struct clientsrv *cs, uint64_t client, uint64_t id)
 	c->ack_first = c->ack_last = id;
 }
 
-void clientsrv_lost(struct clientsrv *cs, uint64_t client, uint64_t id, const char *peer, const char *reason)
+void clientsrv_lost(struct clientsrv *cs, struct link *l, uint64_t client, uint64_t id, const char *reason)
 {
 	struct client *c = client_by_id(cs, client);
-	struct cp_msg m = { .type = CP_LOST, .first = id, .last = id };
 
 	if (c == NULL)
 		return;
-	client_flush_acks(c);
-	snprintf(m.name, sizeof(m.name), "%s", peer);
-	snprintf(m.text, sizeof(m.text), "%s", reason);
-	if (client_ctl_append(c, &m) < 0)
-		log_warnx("client %s: could not report message %" PRIu64 " lost", c->peer, id);
+	client_report_lost(c, id, link_name(l), reason);
+	client_add_fence(c, l);
 }
 
 void clientsrv_space(struct clientsrv *cs, struct link *l)
@@ -809,6 +857,14 @@ void clientsrv_free(struct clientsrv *cs)
 		free(e);
 	}
 	free(cs);
+}
+
+int clientsrv_drained(const struct clientsrv *cs)
+{
+	for (const struct client *c = cs->clients; c; c = c->next)
+		if (c->ctl_len > c->ctl_off || c->ack_first || (c->ep && c->ep->head))
+			return 0;
+	return 1;
 }
 
 void clientsrv_status_json(const struct clientsrv *cs, FILE *out)

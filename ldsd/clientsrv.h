@@ -33,12 +33,22 @@ void clientsrv_stop_accepting(struct clientsrv *cs);
 void clientsrv_deliver(struct clientsrv *cs, struct link *from, struct rb_msg *m);
 /* Message id of client was delivered to its destination. */
 void clientsrv_acked(struct clientsrv *cs, uint64_t client, uint64_t id);
-/* Message id of client will never be delivered. */
-void clientsrv_lost(struct clientsrv *cs, uint64_t client, uint64_t id, const char *peer, const char *reason);
+/*
+ * Message id of client, sent over l, will never be delivered.  The client is
+ * told, and from then on its newer messages to l are reported lost as well
+ * (a "fence") until it sends RESUME, which liblds does when the
+ * application takes the LOST event: otherwise a message already on its way
+ * could overtake the application's resends.
+ */
+void clientsrv_lost(struct clientsrv *cs, struct link *l, uint64_t client, uint64_t id, const char *reason);
 /* Link l has send memory again: resume clients waiting on it. */
 void clientsrv_space(struct clientsrv *cs, struct link *l);
 /* Once per loop round: flushes coalesced ACKED notices. */
 void clientsrv_flush(struct clientsrv *cs);
+
+/* True when no connected client has messages or notices waiting to be
+ * written to it. */
+int clientsrv_drained(const struct clientsrv *cs);
 
 void clientsrv_status_json(const struct clientsrv *cs, FILE *out);
 void clientsrv_status_text(const struct clientsrv *cs, FILE *out);

@@ -5,8 +5,11 @@
  * Every error names the file, the line and the setting, e.g.
  *   "ldsd.conf:14: peers.[1].streams: must be 1..64 (got 0)".
  * docs/config.md documents every field; conf/ldsd.conf is the annotated
- * example.  Nothing here touches the network or the file system beyond
- * reading the config file and checking that key files exist.
+ * example.  Nothing here touches the network.  Beyond the config file (and
+ * its @include files) the only files read are the key files: each peer's
+ * key file is checked (regular file, mode & 077 == 0, 16..1024 bytes after
+ * one trailing newline) and read into its struct config_peer (key,
+ * key_len), and key_file comes back as an absolute path.
  */
 #ifndef LDS_CONFIG_H
 #define LDS_CONFIG_H
@@ -41,7 +44,7 @@ struct config_peer {
 	double reconnect_min;            /* s, > 0; default 0.05 */
 	double reconnect_max;            /* s, >= reconnect_min; default 1.0 */
 	double connect_timeout;          /* s, > 0; default 10 */
-	char key_file[CONFIG_PATH_MAX];  /* required */
+	char key_file[CONFIG_PATH_MAX];  /* required; absolute (a relative one is resolved against the config file's directory) */
 	uint8_t key[CONFIG_KEY_MAX];     /* contents of key_file, trailing newline stripped */
 	size_t key_len;
 	int line;                        /* line of the peer's group, for messages */
@@ -55,7 +58,7 @@ struct config {
 	char control_socket[CONFIG_PATH_MAX];  /* ldsctl socket; default <client_socket without .sock>.ctl */
 	char log_level[16];              /* "error", "warn", "info" (default), "debug" */
 	int allow_faults;                /* ldsctl fault injection allowed; default false */
-	double drain_timeout;            /* s to wait for unacked data at SIGTERM; default 10 */
+	double drain_timeout;            /* s, > 0, to wait for unacked data at SIGTERM; default 10 */
 	size_t npeers;
 	struct config_peer peers[CONFIG_MAX_PEERS];
 };

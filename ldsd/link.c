@@ -141,7 +141,7 @@ static void on_lost(void *arg, uint64_t client, uint64_t id)
 {
 	struct link *l = arg;
 
-	clientsrv_lost(l->d->cs, client, id, l->cfg->cluster, "peer gateway restarted and lost its state");
+	clientsrv_lost(l->d->cs, l, client, id, "peer gateway restarted and lost its state");
 }
 
 static void on_message(void *arg, struct rb_msg *m)
@@ -611,6 +611,7 @@ static int hs_on_challenge(struct stream *s, const struct wire_frame *f)
 		snprintf(msg, sizeof(msg), "link %s: %s answered as cluster \"%s\"; check address/port in %s",
 			 link_name(l), s->peer_addr, c.from, d->cfg->file);
 		link_log_refused(l, msg, 1000);
+		stream_refuse(s, WIRE_REFUSE_CLUSTER, "unexpected cluster name");
 		return -1;
 	}
 	if (!auth_verify(AUTH_LISTENER, l->cfg->key, l->cfg->key_len, s->nonce_c, c.nonce, d->cfg->cluster,
@@ -618,6 +619,8 @@ static int hs_on_challenge(struct stream *s, const struct wire_frame *f)
 		snprintf(msg, sizeof(msg), "link %s: %s failed authentication (wrong key? compare %s on both gateways)",
 			 link_name(l), s->peer_addr, l->cfg->key_file);
 		link_log_refused(l, msg, 1001);
+		/* Tell the listener, so that both logs say what is wrong. */
+		stream_refuse(s, WIRE_REFUSE_AUTH, "authentication failed: your proof does not verify with our key");
 		return -1;
 	}
 	memcpy(s->nonce_l, c.nonce, sizeof(s->nonce_l));
@@ -975,9 +978,6 @@ static void link_connect_slot(struct link *l, unsigned idx)
 	s->st = ST_CONNECTING;
 	snprintf(s->peer_addr, sizeof(s->peer_addr), "%s:%u", l->cfg->address, l->cfg->port);
 	l->streams[idx] = s;
-	if (l->up == 0 && l->reconnects == 0 && idx == 0)
-		log_info("link %s: connecting to %s with %u streams", link_name(l), s->peer_addr, l->nstreams);
-	l->reconnects++;
 	r = l->ops->connect(l->tp, l->cfg->address, l->cfg->port, &o, s, &s->conn);
 	if (r < 0) {
 		s->conn = NULL;
@@ -989,10 +989,10 @@ void link_start(struct link *l)
 {
 	if (l->cfg->role != CONFIG_ROLE_CONNECT)
 		return;
+	log_info("link %s: connecting to %s:%u with %u streams", link_name(l), l->cfg->address, l->cfg->port,
+		 l->nstreams);
 	for (unsigned i = 0; i < l->nstreams; i++)
 		link_connect_slot(l, i);
-	/* The first connects are not reconnects. */
-	l->reconnects = 0;
 }
 
 static void stream_tick(struct stream *s, uint64_t now)
@@ -1026,8 +1026,10 @@ void link_tick(struct link *l, uint64_t now)
 			stream_tick(l->streams[i], now);
 	if (l->cfg->role == CONFIG_ROLE_CONNECT && !l->shutting_down) {
 		for (unsigned i = 0; i < l->nstreams; i++)
-			if (l->streams[i] == NULL && now >= l->next_try_ns[i])
+			if (l->streams[i] == NULL && now >= l->next_try_ns[i]) {
+				l->reconnects++;
 				link_connect_slot(l, i);
+			}
 	}
 	/* ACKs can be lost with a broken stream; repeating the latest state
 	 * now and then makes sure the sender never waits on a lost window. */
@@ -1071,6 +1073,25 @@ void link_flush(struct link *l)
 			}
 		}
 	}
+}
+
+void link_drain(struct link *l)
+{
+	l->rb.frozen = 1;
+	l->ack_pending = 1;
+}
+
+int link_drained(const struct link *l)
+{
+	if (!sendbuf_idle(&l->sb) || l->ack_pending)
+		return 0;
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
+		const struct stream *s = l->streams[i];
+
+		if (s && s->st == ST_UP && s->ctl_len > s->ctl_off)
+			return 0;
+	}
+	return 1;
 }
 
 void link_shutdown(struct link *l)

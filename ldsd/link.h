@@ -51,6 +51,12 @@ void link_tick_pending(uint64_t now_ns, double timeout);
 extern const struct lds_tp_upcalls link_upcalls;
 /* Once per loop round: sends coalesced ACKs and new data. */
 void link_flush(struct link *l);
+/* Starts draining: the peer gets no more window, only a final ACK of what
+ * arrived and was delivered. */
+void link_drain(struct link *l);
+/* True when nothing of ours is unacknowledged and the peer has been sent an
+ * ACK covering every delivery: exiting now loses nothing. */
+int link_drained(const struct link *l);
 /* Stops everything: BYE on every stream, then closes them. */
 void link_shutdown(struct link *l);
 

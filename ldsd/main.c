@@ -43,13 +43,14 @@ static void on_tick(uint64_t now, void *arg)
 
 	for (size_t i = 0; i < d->nlinks; i++) {
 		link_tick(d->links[i], now);
-		idle &= link_idle(d->links[i]);
+		idle &= link_drained(d->links[i]);
 	}
+	idle &= clientsrv_drained(d->cs);
 	link_tick_pending(now, HANDSHAKE_TIMEOUT);
 	if (!d->draining)
 		return;
 	if (idle) {
-		log_info("drained: every message was acknowledged; exiting");
+		log_info("drained: every message was acknowledged and every delivery reported; exiting");
 		evloop_stop(d->ev);
 	} else if (now >= d->drain_deadline_ns) {
 		for (size_t i = 0; i < d->nlinks; i++)
@@ -91,6 +92,8 @@ static void on_signal(int fd, unsigned events, void *arg)
 		d->draining = 1;
 		d->drain_deadline_ns = clock_now_ns() + (uint64_t)(d->cfg->drain_timeout * 1e9);
 		clientsrv_stop_accepting(d->cs);
+		for (size_t i = 0; i < d->nlinks; i++)
+			link_drain(d->links[i]);
 	}
 }
 

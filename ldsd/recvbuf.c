@@ -231,7 +231,7 @@ static void rb_extend_window(struct recvbuf *rb)
 	size_t used = committed + rb->msg_bytes;
 	uint64_t limit = rb->recv_cum + rb->nslots;
 
-	if (used >= rb->mem)
+	if (used >= rb->mem || rb->frozen)
 		return;
 	rb->window_end += (rb->mem - used) / rb->block_size;
 	/* The slot ring must never wrap inside the window. */

@@ -56,6 +56,7 @@ struct recvbuf {
 	struct wire_range *deliv;
 	size_t ndeliv, deliv_cap;
 	uint32_t epoch;
+	int frozen;                /* window no longer grows (daemon draining) */
 
 	uint64_t blocks_recv, blocks_dup, bytes_recv, msgs_recv;
 };

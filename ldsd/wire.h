@@ -123,7 +123,10 @@ struct wire_ack {
 /*
  * Encoders write one whole frame (header, payload, CRC) into buf and return
  * its length, or 0 if cap is too small or a field is out of range (names
- * longer than WIRE_NAME_MAX, ranges not ascending, nsack > WIRE_MAX_RANGES).
+ * not valid per wire_name_valid, ranges not ascending, nsack >
+ * WIRE_MAX_RANGES, a REFUSE reason longer than WIRE_REASON_MAX or holding
+ * a control character: REFUSE reasons must not contain bytes below 0x20
+ * or 0x7f, since they end up in the peer's log).
  */
 size_t wire_encode_hello(uint8_t *buf, size_t cap, const struct wire_hello *h);
 size_t wire_encode_challenge(uint8_t *buf, size_t cap, const struct wire_challenge *c);
@@ -157,7 +160,9 @@ int wire_decode_bye(const struct wire_frame *f, uint16_t *reason);
  * block or one over WIRE_MAX_BLOCK is -EBADMSG. */
 int wire_decode_data(const struct wire_frame *f, uint64_t *seq, const uint8_t **data, uint32_t *len);
 
-/* True if s is a valid cluster or endpoint name component. */
+/* True if s is a valid cluster name or the first part of an endpoint
+ * (the part before the '/'): 1..WIRE_NAME_MAX characters of
+ * [A-Za-z0-9._-]. */
 int wire_name_valid(const char *s);
 
 /*
@@ -192,8 +197,10 @@ size_t wire_encode_record_hdr(uint8_t *buf, size_t cap, const struct wire_record
  * bytes are needed, or -EBADMSG (bad magic, bad name, len > WIRE_MAX_MSG). */
 int wire_decode_record_hdr(const uint8_t *buf, size_t len, struct wire_record *r);
 
-/* True if s is "cluster/name" with both parts wire_name_valid() and the
- * whole no longer than WIRE_ENDPOINT_MAX. */
+/* True if s is "cluster/name": the cluster part valid per
+ * wire_name_valid(); the name part non-empty and of the same characters
+ * [A-Za-z0-9._-] (so no second '/'), and it may be longer than
+ * WIRE_NAME_MAX as long as the whole is at most WIRE_ENDPOINT_MAX bytes. */
 int wire_endpoint_valid(const char *s);
 
 #endif

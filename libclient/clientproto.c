@@ -14,6 +14,7 @@ const char *const cp_type_names[CP_TYPE_MAX] = {
 	[CP_LOST] = "LOST",
 	[CP_ERROR] = "ERROR",
 	[CP_BYE] = "BYE",
+	[CP_RESUME] = "RESUME",
 };
 
 /* ---- reading: a cursor that turns every overrun into one sticky error ---- */
@@ -160,6 +161,12 @@ int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m)
 		break;
 	case CP_BYE:
 		break;
+	case CP_RESUME:
+		m->last = rc_uint(&c, 8);
+		rc_name(&c, m->name, sizeof(m->name), 0);
+		if (m->last == 0)
+			c.bad = 1;
+		break;
 	default:
 		return -EBADMSG;
 	}
@@ -263,6 +270,10 @@ size_t cp_encode(uint8_t *buf, size_t cap, const struct cp_msg *m)
 		wc_str(&c, 2, m->text, sizeof(m->text), CP_TEXT_MAX);
 		break;
 	case CP_BYE:
+		break;
+	case CP_RESUME:
+		wc_uint(&c, m->last, 8);
+		wc_name(&c, m->name);
 		break;
 	default:
 		return 0;

@@ -33,6 +33,8 @@ enum cp_type {
 	CP_LOST,       /* d->c  u64 first, u64 last, str peer, str16 reason: never acknowledged, dropped */
 	CP_ERROR,      /* d->c  u64 msg_id (0 = none), i32 errno, str16 text */
 	CP_BYE,        /* c->d  empty: orderly close */
+	CP_RESUME,     /* c->d  u64 last, str peer: the application has seen a LOST
+			* (up to id `last`) for that peer; see clientsrv.h "fence" */
 	CP_TYPE_MAX
 };
 extern const char *const cp_type_names[CP_TYPE_MAX];
@@ -50,9 +52,9 @@ struct cp_msg {
 	uint16_t flags;            /* HELLO */
 	uint32_t max_msg;          /* WELCOME */
 	uint64_t msg_id;           /* SEND, DELIVER, ERROR */
-	uint64_t first, last;      /* ACKED, LOST (inclusive) */
+	uint64_t first, last;      /* ACKED, LOST (inclusive); RESUME: last */
 	int32_t err;               /* ERROR: positive errno */
-	char name[WIRE_ENDPOINT_MAX + 1];   /* HELLO name, WELCOME cluster, SEND dst, DELIVER src, LOST peer */
+	char name[WIRE_ENDPOINT_MAX + 1];   /* HELLO name, WELCOME cluster, SEND dst, DELIVER src, LOST/RESUME peer */
 	char endpoint[WIRE_ENDPOINT_MAX + 1]; /* WELCOME: full "cluster/name" */
 	char text[CP_TEXT_MAX + 1];         /* LOST reason, ERROR text */
 	const uint8_t *payload;    /* SEND, DELIVER */

@@ -85,6 +85,10 @@ struct lds {
 	struct rxmsg *rx_head, *rx_tail;
 	struct rxmsg *rx_cur;     /* returned by the last lds_recv */
 
+	/* RESUME frames to send once no message is half written. */
+	struct cp_msg *resume;
+	size_t nresume;
+
 	struct lds_event *ev;     /* ring */
 	size_t ev_head, ev_n, ev_cap;
 
@@ -417,13 +421,24 @@ static void out_advance(struct outmsg *o, size_t n)
 		out_clear(o);
 }
 
+/* Starts the next queued RESUME if the output is free; 1 if it did. */
+static int out_next_resume(struct lds *h)
+{
+	if (h->out.active || h->nresume == 0)
+		return 0;
+	if (out_set(h, &h->resume[0], NULL, 0) < 0)
+		return 0;
+	memmove(h->resume, h->resume + 1, --h->nresume * sizeof(*h->resume));
+	return 1;
+}
+
 /* Writes as much of the pending frame as the socket takes now; the payload
  * goes straight from its buffer, never copied. */
 static int write_out(struct lds *h)
 {
 	struct outmsg *o = &h->out;
 
-	while (o->active) {
+	while (o->active || out_next_resume(h)) {
 		struct iovec iov[2];
 		struct msghdr mh = { .msg_iov = iov };
 		ssize_t n;
@@ -456,7 +471,7 @@ static int pump(struct lds *h, int64_t deadline)
 	struct pollfd p = { .fd = h->fd, .events = POLLIN };
 	int n;
 
-	if (h->out.active)
+	if (h->out.active || h->nresume)
 		p.events |= POLLOUT;
 	n = poll(&p, 1, poll_ms(deadline));
 	if (n < 0)
@@ -489,7 +504,7 @@ static int is_welcomed(const struct lds *h, uint64_t arg)
 static int out_idle(const struct lds *h, uint64_t arg)
 {
 	(void)arg;
-	return !h->out.active;
+	return !h->out.active && h->nresume == 0;
 }
 
 static int has_msg(const struct lds *h, uint64_t arg)
@@ -645,6 +660,7 @@ static int free_handle(struct lds *h)
 	}
 	free(h->rx_cur);
 	out_clear(&h->out);
+	free(h->resume);
 	free(h->in);
 	free(h->ranges);
 	free(h->ev);
@@ -885,6 +901,33 @@ int lds_process(struct lds *h)
 	return rc == -ETIMEDOUT ? 0 : rc;
 }
 
+/* The application now knows about a loss: tell the daemon, which holds
+ * back (reports lost) newer messages to that peer until then, so that the
+ * application's resends cannot be overtaken. */
+static void queue_resume(struct lds *h, const struct lds_event *ev)
+{
+	struct cp_msg *r;
+
+	for (size_t i = 0; i < h->nresume; i++) {
+		if (strcmp(h->resume[i].name, ev->peer) == 0) {
+			if (ev->last > h->resume[i].last)
+				h->resume[i].last = ev->last;
+			return;
+		}
+	}
+	r = realloc(h->resume, (h->nresume + 1) * sizeof(*r));
+	if (r == NULL) {
+		fail(h, -ENOMEM);
+		return;
+	}
+	h->resume = r;
+	r = &h->resume[h->nresume++];
+	memset(r, 0, sizeof(*r));
+	r->type = CP_RESUME;
+	r->last = ev->last;
+	memcpy(r->name, ev->peer, sizeof(r->name));
+}
+
 int lds_next_event(struct lds *h, struct lds_event *ev)
 {
 	if (h->ev_n == 0)
@@ -892,6 +935,10 @@ int lds_next_event(struct lds *h, struct lds_event *ev)
 	*ev = h->ev[h->ev_head];
 	h->ev_head = (h->ev_head + 1) % h->ev_cap;
 	h->ev_n--;
+	if (ev->type == LDS_EV_LOST && !h->err) {
+		queue_resume(h, ev);
+		write_out(h);
+	}
 	return 1;
 }
 

@@ -21,9 +21,10 @@
  *
  * Acknowledgements: every message sent gets an id (1, 2, 3... per handle).
  * The gateway reports when a message reached its destination client
- * (lds_acked_upto, LDS_EV_ACKED) and, if the peer gateway restarted and lost
- * state, exactly which messages were never acknowledged (LDS_EV_LOST): those
- * were dropped, and the application decides whether to send them again.
+ * (LDS_EV_ACKED, lds_settled_upto) and, if the peer gateway restarted and
+ * lost state, exactly which messages were never acknowledged (LDS_EV_LOST):
+ * those were dropped, and the application decides whether to send them
+ * again.
  */
 #ifndef LDS_H
 #define LDS_H
@@ -100,7 +101,9 @@ int lds_send(struct lds *h, const char *dst, const void *buf, size_t len, uint64
  * partially written message is kept inside the handle; it is finished by
  * later calls or by lds_flush. */
 int lds_send_nb(struct lds *h, const char *dst, const void *buf, size_t len, uint64_t *id);
-/* Waits until everything accepted by lds_send_nb is handed to the gateway. */
+/* Waits until everything accepted by lds_send_nb is handed to the gateway.
+ * timeout_ms as for lds_recv: 0 = do not wait (-EAGAIN if not done),
+ * < 0 = wait forever, else at most that long (-ETIMEDOUT). */
 int lds_flush(struct lds *h, int timeout_ms);
 
 /*
@@ -118,15 +121,17 @@ int lds_fd(const struct lds *h);
 int lds_process(struct lds *h);
 
 /* Dequeues the oldest pending LOST or ERROR event (ACKED ones update
- * counters only unless LDS_OPT_ACK_EVENTS is set).  Returns 1 if *ev was
- * filled, 0 if none is pending. */
+ * counters only unless lds_set_ack_events(h, 1) was called).  Returns 1 if
+ * *ev was filled, 0 if none is pending. */
 int lds_next_event(struct lds *h, struct lds_event *ev);
-/* Queue LDS_EV_ACKED events too (default off). */
+/* Queue LDS_EV_ACKED events too (on != 0; default off).  Returns 0. */
 int lds_set_ack_events(struct lds *h, int on);
 /* Highest n such that every message 1..n is acknowledged or reported lost
  * or failed: nothing at or below n is still in doubt. */
 uint64_t lds_settled_upto(const struct lds *h);
-/* Blocks until lds_settled_upto(h) >= id, or timeout. */
+/* Blocks until lds_settled_upto(h) >= id.  timeout_ms as for lds_recv:
+ * 0 = do not wait (-EAGAIN if not settled), < 0 = wait forever, else at
+ * most that long (-ETIMEDOUT).  -EINVAL if id was not used yet. */
 int lds_wait_settled(struct lds *h, uint64_t id, int timeout_ms);
 void lds_get_stats(const struct lds *h, struct lds_stats *st);
 

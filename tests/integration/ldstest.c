@@ -313,7 +313,7 @@ static int do_recv(const struct opts *o)
 			}
 			continue;
 		}
-		if (seq != expect && !o->dup_file) {
+		if (seq != expect) {
 			fprintf(stderr, "ldstest: message %" PRIu64 " arrived when %" PRIu64 " was expected\n", seq,
 				expect);
 			return 1;

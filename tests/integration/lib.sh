@@ -16,6 +16,8 @@ PIDS=""
 PORT=$((20000 + ($$ % 20000)))
 
 cleanup() {
+	# Quiet: bash would report each killed job.
+	exec 2>/dev/null
 	for p in $PIDS; do kill -9 "$p" 2>/dev/null; done
 	wait 2>/dev/null
 	if [ "${KEEP:-0}" = 1 ]; then echo "kept $T"; else rm -rf "$T"; fi

@@ -47,6 +47,10 @@ static void sample(uint8_t type, struct cp_msg *m)
 		m->err = EHOSTUNREACH;
 		strcpy(m->text, "no link to cluster clusterC");
 		break;
+	case CP_RESUME:
+		m->last = 77;
+		strcpy(m->name, "clusterB");
+		break;
 	default:
 		break;
 	}

@@ -56,6 +56,9 @@ struct fake {
 	/* Results, read by the test after fake_stop. */
 	char hello_name[WIRE_ENDPOINT_MAX + 1];
 	unsigned long got;
+	unsigned long resumes;    /* RESUME frames seen */
+	char resume_peer[WIRE_ENDPOINT_MAX + 1];
+	uint64_t resume_last;
 	char fail[256];
 };
 
@@ -210,15 +213,27 @@ struct fk_frame {
 	struct cp_msg m;
 };
 
+/* The next frame header, after any RESUME frames, which are recorded:
+ * liblds sends one whenever the application takes a LOST event. */
 static int fk_read_hdr(struct fake *f, struct cp_hdr *h)
 {
-	uint8_t hb[CP_HDR_LEN];
+	uint8_t hb[CP_HDR_LEN], body[CP_HDR_LEN + WIRE_ENDPOINT_MAX + 16];
+	struct cp_msg m;
 
-	if (fk_read_all(f, hb, sizeof(hb)) < 0)
-		return -1;
-	if (cp_hdr_parse(hb, h) < 0)
-		return FK_ERR(f, "bad frame header from client");
-	return 0;
+	for (int i = 0; i < 64; i++) {
+		if (fk_read_all(f, hb, sizeof(hb)) < 0)
+			return -1;
+		if (cp_hdr_parse(hb, h) < 0)
+			return FK_ERR(f, "bad frame header from client");
+		if (h->type != CP_RESUME)
+			return 0;
+		if (h->len > sizeof(body) || fk_read_all(f, body, h->len) < 0 || cp_decode(h, body, &m) < 0)
+			return FK_ERR(f, "bad RESUME from client");
+		f->resumes++;
+		f->resume_last = m.last;
+		memcpy(f->resume_peer, m.name, sizeof(f->resume_peer));
+	}
+	return FK_ERR(f, "too many RESUME frames");
 }
 
 /* The body after header h, which must be of the given type; the caller
@@ -771,6 +786,10 @@ START_TEST(t_outcomes)
 	ck_assert_int_eq(lds_next_event(h, &ev), 0);
 	ck_assert_int_eq(lds_close(h), 0);
 	fake_stop(&f);
+	/* Taking the LOST event told the daemon the application knows. */
+	ck_assert_uint_eq(f.resumes, 1);
+	ck_assert_str_eq(f.resume_peer, "clusterB");
+	ck_assert_uint_eq(f.resume_last, 1);
 }
 END_TEST
 

@@ -1039,16 +1039,20 @@ START_TEST(free_with_state)
 	struct got g;
 	struct wire_ack a;
 	const size_t bs = 64;
+	const uint32_t lens[4] = { 10, 20, 500, 3 };
 
 	rng_state = 13;
-	ts_build(&s, 20, NULL, 200, 1);
+	ts_build(&s, 4, lens, 0, 1);
 	ck_assert_int_eq(recvbuf_init(&rb, bs, bs * 128), 0);
 	open_window(&rb, &a);
 	got_init(&g, &rb, &s);
 	for (uint64_t q = 0; q < 6; q++)
 		ck_assert_int_eq(feed(&rb, &s, bs, q, &g), 1);
 	ck_assert_int_eq(feed(&rb, &s, bs, 9, &g), 1);
-	ck_assert_uint_ge(g.n, 2);
+	ck_assert_uint_eq(g.n, 2);
+	ck_assert_ptr_nonnull(rb.cur);          /* a partial message */
+	ck_assert_uint_gt(rb.cur_have, 0);
+	ck_assert_uint_eq(rb.ooo_bytes, bs);
 	ck_assert_int_eq(recvbuf_delivered(&rb, g.m[1]), 0);
 	g.m[1] = NULL;
 	for (size_t i = 0; i < g.n; i++)
