@@ -780,7 +780,11 @@ static int cs_listen_tcp(const char *hostport)
 		log_warnx("clients.tcp \"%s\" is not HOST:PORT", hostport);
 		return -1;
 	}
-	snprintf(host, sizeof(host), "%.*s", (int)(colon - hostport), hostport);
+	/* "[::1]:7001": getaddrinfo wants the address without brackets. */
+	if (hostport[0] == '[' && colon[-1] == ']')
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - hostport - 2), hostport + 1);
+	else
+		snprintf(host, sizeof(host), "%.*s", (int)(colon - hostport), hostport);
 	if (getaddrinfo(host, colon + 1, &hints, &res) != 0) {
 		log_warnx("clients.tcp \"%s\": cannot resolve", hostport);
 		return -1;

@@ -48,7 +48,7 @@ static void ctl_status(struct daemon *d, FILE *out, int json)
 
 static void ctl_fault(struct daemon *d, FILE *out, const char *args)
 {
-	char peer[WIRE_NAME_MAX + 1];
+	char peer[WIRE_NAME_MAX + 1], extra[16] = "";
 	int idx = -1, n;
 	struct link *l;
 
@@ -56,9 +56,10 @@ static void ctl_fault(struct daemon *d, FILE *out, const char *args)
 		fprintf(out, "error: fault injection is off; set allow_faults = true in %s\n", d->cfg->file);
 		return;
 	}
-	n = sscanf(args, "break %63s %d", peer, &idx);
-	if (n < 1) {
-		fprintf(out, "error: usage: fault break PEER [STREAM]\n");
+	n = sscanf(args, "break %63s %15s", peer, extra);
+	if (n < 1 || (n == 2 && (sscanf(extra, "%d", &idx) != 1 || idx < 0 || idx >= CONFIG_MAX_STREAMS))) {
+		fprintf(out, "error: usage: fault break PEER [STREAM], STREAM a number from 0 to %d\n",
+			CONFIG_MAX_STREAMS - 1);
 		return;
 	}
 	l = link_find(d, peer);
@@ -66,7 +67,7 @@ static void ctl_fault(struct daemon *d, FILE *out, const char *args)
 		fprintf(out, "error: no link to \"%s\"\n", peer);
 		return;
 	}
-	n = link_fault_break(l, n == 2 ? idx : -1);
+	n = link_fault_break(l, idx);
 	fprintf(out, "broke %d stream%s\n", n, n == 1 ? "" : "s");
 }
 

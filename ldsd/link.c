@@ -80,6 +80,7 @@ struct link {
 	struct sendbuf sb;
 	struct recvbuf rb;
 	int ack_pending, kick_pending;
+	int deliv_unreported;        /* deliveries no ACK has carried yet */
 	uint64_t last_ack_ns;
 	int shutting_down;
 
@@ -156,6 +157,7 @@ void link_delivered(struct link *l, struct rb_msg *m)
 	if (recvbuf_delivered(&l->rb, m) < 0)
 		log_warnx("link %s: out of memory recording a delivery; the peer will see it later", link_name(l));
 	l->ack_pending = 1;
+	l->deliv_unreported = 1;
 }
 
 int link_send(struct link *l, const struct wire_record *rec, const void *payload, uint64_t client)
@@ -213,6 +215,7 @@ static int stream_send_ack(struct stream *s)
 	if (n == 0 || stream_queue(s, buf, n) < 0)
 		return -ENOBUFS;
 	l->ack_pending = 0;
+	l->deliv_unreported = 0;
 	l->last_ack_ns = clock_now_ns();
 	return 0;
 }
@@ -347,7 +350,7 @@ static void faillog_open(struct link *l, int idx, const char *why, uint64_t bloc
 		f->resent_at = f->down_at;
 }
 
-/* The slot came back: the oldest open failure of that slot is over. */
+/* The slot came back: its latest open failure is over. */
 static void faillog_up(struct link *l, int idx)
 {
 	unsigned n = l->nfail < FAILLOG_MAX ? l->nfail : FAILLOG_MAX;
@@ -756,15 +759,12 @@ static int stream_on_frame(struct stream *s, const struct wire_frame *f)
 	}
 	case WIRE_ACK: {
 		struct wire_ack a;
-		size_t before = l->sb.resend_pending;
 
 		if (wire_decode_ack(f, &a) < 0 || sendbuf_ack(&l->sb, &a, on_delivered, l) < 0) {
 			log_warnx("link %s: stream %d: impossible ACK from %s: peer is misbehaving", link_name(l),
 				  s->idx, s->peer_addr);
 			return -1;
 		}
-		if (before > 0 && l->sb.resend_pending == 0)
-			faillog_resent(l);
 		l->kick_pending = 1;
 		clientsrv_space(l->d->cs, l);
 		return 0;
@@ -1031,6 +1031,9 @@ void link_tick(struct link *l, uint64_t now)
 				link_connect_slot(l, i);
 			}
 	}
+	/* Every block queued again after a failure has gone out once more. */
+	if (l->sb.resend_pending == 0)
+		faillog_resent(l);
 	/* ACKs can be lost with a broken stream; repeating the latest state
 	 * now and then makes sure the sender never waits on a lost window. */
 	if (l->up > 0 && now - l->last_ack_ns > ACK_REFRESH_NS)
@@ -1083,7 +1086,9 @@ void link_drain(struct link *l)
 
 int link_drained(const struct link *l)
 {
-	if (!sendbuf_idle(&l->sb) || l->ack_pending)
+	/* Repeat ACKs (ack_pending) need not hold us; only deliveries the peer
+	 * has not heard of, which would make it report them lost. */
+	if (!sendbuf_idle(&l->sb) || l->deliv_unreported)
 		return 0;
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
 		const struct stream *s = l->streams[i];

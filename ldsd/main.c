@@ -254,14 +254,16 @@ int main(int argc, char **argv)
 	}
 	lvl = log_level_parse(cfg.log_level);
 	log_init("ldsd", fg, debug ? LOG_LVL_DEBUG : (lvl < 0 ? LOG_LVL_INFO : (enum log_level)lvl));
-	if (!fg && daemon(0, 0) < 0)
-		fatal("cannot daemonize");
 	d.cfg = &cfg;
+	/* Set up before detaching, so that a failure is this command's exit
+	 * status; the sockets and the event loop survive the fork. */
 	if (setup(&d) < 0) {
 		log_warnx("start-up failed; see the messages above");
 		teardown(&d);
 		return EXIT_FAILURE_RUN;
 	}
+	if (!fg && daemon(0, 0) < 0)
+		fatal("cannot daemonize");
 	log_info("ldsd for cluster %s started (instance %016" PRIx64 ", %zu peers, clients on %s)", cfg.cluster,
 		 d.instance, d.nlinks, cfg.client_socket);
 	if (evloop_run(d.ev) < 0) {
