@@ -11,7 +11,7 @@ T=$(mktemp -d "${TMPDIR:-/tmp}/lds-demo.XXXXXX")
 PIDS=""
 trap 'for p in $PIDS; do kill $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"' EXIT INT TERM
 COUNT=${DEMO_COUNT:-20000}
-PORT=$((30000 + $$ % 20000))
+PORT=$((10000 + $$ % 10000))   # below the ephemeral port range
 
 head -c 32 /dev/urandom | base64 > "$T/key"; chmod 600 "$T/key"
 for side in "clusterA clusterB connect" "clusterB clusterA listen"; do

@@ -11,9 +11,11 @@ BIN=$ROOT/$BUILD/bin
 TBIN=$ROOT/$BUILD/tests
 T=$(mktemp -d "${TMPDIR:-/tmp}/lds-it.XXXXXX")
 PIDS=""
-# Ports from the test's own PID, away from ephemeral ports, so that parallel
-# runs do not collide.
-PORT=$((20000 + ($$ % 20000)))
+# Ports from the test's own PID, so that parallel runs do not collide, and
+# below the ephemeral range (32768 and up) so that no client socket of ours
+# can be given the port a gateway is about to listen on.  A test uses at
+# most PORT .. PORT+600.
+PORT=$((20000 + ($$ % 12000)))
 
 cleanup() {
 	# Quiet: bash would report each killed job.
