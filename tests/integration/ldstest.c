@@ -159,8 +159,12 @@ static int do_send(const struct opts *o)
 		if (o->resend_lost && done_lost < nlost) {
 			seq = id2seq[lost[done_lost++]];
 			resent++;
-			if (lf)
+			/* Flushed at once: the receiver reads the file to tell
+			 * allowed duplicates from delivery bugs. */
+			if (lf) {
 				fprintf(lf, "%" PRIu64 "\n", seq);
+				fflush(lf);
+			}
 		} else if (i <= o->count) {
 			seq = i++;
 		} else {
