@@ -54,6 +54,19 @@ struct stream {
 	struct stream *next_pending; /* daemon's list of unidentified conns */
 };
 
+/* Bytes sent over a link to one destination endpoint and not yet reported
+ * delivered.  Capping them keeps one slow or absent receiver from filling
+ * the peer's receive memory and stalling everyone else (head-of-line). */
+struct dest {
+	char name[WIRE_ENDPOINT_MAX + 1];
+	size_t bytes;
+	struct dest *next;
+};
+#define DEST_BUCKETS 64
+/* What a message counts against its destination: one more than its size,
+ * so that an entry with empty messages outstanding is never freed. */
+#define DEST_COST(len) ((size_t)(len) + 1)
+
 struct failure {
 	int stream;
 	double down_at;              /* wall clock */
@@ -77,6 +90,8 @@ struct link {
 
 	uint64_t peer_instance;
 	uint32_t peer_max_msg;
+	struct dest *dests[DEST_BUCKETS];
+	size_t dest_cap;             /* undelivered bytes allowed per destination */
 	struct sendbuf sb;
 	struct recvbuf rb;
 	int ack_pending, kick_pending;
@@ -91,6 +106,7 @@ struct link {
 	struct failure faillog[FAILLOG_MAX];
 	unsigned nfail;              /* total failures; faillog holds the last FAILLOG_MAX */
 };
+
 
 static struct stream *pending_streams; /* accepted, not yet identified */
 
@@ -129,20 +145,61 @@ int link_idle(const struct link *l)
 	return sendbuf_idle(&l->sb);
 }
 
-/* ---- upcalls from clientsrv/sendbuf/recvbuf --------------------------- */
+/* ---- per-destination credit ------------------------------------------- */
 
-static void on_delivered(void *arg, uint64_t client, uint64_t id)
+static struct dest **dest_slot(struct link *l, const char *name)
 {
-	struct link *l = arg;
+	unsigned h = 5381;
+	struct dest **pp;
 
-	clientsrv_acked(l->d->cs, client, id);
+	for (const char *p = name; *p; p++)
+		h = h * 33 + (unsigned char)*p;
+	for (pp = &l->dests[h % DEST_BUCKETS]; *pp; pp = &(*pp)->next)
+		if (strcmp((*pp)->name, name) == 0)
+			break;
+	return pp;
 }
 
-static void on_lost(void *arg, uint64_t client, uint64_t id)
+static struct dest *dest_get(struct link *l, const char *name)
+{
+	struct dest **pp = dest_slot(l, name);
+
+	if (*pp == NULL && strlen(name) <= WIRE_ENDPOINT_MAX) {
+		*pp = calloc(1, sizeof(**pp));
+		if (*pp)
+			memcpy((*pp)->name, name, strlen(name) + 1);
+	}
+	return *pp;
+}
+
+static void dest_sub(struct link *l, struct dest *d, size_t len)
+{
+	struct dest **pp;
+
+	d->bytes -= len;
+	if (d->bytes > 0)
+		return;
+	pp = dest_slot(l, d->name);
+	*pp = d->next;
+	free(d);
+}
+
+/* ---- upcalls from clientsrv/sendbuf/recvbuf --------------------------- */
+
+static void on_delivered(void *arg, const struct sb_msg *m)
 {
 	struct link *l = arg;
 
-	clientsrv_lost(l->d->cs, l, client, id, "peer gateway restarted and lost its state");
+	dest_sub(l, m->tag, DEST_COST(m->len));
+	clientsrv_acked(l->d->cs, m->client, m->id);
+}
+
+static void on_lost(void *arg, const struct sb_msg *m)
+{
+	struct link *l = arg;
+
+	dest_sub(l, m->tag, DEST_COST(m->len));
+	clientsrv_lost(l->d->cs, l, m->client, m->id, "peer gateway restarted and lost its state");
 }
 
 static void on_message(void *arg, struct rb_msg *m)
@@ -162,14 +219,27 @@ void link_delivered(struct link *l, struct rb_msg *m)
 
 int link_send(struct link *l, const struct wire_record *rec, const void *payload, uint64_t client)
 {
+	struct dest *d;
 	int r;
 
 	if (rec->len > link_max_msg(l))
 		return -EMSGSIZE;
-	r = sendbuf_append(&l->sb, rec, payload, client);
-	if (r == 0)
-		l->kick_pending = 1;
-	return r;
+	d = dest_get(l, rec->dst);
+	if (d == NULL)
+		return -ENOMEM;
+	/* A destination with nothing outstanding may always take one message,
+	 * however large: the cap must not make a message unsendable. */
+	if (d->bytes > 0 && d->bytes + DEST_COST(rec->len) > l->dest_cap)
+		return -ENOSPC;
+	r = sendbuf_append(&l->sb, rec, payload, client, d);
+	if (r < 0) {
+		if (d->bytes == 0)
+			dest_sub(l, d, 0);
+		return r;
+	}
+	d->bytes += DEST_COST(rec->len);
+	l->kick_pending = 1;
+	return 0;
 }
 
 /* ---- control frames ---------------------------------------------------- */
@@ -939,6 +1009,7 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg)
 		return NULL;
 	}
 	l->tp = d->tcp;
+	l->dest_cap = cfg->recv_memory / 4;
 	l->nstreams = cfg->role == CONFIG_ROLE_CONNECT ? cfg->streams : 0;
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
 		l->backoff[i] = cfg->reconnect_min;
@@ -962,6 +1033,14 @@ void link_free(struct link *l)
 			stream_close(l->streams[i], "shutting down", 0);
 	sendbuf_free(&l->sb);
 	recvbuf_free(&l->rb);
+	for (unsigned i = 0; i < DEST_BUCKETS; i++) {
+		while (l->dests[i]) {
+			struct dest *d = l->dests[i];
+
+			l->dests[i] = d->next;
+			free(d);
+		}
+	}
 	free(l);
 }
 

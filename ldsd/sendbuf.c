@@ -133,7 +133,8 @@ static int sb_copy(struct sendbuf *sb, const uint8_t *p, size_t n)
 	return 0;
 }
 
-int sendbuf_append(struct sendbuf *sb, const struct wire_record *rec, const void *payload, uint64_t client)
+int sendbuf_append(struct sendbuf *sb, const struct wire_record *rec, const void *payload, uint64_t client,
+		   void *tag)
 {
 	uint8_t hdr[WIRE_REC_FIXED + 2 * WIRE_ENDPOINT_MAX];
 	size_t hl = wire_encode_record_hdr(hdr, sizeof(hdr), rec);
@@ -156,6 +157,8 @@ int sendbuf_append(struct sendbuf *sb, const struct wire_record *rec, const void
 	m = &sb->msgs[sb->msg_next % sb->max_msgs];
 	m->client = client;
 	m->id = rec->msg_id;
+	m->tag = tag;
+	m->len = rec->len;
 	m->delivered = 0;
 	sb->msg_next++;
 	return 0;
@@ -242,8 +245,7 @@ size_t sendbuf_stream_lost(struct sendbuf *sb, int stream)
 	return n;
 }
 
-static void sb_mark_delivered(struct sendbuf *sb, uint64_t from, uint64_t to,
-			      void (*delivered)(void *, uint64_t, uint64_t), void *arg)
+static void sb_mark_delivered(struct sendbuf *sb, uint64_t from, uint64_t to, sb_msg_cb *delivered, void *arg)
 {
 	if (from < sb->msg_base)
 		from = sb->msg_base;
@@ -255,7 +257,7 @@ static void sb_mark_delivered(struct sendbuf *sb, uint64_t from, uint64_t to,
 		m->delivered = 1;
 		sb->msgs_delivered++;
 		if (delivered)
-			delivered(arg, m->client, m->id);
+			delivered(arg, m);
 	}
 }
 
@@ -291,8 +293,7 @@ static int sb_ack_valid(const struct sendbuf *sb, const struct wire_ack *a)
 	return 1;
 }
 
-int sendbuf_ack(struct sendbuf *sb, const struct wire_ack *a,
-		void (*delivered)(void *arg, uint64_t client, uint64_t id), void *arg)
+int sendbuf_ack(struct sendbuf *sb, const struct wire_ack *a, sb_msg_cb *delivered, void *arg)
 {
 	if (!sb_ack_valid(sb, a))
 		return -EPROTO;
@@ -330,13 +331,13 @@ int sendbuf_ack(struct sendbuf *sb, const struct wire_ack *a,
 	return 0;
 }
 
-void sendbuf_reset(struct sendbuf *sb, void (*lost)(void *arg, uint64_t client, uint64_t id), void *arg)
+void sendbuf_reset(struct sendbuf *sb, sb_msg_cb *lost, void *arg)
 {
 	for (uint64_t n = sb->msg_base; n < sb->msg_next; n++) {
 		struct sb_msg *m = &sb->msgs[n % sb->max_msgs];
 
 		if (!m->delivered && lost)
-			lost(arg, m->client, m->id);
+			lost(arg, m);
 	}
 	for (uint64_t s = sb->base; s < sb->next; s++) {
 		struct sb_block *b = sb_slot(sb, s);

@@ -43,8 +43,13 @@ struct sb_block {
 struct sb_msg {
 	uint64_t client;   /* client connection id */
 	uint64_t id;       /* client's message id */
+	void *tag;         /* the owner's, from sendbuf_append */
+	uint32_t len;      /* payload bytes */
 	uint8_t delivered;
 };
+
+/* Called once per message when it is delivered or lost. */
+typedef void sb_msg_cb(void *arg, const struct sb_msg *m);
 
 struct sendbuf {
 	size_t block_size, mem;
@@ -83,7 +88,7 @@ int sendbuf_idle(const struct sendbuf *sb);
  * -EMSGSIZE if it can never fit, or -EINVAL for a bad record header.
  */
 int sendbuf_append(struct sendbuf *sb, const struct wire_record *rec, const void *payload,
-		   uint64_t client);
+		   uint64_t client, void *tag);
 
 /*
  * Picks the next block to write: the lowest block to resend, else the next
@@ -101,18 +106,17 @@ size_t sendbuf_stream_lost(struct sendbuf *sb, int stream);
 
 /*
  * Applies an ACK.  For each message newly delivered, calls
- * delivered(arg, client, id).  Returns 0, or -EPROTO if the ACK is
+ * delivered(arg, msg).  Returns 0, or -EPROTO if the ACK is
  * impossible (acks beyond what was sent, window going backwards below
  * recv_cum): the peer is broken or lying.
  */
-int sendbuf_ack(struct sendbuf *sb, const struct wire_ack *a,
-		void (*delivered)(void *arg, uint64_t client, uint64_t id), void *arg);
+int sendbuf_ack(struct sendbuf *sb, const struct wire_ack *a, sb_msg_cb *delivered, void *arg);
 
 /*
- * The peer lost its state: forgets every block and calls lost(arg, client,
- * id) for every message not reported delivered, in order; then starts a new
+ * The peer lost its state: forgets every block and calls lost(arg, msg)
+ * for every message not reported delivered, in order; then starts a new
  * session at seq 0.
  */
-void sendbuf_reset(struct sendbuf *sb, void (*lost)(void *arg, uint64_t client, uint64_t id), void *arg);
+void sendbuf_reset(struct sendbuf *sb, sb_msg_cb *lost, void *arg);
 
 #endif

@@ -44,7 +44,7 @@ static int append(struct sendbuf *sb, uint32_t len, uint64_t id, uint64_t client
 	for (uint32_t i = 0; i < len; i++)
 		p[i] = (uint8_t)(id * 31 + i);
 	mkrec(&r, len, id);
-	ret = sendbuf_append(sb, &r, p, client);
+	ret = sendbuf_append(sb, &r, p, client, NULL);
 	free(p);
 	return ret;
 }
@@ -66,13 +66,13 @@ struct calls {
 	uint64_t id[256];
 };
 
-static void record_call(void *arg, uint64_t client, uint64_t id)
+static void record_call(void *arg, const struct sb_msg *m)
 {
 	struct calls *c = arg;
 
 	ck_assert_uint_lt(c->n, 256);
-	c->client[c->n] = client;
-	c->id[c->n] = id;
+	c->client[c->n] = m->client;
+	c->id[c->n] = m->id;
 	c->n++;
 }
 
@@ -252,10 +252,10 @@ START_TEST(append_emsgsize_einval)
 	/* Bad names. */
 	mkrec(&r, 8, 3);
 	snprintf(r.src, sizeof(r.src), "nocluster");
-	ck_assert_int_eq(sendbuf_append(&sb, &r, pay, 1), -EINVAL);
+	ck_assert_int_eq(sendbuf_append(&sb, &r, pay, 1, NULL), -EINVAL);
 	mkrec(&r, 8, 3);
 	snprintf(r.dst, sizeof(r.dst), "clusterB/bad name");
-	ck_assert_int_eq(sendbuf_append(&sb, &r, pay, 1), -EINVAL);
+	ck_assert_int_eq(sendbuf_append(&sb, &r, pay, 1, NULL), -EINVAL);
 	ck_assert_uint_eq(sb.msg_next, 1);
 	ck_assert_uint_eq(sendbuf_space(&sb), BS);
 	sendbuf_free(&sb);
@@ -1128,7 +1128,7 @@ START_TEST(block_contents_roundtrip)
 			int ret;
 
 			mkrec(&r, ex[appended].len, ex[appended].id);
-			ret = sendbuf_append(&sb, &r, ex[appended].data, 42);
+			ret = sendbuf_append(&sb, &r, ex[appended].data, 42, NULL);
 			if (ret == -ENOSPC)
 				break;
 			ck_assert_int_eq(ret, 0);
