@@ -48,7 +48,7 @@ static void ctl_status(struct daemon *d, FILE *out, int json)
 
 static void ctl_fault(struct daemon *d, FILE *out, const char *args)
 {
-	char peer[WIRE_NAME_MAX + 1], extra[16] = "";
+	char verb[8], peer[WIRE_NAME_MAX + 1], extra[16] = "";
 	int idx = -1, n;
 	struct link *l;
 
@@ -56,9 +56,10 @@ static void ctl_fault(struct daemon *d, FILE *out, const char *args)
 		fprintf(out, "error: fault injection is off; set allow_faults = true in %s\n", d->cfg->file);
 		return;
 	}
-	n = sscanf(args, "break %63s %15s", peer, extra);
-	if (n < 1 || (n == 2 && (sscanf(extra, "%d", &idx) != 1 || idx < 0 || idx >= CONFIG_MAX_STREAMS))) {
-		fprintf(out, "error: usage: fault break PEER [STREAM], STREAM a number from 0 to %d\n",
+	n = sscanf(args, "%7s %63s %15s", verb, peer, extra);
+	if (n < 2 || (strcmp(verb, "break") != 0 && strcmp(verb, "stall") != 0) ||
+	    (n == 3 && (sscanf(extra, "%d", &idx) != 1 || idx < 0 || idx >= CONFIG_MAX_STREAMS))) {
+		fprintf(out, "error: usage: fault break|stall PEER [STREAM], STREAM a number from 0 to %d\n",
 			CONFIG_MAX_STREAMS - 1);
 		return;
 	}
@@ -67,8 +68,8 @@ static void ctl_fault(struct daemon *d, FILE *out, const char *args)
 		fprintf(out, "error: no link to \"%s\"\n", peer);
 		return;
 	}
-	n = link_fault_break(l, idx);
-	fprintf(out, "broke %d stream%s\n", n, n == 1 ? "" : "s");
+	n = verb[0] == 'b' ? link_fault_break(l, idx) : link_fault_stall(l, idx);
+	fprintf(out, "%s %d stream%s\n", verb[0] == 'b' ? "broke" : "stalled", n, n == 1 ? "" : "s");
 }
 
 static void ctl_accept(int fd, unsigned events, void *arg)

@@ -5,6 +5,8 @@
  *   "status"            human-readable status
  *   "status json"       the same as one JSON object
  *   "fault break PEER [STREAM]"   break streams (only with allow_faults)
+ *   "fault stall PEER [STREAM]"   stop reading and writing streams without
+ *                                 closing them, as a black hole would
  * Replies to bad requests start with "error: ".  The socket is created
  * mode 0600: only the daemon's user may inspect or disturb it.
  */

@@ -49,6 +49,7 @@ struct stream {
 	size_t cur_off;              /* bytes of header+payload written */
 	int blocked;
 	int failed;                  /* -errno of a failed write, handled by the caller */
+	int stalled;                 /* fault injection: neither read nor written */
 
 	uint64_t created_ns, last_rx_ns, last_ping_ns, up_ns;
 	struct stream *next_pending; /* daemon's list of unidentified conns */
@@ -316,7 +317,7 @@ static void stream_flush(struct stream *s)
 {
 	struct link *l = s->link;
 
-	if (s->failed)
+	if (s->failed || s->stalled)
 		return;
 	for (int rounds = 0; rounds < 64; rounds++) {
 		struct iovec iov[3];
@@ -1202,6 +1203,25 @@ int link_fault_break(struct link *l, int idx)
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
 		if (l->streams[i] && l->streams[i]->st == ST_UP && (idx < 0 || (unsigned)idx == i)) {
 			stream_close(l->streams[i], "fault injected by ldsctl", 1);
+			n++;
+		}
+	}
+	return n;
+}
+
+int link_fault_stall(struct link *l, int idx)
+{
+	int n = 0;
+
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
+		struct stream *s = l->streams[i];
+
+		if (s && s->st == ST_UP && !s->stalled && (idx < 0 || (unsigned)idx == i)) {
+			log_warnx("link %s: stream %d stalled by ldsctl: no byte in or out from now on", link_name(l),
+				  s->idx);
+			s->stalled = 1;
+			s->ops->want_read(s->conn, 0);
+			s->ops->want_write(s->conn, 0);
 			n++;
 		}
 	}

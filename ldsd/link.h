@@ -64,7 +64,10 @@ void link_shutdown(struct link *l);
 void link_status_json(const struct link *l, FILE *out);
 void link_status_text(const struct link *l, FILE *out);
 
-/* Fault injection for tests: breaks stream idx (-1: all) at once. */
+/* Fault injection for tests: breaks stream idx (-1: all) at once, or
+ * stalls it (stops reading and writing it without closing, as a black hole
+ * would).  Return how many streams were affected. */
 int link_fault_break(struct link *l, int idx);
+int link_fault_stall(struct link *l, int idx);
 
 #endif

@@ -16,7 +16,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ldsctl [-c FILE | -s SOCKET] status [--json]\n"
-		"       ldsctl [-c FILE | -s SOCKET] fault break PEER [STREAM]\n"
+		"       ldsctl [-c FILE | -s SOCKET] fault break|stall PEER [STREAM]\n"
 		"  -c, --config FILE   find the control socket in ldsd's configuration\n"
 		"  -s, --socket PATH   control socket (default $LDSCTL_SOCKET or " DEFAULT_CTL ")\n"
 		"  -j, --json          status as JSON\n"
@@ -105,8 +105,8 @@ int main(int argc, char **argv)
 	if (optind < argc && strcmp(argv[optind], "status") == 0 && argc - optind == 1) {
 		snprintf(req, sizeof(req), "status%s\n", json ? " json" : "");
 	} else if (optind < argc && strcmp(argv[optind], "fault") == 0 && argc - optind >= 3 && argc - optind <= 4 &&
-		   strcmp(argv[optind + 1], "break") == 0) {
-		snprintf(req, sizeof(req), "fault break %s %s\n", argv[optind + 2],
+		   (strcmp(argv[optind + 1], "break") == 0 || strcmp(argv[optind + 1], "stall") == 0)) {
+		snprintf(req, sizeof(req), "fault %s %s %s\n", argv[optind + 1], argv[optind + 2],
 			 argc - optind == 4 ? argv[optind + 3] : "");
 	} else {
 		usage(stderr);

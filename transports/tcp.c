@@ -30,6 +30,7 @@ struct lds_tp_conn {
 	int fd;
 	int connecting;
 	int want_w;
+	int no_read;
 	void *ud;
 	uint64_t sent, recvd;
 	char peer[64];
@@ -113,7 +114,7 @@ static struct lds_tp_conn *tcp_conn_new(struct lds_transport *tp, int fd, void *
 
 static int tcp_conn_watch(struct lds_tp_conn *c)
 {
-	unsigned ev = c->connecting ? TP_EV_WRITE : TP_EV_READ | (c->want_w ? TP_EV_WRITE : 0);
+	unsigned ev = c->connecting ? TP_EV_WRITE : (c->no_read ? 0 : TP_EV_READ) | (c->want_w ? TP_EV_WRITE : 0);
 
 	return c->tp->host.watch(c->tp->host.ctx, c->fd, ev, tcp_conn_event, c);
 }
@@ -358,6 +359,14 @@ static void tcp_want_write(struct lds_tp_conn *c, int on)
 	(void)tcp_conn_watch(c);
 }
 
+static void tcp_want_read(struct lds_tp_conn *c, int on)
+{
+	if (c->no_read == !on)
+		return;
+	c->no_read = !on;
+	(void)tcp_conn_watch(c);
+}
+
 static int tcp_query(struct lds_tp_conn *c, struct lds_tp_info *info)
 {
 	struct tcp_info ti;
@@ -386,6 +395,7 @@ const struct lds_transport_ops tcp_transport_ops = {
 	.send = tcp_send,
 	.recv = tcp_recv,
 	.want_write = tcp_want_write,
+	.want_read = tcp_want_read,
 	.close = tcp_close,
 	.query = tcp_query,
 };

@@ -103,6 +103,9 @@ struct lds_transport_ops {
 	int (*recv)(struct lds_tp_conn *c, void *buf, size_t len, size_t *got);
 	/* Turns writable upcalls on or off. */
 	void (*want_write)(struct lds_tp_conn *c, int on);
+	/* Turns readable upcalls on (the default) or off: a conn not read
+	 * from pushes back on its peer. */
+	void (*want_read)(struct lds_tp_conn *c, int on);
 	/* Ends the conn at once and frees it; pending data is discarded. */
 	void (*close)(struct lds_tp_conn *c);
 	/* Fills *info; returns 0 or -errno. */
