@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -255,6 +256,11 @@ int main(int argc, char **argv)
 	lvl = log_level_parse(cfg.log_level);
 	log_init("ldsd", fg, debug ? LOG_LVL_DEBUG : (lvl < 0 ? LOG_LVL_INFO : (enum log_level)lvl));
 	d.cfg = &cfg;
+	/* Message buffers come and go at line rate: keep freed memory in the
+	 * heap rather than mapping and faulting in fresh pages for each.  The
+	 * link memory limits still bound how much is live. */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 128 << 20);
 	/* Set up before detaching, so that a failure is this command's exit
 	 * status; the sockets and the event loop survive the fork. */
 	if (setup(&d) < 0) {

@@ -42,6 +42,7 @@ _Static_assert(FIELD_SIZE(struct lds_event, text) >= FIELD_SIZE(struct cp_msg, t
 
 struct rxmsg {
 	struct rxmsg *next;
+	size_t cap;               /* bytes data can hold */
 	struct lds_msg m;
 	unsigned char data[];
 };
@@ -84,6 +85,9 @@ struct lds {
 
 	struct rxmsg *rx_head, *rx_tail;
 	struct rxmsg *rx_cur;     /* returned by the last lds_recv */
+	/* The last message given back, kept for the next one that fits: a
+	 * fresh large allocation per message costs page faults. */
+	struct rxmsg *rx_spare;
 
 	/* RESUME frames to send once no message is half written. */
 	struct cp_msg *resume;
@@ -240,9 +244,15 @@ static int on_deliver(struct lds *h, const struct cp_msg *m)
 
 	if (!wire_endpoint_valid(m->name))
 		return fail(h, -EPROTO);
-	r = malloc(sizeof(*r) + m->payload_len);
-	if (r == NULL)
-		return fail(h, -ENOMEM);
+	if (h->rx_spare && h->rx_spare->cap >= m->payload_len) {
+		r = h->rx_spare;
+		h->rx_spare = NULL;
+	} else {
+		r = malloc(sizeof(*r) + m->payload_len);
+		if (r == NULL)
+			return fail(h, -ENOMEM);
+		r->cap = m->payload_len;
+	}
 	r->next = NULL;
 	memcpy(r->m.src, m->name, sizeof(m->name));
 	r->m.id = m->msg_id;
@@ -659,6 +669,7 @@ static int free_handle(struct lds *h)
 		free(r);
 	}
 	free(h->rx_cur);
+	free(h->rx_spare);
 	out_clear(&h->out);
 	free(h->resume);
 	free(h->in);
@@ -875,7 +886,12 @@ int lds_recv(struct lds *h, struct lds_msg *msg, int timeout_ms)
 	struct rxmsg *r;
 	int rc;
 
-	free(h->rx_cur);
+	if (h->rx_cur && (h->rx_spare == NULL || h->rx_cur->cap > h->rx_spare->cap)) {
+		free(h->rx_spare);
+		h->rx_spare = h->rx_cur;
+	} else {
+		free(h->rx_cur);
+	}
 	h->rx_cur = NULL;
 	rc = timed(wait_for(h, has_msg, 0, deadline_after(timeout_ms)), timeout_ms);
 	if (rc < 0)

@@ -25,9 +25,9 @@ iperf_run() {
 }
 
 lds_run() { # $1: resets per second (0 = none)
-	"$TBIN/ldstest" recv -s "$T/clusterB.sock" -n sink -f clusterA/src -c "$COUNT" -b 1M -B 1M -T 120 > "$T/r.out" 2>/dev/null &
+	"$TBIN/ldstest" recv -s "$T/clusterB.sock" -n sink -f clusterA/src -c "$COUNT" -b 1M -B 1M -T 120 --fast > "$T/r.out" 2>/dev/null &
 	local rpid=$!
-	"$TBIN/ldstest" send -s "$T/clusterA.sock" -n src -t clusterB/sink -c "$COUNT" -b 1M -B 1M -T 120 > /dev/null 2>&1 &
+	"$TBIN/ldstest" send -s "$T/clusterA.sock" -n src -t clusterB/sink -c "$COUNT" -b 1M -B 1M -T 120 --fast > /dev/null 2>&1 &
 	local spid=$! i=0
 	if [ "$1" -gt 0 ]; then
 		while kill -0 $spid 2>/dev/null && [ $i -lt 100000 ]; do
@@ -59,7 +59,7 @@ rm -f "$T"/*.sock "$T"/*.ctl
 PORT=$((PORT + 1))
 write_conf clusterA clusterB connect 4 'send_memory = "64M"; recv_memory = "64M";'
 start_ldsd clusterA
-"$TBIN/ldstest" send -s "$T/clusterA.sock" -n src -t clusterB/sink -c 1000000 -b 1M -B 1M -T $((DEAD_SECS + 30)) > /dev/null 2>&1 &
+"$TBIN/ldstest" send -s "$T/clusterA.sock" -n src -t clusterB/sink -c 1000000 -b 1M -B 1M -T $((DEAD_SECS + 30)) --fast > /dev/null 2>&1 &
 spid=$!; PIDS="$PIDS $spid"
 peak=0
 for _ in $(seq 1 "$DEAD_SECS"); do
