@@ -74,6 +74,9 @@ struct clientsrv {
 static void client_close(struct client *c, const char *why);
 static void client_write(struct client *c);
 static void client_event(int fd, unsigned events, void *arg);
+static struct client *client_by_id(struct clientsrv *cs, uint64_t id);
+static void client_send_error(struct client *c, uint64_t id, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
 
 /* ---- endpoints ---------------------------------------------------------- */
 
@@ -119,9 +122,14 @@ static void ep_maybe_free(struct clientsrv *cs, struct endpoint *e)
 
 		e->head = m->next;
 		log_warnx("message from %s to %s dropped: its receiving process exited", m->rec.src, e->name);
-		if (m->origin)
+		if (m->origin) {
 			link_delivered(m->origin, m);
-		else {
+		} else {
+			struct client *sender = client_by_id(cs, m->client);
+
+			if (sender)
+				client_send_error(sender, m->rec.msg_id, ECONNRESET,
+						  "dropped: the receiving process of %s exited", e->name);
 			cs->local_bytes -= m->rec.len;
 			rb_msg_free(m);
 		}
@@ -172,9 +180,6 @@ static int client_ctl_append(struct client *c, const struct cp_msg *m)
 	c->ctl_len += n;
 	return 0;
 }
-
-static void client_send_error(struct client *c, uint64_t id, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
 
 static void client_send_error(struct client *c, uint64_t id, int err, const char *fmt, ...)
 {
