@@ -184,6 +184,23 @@ static int tcp_resolve(const char *host, uint16_t port, int passive, struct addr
 	return 0;
 }
 
+/* Resolves host:port and opens a nonblocking socket of the right family;
+ * on success the caller frees *res. */
+static int tcp_socket(const char *host, uint16_t port, int passive, struct addrinfo **res, int *fd)
+{
+	int r = tcp_resolve(host, port, passive, res);
+
+	if (r < 0)
+		return r;
+	*fd = socket((*res)->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (*fd < 0) {
+		r = -errno;
+		freeaddrinfo(*res);
+		return r;
+	}
+	return 0;
+}
+
 static int tcp_connect(struct lds_transport *tp, const char *host, uint16_t port, const struct lds_tp_opts *o,
 		       void *ud, struct lds_tp_conn **out)
 {
@@ -191,15 +208,9 @@ static int tcp_connect(struct lds_transport *tp, const char *host, uint16_t port
 	struct lds_tp_conn *c;
 	int fd, r;
 
-	r = tcp_resolve(host, port, 0, &res);
+	r = tcp_socket(host, port, 0, &res, &fd);
 	if (r < 0)
 		return r;
-	fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		r = -errno;
-		freeaddrinfo(res);
-		return r;
-	}
 	r = tcp_tune(fd, o);
 	if (r == 0 && o && o->connect_timeout > 0) {
 		/* Bounds how long SYNs and unacked data are retried. */
@@ -262,16 +273,9 @@ static int tcp_listen(struct lds_transport *tp, const char *addr, uint16_t port,
 	struct lds_tp_listener *l;
 	int fd, r, one = 1;
 
-	r = tcp_resolve(addr, port, 1, &res);
+	r = tcp_socket(addr, port, 1, &res, &fd);
 	if (r < 0)
 		return r;
-	fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		r = -errno;
-		freeaddrinfo(res);
-		return r;
-	}
-	r = 0;
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
 	    bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 128) < 0)
 		r = -errno;

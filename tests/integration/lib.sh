@@ -80,3 +80,30 @@ ctl() { "$BIN/ldsctl" -s "$T/$1.ctl" "${@:2}"; }
 
 # json_field NAME KEY: first numeric value of "KEY" in NAME's status.
 json_field() { ctl "$1" status --json | grep -o "\"$2\":[0-9.]*" | head -1 | cut -d: -f2; }
+
+# start_pair COUNT "RECV-OPTS" "SEND-OPTS" [COMMON-OPTS...]: clusterA/src
+# sends COUNT checksummed messages to clusterB/sink, which verifies them.
+# Sets rpid and spid; output goes to $T/{r,s}.out and $T/{r,s}.log.
+start_pair() {
+	local count=$1 ropts=$2 sopts=$3
+	shift 3
+	# shellcheck disable=SC2086
+	"$TBIN/ldstest" recv -s "$T/clusterB.sock" -n sink -f clusterA/src -c "$count" "$@" $ropts \
+		> "$T/r.out" 2> "$T/r.log" &
+	rpid=$!
+	# shellcheck disable=SC2086
+	"$TBIN/ldstest" send -s "$T/clusterA.sock" -n src -t clusterB/sink -c "$count" "$@" $sopts \
+		> "$T/s.out" 2> "$T/s.log" &
+	spid=$!
+}
+
+# wait_pair: both must succeed.
+wait_pair() {
+	wait "$spid" || fail "sender: $(cat "$T/s.out" "$T/s.log")"
+	wait "$rpid" || fail "receiver: $(cat "$T/r.out" "$T/r.log")"
+}
+
+# Options for a pair that lives through a gateway restart: the receiver
+# reopens its endpoint, the sender resends what it is told was lost.
+RESTART_RECV_OPTS="--reconnect --allow-dup-file $T/lost"
+RESTART_SEND_OPTS="--resend-lost --lost-file $T/lost"
