@@ -68,10 +68,10 @@ $(LIBLDS_A): $(call obj,$(LIBLDS_SRC))
 	@mkdir -p $(@D)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(LIBLDS_SO): $(call obj,$(LIBLDS_SRC))
+$(LIBLDS_SO): $(call obj,$(LIBLDS_SRC)) libclient/lds.map
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared -Wl,-soname,liblds.so.1 -o $@ $^
+	$(Q)$(CC) -shared -Wl,-soname,liblds.so.1 -Wl,--version-script=libclient/lds.map -o $@ $(filter %.o,$^)
 
 $(LDS_PC): libclient/lds.pc.in
 	@mkdir -p $(@D)

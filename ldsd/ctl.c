@@ -15,10 +15,15 @@
 #include "log.h"
 
 #define CTL_REQ_MAX 256
+#define CTL_CONN_TIMEOUT_NS (5ull * 1000000000)
+
+struct ctl_conn;
 
 struct ctl {
 	struct daemon *d;
 	int fd;
+	int tick;
+	struct ctl_conn *conns;
 };
 
 static void ctl_status(struct daemon *d, FILE *out, int json)
@@ -72,50 +77,126 @@ static void ctl_fault(struct daemon *d, FILE *out, const char *args)
 	fprintf(out, "%s %d stream%s\n", verb[0] == 'b' ? "broke" : "stalled", n, n == 1 ? "" : "s");
 }
 
+/* One ldsctl connection: nonblocking, so a client that says nothing or
+ * reads slowly never holds the daemon up; dropped after CTL_CONN_TIMEOUT. */
+struct ctl_conn {
+	struct ctl *ctl;
+	int fd;
+	char req[CTL_REQ_MAX + 1];
+	size_t req_len;
+	char *reply;
+	size_t reply_len, reply_off;
+	uint64_t deadline_ns;
+	struct ctl_conn *next;
+};
+
+static void ctl_conn_close(struct ctl_conn *cc)
+{
+	struct ctl *c = cc->ctl;
+
+	for (struct ctl_conn **pp = &c->conns; *pp; pp = &(*pp)->next) {
+		if (*pp == cc) {
+			*pp = cc->next;
+			break;
+		}
+	}
+	evloop_unwatch(c->d->ev, cc->fd);
+	close(cc->fd);
+	free(cc->reply);
+	free(cc);
+}
+
+static void ctl_answer(struct ctl_conn *cc)
+{
+	struct daemon *d = cc->ctl->d;
+	FILE *out = open_memstream(&cc->reply, &cc->reply_len);
+
+	if (out == NULL)
+		return;
+	cc->req[cc->req_len] = '\0';
+	cc->req[strcspn(cc->req, "\r\n")] = '\0';
+	if (strcmp(cc->req, "status") == 0)
+		ctl_status(d, out, 0);
+	else if (strcmp(cc->req, "status json") == 0)
+		ctl_status(d, out, 1);
+	else if (strncmp(cc->req, "fault ", 6) == 0)
+		ctl_fault(d, out, cc->req + 6);
+	else
+		fprintf(out, "error: unknown request \"%s\" (try: status, status json, fault break|stall PEER)\n",
+			cc->req);
+	fclose(out);
+}
+
+static void ctl_conn_event(int fd, unsigned events, void *arg)
+{
+	struct ctl_conn *cc = arg;
+
+	if (cc->reply == NULL) {
+		ssize_t n = read(fd, cc->req + cc->req_len, CTL_REQ_MAX - cc->req_len);
+
+		if (n < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (n > 0)
+			cc->req_len += (size_t)n;
+		/* A request ends at a newline, at EOF, or when the buffer is full. */
+		if (n > 0 && memchr(cc->req, '\n', cc->req_len) == NULL && cc->req_len < CTL_REQ_MAX)
+			return;
+		if (cc->req_len == 0) {
+			ctl_conn_close(cc);
+			return;
+		}
+		ctl_answer(cc);
+		if (cc->reply == NULL || evloop_watch(cc->ctl->d->ev, fd, EV_WRITE, ctl_conn_event, cc) < 0) {
+			ctl_conn_close(cc);
+			return;
+		}
+	}
+	while (cc->reply_off < cc->reply_len) {
+		ssize_t w = write(fd, cc->reply + cc->reply_off, cc->reply_len - cc->reply_off);
+
+		if (w < 0 && (errno == EAGAIN || errno == EINTR))
+			return;
+		if (w <= 0)
+			break;
+		cc->reply_off += (size_t)w;
+	}
+	ctl_conn_close(cc);
+}
+
 static void ctl_accept(int fd, unsigned events, void *arg)
 {
 	struct ctl *c = arg;
-	char req[CTL_REQ_MAX + 1];
-	char *reply = NULL;
-	size_t replylen = 0;
-	FILE *out;
-	ssize_t n;
-	int cfd = accept4(fd, NULL, NULL, SOCK_CLOEXEC);
 
-	if (cfd < 0)
-		return;
-	/* A client that connects and says nothing must not stall the daemon. */
-	setsockopt(cfd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ .tv_sec = 1 }, sizeof(struct timeval));
-	setsockopt(cfd, SOL_SOCKET, SO_SNDTIMEO, &(struct timeval){ .tv_sec = 2 }, sizeof(struct timeval));
-	n = read(cfd, req, CTL_REQ_MAX);
-	out = open_memstream(&reply, &replylen);
-	if (n <= 0 || out == NULL) {
-		if (out)
-			fclose(out);
-		free(reply);
-		close(cfd);
-		return;
-	}
-	req[n] = '\0';
-	req[strcspn(req, "\r\n")] = '\0';
-	if (strcmp(req, "status") == 0)
-		ctl_status(c->d, out, 0);
-	else if (strcmp(req, "status json") == 0)
-		ctl_status(c->d, out, 1);
-	else if (strncmp(req, "fault ", 6) == 0)
-		ctl_fault(c->d, out, req + 6);
-	else
-		fprintf(out, "error: unknown request \"%s\" (try: status, status json, fault break PEER)\n", req);
-	fclose(out);
-	for (size_t off = 0; off < replylen;) {
-		ssize_t w = write(cfd, reply + off, replylen - off);
+	for (int i = 0; i < 16; i++) {
+		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct ctl_conn *cc;
 
-		if (w <= 0)
-			break;
-		off += (size_t)w;
+		if (cfd < 0)
+			return;
+		cc = calloc(1, sizeof(*cc));
+		if (cc == NULL || evloop_watch(c->d->ev, cfd, EV_READ, ctl_conn_event, cc) < 0) {
+			free(cc);
+			close(cfd);
+			continue;
+		}
+		cc->ctl = c;
+		cc->fd = cfd;
+		cc->deadline_ns = clock_now_ns() + CTL_CONN_TIMEOUT_NS;
+		cc->next = c->conns;
+		c->conns = cc;
 	}
-	free(reply);
-	close(cfd);
+}
+
+static void ctl_tick(uint64_t now, void *arg)
+{
+	struct ctl *c = arg;
+	struct ctl_conn *cc, *next;
+
+	for (cc = c->conns; cc; cc = next) {
+		next = cc->next;
+		if (now > cc->deadline_ns)
+			ctl_conn_close(cc);
+	}
 }
 
 struct ctl *ctl_new(struct daemon *d)
@@ -143,7 +224,8 @@ struct ctl *ctl_new(struct daemon *d)
 	unlink(path);
 	old = umask(077);
 	if (bind(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(c->fd, 16) < 0 ||
-	    evloop_watch(d->ev, c->fd, EV_READ, ctl_accept, c) < 0) {
+	    evloop_watch(d->ev, c->fd, EV_READ, ctl_accept, c) < 0 ||
+	    (c->tick = evloop_tick_add(d->ev, 1000, ctl_tick, c)) < 0) {
 		umask(old);
 		log_warn("cannot listen on control socket %s", path);
 		close(c->fd);
@@ -158,6 +240,9 @@ void ctl_free(struct ctl *c)
 {
 	if (c == NULL)
 		return;
+	while (c->conns)
+		ctl_conn_close(c->conns);
+	evloop_tick_del(c->d->ev, c->tick);
 	evloop_unwatch(c->d->ev, c->fd);
 	close(c->fd);
 	unlink(c->d->cfg->control_socket);

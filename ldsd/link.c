@@ -7,6 +7,7 @@
 #include "auth.h"
 #include "clientsrv.h"
 #include "clock.h"
+#include "json.h"
 #include "link.h"
 #include "log.h"
 
@@ -1262,8 +1263,12 @@ void link_status_json(const struct link *l, FILE *out)
 	const struct recvbuf *rb = &l->rb;
 	unsigned n = l->nfail < FAILLOG_MAX ? l->nfail : FAILLOG_MAX;
 
+	fputs("{\"peer\":", out);
+	json_str(out, l->cfg->cluster);
+	fputs(",\"address\":", out);
+	json_str(out, l->cfg->address);
 	fprintf(out,
-		"{\"peer\":\"%s\",\"address\":\"%s\",\"port\":%u,\"role\":\"%s\",\"transport\":\"%s\","
+		",\"port\":%u,\"role\":\"%s\",\"transport\":\"%s\","
 		"\"streams\":%u,\"streams_up\":%u,\"peer_instance\":\"%016" PRIx64 "\",\"srtt_ms\":%.3f,"
 		"\"reconnects\":%" PRIu64 ",\"session_resets\":%" PRIu64 ",\"downtime_s\":%.3f,"
 		"\"sent\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"blocks_acked\":%" PRIu64
@@ -1271,8 +1276,7 @@ void link_status_json(const struct link *l, FILE *out)
 		"\"messages_delivered\":%" PRIu64 ",\"messages_pending\":%" PRIu64 ",\"window_end\":%" PRIu64 "},"
 		"\"received\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"duplicates\":%" PRIu64
 		",\"messages\":%" PRIu64 ",\"held_bytes\":%zu},\"failures\":[",
-		l->cfg->cluster, l->cfg->address, l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen",
-		l->ops->name, l->nstreams, l->up, l->peer_instance, link_rtt_ms(l), l->reconnects,
+		l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->ops->name, l->nstreams, l->up, l->peer_instance, link_rtt_ms(l), l->reconnects,
 		l->resets, link_downtime(l), sb->bytes_sent, sb->blocks_sent, sb->blocks_acked, sb->blocks_resent,
 		sb->bytes_acked, sendbuf_unacked_bytes(sb), sb->msgs_delivered, sb->msg_next - sb->msg_base,
 		sb->window_end, rb->bytes_recv, rb->blocks_recv, rb->blocks_dup, rb->msgs_recv,
@@ -1281,9 +1285,11 @@ void link_status_json(const struct link *l, FILE *out)
 		const struct failure *f = &l->faillog[(l->nfail - n + i) % FAILLOG_MAX];
 
 		fprintf(out, "%s{\"stream\":%d,\"down_at\":%.3f,\"up_at\":%.3f,\"resent_at\":%.3f,"
-			"\"outage_s\":%.3f,\"blocks_resent\":%" PRIu64 ",\"reason\":\"%s\"}",
+			"\"outage_s\":%.3f,\"blocks_resent\":%" PRIu64 ",\"reason\":",
 			i ? "," : "", f->stream, f->down_at, f->up_at, f->resent_at,
-			f->up_at > 0 ? f->up_at - f->down_at : -1.0, f->blocks, f->reason);
+			f->up_at > 0 ? f->up_at - f->down_at : -1.0, f->blocks);
+		json_str(out, f->reason);
+		fputc('}', out);
 	}
 	fprintf(out, "],\"failures_total\":%u}", l->nfail);
 }

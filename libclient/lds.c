@@ -701,6 +701,18 @@ static struct lds *open_failed(struct lds *h, int rc, int timeout_ms, int *err)
 	return NULL;
 }
 
+/* A name this process may take: the part after "cluster/", which the
+ * daemon prefixes itself (so no '/'), with the same characters. */
+static int local_name_valid(const char *name)
+{
+	char probe[WIRE_ENDPOINT_MAX + 3];
+
+	if (strchr(name, '/') != NULL || strlen(name) > WIRE_ENDPOINT_MAX)
+		return 0;
+	snprintf(probe, sizeof(probe), "c/%s", name);
+	return wire_endpoint_valid(probe);
+}
+
 struct lds *lds_open(const char *socket_path, const char *name, int timeout_ms, int *err)
 {
 	int64_t deadline = deadline_after(timeout_ms);
@@ -709,7 +721,7 @@ struct lds *lds_open(const char *socket_path, const char *name, int timeout_ms, 
 
 	if (name == NULL)
 		name = "";
-	if (name[0] != '\0' && !wire_name_valid(name) && !wire_endpoint_valid(name))
+	if (name[0] != '\0' && !local_name_valid(name))
 		return open_failed(NULL, -EINVAL, timeout_ms, err);
 	h = calloc(1, sizeof(*h));
 	if (h == NULL)

@@ -18,6 +18,8 @@ for _ in $(seq 1 50); do
 done
 grep -q "stream 2 .*broken (no data for 2.0 s)" "$T/clusterB.log" || fail "clusterB did not time the stalled stream out"
 grep -q "stream 2 .*broken" "$T/clusterA.log" || fail "clusterA did not notice the stream end"
+ctl clusterA status --json | jq -e '.links[0].failures | length > 0' > /dev/null ||
+	fail "ldsctl status --json is not valid JSON or has no failure log"
 resent=$(json_field clusterA blocks_resent)
 # Usually the stalled stream holds blocks that must go out again; when the
 # sender had nothing on it at that moment there is nothing to resend, and

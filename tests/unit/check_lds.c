@@ -509,6 +509,9 @@ START_TEST(t_open_errors)
 	ck_assert_int_eq(err, -ENOENT);
 	ck_assert_ptr_null(lds_open("/tmp/ldsd.sock", "two words", WAIT_MS, &err));
 	ck_assert_int_eq(err, -EINVAL);
+	/* The daemon adds the cluster; a name must not carry one. */
+	ck_assert_ptr_null(lds_open("/tmp/ldsd.sock", "clusterA/cm", WAIT_MS, &err));
+	ck_assert_int_eq(err, -EINVAL);
 	ck_assert_ptr_null(lds_open("tcp:nonsense", "cm", WAIT_MS, &err));
 	ck_assert_int_eq(err, -EINVAL);
 }
