@@ -31,7 +31,10 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 # ---- sources -------------------------------------------------------------
 # Daemon modules live in a static library that ldsd, the tools and the tests
 # all link; main.c files are the only things outside it.
-LDSD_SRC   := $(filter-out ldsd/main.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) libclient/clientproto.c
+# The analytical model (launcher/model*.c) has no main and no state: it goes
+# into the same library, for mwpredict, mwlaunch and the unit tests.
+MODEL_SRC  := launcher/model.c launcher/modelconf.c
+LDSD_SRC   := $(filter-out ldsd/main.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) libclient/clientproto.c $(MODEL_SRC)
 LIBLDS_SRC := $(wildcard libclient/*.c) ldsd/wire.c ldsd/crc32c.c
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 

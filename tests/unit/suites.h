@@ -11,5 +11,6 @@ Suite *make_lds_suite(void);
 Suite *make_sendbuf_suite(void);
 Suite *make_recvbuf_suite(void);
 Suite *make_evloop_suite(void);
+Suite *make_model_suite(void);
 
 #endif
