@@ -448,3 +448,18 @@ double model_bytes_allowed(const struct model_app *a, const struct model_cluster
 	}
 	return INFINITY;
 }
+
+double model_bytes_per_task(const struct model_app *a, const struct model_cluster *c, enum model_bound bound)
+{
+	switch (bound) {
+	case MODEL_BOUND_LAN:
+		return a->task_bytes + a->result_bytes;
+	case MODEL_BOUND_INET_IN:
+		return c->inter_task_bytes / (double)c->grain;
+	case MODEL_BOUND_INET_OUT:
+		return c->inter_result_bytes / (double)c->grain;
+	case MODEL_BOUND_CPU:
+		break;
+	}
+	return 0;
+}

@@ -203,4 +203,8 @@ size_t model_tune(const struct model *m, struct model_tuning *out, size_t max);
 double model_bytes_allowed(const struct model_app *a, const struct model_cluster *c, double threshold,
 			   enum model_bound bound);
 
+/* Bytes per fine task the link named by bound carries now: S_Comm on the
+ * LAN, S_TaskInter / N or S_ResultInter / N on the Internet; 0 for cpu. */
+double model_bytes_per_task(const struct model_app *a, const struct model_cluster *c, enum model_bound bound);
+
 #endif

@@ -242,6 +242,10 @@ START_TEST(test_remote_one_to_many)
 	/* Eq. 54: 2/3 + 5e-4 + 2 = 2.66716667; eq. 56: 2 * 5e-4 + ceil(3 / 2)
 	 * * 2 = 4.001: the larger. */
 	NEAR(ev.worst_end, 4.001);
+	/* 1000 bytes per inter-cluster result of 2 tasks: 500 per task; all 3
+	 * computers at 0.3 need at most 1e6 * 500 / (3e6 * 0.3) = 555.6. */
+	NEAR(model_bytes_per_task(&m.app, c, MODEL_BOUND_INET_OUT), 500);
+	NEAR(model_bytes_allowed(&m.app, c, 0.3, MODEL_BOUND_INET_OUT), 5e8 / 9e5);
 	/* Grain 2 gives the Internet twice the feed of one-to-one with the same
 	 * inter-cluster result size: 1e6 * 1 * 500 / 1000 = 5e5. */
 	c->grain = 1;

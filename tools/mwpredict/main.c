@@ -19,7 +19,8 @@ static void usage(FILE *out)
 		"  -j, --json     one JSON object instead of the report\n"
 		"  -s, --select   select the computers that keep every cluster at the\n"
 		"                 efficiency threshold, and predict with those only\n"
-		"  -t, --tune     inter-cluster grains that would let more computers be used\n"
+		"  -t, --tune     inter-cluster grains that shorten the run, and the bytes\n"
+		"                 per task each bottleneck link allows\n"
 		"  -h, --help     this text\n"
 		"exit status: 0 ok, 1 bad model file, 2 usage\n");
 }
@@ -94,6 +95,7 @@ static void json_tuning(FILE *out, const struct model *m, const struct model_res
 		fprintf(out, "%s{\"name\":", first ? "" : ",");
 		json_str(out, m->cl[c].name);
 		fprintf(out, ",\"bound\":\"%s\",", model_bound_names[r->cl[c].bound]);
+		json_num(out, "bytes_per_task", model_bytes_per_task(&m->app, &m->cl[c], r->cl[c].bound), 1);
 		json_num(out, "bytes_per_task_allowed",
 			 model_bytes_allowed(&m->app, &m->cl[c], m->threshold, r->cl[c].bound), 0);
 		fputc('}', out);
@@ -159,7 +161,7 @@ static void print_report(FILE *out, const char *file, const struct model *m, con
 		cell(out, " ", 9, 0, ceil(ev->min_workload), used);
 		fprintf(out, " %7ld/%-7ld", ev->workload_best, ev->workload_worst);
 		cell(out, " ", 10, 2, ev->time_best, ev->workload_best > 0);
-		cell(out, "/", 10, 2, ev->time_worst, ev->workload_worst > 0);
+		cell(out, "/", -10, 2, ev->time_worst, ev->workload_worst > 0);
 		cell(out, " ", 5, 1, 100 * ev->efficiency_best, ev->workload_best > 0);
 		cell(out, "%/", 5, 1, 100 * ev->efficiency_worst, ev->workload_worst > 0);
 		fputc('%', out);
@@ -198,14 +200,20 @@ static void print_selection(FILE *out, const struct model *m, const struct model
 {
 	fprintf(out, "selection for efficiency >= %.2f in every cluster:\n", m->threshold);
 	for (size_t c = 0; c < m->nclusters; c++) {
-		fprintf(out, "  %s: keeps %zu of %zu:", m->cl[c].name, sel->kept[c], m->cl[c].nworkers);
+		const char *sep = " releases";
+
+		fprintf(out, "  %s: keeps %zu of %zu%s", m->cl[c].name, sel->kept[c], m->cl[c].nworkers,
+			sel->kept[c] ? ":" : "");
 		for (size_t i = 0; i < m->cl[c].nworkers; i++)
 			if (sel->state[c][i] == MODEL_KEPT)
 				fprintf(out, " %s[%zu]", m->cl[c].name, i);
-		for (size_t i = 0; i < m->cl[c].nworkers; i++)
-			if (sel->state[c][i] != MODEL_KEPT)
-				fprintf(out, "%s %s[%zu] (%s)", "; releases", m->cl[c].name, i,
-					sel->state[c][i] == MODEL_RELEASED_STEADY ? "links saturated" : "too little work");
+		for (size_t i = 0; i < m->cl[c].nworkers; i++) {
+			if (sel->state[c][i] == MODEL_KEPT)
+				continue;
+			fprintf(out, ";%s %s[%zu] (%s)", sep, m->cl[c].name, i,
+				sel->state[c][i] == MODEL_RELEASED_STEADY ? "links saturated" : "too little work");
+			sep = "";
+		}
 		fputc('\n', out);
 	}
 	fputc('\n', out);
@@ -224,16 +232,15 @@ static void print_tuning(FILE *out, const struct model *m, const struct model_re
 		fprintf(out, "  no change of an inter-cluster grain shortens the run\n");
 	for (size_t c = 0; c < m->nclusters; c++) {
 		enum model_bound b = r->cl[c].bound;
+		double allowed = model_bytes_allowed(&m->app, &m->cl[c], m->threshold, b);
+		double now = model_bytes_per_task(&m->app, &m->cl[c], b);
 
-		if (b == MODEL_BOUND_CPU || m->cl[c].nworkers == 0)
+		/* Only where the link, not the CPU, keeps computers out. */
+		if (b == MODEL_BOUND_CPU || m->cl[c].nworkers == 0 || now <= allowed)
 			continue;
 		fprintf(out, "  %s is %s bound: to use all %zu computers at the threshold, at most %.4g bytes per task "
-			"may cross %s (now %.4g)\n", m->cl[c].name, model_bound_names[b], m->cl[c].nworkers,
-			model_bytes_allowed(&m->app, &m->cl[c], m->threshold, b),
-			b == MODEL_BOUND_LAN ? "the LAN (task + result)" : "that Internet direction",
-			b == MODEL_BOUND_LAN ? m->app.task_bytes + m->app.result_bytes
-			: b == MODEL_BOUND_INET_IN ? m->cl[c].inter_task_bytes / (double)m->cl[c].grain
-			: m->cl[c].inter_result_bytes / (double)m->cl[c].grain);
+			"may cross %s (now %.4g)\n", m->cl[c].name, model_bound_names[b], m->cl[c].nworkers, allowed,
+			b == MODEL_BOUND_LAN ? "the LAN (task + result)" : "that Internet direction", now);
 	}
 }
 
