@@ -19,6 +19,7 @@
 #define CS_READS_PER_EVENT 8
 #define CS_LOCAL_MEMORY (64u << 20)   /* messages between clients of this cluster */
 #define CS_CTL_INITIAL 4096
+#define CS_SOCKET_BUFFER (4 << 20)    /* SO_SNDBUF of client connections */
 
 struct endpoint {
 	char name[WIRE_ENDPOINT_MAX + 1];
@@ -53,7 +54,10 @@ struct client {
 	/* Links on which messages of this client were lost and the client has
 	 * not yet said (RESUME) that its application saw every loss: newer
 	 * messages to them are reported lost too, so resends stay in order. */
-	struct link *fences[CONFIG_MAX_PEERS];
+	struct fence {
+		struct link *link;
+		uint64_t last_lost;  /* highest id reported lost behind it */
+	} fences[CONFIG_MAX_PEERS];
 	size_t nfences;
 	struct client *next;
 	uint64_t msgs_in, msgs_out, bytes_in, bytes_out;
@@ -332,10 +336,10 @@ static struct client *client_by_id(struct clientsrv *cs, uint64_t id)
 	return NULL;
 }
 
-static struct link **client_fence(struct client *c, const struct link *l)
+static struct fence *client_fence(struct client *c, const struct link *l)
 {
 	for (size_t i = 0; i < c->nfences; i++)
-		if (c->fences[i] == l)
+		if (c->fences[i].link == l)
 			return &c->fences[i];
 	return NULL;
 }
@@ -351,21 +355,31 @@ static void client_report_lost(struct client *c, uint64_t id, const char *peer, 
 		log_warnx("client %s: could not report message %" PRIu64 " lost", c->peer, id);
 }
 
-static void client_add_fence(struct client *c, struct link *l)
+/* Message id was reported lost: later messages to l wait for RESUME. */
+static void client_add_fence(struct client *c, struct link *l, uint64_t id)
 {
-	if (client_fence(c, l) == NULL && c->nfences < CONFIG_MAX_PEERS)
-		c->fences[c->nfences++] = l;
+	struct fence *f = client_fence(c, l);
+
+	if (f == NULL && c->nfences < CONFIG_MAX_PEERS) {
+		f = &c->fences[c->nfences++];
+		f->link = l;
+		f->last_lost = 0;
+	}
+	if (f && id > f->last_lost)
+		f->last_lost = id;
 }
 
-/* The application has seen a loss.  Frames on the socket keep their order,
- * so every SEND it wrote before this RESUME was already refused by the
- * fence; what follows is written knowing about the loss, resends first. */
+/* The application has seen the losses up to id m->last.  Frames on the
+ * socket keep their order, so every SEND it wrote before this RESUME was
+ * already refused by the fence; if it has seen all those refusals too,
+ * what follows is written knowing every loss, resends first.  If not, the
+ * fence stays until a RESUME covers them. */
 static void client_on_resume(struct client *c, const struct cp_msg *m)
 {
 	struct link *l = link_find(c->cs->d, m->name);
-	struct link **f = l ? client_fence(c, l) : NULL;
+	struct fence *f = l ? client_fence(c, l) : NULL;
 
-	if (f == NULL)
+	if (f == NULL || m->last < f->last_lost)
 		return;
 	*f = c->fences[--c->nfences];
 	log_debug("client %s: resumes sending to %s", c->peer, m->name);
@@ -475,7 +489,7 @@ static int client_on_send(struct client *c, const struct cp_msg *m)
 	if (client_fence(c, l)) {
 		client_report_lost(c, m->msg_id, cluster,
 				   "not sent: an earlier message to this cluster was lost; resend in order");
-		client_add_fence(c, l);
+		client_add_fence(c, l, m->msg_id);
 		return 0;
 	}
 	r = link_send(l, &rec, m->payload, c->id);
@@ -660,6 +674,10 @@ static void client_accept(int fd, unsigned events, void *arg)
 			close(cfd);
 			continue;
 		}
+		/* Deliveries go out in large writes, the client wakes less often;
+		 * the kernel caps the size at net.core.wmem_max, and failing
+		 * only costs speed. */
+		(void)setsockopt(cfd, SOL_SOCKET, SO_SNDBUF, &(int){ CS_SOCKET_BUFFER }, sizeof(int));
 		c->cs = cs;
 		c->fd = cfd;
 		c->id = ++cs->next_id;
@@ -710,7 +728,7 @@ void clientsrv_lost(struct clientsrv *cs, struct link *l, uint64_t client, uint6
 	if (c == NULL)
 		return;
 	client_report_lost(c, id, link_name(l), reason);
-	client_add_fence(c, l);
+	client_add_fence(c, l, id);
 }
 
 void clientsrv_space(struct clientsrv *cs, struct link *l)

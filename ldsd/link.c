@@ -16,6 +16,7 @@
 #define CTL_CAP 4096               /* queued control frames per stream */
 #define FAILLOG_MAX 64
 #define READS_PER_EVENT 16         /* fairness between streams and clients */
+#define STREAM_BATCH 4             /* data blocks per write */
 #define ACK_REFRESH_NS (200ull * 1000000)
 
 enum st_state {
@@ -46,9 +47,14 @@ struct stream {
 	size_t rx_len, rx_cap;
 	uint8_t ctl[CTL_CAP];
 	size_t ctl_len, ctl_off;
-	struct sb_block *cur;        /* data frame being written */
-	size_t cur_off;              /* bytes of header+payload written */
+	/* Data frames being written, taken together so that one write fills
+	 * whole packets: a lone block plus its header is a full packet and a
+	 * runt on links whose MSS is near block_size (loopback). */
+	struct sb_block *out[STREAM_BATCH];
+	int nout;
+	size_t out_off;              /* bytes of out[0]'s header+payload written */
 	int blocked;
+	int corked;                  /* the last send said LDS_TP_MORE */
 	int failed;                  /* -errno of a failed write, handled by the caller */
 	int stalled;                 /* fault injection: neither read nor written */
 
@@ -314,48 +320,87 @@ static int stream_failed(struct stream *s)
 /* Writes queued control frames and data blocks until the transport pushes
  * back or nothing is left.  Never closes s: a write error is left in
  * s->failed for the caller. */
-static void stream_flush(struct stream *s)
+/* Takes blocks to write once the previous batch is gone, so that a stream
+ * that cannot write holds few blocks back from the others. */
+static void stream_take_blocks(struct stream *s)
 {
 	struct link *l = s->link;
 
+	if (s->nout > 0 || s->st != ST_UP || l == NULL || l->shutting_down)
+		return;
+	while (s->nout < STREAM_BATCH) {
+		struct sb_block *b = sendbuf_next(&l->sb, s->idx, 1);
+
+		if (b == NULL)
+			break;
+		s->out[s->nout++] = b;
+	}
+}
+
+/* Accounts for `sent` bytes of data frames written. */
+static void stream_wrote_blocks(struct stream *s, size_t sent)
+{
+	while (sent > 0 && s->nout > 0) {
+		size_t left = WIRE_DATA_HDR_LEN + s->out[0]->len - s->out_off;
+		size_t took = sent < left ? sent : left;
+
+		s->out_off += took;
+		sent -= took;
+		if (took < left)
+			break;
+		sendbuf_release(&s->link->sb, s->out[0]);
+		memmove(s->out, s->out + 1, (size_t)(s->nout - 1) * sizeof(s->out[0]));
+		s->nout--;
+		s->out_off = 0;
+	}
+}
+
+static void stream_flush(struct stream *s)
+{
 	if (s->failed || s->stalled)
 		return;
 	for (int rounds = 0; rounds < 64; rounds++) {
-		struct iovec iov[3];
-		int n = 0, r;
-		size_t sent, ctl_part = 0;
+		struct iovec iov[1 + 2 * STREAM_BATCH];
+		int n = 0, r, more;
+		size_t sent, ctl_part = 0, off = s->out_off;
 
-		if (s->cur == NULL && s->st == ST_UP && l && !l->shutting_down)
-			s->cur = sendbuf_next(&l->sb, s->idx, 1);
+		stream_take_blocks(s);
 		/* Control frames go first unless a data frame is half written:
 		 * frames must never interleave. */
-		if (s->ctl_len > s->ctl_off && (s->cur == NULL || s->cur_off == 0)) {
+		if (s->ctl_len > s->ctl_off && (s->nout == 0 || s->out_off == 0)) {
 			ctl_part = s->ctl_len - s->ctl_off;
 			iov[n].iov_base = s->ctl + s->ctl_off;
 			iov[n++].iov_len = ctl_part;
 		}
-		if (s->cur) {
-			size_t off = s->cur_off;
+		for (int i = 0; i < s->nout; i++, off = 0) {
+			struct sb_block *b = s->out[i];
 
 			if (off < WIRE_DATA_HDR_LEN) {
-				iov[n].iov_base = s->cur->hdr + off;
+				iov[n].iov_base = b->hdr + off;
 				iov[n++].iov_len = WIRE_DATA_HDR_LEN - off;
 				off = WIRE_DATA_HDR_LEN;
 			}
-			iov[n].iov_base = s->cur->data + (off - WIRE_DATA_HDR_LEN);
-			iov[n++].iov_len = s->cur->len - (off - WIRE_DATA_HDR_LEN);
+			iov[n].iov_base = b->data + (off - WIRE_DATA_HDR_LEN);
+			iov[n++].iov_len = b->len - (off - WIRE_DATA_HDR_LEN);
 		}
 		if (n == 0) {
+			if (s->corked)
+				s->ops->push(s->conn);
+			s->corked = 0;
 			s->blocked = 0;
 			s->ops->want_write(s->conn, 0);
 			return;
 		}
-		r = s->ops->send(s->conn, iov, n, &sent);
+		/* A full batch with more behind it: the next write continues
+		 * the packet this one ends with. */
+		more = s->nout == STREAM_BATCH && sendbuf_has_next(&s->link->sb, 1);
+		r = s->ops->send(s->conn, iov, n, more ? LDS_TP_MORE : 0, &sent);
 		if (r == -EAGAIN) {
 			s->blocked = 1;
 			s->ops->want_write(s->conn, 1);
 			return;
 		}
+		s->corked = more;
 		if (r < 0) {
 			/* Closing here would free s under our callers' feet;
 			 * they check s->failed (stream_failed). */
@@ -371,14 +416,7 @@ static void stream_flush(struct stream *s)
 		}
 		if (s->ctl_off == s->ctl_len)
 			s->ctl_off = s->ctl_len = 0;
-		if (s->cur) {
-			s->cur_off += sent;
-			if (s->cur_off == WIRE_DATA_HDR_LEN + s->cur->len) {
-				sendbuf_release(&l->sb, s->cur);
-				s->cur = NULL;
-				s->cur_off = 0;
-			}
-		}
+		stream_wrote_blocks(s, sent);
 	}
 	/* Plenty written this round; let other fds have a turn. */
 	s->ops->want_write(s->conn, 1);
@@ -458,8 +496,9 @@ static void stream_close(struct stream *s, const char *why, int level_warn)
 	} else {
 		size_t lost = 0;
 
-		if (s->cur)
-			sendbuf_release(&l->sb, s->cur);
+		for (int i = 0; i < s->nout; i++)
+			sendbuf_release(&l->sb, s->out[i]);
+		s->nout = 0;
 		if (s->idx >= 0 && l->streams[s->idx] == s) {
 			l->streams[s->idx] = NULL;
 			if (s->st == ST_UP) {
@@ -1191,7 +1230,7 @@ void link_shutdown(struct link *l)
 
 		if (s == NULL)
 			continue;
-		if (s->st == ST_UP && n > 0 && s->cur == NULL && stream_queue(s, buf, n) == 0)
+		if (s->st == ST_UP && n > 0 && s->nout == 0 && stream_queue(s, buf, n) == 0)
 			stream_flush(s);
 		stream_close(s, "shutting down", 0);
 	}

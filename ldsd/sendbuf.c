@@ -179,36 +179,50 @@ static struct sb_block *sb_take(struct sendbuf *sb, struct sb_block *b, int stre
 	return b;
 }
 
-struct sb_block *sendbuf_next(struct sendbuf *sb, int stream, int allow_partial)
+/* The block sendbuf_next takes, without taking it: an open one is
+ * returned unsealed. */
+static struct sb_block *sb_pick(const struct sendbuf *sb, int allow_partial)
 {
-	uint64_t s;
+	uint64_t s = sb->send_cursor < sb->base ? sb->base : sb->send_cursor;
 
-	if (sb->send_cursor < sb->base)
-		sb->send_cursor = sb->base;
 	/* Resends come first and are not limited by the window: the peer
 	 * granted those sequence numbers already. */
 	if (sb->resend_pending > 0) {
-		for (s = sb->base; s < sb->next; s++) {
-			struct sb_block *b = sb_slot(sb, s);
+		for (uint64_t r = sb->base; r < sb->next; r++) {
+			struct sb_block *b = sb_slot(sb, r);
 
 			if (b->state == SB_READY && b->sends > 0 && !b->busy)
-				return sb_take(sb, b, stream);
+				return b;
 		}
 	}
-	for (s = sb->send_cursor; s < sb->next && s < sb->window_end; s++) {
+	for (; s < sb->next && s < sb->window_end; s++) {
 		struct sb_block *b = sb_slot(sb, s);
 
-		if (b->state == SB_OPEN) {
-			if (!allow_partial)
-				break;
-			sb_seal(sb, b);
-		}
-		if (b->state == SB_READY && !b->busy) {
-			sb->send_cursor = s + 1;
-			return sb_take(sb, b, stream);
-		}
+		if (b->state == SB_OPEN)
+			return allow_partial ? b : NULL;
+		if (b->state == SB_READY && !b->busy)
+			return b;
 	}
 	return NULL;
+}
+
+struct sb_block *sendbuf_next(struct sendbuf *sb, int stream, int allow_partial)
+{
+	struct sb_block *b = sb_pick(sb, allow_partial);
+
+	if (b == NULL)
+		return NULL;
+	if (b->state == SB_OPEN)
+		sb_seal(sb, b);
+	/* Every block sent before lies below the cursor. */
+	if (b->seq >= sb->send_cursor)
+		sb->send_cursor = b->seq + 1;
+	return sb_take(sb, b, stream);
+}
+
+int sendbuf_has_next(const struct sendbuf *sb, int allow_partial)
+{
+	return sb_pick(sb, allow_partial) != NULL;
 }
 
 static void sb_free_block(struct sendbuf *sb, struct sb_block *b)

@@ -97,6 +97,8 @@ int sendbuf_append(struct sendbuf *sb, const struct wire_record *rec, const void
  * NULL if nothing may be sent.
  */
 struct sb_block *sendbuf_next(struct sendbuf *sb, int stream, int allow_partial);
+/* True if sendbuf_next would return a block now. */
+int sendbuf_has_next(const struct sendbuf *sb, int allow_partial);
 /* The stream finished (or abandoned) writing b. */
 void sendbuf_release(struct sendbuf *sb, struct sb_block *b);
 

@@ -181,6 +181,28 @@ int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m)
 	return 0;
 }
 
+int cp_decode_head(const struct cp_hdr *h, const uint8_t *body, size_t avail, struct cp_msg *m)
+{
+	/* u64 msg_id, then the name's length byte. */
+	const size_t fixed = 9;
+	struct cp_hdr fields = *h;
+	int rc;
+
+	if (h->type != CP_SEND && h->type != CP_DELIVER)
+		return -EBADMSG;
+	if (avail < fixed)
+		return h->len < fixed ? -EBADMSG : -EAGAIN;
+	fields.len = (uint32_t)(fixed + body[fixed - 1]);
+	if (fields.len > h->len)
+		return -EBADMSG;
+	if (avail < fields.len)
+		return -EAGAIN;
+	rc = cp_decode(&fields, body, m);
+	if (rc == 0)
+		m->payload_len = h->len - fields.len;
+	return rc;
+}
+
 /* ---- writing ---- */
 
 struct wcur {

@@ -73,6 +73,15 @@ void cp_hdr_write(uint8_t *buf, uint8_t type, uint32_t len);
 int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m);
 
 /*
+ * Decodes the fields of a SEND or DELIVER frame from the first avail bytes
+ * of its body, so that the payload can be read straight to where it
+ * belongs.  On success m->payload points just past the fields (it may lie
+ * beyond avail) and m->payload_len counts the whole payload.  Returns 0,
+ * -EAGAIN if avail does not yet hold the fields, or -EBADMSG.
+ */
+int cp_decode_head(const struct cp_hdr *h, const uint8_t *body, size_t avail, struct cp_msg *m);
+
+/*
  * Encodes the fields of m (for m->type) as a whole frame - header included -
  * into buf, WITHOUT the payload of SEND/DELIVER: the caller sends
  * m->payload_len payload bytes right after, and the header's length already

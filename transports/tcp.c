@@ -318,7 +318,7 @@ static void tcp_set_userdata(struct lds_tp_conn *c, void *ud)
 	c->ud = ud;
 }
 
-static int tcp_send(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, size_t *sent)
+static int tcp_send(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, unsigned flags, size_t *sent)
 {
 	struct msghdr mh = { 0 };
 	ssize_t n;
@@ -327,13 +327,23 @@ static int tcp_send(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, 
 	mh.msg_iov = (struct iovec *)iov;
 	mh.msg_iovlen = (size_t)iovcnt;
 	do
-		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT | (flags & LDS_TP_MORE ? MSG_MORE : 0));
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
 	*sent = (size_t)n;
 	c->sent += (uint64_t)n;
 	return 0;
+}
+
+static void tcp_push(struct lds_tp_conn *c)
+{
+	int one = 1;
+
+	/* Setting TCP_NODELAY (already on) sends what MSG_MORE held back.  It
+	 * cannot fail on a connected socket; if it did, the data would still
+	 * go out with the next send or the peer's next ACK. */
+	(void)setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
 static int tcp_recv(struct lds_tp_conn *c, void *buf, size_t len, size_t *got)
@@ -397,6 +407,7 @@ const struct lds_transport_ops tcp_transport_ops = {
 	.connect = tcp_connect,
 	.set_userdata = tcp_set_userdata,
 	.send = tcp_send,
+	.push = tcp_push,
 	.recv = tcp_recv,
 	.want_write = tcp_want_write,
 	.want_read = tcp_want_read,

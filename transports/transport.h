@@ -73,6 +73,9 @@ struct lds_tp_opts {
 	double connect_timeout;   /* seconds, 0 = transport default */
 };
 
+/* send() flags. */
+#define LDS_TP_MORE 1u
+
 struct lds_transport_ops {
 	const char *name;                /* as in config: "tcp", "udp", "rdma" */
 
@@ -95,9 +98,14 @@ struct lds_transport_ops {
 	void (*set_userdata)(struct lds_tp_conn *c, void *ud);
 
 	/* Writes up to the iovecs' total; *sent = bytes taken (may be short).
-	 * Returns 0 (including a short write), -EAGAIN (nothing taken), or
-	 * -errno: the conn is broken and the core must close it. */
-	int (*send)(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, size_t *sent);
+	 * flags: LDS_TP_MORE says more data follows at once, so the transport
+	 * may hold back a partly filled packet; the core then either sends
+	 * again or calls push.  Returns 0 (including a short write), -EAGAIN
+	 * (nothing taken), or -errno: the conn is broken and the core must
+	 * close it. */
+	int (*send)(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, unsigned flags, size_t *sent);
+	/* Sends now what an LDS_TP_MORE send held back. */
+	void (*push)(struct lds_tp_conn *c);
 	/* Reads up to len bytes; *got = bytes read.  Returns 0 with *got > 0,
 	 * -EAGAIN, -EPIPE at orderly end of stream, or -errno. */
 	int (*recv)(struct lds_tp_conn *c, void *buf, size_t len, size_t *got);

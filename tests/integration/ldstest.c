@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -167,7 +168,18 @@ static int do_send(const struct opts *o)
 		int r;
 
 		if (o->resend_lost && done_lost < nlost) {
-			seq = id2seq[lost[done_lost++]];
+			/* Losses are reported in the order the daemon refused the
+			 * messages, which after a resend refused again is not
+			 * the application's order: resend the oldest first. */
+			size_t min = done_lost;
+
+			for (size_t k = done_lost + 1; k < nlost; k++)
+				if (id2seq[lost[k]] < id2seq[lost[min]])
+					min = k;
+			id = lost[min];
+			lost[min] = lost[done_lost];
+			lost[done_lost++] = id;
+			seq = id2seq[id];
 			resent++;
 			/* Flushed at once: the receiver reads the file to tell
 			 * allowed duplicates from delivery bugs. */
@@ -365,6 +377,15 @@ static size_t parse_size(const char *s)
 	return (size_t)v;
 }
 
+static void on_time_limit(int sig)
+{
+	static const char msg[] = "ldstest: time limit (-T) passed while blocked in liblds; giving up\n";
+
+	(void)sig;
+	(void)!write(2, msg, sizeof(msg) - 1);
+	_exit(3);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lopts[] = {
@@ -403,6 +424,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "ldstest: -s, -n, -c and (for send) -t are required\n");
 		return 2;
 	}
+	/* -T bounds the whole run, blocking calls included: a test must end. */
+	signal(SIGALRM, on_time_limit);
+	alarm((unsigned)o.timeout + 5);
 	if (o.fast) {
 		pattern = malloc(o.max + 1);
 		if (pattern == NULL)

@@ -168,6 +168,38 @@ START_TEST(t_truncated)
 }
 END_TEST
 
+/* The fields of SEND and DELIVER decode from the start of the body alone;
+ * the payload's length comes from the header. */
+START_TEST(t_decode_head)
+{
+	uint8_t type = (uint8_t)_i, buf[1024];
+	struct cp_msg m, out;
+	struct cp_hdr h;
+	size_t n, fields;
+
+	sample(type, &m);
+	n = frame_of(&m, buf, sizeof(buf));
+	ck_assert_int_eq(cp_hdr_parse(buf, &h), 0);
+	fields = n - CP_HDR_LEN - m.payload_len;
+	for (size_t avail = 0; avail < fields; avail++)
+		ck_assert_int_eq(cp_decode_head(&h, buf + CP_HDR_LEN, avail, &out), -EAGAIN);
+	ck_assert_int_eq(cp_decode_head(&h, buf + CP_HDR_LEN, fields, &out), 0);
+	ck_assert_uint_eq(out.msg_id, m.msg_id);
+	ck_assert_str_eq(out.name, m.name);
+	ck_assert_uint_eq(out.payload_len, m.payload_len);
+	ck_assert_ptr_eq(out.payload, buf + CP_HDR_LEN + fields);
+	/* A name running past the frame's end, a frame too short for its
+	 * fixed fields, and other types are refused. */
+	h.len = (uint32_t)fields - 1;
+	ck_assert_int_eq(cp_decode_head(&h, buf + CP_HDR_LEN, fields, &out), -EBADMSG);
+	h.len = 5;
+	ck_assert_int_eq(cp_decode_head(&h, buf + CP_HDR_LEN, 5, &out), -EBADMSG);
+	h.type = CP_ACKED;
+	h.len = (uint32_t)(n - CP_HDR_LEN);
+	ck_assert_int_eq(cp_decode_head(&h, buf + CP_HDR_LEN, fields, &out), -EBADMSG);
+}
+END_TEST
+
 START_TEST(t_trailing)
 {
 	uint8_t type = (uint8_t)_i, buf[1024], *copy;
@@ -331,6 +363,7 @@ Suite *make_clientproto_suite(void)
 	tcase_add_loop_test(tc, t_round_trip, CP_HELLO, CP_TYPE_MAX);
 	tcase_add_loop_test(tc, t_truncated, CP_HELLO, CP_TYPE_MAX);
 	tcase_add_loop_test(tc, t_trailing, CP_HELLO, CP_TYPE_MAX);
+	tcase_add_loop_test(tc, t_decode_head, CP_SEND, CP_DELIVER + 1);
 	tcase_add_test(tc, t_strings);
 	tcase_add_test(tc, t_fields);
 	tcase_add_loop_test(tc, t_encode_limits, CP_HELLO, CP_TYPE_MAX);

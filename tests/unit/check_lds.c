@@ -908,6 +908,31 @@ static void s_oversize(struct fake *f)
 		fk_wait_go(f);
 }
 
+/* Only a DELIVER may be larger than liblds's input buffer. */
+static void s_big_ctl(struct fake *f)
+{
+	uint8_t hb[CP_HDR_LEN];
+
+	cp_hdr_write(hb, CP_ACKED, 100000);
+	if (fk_welcome(f, "clusterA") == 0 && fk_write_all(f, hb, sizeof(hb)) == 0)
+		fk_wait_go(f);
+}
+
+START_TEST(t_big_control_frame)
+{
+	struct fake f = { 0 };
+	struct lds_msg m;
+	struct lds *h;
+
+	fake_start(&f, s_big_ctl);
+	h = open_ok(&f, "cm");
+	ck_assert_int_eq(lds_recv(h, &m, WAIT_MS), -EPROTO);
+	fake_go(&f);
+	ck_assert_int_eq(lds_close(h), 0);
+	fake_stop(&f);
+}
+END_TEST
+
 START_TEST(t_oversize_frame)
 {
 	struct fake f = { 0 };
@@ -1162,6 +1187,7 @@ Suite *make_lds_suite(void)
 	tcase_add_test(api, t_daemon_gone);
 	tcase_add_test(api, t_daemon_vanishes_during_send);
 	tcase_add_test(api, t_oversize_frame);
+	tcase_add_test(api, t_big_control_frame);
 	tcase_add_test(api, t_strerror);
 	suite_add_tcase(s, api);
 

@@ -79,8 +79,10 @@ static void record_call(void *arg, const struct sb_msg *m)
 /* Takes the next block and checks it is seq. */
 static struct sb_block *take(struct sendbuf *sb, int stream, int partial, uint64_t seq)
 {
-	struct sb_block *b = sendbuf_next(sb, stream, partial);
+	struct sb_block *b;
 
+	ck_assert_int_eq(sendbuf_has_next(sb, partial), 1);
+	b = sendbuf_next(sb, stream, partial);
 	ck_assert_ptr_nonnull(b);
 	ck_assert_uint_eq(b->seq, seq);
 	ck_assert_int_eq(b->stream, stream);
@@ -274,6 +276,7 @@ START_TEST(next_respects_window)
 	ck_assert_int_eq(append(&sb, 10, 3, 1), 0);            /* block 3 open, 50 bytes */
 	ck_assert_uint_eq(sb.next, 4);
 	/* Nothing before the first ACK opens the window. */
+	ck_assert_int_eq(sendbuf_has_next(&sb, 1), 0);
 	ck_assert_ptr_null(sendbuf_next(&sb, 0, 0));
 	ck_assert_ptr_null(sendbuf_next(&sb, 0, 1));
 	ck_assert_uint_eq(sb.blocks_sent, 0);
@@ -294,7 +297,11 @@ START_TEST(next_respects_window)
 
 	ck_assert_int_eq(ack(&sb, 0, 10), 0);
 	take(&sb, 0, 0, 2);
-	/* The open block goes only when partial blocks are allowed. */
+	/* The open block goes only when partial blocks are allowed; asking
+	 * whether there is one does not seal it. */
+	ck_assert_int_eq(sendbuf_has_next(&sb, 0), 0);
+	ck_assert_int_eq(sendbuf_has_next(&sb, 1), 1);
+	ck_assert_int_eq(sb.slots[3].state, SB_OPEN);
 	ck_assert_ptr_null(sendbuf_next(&sb, 0, 0));
 	ck_assert_int_eq(sb.open, 1);
 	ck_assert_int_eq(sb.slots[3].state, SB_OPEN);
