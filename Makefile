@@ -87,7 +87,10 @@ $(LDSCTL): $(call obj,tools/ldsctl.c) $(LIBLDSD)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(LDLIBS_D)
 
-# A tool in tools/NAME/ (main.c and helpers) becomes build/bin/NAME.
+# A tool in tools/NAME/ (main.c and helpers) becomes build/bin/NAME.  Its
+# objects are found through secondary expansion, which would make them
+# intermediate files that make deletes; .SECONDARY keeps them.
+.SECONDARY:
 .SECONDEXPANSION:
 $(BUILD)/bin/%: $$(call obj,$$(wildcard tools/%/*.c)) $(LIBLDSD) $(LIBLDS_A)
 	@mkdir -p $(@D)

@@ -1,0 +1,246 @@
+/* probe.c - `wanemu probe`: a UDP echo client and server that measure what
+ * a path really does (round-trip times, loss, the longest silence), with
+ * the kernel's clock and sockets only, to check the emulator from outside. */
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/socket.h>
+
+#include "ldsd/clock.h"
+#include "wanemu.h"
+
+#define PROBE_MAGIC 0x57414e45u /* "WANE" */
+#define PROBE_DEFAULT_PORT 7777
+
+struct probe_opts {
+	int server;
+	unsigned port;
+	unsigned long count;
+	uint64_t interval_ns, wait_ns, lifetime_ns;
+	size_t size;
+	const char *host;
+};
+
+struct probe_msg {
+	uint32_t magic, seq;
+	uint64_t sent_ns;
+};
+
+static void probe_usage(FILE *out)
+{
+	fputs("usage: wanemu probe [-p PORT] [-c COUNT] [-i INTERVAL] [-s SIZE] [-w WAIT] ADDRESS\n"
+	      "       wanemu probe --server [-p PORT] [-t LIFETIME]\n"
+	      "  -S, --server          echo every datagram back (run it in the far site)\n"
+	      "  -p, --port N          UDP port (default 7777)\n"
+	      "  -c, --count N         datagrams to send (default 100)\n"
+	      "  -i, --interval DUR    between datagrams (default 10ms; 100us, 1ms, 1s)\n"
+	      "  -s, --size BYTES      UDP payload (default 64, at least 16)\n"
+	      "  -w, --wait DUR        how long to wait for late echoes (default 1s)\n"
+	      "  -t, --lifetime DUR    server: exit after this long (default: on SIGTERM)\n"
+	      "prints one JSON object: sent, received, lost, duplicates, reordered,\n"
+	      "rtt_ms {min, median, mean, max}, longest_loss_run, longest_gap_ms\n"
+	      "exit status: 0 ok, 1 network error, 2 usage\n", out);
+}
+
+static int probe_server(const struct probe_opts *o)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)o->port) };
+	uint64_t end = o->lifetime_ns ? clock_now_ns() + o->lifetime_ns : UINT64_MAX;
+	char buf[65536];
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "wanemu probe: cannot bind UDP port %u: %s\n", o->port, strerror(errno));
+		return 1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ .tv_usec = 100000 }, sizeof(struct timeval));
+	while (clock_now_ns() < end) {
+		struct sockaddr_in from;
+		socklen_t fl = sizeof(from);
+		ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *)&from, &fl);
+
+		if (n > 0)
+			sendto(fd, buf, (size_t)n, 0, (struct sockaddr *)&from, fl);
+	}
+	close(fd);
+	return 0;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+struct probe_result {
+	unsigned char *got;             /* per sequence number */
+	double *rtt;
+	unsigned long nrtt, dups, reordered;
+	uint32_t max_seq;
+	uint64_t last_arrival, longest_gap;
+};
+
+static void probe_receive(int fd, const struct probe_opts *o, struct probe_result *r)
+{
+	unsigned char buf[65536];
+	struct probe_msg m;
+	ssize_t n;
+
+	while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) >= (ssize_t)sizeof(m)) {
+		uint64_t now = clock_now_ns();
+
+		memcpy(&m, buf, sizeof(m));
+		if (m.magic != PROBE_MAGIC || m.seq >= o->count)
+			continue;
+		if (r->got[m.seq]) {
+			r->dups++;
+			continue;
+		}
+		r->got[m.seq] = 1;
+		r->rtt[r->nrtt++] = (double)(now - m.sent_ns) / 1e6;
+		if (r->nrtt > 1 && m.seq < r->max_seq)
+			r->reordered++;
+		if (m.seq > r->max_seq)
+			r->max_seq = m.seq;
+		if (r->last_arrival && now - r->last_arrival > r->longest_gap)
+			r->longest_gap = now - r->last_arrival;
+		r->last_arrival = now;
+	}
+}
+
+static void probe_report(const struct probe_opts *o, struct probe_result *r)
+{
+	unsigned long run = 0, longest = 0;
+	double sum = 0;
+
+	for (unsigned long i = 0; i < o->count; i++) {
+		run = r->got[i] ? 0 : run + 1;
+		if (run > longest)
+			longest = run;
+	}
+	for (unsigned long i = 0; i < r->nrtt; i++)
+		sum += r->rtt[i];
+	qsort(r->rtt, r->nrtt, sizeof(double), cmp_double);
+	printf("{\"sent\":%lu,\"received\":%lu,\"lost\":%lu,\"duplicates\":%lu,\"reordered\":%lu,", o->count,
+	       r->nrtt, o->count - r->nrtt, r->dups, r->reordered);
+	if (r->nrtt)
+		printf("\"rtt_ms\":{\"min\":%.3f,\"median\":%.3f,\"mean\":%.3f,\"max\":%.3f},", r->rtt[0],
+		       r->rtt[r->nrtt / 2], sum / (double)r->nrtt, r->rtt[r->nrtt - 1]);
+	else
+		printf("\"rtt_ms\":null,");
+	printf("\"longest_loss_run\":%lu,\"longest_gap_ms\":%.3f}\n", longest, (double)r->longest_gap / 1e6);
+}
+
+/* Until fd is readable or ns have passed. */
+static void probe_wait(int fd, uint64_t ns)
+{
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+	struct timespec ts = { .tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull) };
+
+	ppoll(&p, 1, &ts, NULL);
+}
+
+static int probe_client(const struct probe_opts *o)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)o->port) };
+	struct probe_result r = { 0 };
+	unsigned char *msg = calloc(1, o->size);
+	uint64_t start, end;
+	unsigned long sent = 0;
+	int fd, rc = 1;
+
+	r.got = calloc(o->count, 1);
+	r.rtt = calloc(o->count, sizeof(double));
+	if (inet_pton(AF_INET, o->host, &sa.sin_addr) != 1) {
+		fprintf(stderr, "wanemu probe: '%s' is not an IPv4 address\n", o->host);
+		free(msg), free(r.got), free(r.rtt);
+		return 2;
+	}
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (msg == NULL || r.got == NULL || r.rtt == NULL || fd < 0 ||
+	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		fprintf(stderr, "wanemu probe: cannot reach %s:%u: %s\n", o->host, o->port, strerror(errno));
+		goto out;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &(int){ 4 << 20 }, sizeof(int));
+	start = clock_now_ns();
+	while (sent < o->count) {
+		uint64_t now = clock_now_ns(), due = start + sent * o->interval_ns;
+		struct probe_msg m = { PROBE_MAGIC, (uint32_t)sent, now };
+
+		if (now < due) {
+			probe_wait(fd, due - now);
+			probe_receive(fd, o, &r);
+			continue;
+		}
+		memcpy(msg, &m, sizeof(m));
+		/* ECONNREFUSED: an ICMP error for an earlier datagram (no
+		 * server yet); the path itself is what is being measured. */
+		if (send(fd, msg, o->size, 0) < 0 && errno != ECONNREFUSED) {
+			fprintf(stderr, "wanemu probe: sending to %s: %s\n", o->host, strerror(errno));
+			goto out;
+		}
+		sent++;
+	}
+	end = clock_now_ns() + o->wait_ns;
+	for (uint64_t now = clock_now_ns(); r.nrtt < o->count && now < end; now = clock_now_ns()) {
+		probe_wait(fd, end - now);
+		probe_receive(fd, o, &r);
+	}
+	probe_report(o, &r);
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	free(msg);
+	free(r.got);
+	free(r.rtt);
+	return rc;
+}
+
+int probe_main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "server", no_argument, NULL, 'S' }, { "port", required_argument, NULL, 'p' },
+		{ "count", required_argument, NULL, 'c' }, { "interval", required_argument, NULL, 'i' },
+		{ "size", required_argument, NULL, 's' }, { "wait", required_argument, NULL, 'w' },
+		{ "lifetime", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' }, { 0 }
+	};
+	struct probe_opts o = { .port = PROBE_DEFAULT_PORT, .count = 100, .interval_ns = 10000000ull,
+				.wait_ns = 1000000000ull, .size = 64 };
+	uint64_t v;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "Sp:c:i:s:w:t:h", opts, NULL)) != -1) {
+		const char *bad = NULL;
+
+		switch (c) {
+		case 'S': o.server = 1; break;
+		case 'p': if (spec_size(optarg, &v) < 0 || v == 0 || v > 65535) bad = "port"; else o.port = (unsigned)v; break;
+		case 'c': if (spec_size(optarg, &v) < 0 || v == 0 || v > 100000000) bad = "count"; else o.count = (unsigned long)v; break;
+		case 'i': if (spec_duration(optarg, &o.interval_ns) < 0) bad = "interval"; break;
+		case 's': if (spec_size(optarg, &v) < 0 || v < sizeof(struct probe_msg) || v > 65000) bad = "size"; else o.size = (size_t)v; break;
+		case 'w': if (spec_duration(optarg, &o.wait_ns) < 0) bad = "wait"; break;
+		case 't': if (spec_duration(optarg, &o.lifetime_ns) < 0) bad = "lifetime"; break;
+		case 'h': probe_usage(stdout); return 0;
+		default: probe_usage(stderr); return 2;
+		}
+		if (bad != NULL) {
+			fprintf(stderr, "wanemu probe: bad %s '%s'\n", bad, optarg);
+			return 2;
+		}
+	}
+	if (o.server)
+		return optind == argc ? probe_server(&o) : (probe_usage(stderr), 2);
+	if (optind != argc - 1) {
+		probe_usage(stderr);
+		return 2;
+	}
+	o.host = argv[optind];
+	return probe_client(&o);
+}
