@@ -17,7 +17,8 @@
 #define PROBE_DEFAULT_PORT 7777
 
 struct probe_opts {
-	int server;
+	int server, tcp;
+	uint64_t tcp_bytes;
 	unsigned port;
 	unsigned long count;
 	uint64_t interval_ns, wait_ns, lifetime_ns;
@@ -34,6 +35,7 @@ static void probe_usage(FILE *out)
 {
 	fputs("usage: wanemu probe [-p PORT] [-c COUNT] [-i INTERVAL] [-s SIZE] [-w WAIT] ADDRESS\n"
 	      "       wanemu probe --server [-p PORT] [-t LIFETIME]\n"
+	      "       wanemu probe --tcp BYTES [-p PORT] ADDRESS | --tcp-server [-p PORT]\n"
 	      "  -S, --server          echo every datagram back (run it in the far site)\n"
 	      "  -p, --port N          UDP port (default 7777)\n"
 	      "  -c, --count N         datagrams to send (default 100)\n"
@@ -41,9 +43,85 @@ static void probe_usage(FILE *out)
 	      "  -s, --size BYTES      UDP payload (default 64, at least 16)\n"
 	      "  -w, --wait DUR        how long to wait for late echoes (default 1s)\n"
 	      "  -t, --lifetime DUR    server: exit after this long (default: on SIGTERM)\n"
+	      "  -T, --tcp BYTES       send BYTES of a position-keyed pattern over TCP\n"
+	      "  -R, --tcp-server      accept one TCP connection and check the pattern:\n"
+	      "                        prints {bytes, mismatch_at (-1: none)}, exit 1 on mismatch\n"
 	      "prints one JSON object: sent, received, lost, duplicates, reordered,\n"
-	      "rtt_ms {min, median, mean, max}, longest_loss_run, longest_gap_ms\n"
+	      "rtt_ms {min, median, mean, max}, loss_runs, longest_loss_run,\n"
+	      "longest_gap_ms\n"
 	      "exit status: 0 ok, 1 network error, 2 usage\n", out);
+}
+
+/* Byte off of the TCP check stream: a hash of its position, so that a
+ * segment copied to the wrong place cannot look right. */
+static unsigned char probe_pattern(uint64_t off)
+{
+	uint64_t z = (off >> 3) * 0x9e3779b97f4a7c15ull;
+
+	z = (z ^ (z >> 31)) * 0xbf58476d1ce4e5b9ull;
+	return (unsigned char)((z ^ (z >> 29)) >> ((off & 7) * 8));
+}
+
+/* Accepts one connection and checks every byte against the pattern. */
+static int probe_tcp_server(int lfd, const struct probe_opts *o)
+{
+	unsigned char buf[65536];
+	uint64_t got = 0, bad = UINT64_MAX;
+	ssize_t n;
+	int fd;
+
+	if (listen(lfd, 1) < 0 || (fd = accept(lfd, NULL, NULL)) < 0) {
+		fprintf(stderr, "wanemu probe: no TCP connection on port %u: %s\n", o->port, strerror(errno));
+		return 1;
+	}
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n && bad == UINT64_MAX; i++)
+			if (buf[i] != probe_pattern(got + (uint64_t)i))
+				bad = got + (uint64_t)i;
+		got += (uint64_t)n;
+	}
+	close(fd);
+	printf("{\"bytes\":%llu,\"mismatch_at\":%lld,\"error\":", (unsigned long long)got,
+	       bad == UINT64_MAX ? -1ll : (long long)bad);
+	if (n < 0)
+		printf("\"%s\"}\n", strerror(errno));
+	else
+		printf("null}\n");
+	return n < 0 || bad != UINT64_MAX;
+}
+
+static int probe_tcp_client(const struct sockaddr_in *sa, const struct probe_opts *o)
+{
+	unsigned char buf[65536];
+	uint64_t sent = 0;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (fd < 0 || connect(fd, (const struct sockaddr *)sa, sizeof(*sa)) < 0) {
+		fprintf(stderr, "wanemu probe: TCP connect to %s:%u: %s\n", o->host, o->port, strerror(errno));
+		goto fail;
+	}
+	while (sent < o->tcp_bytes) {
+		size_t n = o->tcp_bytes - sent < sizeof(buf) ? (size_t)(o->tcp_bytes - sent) : sizeof(buf);
+		ssize_t w;
+
+		for (size_t i = 0; i < n; i++)
+			buf[i] = probe_pattern(sent + i);
+		w = write(fd, buf, n);
+		if (w <= 0) {
+			fprintf(stderr, "wanemu probe: TCP write to %s after %llu bytes: %s\n", o->host,
+				(unsigned long long)sent, strerror(errno));
+			goto fail;
+		}
+		/* A short write leaves the rest of buf for the next round. */
+		sent += (uint64_t)w;
+	}
+	close(fd);
+	printf("{\"bytes_sent\":%llu}\n", (unsigned long long)sent);
+	return 0;
+fail:
+	if (fd >= 0)
+		close(fd);
+	return 1;
 }
 
 static int probe_server(const struct probe_opts *o)
@@ -51,11 +129,26 @@ static int probe_server(const struct probe_opts *o)
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons((uint16_t)o->port) };
 	uint64_t end = o->lifetime_ns ? clock_now_ns() + o->lifetime_ns : UINT64_MAX;
 	char buf[65536];
-	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	int fd = socket(AF_INET, (o->tcp ? SOCK_STREAM : SOCK_DGRAM) | SOCK_CLOEXEC, 0);
 
+	if (fd >= 0)
+		setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int){ 1 }, sizeof(int));
 	if (fd < 0 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "wanemu probe: cannot bind UDP port %u: %s\n", o->port, strerror(errno));
+		fprintf(stderr, "wanemu probe: cannot bind %s port %u: %s\n", o->tcp ? "TCP" : "UDP", o->port,
+			strerror(errno));
 		return 1;
+	}
+	if (o->tcp) {
+		int rc;
+
+		/* SO_RCVTIMEO bounds accept() and each read by the lifetime. */
+		if (o->lifetime_ns)
+			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ .tv_sec = (time_t)(o->lifetime_ns / 1000000000ull),
+				   .tv_usec = (long)(o->lifetime_ns % 1000000000ull / 1000) }, sizeof(struct timeval));
+		rc = probe_tcp_server(fd, o);
+
+		close(fd);
+		return rc;
 	}
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ .tv_usec = 100000 }, sizeof(struct timeval));
 	while (clock_now_ns() < end) {
@@ -115,10 +208,11 @@ static void probe_receive(int fd, const struct probe_opts *o, struct probe_resul
 
 static void probe_report(const struct probe_opts *o, struct probe_result *r)
 {
-	unsigned long run = 0, longest = 0;
+	unsigned long run = 0, longest = 0, runs = 0;
 	double sum = 0;
 
 	for (unsigned long i = 0; i < o->count; i++) {
+		runs += !r->got[i] && run == 0;
 		run = r->got[i] ? 0 : run + 1;
 		if (run > longest)
 			longest = run;
@@ -133,7 +227,8 @@ static void probe_report(const struct probe_opts *o, struct probe_result *r)
 		       r->rtt[r->nrtt / 2], sum / (double)r->nrtt, r->rtt[r->nrtt - 1]);
 	else
 		printf("\"rtt_ms\":null,");
-	printf("\"longest_loss_run\":%lu,\"longest_gap_ms\":%.3f}\n", longest, (double)r->longest_gap / 1e6);
+	printf("\"loss_runs\":%lu,\"longest_loss_run\":%lu,\"longest_gap_ms\":%.3f}\n", runs, longest,
+	       (double)r->longest_gap / 1e6);
 }
 
 /* Until fd is readable or ns have passed. */
@@ -160,6 +255,10 @@ static int probe_client(const struct probe_opts *o)
 		fprintf(stderr, "wanemu probe: '%s' is not an IPv4 address\n", o->host);
 		free(msg), free(r.got), free(r.rtt);
 		return 2;
+	}
+	if (o->tcp) {
+		free(msg), free(r.got), free(r.rtt);
+		return probe_tcp_client(&sa, o);
 	}
 	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (msg == NULL || r.got == NULL || r.rtt == NULL || fd < 0 ||
@@ -209,14 +308,15 @@ int probe_main(int argc, char **argv)
 		{ "server", no_argument, NULL, 'S' }, { "port", required_argument, NULL, 'p' },
 		{ "count", required_argument, NULL, 'c' }, { "interval", required_argument, NULL, 'i' },
 		{ "size", required_argument, NULL, 's' }, { "wait", required_argument, NULL, 'w' },
-		{ "lifetime", required_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' }, { 0 }
+		{ "lifetime", required_argument, NULL, 't' }, { "tcp", required_argument, NULL, 'T' },
+		{ "tcp-server", no_argument, NULL, 'R' }, { "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	struct probe_opts o = { .port = PROBE_DEFAULT_PORT, .count = 100, .interval_ns = 10000000ull,
 				.wait_ns = 1000000000ull, .size = 64 };
 	uint64_t v;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "Sp:c:i:s:w:t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "Sp:c:i:s:w:t:T:Rh", opts, NULL)) != -1) {
 		const char *bad = NULL;
 
 		switch (c) {
@@ -227,6 +327,8 @@ int probe_main(int argc, char **argv)
 		case 's': if (spec_size(optarg, &v) < 0 || v < sizeof(struct probe_msg) || v > 65000) bad = "size"; else o.size = (size_t)v; break;
 		case 'w': if (spec_duration(optarg, &o.wait_ns) < 0) bad = "wait"; break;
 		case 't': if (spec_duration(optarg, &o.lifetime_ns) < 0) bad = "lifetime"; break;
+		case 'T': if (spec_size(optarg, &o.tcp_bytes) < 0) bad = "byte count"; else o.tcp = 1; break;
+		case 'R': o.server = o.tcp = 1; break;
 		case 'h': probe_usage(stdout); return 0;
 		default: probe_usage(stderr); return 2;
 		}
