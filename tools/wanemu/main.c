@@ -130,19 +130,17 @@ static int parse_site(struct wanemu *w, const char *spec, unsigned mtu)
 	return r;
 }
 
-static void link_make(struct wanemu *w, int a, int b)
+static void dir_make(struct wanemu *w, int from, int to)
 {
-	for (int k = 0; k < 2; k++, a ^= b, b ^= a, a ^= b) {
-		struct dir *d = we_dir(w, a, b);
+	struct dir *d = we_dir(w, from, to);
 
-		if (w->linked[a * WE_MAX_SITES + b])
-			continue;
-		w->linked[a * WE_MAX_SITES + b] = 1;
-		d->from = a;
-		d->to = b;
-		snprintf(d->name, sizeof(d->name), "%s>%s", w->site[a].name, w->site[b].name);
-		dirconf_init(&d->conf);
-	}
+	if (w->linked[from * WE_MAX_SITES + to])
+		return;
+	w->linked[from * WE_MAX_SITES + to] = 1;
+	d->from = from;
+	d->to = to;
+	snprintf(d->name, sizeof(d->name), "%s>%s", w->site[from].name, w->site[to].name);
+	dirconf_init(&d->conf);
 }
 
 /* "A-B" or "A>B" at the start of spec; returns the length used or -1. */
@@ -170,7 +168,8 @@ static int parse_link(struct wanemu *w, const char *spec)
 
 	if (n < 0)
 		return -1;
-	link_make(w, a, b);
+	dir_make(w, a, b);
+	dir_make(w, b, a);
 	if (spec[n] == '\0')
 		return 0;
 	if (spec_apply(&we_dir(w, a, b)->conf, spec + n + 1, err, sizeof(err)) < 0 ||

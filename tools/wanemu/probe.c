@@ -320,17 +320,50 @@ int probe_main(int argc, char **argv)
 		const char *bad = NULL;
 
 		switch (c) {
-		case 'S': o.server = 1; break;
-		case 'p': if (spec_size(optarg, &v) < 0 || v == 0 || v > 65535) bad = "port"; else o.port = (unsigned)v; break;
-		case 'c': if (spec_size(optarg, &v) < 0 || v == 0 || v > 100000000) bad = "count"; else o.count = (unsigned long)v; break;
-		case 'i': if (spec_duration(optarg, &o.interval_ns) < 0) bad = "interval"; break;
-		case 's': if (spec_size(optarg, &v) < 0 || v < sizeof(struct probe_msg) || v > 65000) bad = "size"; else o.size = (size_t)v; break;
-		case 'w': if (spec_duration(optarg, &o.wait_ns) < 0) bad = "wait"; break;
-		case 't': if (spec_duration(optarg, &o.lifetime_ns) < 0) bad = "lifetime"; break;
-		case 'T': if (spec_size(optarg, &o.tcp_bytes) < 0) bad = "byte count"; else o.tcp = 1; break;
-		case 'R': o.server = o.tcp = 1; break;
-		case 'h': probe_usage(stdout); return 0;
-		default: probe_usage(stderr); return 2;
+		case 'S':
+			o.server = 1;
+			break;
+		case 'p':
+			if (spec_size(optarg, &v) < 0 || v == 0 || v > 65535)
+				bad = "port";
+			o.port = (unsigned)v;
+			break;
+		case 'c':
+			if (spec_size(optarg, &v) < 0 || v == 0 || v > 100000000)
+				bad = "count";
+			o.count = (unsigned long)v;
+			break;
+		case 'i':
+			if (spec_duration(optarg, &o.interval_ns) < 0)
+				bad = "interval";
+			break;
+		case 's':
+			if (spec_size(optarg, &v) < 0 || v < sizeof(struct probe_msg) || v > 65000)
+				bad = "size";
+			o.size = (size_t)v;
+			break;
+		case 'w':
+			if (spec_duration(optarg, &o.wait_ns) < 0)
+				bad = "wait";
+			break;
+		case 't':
+			if (spec_duration(optarg, &o.lifetime_ns) < 0)
+				bad = "lifetime";
+			break;
+		case 'T':
+			if (spec_size(optarg, &o.tcp_bytes) < 0)
+				bad = "byte count";
+			o.tcp = 1;
+			break;
+		case 'R':
+			o.server = o.tcp = 1;
+			break;
+		case 'h':
+			probe_usage(stdout);
+			return 0;
+		default:
+			probe_usage(stderr);
+			return 2;
 		}
 		if (bad != NULL) {
 			fprintf(stderr, "wanemu probe: bad %s '%s'\n", bad, optarg);
