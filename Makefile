@@ -2,7 +2,8 @@
 # and the tests.  `make V=1` shows the commands.
 #
 #   make            build everything into build/
-#   make check      unit tests (plain, then ASan+UBSan), fuzz smoke, integration tests
+#   make check      unit tests (plain, then ASan+UBSan), fuzz smoke, integration tests,
+#                   wanemu's tests (make wan)
 #   make demo       two clusters' ldsd on this machine and a job through them
 #   make bench      performance targets of the issues, see docs/BENCHMARKS.md
 #   make fuzz       longer libFuzzer run of the frame decoders
@@ -52,7 +53,7 @@ UNIT_ASAN  := $(BUILD)/tests/unit-asan
 TOOLS      := $(patsubst tools/%/main.c,$(BUILD)/bin/%,$(wildcard tools/*/main.c))
 TESTBINS   := $(patsubst tests/integration/%.c,$(BUILD)/tests/%,$(wildcard tests/integration/*.c))
 
-.PHONY: all check unit unit-asan integration fuzz fuzz-smoke demo bench bench-quick install deps clean
+.PHONY: all check unit unit-asan integration wan fuzz fuzz-smoke demo bench bench-quick install deps clean
 all: $(LDSD) $(LDSCTL) $(LIBLDS_A) $(LIBLDS_SO) $(LDS_PC) $(TOOLS) $(TESTBINS)
 
 deps:
@@ -90,7 +91,10 @@ $(LDSCTL): $(call obj,tools/ldsctl.c) $(LIBLDSD)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(LDLIBS_D)
 
-# A tool in tools/NAME/ (main.c and helpers) becomes build/bin/NAME.
+# A tool in tools/NAME/ (main.c and helpers) becomes build/bin/NAME.  Its
+# objects are found through secondary expansion, which would make them
+# intermediate files that make deletes; .SECONDARY keeps them.
+.SECONDARY:
 .SECONDEXPANSION:
 $(BUILD)/bin/%: $$(call obj,$$(wildcard tools/%/*.c)) $(LIBLDSD) $(LIBLDS_A)
 	@mkdir -p $(@D)
@@ -145,12 +149,17 @@ unit-asan: $(UNIT_ASAN)
 integration: all
 	$(Q)BUILD=$(BUILD) tests/integration/run-all.sh
 
+# The emulator's own trust tests (tests/wan, needs root and /dev/net/tun).
+wan: all
+	$(Q)BUILD=$(BUILD) tests/integration/run-all.sh tests/wan
+
 check: deps
 	$(Q)$(MAKE) --no-print-directory all $(UNIT) $(UNIT_ASAN)
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory unit-asan
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 	$(Q)$(MAKE) --no-print-directory integration
+	$(Q)$(MAKE) --no-print-directory wan
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

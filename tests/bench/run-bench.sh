@@ -80,3 +80,6 @@ cat <<EOT
 
 medians of $RUNS runs; reproduce with: make bench$([ "$QUICK" = 1 ] && echo -quick)
 EOT
+
+# wanemu forwarding (issue 3): its own script, its own table.
+QUICK=$QUICK RUNS=3 "$(dirname "$0")/bench-wanemu.sh"

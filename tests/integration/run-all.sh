@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# run-all.sh - runs every integration test (t_*.sh) and prints a summary line
-# "N passed, M failed" that CI reads.  Tests that need what this machine
-# lacks (root, /dev/net/tun) print SKIP and do not count as failures.
+# run-all.sh [DIR] - runs every test t_*.sh of DIR (default: this one, the
+# integration tests) and prints a summary line "NAME: N passed, M failed"
+# that CI reads.  Tests that need what this machine lacks (root,
+# /dev/net/tun) print SKIP and do not count as failures.
 set -u
-cd "$(dirname "$0")"
+cd "${1:-$(dirname "$0")}" || exit 1
+name=$(basename "$PWD")
+[ "$name" = integration ] || name="$name tests"
 pass=0 failn=0 skip=0
 failed=""
 for t in t_*.sh; do
@@ -20,5 +23,5 @@ for t in t_*.sh; do
 		failn=$((failn + 1)); failed="$failed $t"; echo "FAIL $t (${secs}s)"; echo "$out" | tail -40 | sed 's/^/     /'
 	fi
 done
-echo "integration: $pass passed, $failn failed, $skip skipped"
+echo "$name: $pass passed, $failn failed, $skip skipped"
 [ $failn -eq 0 ]

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Round-trip times measured by UDP echoes equal the configured one-way
+# delays within 1 ms, asymmetric delays add up, and jitter varies the delay
+# without reordering packets.
+. "$(dirname "$0")/lib.sh"
+
+netbed_up 3 'all:delay=10ms' 's1>s3:delay=30ms' 's3>s1:delay=5ms' 's2-s3:jitter=3ms' || fail "bed did not start"
+probe_server s2
+probe_server s3
+
+for pair in "s1 s2 20" "s1 s3 35"; do
+	set -- $pair
+	out=$(probe "$1" "$2" -c 200 -i 5ms)
+	check "$1-$2 median RTT (ms), configured $3" "$(echo "$out" | jq .rtt_ms.median)" "$(($3 - 1))" "$(($3 + 1))"
+	check "$1-$2 min RTT (ms)" "$(echo "$out" | jq .rtt_ms.min)" "$3" "$(($3 + 1))"
+	check "$1-$2 lost" "$(echo "$out" | jq .lost)" 0 0
+done
+
+out=$(probe s2 s3 -c 300 -i 5ms)
+check "s2-s3 with 3 ms jitter: min RTT (ms)" "$(echo "$out" | jq .rtt_ms.min)" 14 21
+check "s2-s3 with 3 ms jitter: max RTT (ms)" "$(echo "$out" | jq .rtt_ms.max)" 19 27
+check "s2-s3 RTT spread (ms)" "$(echo "$out" | jq '.rtt_ms.max - .rtt_ms.min')" 2 12
+check "s2-s3 reordered" "$(echo "$out" | jq .reordered)" 0 0
