@@ -34,7 +34,7 @@ void mw_config_defaults(struct mw_config *c)
 		.max_copies = 2,
 		.step_limit = 64,
 		.pick_window = 64,
-		.idle_sleep_max = 0.001,
+		.idle_sleep_max = 0,
 		.journal_sync = false,
 	};
 }
