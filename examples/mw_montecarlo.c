@@ -4,7 +4,7 @@
  * Task i draws a deterministic number of samples: the mean times a factor
  * uniform in [1 - spread, 1 + spread] taken from (seed, i), so that task
  * times vary as in the design's load-balancing experiments while the
- * answer stays reproducible.  Each task has its own generator, so the hit
+ * answer stays reproducible (--mean-ms assumes --rate samples per ms).  Each task has its own generator, so the hit
  * count does not depend on which worker ran what: --verify recomputes
  * every task serially and compares the counts exactly.
  *
@@ -23,7 +23,7 @@ struct mc {
 	double mean_ms, spread;
 	uint64_t seed;
 	int verify;
-	uint64_t per_ms;            /* samples per millisecond, calibrated */
+	uint64_t per_ms;            /* samples per millisecond (--rate) */
 	uint64_t hits, samples;     /* master: joined */
 };
 
@@ -64,6 +64,9 @@ static void usage(FILE *out)
 		"      --mean-ms MS  mean task time in milliseconds (default 5)\n"
 		"      --spread F    task times uniform in mean*(1-F) .. mean*(1+F), 0 <= F < 1 (default 0.5)\n"
 		"  -s, --seed S      seed (default 42)\n"
+		"      --rate N      samples per millisecond that --mean-ms assumes (default 300000)\n"
+		"      --calibrate   measure the rate on the master instead (then --resume\n"
+		"                    only fits a journal made at the same rate)\n"
 		"      --verify      recompute every task serially and compare\n");
 	mw_usage(out);
 }
@@ -91,6 +94,7 @@ static int mc_setup(void *ctx, int argc, char **argv, enum mw_role role)
 		{ "tasks", required_argument, NULL, 't' }, { "mean-ms", required_argument, NULL, 'm' },
 		{ "spread", required_argument, NULL, 'p' }, { "seed", required_argument, NULL, 's' },
 		{ "verify", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' },
+		{ "rate", required_argument, NULL, 'r' }, { "calibrate", no_argument, NULL, 'c' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct mc *m = ctx;
@@ -100,6 +104,9 @@ static int mc_setup(void *ctx, int argc, char **argv, enum mw_role role)
 	m->mean_ms = 5;
 	m->spread = 0.5;
 	m->seed = 42;
+	/* A fixed rate keeps the problem identical from run to run, which
+	 * resuming from a journal needs. */
+	m->per_ms = 300000;
 	while ((o = getopt_long(argc, argv, "t:s:h", opts, NULL)) != -1) {
 		switch (o) {
 		case 't': m->ntasks = strtoull(optarg, NULL, 10); break;
@@ -107,6 +114,8 @@ static int mc_setup(void *ctx, int argc, char **argv, enum mw_role role)
 		case 'p': m->spread = strtod(optarg, NULL); break;
 		case 's': m->seed = strtoull(optarg, NULL, 10); break;
 		case 'v': m->verify = 1; break;
+		case 'r': m->per_ms = strtoull(optarg, NULL, 10); break;
+		case 'c': m->per_ms = 0; break;
 		case 'h': if (role != MW_ROLE_WORKER) usage(stdout); return -2;
 		default: if (role != MW_ROLE_WORKER) usage(stderr); return -2;
 		}
@@ -116,7 +125,7 @@ static int mc_setup(void *ctx, int argc, char **argv, enum mw_role role)
 			fprintf(stderr, "mw_montecarlo: need 0 < --mean-ms <= 60000 and 0 <= --spread < 1\n");
 		return -2;
 	}
-	if (role != MW_ROLE_WORKER)
+	if (m->per_ms == 0 && role != MW_ROLE_WORKER)
 		m->per_ms = calibrate();
 	return 0;
 }
