@@ -80,3 +80,7 @@ cat <<EOT
 
 medians of $RUNS runs; reproduce with: make bench$([ "$QUICK" = 1 ] && echo -quick)
 EOT
+
+# The master-worker runtime (issue 5).
+echo
+BUILD=${BUILD:-build} QUICK=$QUICK "$(dirname "$0")/bench-mw.sh"
