@@ -38,6 +38,16 @@ MODEL_SRC  := launcher/model.c launcher/modelconf.c
 LDSD_SRC   := $(filter-out ldsd/main.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) libclient/clientproto.c $(MODEL_SRC)
 LIBLDS_SRC := $(wildcard libclient/*.c) ldsd/wire.c ldsd/crc32c.c
 UNIT_SRC   := $(wildcard tests/unit/*.c)
+# The master-worker runtime: modules without MPI are also unit-tested (and
+# built with the sanitizers); the others need mpicc's flags.
+MW_PURE_SRC := launcher/mw_buf.c launcher/mw_config.c launcher/mw_sched.c launcher/mw_journal.c \
+	launcher/mw_stats.c launcher/mw_proto.c launcher/mw_role.c
+MW_MPI_SRC  := $(filter-out $(MW_PURE_SRC),$(wildcard launcher/mw_*.c))
+MW_SRC      := $(MW_PURE_SRC) $(MW_MPI_SRC) ldsd/crc32c.c ldsd/json.c
+MW_EXAMPLES := $(patsubst examples/mw_%.c,$(BUILD)/examples/mw_%,$(wildcard examples/mw_*.c))
+MW_BENCH    := $(BUILD)/bench/mpi_loop $(BUILD)/bench/mw_empty
+MPI_CFLAGS  := $(shell mpicc --showme:compile 2>/dev/null)
+MPI_LIBS    := $(shell mpicc --showme:link 2>/dev/null)
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 asan_obj = $(patsubst %.c,$(BUILD)/asan/%.o,$(1))
@@ -52,9 +62,13 @@ UNIT       := $(BUILD)/tests/unit
 UNIT_ASAN  := $(BUILD)/tests/unit-asan
 TOOLS      := $(patsubst tools/%/main.c,$(BUILD)/bin/%,$(wildcard tools/*/main.c))
 TESTBINS   := $(patsubst tests/integration/%.c,$(BUILD)/tests/%,$(wildcard tests/integration/*.c))
+LIBMW_A    := $(BUILD)/lib/libmw.a
+LIBMW_SO   := $(BUILD)/lib/libmw.so
+MW_PC      := $(BUILD)/lib/pkgconfig/mw.pc
 
 .PHONY: all check unit unit-asan integration wan fuzz fuzz-smoke demo bench bench-quick install deps clean
-all: $(LDSD) $(LDSCTL) $(LIBLDS_A) $(LIBLDS_SO) $(LDS_PC) $(TOOLS) $(TESTBINS)
+all: $(LDSD) $(LDSCTL) $(LIBLDS_A) $(LIBLDS_SO) $(LDS_PC) $(TOOLS) $(TESTBINS) \
+	$(LIBMW_A) $(LIBMW_SO) $(MW_PC) $(MW_EXAMPLES) $(MW_BENCH)
 
 deps:
 	$(Q)tools/install-deps.sh
@@ -107,7 +121,40 @@ $(BUILD)/tests/%: $(call obj,tests/integration/%.c) $(LIBLDS_A) $(LIBLDSD)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(LDLIBS_D)
 
-$(UNIT): $(call obj,$(UNIT_SRC)) $(LIBLDSD) $(LIBLDS_A)
+# ---- the master-worker runtime, its examples and benchmark programs -------
+$(call obj,$(MW_MPI_SRC) $(wildcard examples/mw_*.c) tests/bench/mpi_loop.c tests/bench/mw_empty.c): \
+	ALL_CFLAGS += $(MPI_CFLAGS) -Ilauncher
+
+$(LIBMW_A): $(call obj,$(MW_SRC))
+	@mkdir -p $(@D)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(LIBMW_SO): $(call obj,$(MW_SRC)) launcher/mw.map
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -shared -Wl,-soname,libmw.so.0 -Wl,--version-script=launcher/mw.map -o $@ \
+		$(filter %.o,$^) $(MPI_LIBS) $(LDLIBS_D)
+
+$(MW_PC): launcher/mw.pc.in
+	@mkdir -p $(@D)
+	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' $< > $@
+
+$(BUILD)/examples/mw_%: $(call obj,examples/mw_%.c) $(LIBMW_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(MPI_LIBS) $(LDLIBS_D)
+
+$(BUILD)/bench/mw_empty: $(call obj,tests/bench/mw_empty.c) $(LIBMW_A)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(MPI_LIBS) $(LDLIBS_D)
+
+$(BUILD)/bench/mpi_loop: $(call obj,tests/bench/mpi_loop.c)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(MPI_LIBS)
+
+$(UNIT): $(call obj,$(UNIT_SRC) $(MW_PURE_SRC)) $(LIBLDSD) $(LIBLDS_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
@@ -119,7 +166,7 @@ $(BUILD)/asan/%.o: %.c
 	@$(if $(Q),echo "  CC/SAN  $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -O1 $(SAN) -c -o $@ $<
 
-$(UNIT_ASAN): $(call asan_obj,$(UNIT_SRC) $(LDSD_SRC) $(filter-out $(LDSD_SRC),$(LIBLDS_SRC)))
+$(UNIT_ASAN): $(call asan_obj,$(UNIT_SRC) $(MW_PURE_SRC) $(LDSD_SRC) $(filter-out $(LDSD_SRC),$(LIBLDS_SRC)))
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(SAN) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
@@ -183,7 +230,11 @@ install: all
 	install -m 755 $(LIBLDS_SO) $(DESTDIR)$(PREFIX)/lib/liblds.so.1
 	ln -sf liblds.so.1 $(DESTDIR)$(PREFIX)/lib/liblds.so
 	install -m 644 $(LDS_PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
-	install -m 644 libclient/lds.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 libclient/lds.h launcher/mw.h $(DESTDIR)$(PREFIX)/include/
+	install -m 644 $(LIBMW_A) $(DESTDIR)$(PREFIX)/lib/
+	install -m 755 $(LIBMW_SO) $(DESTDIR)$(PREFIX)/lib/libmw.so.0
+	ln -sf libmw.so.0 $(DESTDIR)$(PREFIX)/lib/libmw.so
+	install -m 644 $(MW_PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
 	for m in docs/man/*.[1358]; do [ -e "$$m" ] || continue; \
 		s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/; done
 

@@ -83,3 +83,7 @@ EOT
 
 # wanemu forwarding (issue 3): its own script, its own table.
 QUICK=$QUICK RUNS=3 "$(dirname "$0")/bench-wanemu.sh"
+
+# The master-worker runtime (issue 5).
+echo
+BUILD=${BUILD:-build} QUICK=$QUICK "$(dirname "$0")/bench-mw.sh"

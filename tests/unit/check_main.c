@@ -15,6 +15,9 @@ int main(void)
 	srunner_add_suite(sr, make_recvbuf_suite());
 	srunner_add_suite(sr, make_evloop_suite());
 	srunner_add_suite(sr, make_model_suite());
+	srunner_add_suite(sr, make_mw_sched_suite());
+	srunner_add_suite(sr, make_mw_journal_suite());
+	srunner_add_suite(sr, make_mw_misc_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

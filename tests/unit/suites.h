@@ -12,5 +12,8 @@ Suite *make_sendbuf_suite(void);
 Suite *make_recvbuf_suite(void);
 Suite *make_evloop_suite(void);
 Suite *make_model_suite(void);
+Suite *make_mw_sched_suite(void);
+Suite *make_mw_journal_suite(void);
+Suite *make_mw_misc_suite(void);
 
 #endif

@@ -1,0 +1,133 @@
+/*
+ * mw.h - the master-worker runtime (libmw): the application's view.
+ *
+ * An application fills a struct mw_app with callbacks that mirror the
+ * framework classes of the design (configuration = setup, problem = split,
+ * task = task_pack/task_run, result = result_join, gatherer = finish,
+ * scheduler = pick, sub-master grains = coarse_split/coarse_result) and
+ * calls mw_main() from main().  The runtime decides the role of the calling
+ * MPI rank (master, worker; sub-master and communication manager later)
+ * from the launcher's environment, never from the application:
+ *
+ *   MWL_ROLE     master | worker   (set by mwlaunch; absent: rank 0 is the
+ *                                   master, every other rank a worker)
+ *   MWL_CLUSTER  cluster name, for the report (default "local")
+ *
+ * Tasks and results cross the wire as byte buffers that the application
+ * serializes itself; the runtime numbers tasks 0 .. ntasks-1 (a uint64 id)
+ * and carries that id with every task and result.
+ *
+ * Threading: every callback is called from the thread that called
+ * mw_main(), never concurrently.  Callbacks return 0 on success and a
+ * negative value on failure; a failure stops the run with a message naming
+ * the callback and the task id, and mw_main() returns non-zero.
+ */
+#ifndef MW_H
+#define MW_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MW_VERSION "0.1.0"
+
+/* A growable byte buffer the callbacks serialize into.  The runtime owns
+ * it and reuses it; callbacks only append (mw_buf_put / mw_buf_reserve). */
+struct mw_buf {
+	unsigned char *data;
+	size_t len;      /* bytes written */
+	size_t cap;      /* bytes allocated */
+};
+
+/* Appends len bytes; 0 or -ENOMEM. */
+int mw_buf_put(struct mw_buf *b, const void *p, size_t len);
+/* Makes room for len more bytes and returns where they go (the caller
+ * writes them and adds len to b->len), or NULL when out of memory. */
+void *mw_buf_reserve(struct mw_buf *b, size_t len);
+
+enum mw_role { MW_ROLE_MASTER, MW_ROLE_WORKER, MW_ROLE_SERIAL };
+
+/* Returned by task_pack: the task needs no execution (branch and bound
+ * pruned it); it counts as done and is neither sent nor joined. */
+#define MW_PRUNED 1
+
+/* What pick() chooses from: the oldest pending task ids, at most n. */
+struct mw_pick {
+	const uint64_t *ids;
+	size_t n;
+	unsigned worker;        /* 0-based worker index */
+};
+
+struct mw_app {
+	/* Size of this struct as the application was compiled (sizeof), so
+	 * that callbacks added later are seen as absent by older binaries. */
+	size_t size;
+	const char *name;             /* for the report and the journal */
+	void *ctx;                    /* passed to every callback */
+	/* Basic operations (e.g. flops) of one task; 0 if unknown.  The
+	 * report then states tasks/s only.  Read after setup(), which may
+	 * set it once the problem's parameters are known. */
+	double ops_per_task;
+
+	/* configuration: every rank, before anything else.  argv holds the
+	 * arguments mw_main() did not consume.  Return -2 for a usage error
+	 * (mw_main() then exits 2 after the callback printed why). */
+	int (*setup)(void *ctx, int argc, char **argv, enum mw_role role);
+
+	/* problem: master only; the number of tasks. */
+	int (*split)(void *ctx, uint64_t *ntasks);
+	/* task, master side: serialize task id into out (empty on entry).
+	 * May return MW_PRUNED. */
+	int (*task_pack)(void *ctx, uint64_t id, struct mw_buf *out);
+	/* task, worker side: deserialize, execute, serialize the result into
+	 * out (empty on entry). */
+	int (*task_run)(void *ctx, const void *task, size_t len, struct mw_buf *out);
+	/* result: master side, deserialize and join.  Called exactly once per
+	 * task id, also for results replayed from the journal on --resume. */
+	int (*result_join)(void *ctx, uint64_t id, const void *res, size_t len);
+	/* gatherer: master, after every task was joined: check and print the
+	 * answer.  Optional. */
+	int (*finish)(void *ctx);
+
+	/* scheduler: optional.  Chooses which of the pending tasks goes to
+	 * the worker next; returns an index into p->ids, or a negative value
+	 * for the default (the oldest). */
+	long (*pick)(void *ctx, const struct mw_pick *p);
+
+	/* Coarse grains for sub-masters (optional; both or neither).
+	 * coarse_split: a coarse task becomes the current problem, of
+	 * *nfine fine tasks, which the sub-master then packs with task_pack
+	 * and joins with result_join as a master would.  coarse_result:
+	 * after the last fine result was joined, serialize the coarse result. */
+	int (*coarse_split)(void *ctx, const void *task, size_t len, uint64_t *nfine);
+	int (*coarse_result)(void *ctx, struct mw_buf *out);
+
+	/* Release what setup allocated.  Optional. */
+	void (*cleanup)(void *ctx);
+};
+
+/* Initializes MPI, reads the runtime options and the configuration, runs
+ * this rank's role and finalizes MPI.  Runtime options (removed from argv
+ * before setup sees it):
+ *   -c, --config FILE   libconfig file (default $MW_CONFIG, else built-ins)
+ *   --journal FILE      journal of joined results (master)
+ *   --resume            replay the journal, run only what is missing
+ *   --json FILE         end report as JSON ("-" = stdout)
+ *   --stats-log FILE    one row per statistics interval
+ *   --plot FILE.png     gnuplot of tasks done and throughput over time
+ *   --quiet             no progress lines and no text report
+ * Returns the process exit status: 0 success, 1 failure, 2 usage error. */
+int mw_main(int argc, char **argv, const struct mw_app *app);
+
+/* Prints the runtime options above, for the application's --help. */
+void mw_usage(FILE *out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,208 @@
+/* mw_gather.c - the problem as the master (or the serial role) holds it:
+ * split, journal and replay, joins, progress, end report. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launcher/mw_run.h"
+
+double mw_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static int replay_one(void *arg, uint64_t id, const void *data, size_t len)
+{
+	struct mw_run *r = arg;
+
+	if (mw_sched_replayed(&r->sched, id) < 0)
+		return -1;
+	return r->app->result_join(r->app->ctx, id, data, len) < 0 ? -1 : 0;
+}
+
+/* Rows go to --stats-log, or next to the --plot file when only that is set. */
+static int open_series(struct mw_run *r)
+{
+	static char tsv[4096];
+
+	if (r->series_path == NULL && r->plot_path == NULL)
+		return 0;
+	if (r->series_path == NULL) {
+		snprintf(tsv, sizeof(tsv), "%s.tsv", r->plot_path);
+		r->series_path = tsv;
+	}
+	r->stats.series = fopen(r->series_path, "w");
+	if (r->stats.series == NULL) {
+		fprintf(stderr, "mw: %s: cannot write the statistics log: %s\n", r->series_path, strerror(errno));
+		return -1;
+	}
+	mw_stats_series_header(r->stats.series);
+	return 0;
+}
+
+int mw_gather_start(struct mw_run *r, unsigned nworkers)
+{
+	const struct mw_app *a = r->app;
+	char err[1024];
+	uint64_t n = 0;
+
+	r->journal.fd = -1;
+	if (a->split(a->ctx, &n) < 0) {
+		fprintf(stderr, "mw: %s: split() failed; see the application's message above\n", a->name);
+		return -1;
+	}
+	if (mw_sched_init(&r->sched, n, nworkers, r->cfg.load_balance ? r->cfg.max_copies : 1) < 0 ||
+	    mw_stats_init(&r->stats, a->name, n, nworkers, r->t0) < 0) {
+		fprintf(stderr, "mw: out of memory for %llu tasks and %u workers\n", (unsigned long long)n, nworkers);
+		return -1;
+	}
+	r->stats.behaviour = r->cfg.worker_behaviour;
+	r->stats.prefetch = r->cfg.prefetch;
+	r->stats.ops_per_task = a->ops_per_task;
+	r->stats.cluster = r->cluster;
+	if (open_series(r) < 0)
+		return -1;
+	if (r->resume && r->journal_path == NULL) {
+		fprintf(stderr, "mw: --resume needs --journal FILE\n");
+		return -1;
+	}
+	if (r->journal_path != NULL) {
+		if (mw_journal_open(&r->journal, r->journal_path, a->name, n, r->resume, r->cfg.journal_sync,
+				    replay_one, r, err, sizeof(err)) < 0) {
+			fprintf(stderr, "mw: %s\n", err);
+			return -1;
+		}
+		if (r->journal.torn > 0)
+			fprintf(stderr, "mw: %s: cut off a torn last record (%llu bytes); that task runs again\n",
+				r->journal_path, (unsigned long long)r->journal.torn);
+		r->stats.replayed = r->sched.nreplayed;
+		if (r->resume && !r->quiet)
+			printf("mw: resumed from %s: %llu of %llu tasks already joined\n", r->journal_path,
+			       (unsigned long long)r->sched.nreplayed, (unsigned long long)n);
+	}
+	r->next_tick = mw_now() + (r->cfg.stats_interval > 0 ? r->cfg.stats_interval : 1);
+	return 0;
+}
+
+/* The application's scheduler, when it has one, over the oldest pending. */
+static void pick(struct mw_run *r, unsigned w, uint64_t *id)
+{
+	uint64_t win[256];
+	size_t max = r->cfg.pick_window < 256 ? r->cfg.pick_window : 256;
+	struct mw_pick p = { .ids = win, .worker = w };
+	long k;
+
+	p.n = mw_sched_window(&r->sched, win, max);
+	k = r->app->pick(r->app->ctx, &p);
+	if (k >= 0 && (size_t)k < p.n)
+		*id = win[k];
+}
+
+int mw_gather_next(struct mw_run *r, unsigned w, uint64_t *id)
+{
+	const struct mw_app *a = r->app;
+
+	for (;;) {
+		enum mw_sched_kind kind = mw_sched_peek(&r->sched, w, id);
+		int rc;
+
+		if (kind == MW_SCHED_NONE)
+			return kind;
+		if (kind == MW_SCHED_NEW && a->pick != NULL)
+			pick(r, w, id);
+		r->task.len = 0;
+		rc = a->task_pack(a->ctx, *id, &r->task);
+		if (rc < 0) {
+			fprintf(stderr, "mw: %s: task_pack() failed for task %llu\n", a->name, (unsigned long long)*id);
+			return -1;
+		}
+		if (rc != MW_PRUNED)
+			return kind;
+		if (kind == MW_SCHED_COPY)
+			return MW_SCHED_NONE;
+		mw_sched_prune(&r->sched, *id);
+	}
+}
+
+int mw_gather_join(struct mw_run *r, uint64_t id, const void *res, size_t len)
+{
+	int rc;
+
+	if (r->journal.fd >= 0 && (rc = mw_journal_append(&r->journal, id, res, len)) < 0) {
+		fprintf(stderr, "mw: %s: cannot journal task %llu: %s; stopping so that no result is lost\n",
+			r->journal_path, (unsigned long long)id, strerror(-rc));
+		return -1;
+	}
+	if (r->app->result_join(r->app->ctx, id, res, len) < 0) {
+		fprintf(stderr, "mw: %s: result_join() failed for task %llu\n", r->app->name, (unsigned long long)id);
+		return -1;
+	}
+	return 0;
+}
+
+void mw_gather_tick(struct mw_run *r, double now)
+{
+	double iv = r->cfg.stats_interval > 0 ? r->cfg.stats_interval : 1;
+	bool show = r->cfg.stats_interval > 0 && !r->quiet;
+
+	if (now < r->next_tick)
+		return;
+	if (show || r->stats.series != NULL)
+		mw_stats_interval(&r->stats, now, r->sched.ndone, show ? stdout : NULL, isatty(STDOUT_FILENO));
+	r->next_tick = r->next_tick + iv > now ? r->next_tick + iv : now + iv;
+}
+
+static int write_json(struct mw_run *r)
+{
+	FILE *f = strcmp(r->json_path, "-") == 0 ? stdout : fopen(r->json_path, "w");
+
+	if (f == NULL) {
+		fprintf(stderr, "mw: %s: cannot write the JSON report: %s\n", r->json_path, strerror(errno));
+		return -1;
+	}
+	mw_stats_json(&r->stats, f);
+	if (f != stdout && fclose(f) != 0) {
+		fprintf(stderr, "mw: %s: cannot write the JSON report: %s\n", r->json_path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+int mw_gather_end(struct mw_run *r, int status)
+{
+	if (status == 0) {
+		r->stats.pruned = r->sched.npruned;
+		for (unsigned i = 0; i < r->sched.nworkers; i++) {
+			r->stats.w[i].done = r->sched.w[i].done;
+			r->stats.w[i].discharged = r->sched.w[i].discharged;
+		}
+		if (r->stats.series != NULL)
+			mw_stats_interval(&r->stats, mw_now(), r->sched.ndone, NULL, false);
+		if (r->app->finish != NULL && r->app->finish(r->app->ctx) < 0) {
+			fprintf(stderr, "mw: %s: finish() reported a failure\n", r->app->name);
+			status = 1;
+		}
+		if (!r->quiet)
+			mw_stats_report(&r->stats, stdout);
+		if (r->json_path != NULL && write_json(r) < 0)
+			status = 1;
+	}
+	if (r->stats.series != NULL) {
+		fclose(r->stats.series);
+		r->stats.series = NULL;
+		if (status == 0 && r->plot_path != NULL && mw_plot(r->series_path, r->plot_path, r->app->name) < 0)
+			status = 1;
+	}
+	mw_journal_close(&r->journal);
+	mw_sched_free(&r->sched);
+	mw_stats_free(&r->stats);
+	free(r->task.data);
+	r->task = (struct mw_buf){ 0 };
+	return status;
+}

@@ -1,0 +1,194 @@
+/* mw_main.c - MPI start-up, runtime options, configuration, role
+ * dispatch, MPI shutdown (or abort, so that no rank is left waiting). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "launcher/mw_port_mpi.h"
+#include "launcher/mw_role.h"
+#include "launcher/mw_run.h"
+
+void mw_usage(FILE *out)
+{
+	fprintf(out,
+		"runtime options (libmw, see mw(3)):\n"
+		"  -c, --config FILE     runtime configuration (libconfig; default $MW_CONFIG)\n"
+		"      --journal FILE    journal of joined results\n"
+		"      --resume          replay the journal and run only the missing tasks\n"
+		"      --json FILE       end report as JSON (- for stdout)\n"
+		"      --stats-log FILE  time series, one row per statistics interval\n"
+		"      --plot FILE.png   plot of tasks done and throughput (gnuplot)\n"
+		"      --quiet           no progress lines and no text report\n");
+}
+
+/* Value of option o at argv[*i], as "--o VALUE" or "--o=VALUE". */
+static const char *value_of(const char *o, int argc, char **argv, int *i, bool *bad)
+{
+	size_t n = strlen(o);
+
+	if (strncmp(argv[*i], o, n) != 0)
+		return NULL;
+	if (argv[*i][n] == '=')
+		return argv[*i] + n + 1;
+	if (argv[*i][n] != '\0')
+		return NULL;
+	if (*i + 1 >= argc) {
+		fprintf(stderr, "mw: %s needs a value\n", o);
+		*bad = true;
+		return NULL;
+	}
+	return argv[++*i];
+}
+
+/* Takes the runtime's options out of argv; the rest is the application's. */
+static int parse_options(struct mw_run *r, int *argc, char **argv, const char **config)
+{
+	int out = 1;
+	bool bad = false;
+
+	for (int i = 1; i < *argc; i++) {
+		const char *v;
+
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < *argc)
+				argv[out++] = argv[i++];
+			break;
+		}
+		if ((v = value_of("--config", *argc, argv, &i, &bad)) || (v = value_of("-c", *argc, argv, &i, &bad)))
+			*config = v;
+		else if ((v = value_of("--journal", *argc, argv, &i, &bad)))
+			r->journal_path = v;
+		else if ((v = value_of("--json", *argc, argv, &i, &bad)))
+			r->json_path = v;
+		else if ((v = value_of("--stats-log", *argc, argv, &i, &bad)))
+			r->series_path = v;
+		else if ((v = value_of("--plot", *argc, argv, &i, &bad)))
+			r->plot_path = v;
+		else if (strcmp(argv[i], "--resume") == 0)
+			r->resume = true;
+		else if (strcmp(argv[i], "--quiet") == 0)
+			r->quiet = true;
+		else if (!bad)
+			argv[out++] = argv[i];
+		if (bad)
+			return -1;
+	}
+	argv[out] = NULL;
+	*argc = out;
+	return 0;
+}
+
+static int load_config(struct mw_run *r, const char *path)
+{
+	char err[1024];
+
+	mw_config_defaults(&r->cfg);
+	if (path == NULL)
+		path = getenv("MW_CONFIG");
+	if (path != NULL && *path != '\0' && mw_config_load(path, &r->cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mw: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* Exactly one master; every rank learns which. */
+static int find_master(enum mw_role role, int rank, int *master)
+{
+	int mine[2] = { role == MW_ROLE_MASTER, role == MW_ROLE_MASTER ? rank : -1 }, all[2];
+
+	MPI_Allreduce(&mine[0], &all[0], 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+	MPI_Allreduce(&mine[1], &all[1], 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+	if (all[0] != 1) {
+		if (rank == 0)
+			fprintf(stderr, "mw: %d ranks have MWL_ROLE=master; exactly one must\n", all[0]);
+		return -1;
+	}
+	*master = all[1];
+	return 0;
+}
+
+static int run_role(struct mw_run *r, enum mw_role role, int rank, int size, int master, MPI_Comm comm)
+{
+	struct mw_port *port;
+	int *ranks, n = 0, status;
+
+	if (role == MW_ROLE_SERIAL)
+		return mw_serial_run(r);
+	ranks = malloc((size_t)size * sizeof(int));
+	if (ranks == NULL)
+		return 1;
+	if (role == MW_ROLE_MASTER) {
+		for (int i = 0; i < size; i++)
+			if (i != rank)
+				ranks[n++] = i;
+	} else
+		ranks[n++] = master;
+	port = mw_port_mpi_new(comm, ranks, (unsigned)n, r->cfg.idle_sleep_max);
+	free(ranks);
+	if (port == NULL) {
+		fprintf(stderr, "mw: rank %d: out of memory\n", rank);
+		return 1;
+	}
+	status = role == MW_ROLE_MASTER ? mw_master_run(r, port) : mw_worker_run(r, port);
+	mw_port_close(port);
+	return status;
+}
+
+int mw_main(int argc, char **argv, const struct mw_app *app)
+{
+	struct mw_run r = { .app = app, .cluster = "local" };
+	const char *config = NULL, *cl = getenv("MWL_CLUSTER");
+	char err[512];
+	enum mw_role role;
+	int rank, size, master = 0, status, inited = 0;
+	MPI_Comm comm;
+
+	r.t0 = mw_now();
+	MPI_Initialized(&inited);
+	if (!inited && MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+		fprintf(stderr, "mw: MPI_Init failed\n");
+		return 1;
+	}
+	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+	MPI_Comm_size(MPI_COMM_WORLD, &size);
+	if (cl != NULL && *cl != '\0')
+		r.cluster = cl;
+	status = 2;
+	if (app == NULL || app->size < offsetof(struct mw_app, pick) || !app->split || !app->task_pack ||
+	    !app->task_run || !app->result_join) {
+		fprintf(stderr, "mw: the application lacks split, task_pack, task_run or result_join\n");
+		goto abort;
+	}
+	if (parse_options(&r, &argc, argv, &config) < 0 || load_config(&r, config) < 0)
+		goto abort;
+	if (mw_role_parse(getenv("MWL_ROLE"), rank, size, &role, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mw: rank %d: %s\n", rank, err);
+		goto abort;
+	}
+	if (size > 1 && find_master(role, rank, &master) < 0)
+		goto abort;
+	MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+	if (app->setup != NULL && (status = app->setup(app->ctx, argc, argv, role)) < 0) {
+		status = status == -2 ? 2 : 1;
+		goto abort;
+	}
+	status = run_role(&r, role, rank, size, master, comm);
+	if (app->cleanup != NULL)
+		app->cleanup(app->ctx);
+	if (status != 0)
+		goto abort;
+	MPI_Comm_free(&comm);
+	MPI_Finalize();
+	return 0;
+abort:
+	/* A rank that gives up takes the job with it: the others would
+	 * wait for it forever. */
+	fflush(stdout);
+	fflush(stderr);
+	if (size > 1)
+		MPI_Abort(MPI_COMM_WORLD, status);
+	MPI_Finalize();
+	return status;
+}

@@ -1,0 +1,72 @@
+/*
+ * mw_port.h - how a master or worker exchanges runtime messages with its
+ * peers, behind a small ops table so that the master does not know whether
+ * a peer is a worker rank, a communication manager (a "worker" with a deep
+ * queue that forwards over ldsd) or, later, something else.
+ *
+ * Contract of every port:
+ *  - send() copies header and payload and returns at once (the transfer
+ *    progresses in later calls); messages to one peer arrive in order.
+ *  - poll() returns one received message or none, never blocks; the
+ *    message's payload stays valid until the next poll().
+ *  - wait() blocks until a message may be ready or `seconds` passed, and
+ *    progresses sends meanwhile.
+ *  - flush() blocks until every send completed.
+ * Errors are negative errno values; single-threaded.
+ */
+#ifndef MW_PORT_H
+#define MW_PORT_H
+
+#include <stddef.h>
+
+#include "launcher/mw_proto.h"
+
+struct mw_msg {
+	unsigned peer;                  /* 0 .. npeers-1 */
+	struct mw_hdr h;
+	const unsigned char *data;      /* h.len bytes */
+};
+
+struct mw_port;
+
+struct mw_port_ops {
+	size_t size;                    /* sizeof(struct mw_port_ops) */
+	const char *name;
+	int (*send)(struct mw_port *p, unsigned peer, const struct mw_hdr *h, const void *data);
+	int (*poll)(struct mw_port *p, struct mw_msg *m);
+	int (*wait)(struct mw_port *p, double seconds);
+	int (*flush)(struct mw_port *p);
+	void (*close)(struct mw_port *p);
+};
+
+struct mw_port {
+	const struct mw_port_ops *ops;
+	unsigned npeers;
+};
+
+static inline int mw_port_send(struct mw_port *p, unsigned peer, const struct mw_hdr *h, const void *data)
+{
+	return p->ops->send(p, peer, h, data);
+}
+
+static inline int mw_port_poll(struct mw_port *p, struct mw_msg *m)
+{
+	return p->ops->poll(p, m);
+}
+
+static inline int mw_port_wait(struct mw_port *p, double seconds)
+{
+	return p->ops->wait(p, seconds);
+}
+
+static inline int mw_port_flush(struct mw_port *p)
+{
+	return p->ops->flush(p);
+}
+
+static inline void mw_port_close(struct mw_port *p)
+{
+	p->ops->close(p);
+}
+
+#endif

@@ -1,0 +1,44 @@
+/* mw_proto.c - message header encode/decode. */
+#include <errno.h>
+
+#include "launcher/mw_proto.h"
+
+const char *const mw_msg_names[MW_MSG_MAX] = {
+	"?", "HELLO", "TASK", "RESULT", "STOP", "BYE", "FAIL",
+};
+
+static void put(unsigned char *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t get(const unsigned char *p, int n)
+{
+	uint64_t v = 0;
+
+	for (int i = n - 1; i >= 0; i--)
+		v = v << 8 | p[i];
+	return v;
+}
+
+void mw_hdr_encode(unsigned char out[MW_HDR_LEN], const struct mw_hdr *h)
+{
+	put(out, h->type, 4);
+	put(out + 4, h->len, 4);
+	put(out + 8, h->id, 8);
+	put(out + 16, h->aux, 8);
+}
+
+int mw_hdr_decode(const unsigned char *msg, size_t n, struct mw_hdr *h)
+{
+	if (n < MW_HDR_LEN)
+		return -EBADMSG;
+	h->type = (uint32_t)get(msg, 4);
+	h->len = (uint32_t)get(msg + 4, 4);
+	h->id = get(msg + 8, 8);
+	h->aux = get(msg + 16, 8);
+	if (h->type == 0 || h->type >= MW_MSG_MAX || (size_t)h->len != n - MW_HDR_LEN)
+		return -EBADMSG;
+	return 0;
+}

@@ -1,0 +1,189 @@
+/* mw_stats.c - progress lines, time series, end report (text and JSON). */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "launcher/mw_stats.h"
+#include "ldsd/json.h"
+
+int mw_stats_init(struct mw_stats *st, const char *app, uint64_t ntasks, unsigned nworkers, double now)
+{
+	memset(st, 0, sizeof(*st));
+	st->w = calloc(nworkers ? nworkers : 1, sizeof(*st->w));
+	if (st->w == NULL)
+		return -ENOMEM;
+	for (unsigned i = 0; i < nworkers; i++)
+		st->w[i].role = "Worker";
+	st->app = app;
+	st->cluster = "local";
+	st->ntasks = ntasks;
+	st->nworkers = nworkers;
+	st->t_start = st->t_first = st->t_last = st->t_end = st->iv_t = now;
+	return 0;
+}
+
+void mw_stats_free(struct mw_stats *st)
+{
+	free(st->w);
+	st->w = NULL;
+}
+
+double mw_stats_work(const struct mw_stats *st)
+{
+	double sum = 0;
+
+	for (unsigned i = 0; i < st->nworkers; i++)
+		sum += st->w[i].work;
+	return sum;
+}
+
+static double pct(double a, double b)
+{
+	return b > 0 ? 100.0 * a / b : 0;
+}
+
+static void bar(FILE *out, double frac)
+{
+	int n = (int)(frac * 10 + 0.5);
+
+	fputc('[', out);
+	for (int i = 0; i < 10; i++)
+		fputc(i < n ? '#' : '-', out);
+	fputc(']', out);
+}
+
+void mw_stats_series_header(FILE *f)
+{
+	fprintf(f, "# seconds\tdone\ttasks_per_s\tmaster_busy\tworkers_busy\n");
+}
+
+void mw_stats_interval(struct mw_stats *st, double now, uint64_t done, FILE *out, bool tty)
+{
+	double dt = now - st->iv_t, work = mw_stats_work(st);
+	double rate = dt > 0 ? (double)(done - st->iv_done) / dt : 0;
+	double mbusy = dt > 0 ? 1 - (st->wait - st->iv_wait) / dt : 0;
+	double wbusy = dt > 0 && st->nworkers ? (work - st->iv_work) / (dt * st->nworkers) : 0;
+	double run = now - st->t_first;
+	uint64_t fresh = done - st->replayed;
+	double avg = run > 0 ? (double)fresh / run : 0;
+
+	mbusy = mbusy < 0 ? 0 : mbusy > 1 ? 1 : mbusy;
+	wbusy = wbusy < 0 ? 0 : wbusy > 1 ? 1 : wbusy;
+	if (out != NULL) {
+		fprintf(out, "mw: %llu/%llu tasks (%.1f%%) %.1f tasks/s", (unsigned long long)done,
+			(unsigned long long)st->ntasks, pct((double)done, (double)st->ntasks), rate);
+		if (avg > 0 && done < st->ntasks) {
+			unsigned long eta = (unsigned long)((double)(st->ntasks - done) / avg + 0.5);
+
+			fprintf(out, " ETA %lu:%02lu:%02lu", eta / 3600, eta / 60 % 60, eta % 60);
+		}
+		fprintf(out, " | master busy %3.0f%%", 100 * mbusy);
+		if (tty)
+			bar(out, mbusy);
+		fprintf(out, " workers busy %3.0f%%", 100 * wbusy);
+		if (tty)
+			bar(out, wbusy);
+		fputc('\n', out);
+		fflush(out);
+	}
+	if (st->series != NULL) {
+		fprintf(st->series, "%.3f\t%llu\t%.3f\t%.4f\t%.4f\n", now - st->t_start,
+			(unsigned long long)done, rate, mbusy, wbusy);
+		fflush(st->series);
+	}
+	st->iv_t = now;
+	st->iv_done = done;
+	st->iv_wait = st->wait;
+	st->iv_work = work;
+}
+
+/* Tasks/s, with flop/s when the application stated its operations. */
+static void perf(FILE *out, const struct mw_stats *st, double tasks_per_s)
+{
+	fprintf(out, "%.6E Tasks/sec", tasks_per_s);
+	if (st->ops_per_task > 0)
+		fprintf(out, " (%.6E MFlops)", tasks_per_s * st->ops_per_task / 1e6);
+}
+
+static uint64_t joined(const struct mw_stats *st)
+{
+	uint64_t n = 0;
+
+	for (unsigned i = 0; i < st->nworkers; i++)
+		n += st->w[i].done;
+	return n;
+}
+
+void mw_stats_report(const struct mw_stats *st, FILE *out)
+{
+	double total = st->t_last - st->t_first, overall = st->t_end - st->t_start;
+	double avg = total > 0 ? (double)joined(st) / total : 0;
+
+	fprintf(out, "Statistics\n\n");
+	fprintf(out, "Execution: %s, tasks %llu (replayed %llu, pruned %llu) in cluster %s. WorkersBuffers: %d, prefetch %u\n",
+		st->app, (unsigned long long)st->ntasks, (unsigned long long)st->replayed,
+		(unsigned long long)st->pruned, st->cluster, st->behaviour, st->prefetch);
+	fprintf(out, "Total Execution Time: %.4f sec\n", total);
+	fprintf(out, "Overall Execution Time: %.4f sec\n", overall);
+	fprintf(out, "Total Time Waiting for Workers: %.4f sec (%.4f %%)\n", st->wait, pct(st->wait, overall));
+	fprintf(out, "Average Performance: ");
+	perf(out, st, avg);
+	fprintf(out, "\n");
+	for (unsigned i = 0; i < st->nworkers; i++) {
+		const struct mw_stats_worker *w = &st->w[i];
+		double ran = (double)(w->done + w->discharged);
+		double useful = total > 0 ? (double)w->done / total : 0;
+
+		fprintf(out, "\nWorker %u %s Role %s:\n", i + 1, w->host[0] ? w->host : "?", w->role);
+		fprintf(out, "  Tasks Done: %llu (%.4f %%)\n", (unsigned long long)w->done,
+			pct((double)w->done, (double)st->ntasks));
+		fprintf(out, "  Tasks Discharged: %llu (%.4f %%)\n", (unsigned long long)w->discharged,
+			pct((double)w->discharged, ran));
+		fprintf(out, "  Performance (Useful tasks relative to Master Time): ");
+		perf(out, st, useful);
+		fprintf(out, " (%.4f %% of the average)\n", pct(useful, avg));
+		fprintf(out, "  Working Performance (All tasks relative to Worker Time): ");
+		perf(out, st, w->work > 0 ? ran / w->work : 0);
+		fprintf(out, "\n  Worker Efficiency (Worker WorkTime / Worker ExecutionTime): %.4f %%\n",
+			pct(w->work, w->exec));
+		fprintf(out, "  Worker Work Time: %.4f sec\n", w->work);
+		fprintf(out, "  Worker Execution Time: %.4f sec\n", w->exec);
+	}
+	fflush(out);
+}
+
+void mw_stats_json(const struct mw_stats *st, FILE *out)
+{
+	double total = st->t_last - st->t_first, overall = st->t_end - st->t_start;
+	double avg = total > 0 ? (double)joined(st) / total : 0;
+
+	fprintf(out, "{\"app\": ");
+	json_str(out, st->app);
+	fprintf(out, ", \"cluster\": ");
+	json_str(out, st->cluster);
+	fprintf(out, ", \"tasks\": %llu, \"joined\": %llu, \"replayed\": %llu, \"pruned\": %llu,"
+		" \"worker_behaviour\": %d, \"prefetch\": %u, \"ops_per_task\": %.17g,"
+		" \"total_time\": %.6f, \"overall_time\": %.6f, \"master_wait\": %.6f,"
+		" \"average_tasks_per_s\": %.6f, \"workers\": [",
+		(unsigned long long)st->ntasks, (unsigned long long)joined(st),
+		(unsigned long long)st->replayed, (unsigned long long)st->pruned, st->behaviour,
+		st->prefetch, st->ops_per_task, total, overall, st->wait, avg);
+	for (unsigned i = 0; i < st->nworkers; i++) {
+		const struct mw_stats_worker *w = &st->w[i];
+		double ran = (double)(w->done + w->discharged);
+
+		fprintf(out, "%s{\"index\": %u, \"host\": ", i ? ", " : "", i + 1);
+		json_str(out, w->host);
+		fprintf(out, ", \"role\": ");
+		json_str(out, w->role);
+		fprintf(out, ", \"done\": %llu, \"discharged\": %llu, \"useful_tasks_per_s\": %.6f,"
+			" \"working_tasks_per_s\": %.6f, \"efficiency\": %.6f, \"work_time\": %.6f,"
+			" \"exec_time\": %.6f, \"bytes_out\": %llu, \"bytes_in\": %llu}",
+			(unsigned long long)w->done, (unsigned long long)w->discharged,
+			total > 0 ? (double)w->done / total : 0, w->work > 0 ? ran / w->work : 0,
+			w->exec > 0 ? w->work / w->exec : 0, w->work, w->exec,
+			(unsigned long long)w->bytes_out, (unsigned long long)w->bytes_in);
+	}
+	fprintf(out, "]}\n");
+	fflush(out);
+}

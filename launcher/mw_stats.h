@@ -1,0 +1,79 @@
+/*
+ * mw_stats.h - what the master measures and reports: progress lines every
+ * StatisticsInterval, the time series behind --stats-log/--plot, and the
+ * end report of the design's Figure 4-7 as text and JSON.  No MPI and no
+ * clock here (callers pass times in seconds): unit-tested.
+ *
+ * Definitions (docs/mw.md):
+ *   total time      master's first dispatch to the last join
+ *   overall time    runtime start to the last worker's goodbye
+ *   waiting time    master time with nothing to send and nothing arriving
+ *   average perf.   tasks joined in this run / total time
+ *   per worker      done (joined) and discharged (a copy lost the race)
+ *                   useful perf. = done / total time
+ *                   working perf. = (done + discharged) / work time
+ *                   efficiency = work time / worker's execution time
+ */
+#ifndef MW_STATS_H
+#define MW_STATS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct mw_stats_worker {
+	char host[64];
+	const char *role;          /* "Worker"; "CommManager" later */
+	uint64_t done;
+	uint64_t discharged;
+	double work;               /* seconds inside task_run, as it reported */
+	double exec;               /* its execution time, as it reported */
+	uint64_t bytes_out;        /* task bytes sent to it */
+	uint64_t bytes_in;         /* result bytes from it */
+};
+
+struct mw_stats {
+	const char *app;
+	const char *cluster;
+	uint64_t ntasks;
+	uint64_t replayed;         /* joined from the journal, not run */
+	uint64_t pruned;
+	int behaviour;             /* WorkerBehaviour */
+	unsigned prefetch;
+	double ops_per_task;
+	unsigned nworkers;
+	struct mw_stats_worker *w;
+
+	double t_start;            /* runtime start */
+	double t_first;            /* first dispatch */
+	double t_last;             /* last join */
+	double t_end;              /* last goodbye */
+	double wait;               /* master waiting time, s */
+
+	/* interval sampling */
+	double iv_t;
+	uint64_t iv_done;
+	double iv_wait;
+	double iv_work;
+	FILE *series;              /* --stats-log, or NULL */
+};
+
+/* 0 or -ENOMEM. */
+int mw_stats_init(struct mw_stats *st, const char *app, uint64_t ntasks, unsigned nworkers, double now);
+void mw_stats_free(struct mw_stats *st);
+
+/* Sum of the workers' work time. */
+double mw_stats_work(const struct mw_stats *st);
+
+/* One interval: a progress line to out (NULL: none; bars when tty) and a
+ * row to st->series.  done counts every finished task (replayed too). */
+void mw_stats_interval(struct mw_stats *st, double now, uint64_t done, FILE *out, bool tty);
+
+/* The header line of the time series file. */
+void mw_stats_series_header(FILE *f);
+
+/* The end report (Figure 4-7) as text, and as one JSON object. */
+void mw_stats_report(const struct mw_stats *st, FILE *out);
+void mw_stats_json(const struct mw_stats *st, FILE *out);
+
+#endif

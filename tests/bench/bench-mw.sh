@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# bench-mw.sh - master-worker runtime targets (issue 5), side by side in
+# one run, medians of RUNS:
+#   1. dispatch rate of empty tasks, one master and one worker, against a
+#      hand-written blocking MPI_Send/MPI_Recv loop (mpi_loop)
+#      targets: >= 100,000 tasks/s and >= 50 % of mpi_loop
+#   2. block matmul, compute-bound grain (128 x 128 blocks), 2 workers:
+#      efficiency = serial time / (2 x parallel time), the serial time
+#      being the same program run as one process (role "serial");
+#      target >= 90 %.
+# QUICK=1 shortens it.
+set -u
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+B=$ROOT/${BUILD:-build}
+QUICK=${QUICK:-0}
+RUNS=${RUNS:-3}
+TASKS=$([ "$QUICK" = 1 ] && echo 200000 || echo 1000000)
+N=$([ "$QUICK" = 1 ] && echo 1024 || echo 1536)
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1
+T=$(mktemp -d "${TMPDIR:-/tmp}/mw-bench.$$.XXXXXX")
+trap 'rm -rf "$T"' EXIT
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+printf 'StatisticsInterval = 0;\nPrefetchDepth = %s;\n' "${DEPTH:-16}" > "$T/mw.conf"
+
+declare -a loop mw ser par eff
+for r in $(seq 1 "$RUNS"); do
+	loop+=("$(mpirun -np 2 "$B/bench/mpi_loop" "$TASKS" | awk '/tasks\/s/ {print $2}')")
+	mpirun -np 2 "$B/bench/mw_empty" -t "$TASKS" -c "$T/mw.conf" --quiet --json "$T/e.json" || exit 1
+	mw+=("$(jq '.average_tasks_per_s | floor' "$T/e.json")")
+	"$B/examples/mw_matmul" -n "$N" -b 128 -c "$T/mw.conf" --quiet --json "$T/s.json" > /dev/null || exit 1
+	mpirun --oversubscribe -np 3 "$B/examples/mw_matmul" -n "$N" -b 128 -c "$T/mw.conf" --quiet --json "$T/p.json" > /dev/null || exit 1
+	ser+=("$(jq .total_time "$T/s.json")")
+	par+=("$(jq .total_time "$T/p.json")")
+	eff+=("$(awk -v s="${ser[-1]}" -v p="${par[-1]}" 'BEGIN {printf "%.1f", 100 * s / (2 * p)}')")
+	echo "bench-mw: run $r: mpi_loop ${loop[-1]} tasks/s, runtime ${mw[-1]} tasks/s; matmul serial ${ser[-1]} s, 2 workers ${par[-1]} s, efficiency ${eff[-1]} %"
+done
+L=$(printf '%s\n' "${loop[@]}" | median)
+M=$(printf '%s\n' "${mw[@]}" | median)
+E=$(printf '%s\n' "${eff[@]}" | median)
+P=$(awk -v m="$M" -v l="$L" 'BEGIN {printf "%.0f", 100 * m / l}')
+echo
+echo "| measure (median of $RUNS) | value | target |"
+echo "|---|---|---|"
+echo "| hand-written MPI send/recv loop, 1 worker | $L tasks/s | reference |"
+echo "| runtime, empty tasks, 1 worker, PrefetchDepth ${DEPTH:-16} | $M tasks/s ($P % of the loop) | >= 100000 and >= 50 % |"
+echo "| matmul ${N}x${N}, 128x128 blocks, 2 workers | efficiency $E % | >= 90 % |"
+awk -v m="$M" -v p="$P" -v e="$E" 'BEGIN {exit !(m >= 100000 && p >= 50 && e >= 90)}' && echo "bench-mw: targets met" || echo "bench-mw: TARGET MISSED"

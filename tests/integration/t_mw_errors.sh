@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# t_mw_errors.sh - bad input to the runtime: a broken config names file
+# and line, usage errors exit 2, roles it cannot run are refused.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mw_lib.sh"
+
+printf 'StatisticsInterval = 1;\nWorkerBehaviour = 5;\n' > "$T/bad.conf"
+mwrun 2 mw_matmul -n 64 -b 32 -c "$T/bad.conf" && fail "accepted WorkerBehaviour = 5"
+grep -q "$T/bad.conf:2: WorkerBehaviour = 5 is out of range" "$T/out" || fail "unclear config error: $(cat "$T/out")"
+
+"$MWBIN/mw_matmul" -n 100 -b 32 > "$T/out" 2>&1
+[ $? = 2 ] || fail "bad -n did not exit 2"
+grep -q "multiple of -b" "$T/out" || fail "unclear usage error: $(cat "$T/out")"
+"$MWBIN/mw_tsp" --journal > "$T/out" 2>&1
+[ $? = 2 ] || fail "--journal without a file did not exit 2"
+"$MWBIN/mw_tsp" --resume > "$T/out" 2>&1 && fail "--resume without --journal accepted"
+grep -q -- "--resume needs --journal" "$T/out" || fail "unclear --resume error: $(cat "$T/out")"
+"$MWBIN/mw_tsp" --help > "$T/out" 2>&1
+grep -q -- "--stats-log" "$T/out" || fail "--help does not list the runtime options"
+
+MWL_ROLE=cm mwrun 2 mw_tsp -n 6 -d 1 && fail "MWL_ROLE=cm accepted"
+grep -q "MWL_ROLE=cm: this runtime runs one cluster only" "$T/out" || fail "unclear role error: $(cat "$T/out")"
+MWL_ROLE=worker mwrun 2 mw_tsp -n 6 -d 1 && fail "a job without a master accepted"
+grep -q "0 ranks have MWL_ROLE=master" "$T/out" || fail "unclear role error: $(cat "$T/out")"
+exit 0

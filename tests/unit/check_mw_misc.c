@@ -1,0 +1,208 @@
+/*
+ * check_mw_misc.c - the runtime's small pure modules: configuration
+ * (errors name file, line and setting; print round trip), message header
+ * decoding of bad input, role selection, and the statistics report.
+ */
+#include <check.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "launcher/mw_config.h"
+#include "launcher/mw_proto.h"
+#include "launcher/mw_role.h"
+#include "launcher/mw_stats.h"
+#include "suites.h"
+
+static char path[PATH_MAX];
+static char err[1024];
+
+static void write_conf(const char *text)
+{
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/mw-conf-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	f = fdopen(fd, "w");
+	fputs(text, f);
+	ck_assert_int_eq(fclose(f), 0);
+}
+
+START_TEST(config_reads_and_prints)
+{
+	struct mw_config c, d;
+	char text[1024], again[1024];
+
+	mw_config_defaults(&c);
+	write_conf("StatisticsInterval = 2.5;\nWorkerBehaviour = 2;\nLoadBalance = false;\nPrefetchDepth = 8;\n");
+	ck_assert_int_eq(mw_config_load(path, &c, err, sizeof(err)), 0);
+	ck_assert(c.stats_interval == 2.5);
+	ck_assert(!c.load_balance);
+	ck_assert_uint_eq(c.prefetch, 8);
+	ck_assert_int_eq(mw_config_print(&c, text, sizeof(text)), 0);
+	unlink(path);
+	write_conf(text);
+	mw_config_defaults(&d);
+	ck_assert_int_eq(mw_config_load(path, &d, err, sizeof(err)), 0);
+	ck_assert_int_eq(mw_config_print(&d, again, sizeof(again)), 0);
+	ck_assert_str_eq(text, again);
+	ck_assert(d.stats_interval == 2.5 && !d.load_balance && d.prefetch == 8);
+	unlink(path);
+}
+END_TEST
+
+START_TEST(config_behaviour_one_means_one_buffer)
+{
+	struct mw_config c;
+
+	mw_config_defaults(&c);
+	write_conf("WorkerBehaviour = 1;\nPrefetchDepth = 8;\n");
+	ck_assert_int_eq(mw_config_load(path, &c, err, sizeof(err)), 0);
+	ck_assert_uint_eq(c.prefetch, 1);
+	unlink(path);
+}
+END_TEST
+
+static const struct {
+	const char *text, *want;
+} bad_confs[] = {
+	{ "StatisticsInterval = 1;\nWorkerBehavior = 2;\n", ":2: unknown setting WorkerBehavior" },
+	{ "WorkerBehaviour = 3;\n", ":1: WorkerBehaviour = 3 is out of range" },
+	{ "WorkerBehaviour = 0;\n", ":1: WorkerBehaviour = 0 is out of range" },
+	{ "LoadBalance = 1;\n", ":1: LoadBalance must be true or false" },
+	{ "PrefetchDepth = 1.5;\n", ":1: PrefetchDepth must be an integer" },
+	{ "StatisticsInterval = \"10\";\n", ":1: StatisticsInterval must be a number of seconds" },
+	{ "PrefetchDepth = 0;\n", "PrefetchDepth must be at least 1" },
+	{ "StatisticsInterval = 1;\nWorkerBehaviour = = 2;\n", ":2: syntax error" },
+};
+
+START_TEST(config_errors)
+{
+	struct mw_config c;
+
+	mw_config_defaults(&c);
+	write_conf(bad_confs[_i].text);
+	ck_assert_int_eq(mw_config_load(path, &c, err, sizeof(err)), -1);
+	ck_assert_msg(strstr(err, path) != NULL && strstr(err, bad_confs[_i].want) != NULL,
+		      "error \"%s\" lacks \"%s\"", err, bad_confs[_i].want);
+	unlink(path);
+	ck_assert_int_eq(mw_config_load("/nonexistent/mw.conf", &c, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/mw.conf: cannot read"));
+}
+END_TEST
+
+START_TEST(proto_round_trip_and_bad_input)
+{
+	unsigned char msg[MW_HDR_LEN + 3];
+	struct mw_hdr h = { .type = MW_MSG_RESULT, .len = 3, .id = 0x1122334455667788ULL, .aux = 42 }, g;
+
+	mw_hdr_encode(msg, &h);
+	memcpy(msg + MW_HDR_LEN, "abc", 3);
+	ck_assert_int_eq(msg[8], 0x88);               /* little endian on the wire */
+	ck_assert_int_eq(mw_hdr_decode(msg, sizeof(msg), &g), 0);
+	ck_assert_mem_eq(&h, &g, sizeof(h));
+	ck_assert_int_eq(mw_hdr_decode(msg, sizeof(msg) - 1, &g), -EBADMSG);
+	ck_assert_int_eq(mw_hdr_decode(msg, MW_HDR_LEN - 1, &g), -EBADMSG);
+	msg[0] = MW_MSG_MAX;
+	ck_assert_int_eq(mw_hdr_decode(msg, sizeof(msg), &g), -EBADMSG);
+	msg[0] = 0;
+	ck_assert_int_eq(mw_hdr_decode(msg, sizeof(msg), &g), -EBADMSG);
+}
+END_TEST
+
+START_TEST(roles)
+{
+	enum mw_role r;
+
+	ck_assert_int_eq(mw_role_parse(NULL, 0, 4, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(r, MW_ROLE_MASTER);
+	ck_assert_int_eq(mw_role_parse("", 3, 4, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(r, MW_ROLE_WORKER);
+	ck_assert_int_eq(mw_role_parse(NULL, 0, 1, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(r, MW_ROLE_SERIAL);
+	ck_assert_int_eq(mw_role_parse("master", 2, 4, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(r, MW_ROLE_MASTER);
+	ck_assert_int_eq(mw_role_parse("worker", 0, 4, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(r, MW_ROLE_WORKER);
+	ck_assert_int_eq(mw_role_parse("cm", 1, 4, &r, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "MWL_ROLE=cm"));
+	ck_assert_int_eq(mw_role_parse("boss", 1, 4, &r, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "unknown role"));
+}
+END_TEST
+
+START_TEST(stats_report)
+{
+	struct mw_stats st;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_int_eq(mw_stats_init(&st, "app", 10, 2, 100.0), 0);
+	st.ops_per_task = 2e6;
+	st.t_first = 101;
+	st.t_last = 103;            /* total 2 s */
+	st.t_end = 104;             /* overall 4 s */
+	st.wait = 1;
+	st.w[0].done = 6;
+	st.w[0].work = 1.5;
+	st.w[0].exec = 3;
+	st.w[1].done = 4;
+	st.w[1].discharged = 1;
+	st.w[1].work = 2.5;
+	st.w[1].exec = 3.5;
+	f = open_memstream(&buf, &len);
+	mw_stats_report(&st, f);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "Total Execution Time: 2.0000 sec"));
+	ck_assert_ptr_nonnull(strstr(buf, "Overall Execution Time: 4.0000 sec"));
+	ck_assert_ptr_nonnull(strstr(buf, "Total Time Waiting for Workers: 1.0000 sec (25.0000 %)"));
+	ck_assert_ptr_nonnull(strstr(buf, "Average Performance: 5.000000E+00 Tasks/sec (1.000000E+01 MFlops)"));
+	ck_assert_ptr_nonnull(strstr(buf, "Tasks Done: 6 (60.0000 %)"));
+	ck_assert_ptr_nonnull(strstr(buf, "Tasks Discharged: 1 (20.0000 %)"));
+	ck_assert_ptr_nonnull(strstr(buf, "Working Performance (All tasks relative to Worker Time): 2.000000E+00 Tasks/sec"));
+	ck_assert_ptr_nonnull(strstr(buf, "Worker Efficiency (Worker WorkTime / Worker ExecutionTime): 50.0000 %"));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	mw_stats_json(&st, f);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "\"tasks\": 10, \"joined\": 10,"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"done\": 4, \"discharged\": 1,"));
+	free(buf);
+	buf = NULL;
+	/* an interval: 4 tasks in 2 s, master waited 0.5 s of it */
+	st.iv_t = 101;
+	st.wait = 0.5;
+	st.iv_wait = 0;
+	st.iv_work = 0;
+	st.w[0].work = 1;
+	st.w[1].work = 1;
+	f = open_memstream(&buf, &len);
+	mw_stats_interval(&st, 103, 4, f, true);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "mw: 4/10 tasks (40.0%) 2.0 tasks/s ETA 0:00:03 | master busy  75%[########--] workers busy  50%[#####-----]"));
+	free(buf);
+	mw_stats_free(&st);
+}
+END_TEST
+
+Suite *make_mw_misc_suite(void)
+{
+	Suite *s = suite_create("mw_misc");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, config_reads_and_prints);
+	tcase_add_test(tc, config_behaviour_one_means_one_buffer);
+	tcase_add_loop_test(tc, config_errors, 0, sizeof(bad_confs) / sizeof(bad_confs[0]));
+	tcase_add_test(tc, proto_round_trip_and_bad_input);
+	tcase_add_test(tc, roles);
+	tcase_add_test(tc, stats_report);
+	suite_add_tcase(s, tc);
+	return s;
+}
