@@ -35,6 +35,11 @@ fail() {
 # make_key FILE: a fresh pre-shared key.
 make_key() { head -c 32 /dev/urandom | base64 > "$1"; chmod 600 "$1"; }
 
+# Gateways run on loopback unless a test sets GW_ADDR (the listening
+# gateway's address, which the other connects to) and NS_<NAME> (the
+# network namespace to run gateway NAME in), as the WAN tests do.
+GW_ADDR=${GW_ADDR:-127.0.0.1}
+
 # write_conf NAME PEER ROLE STREAMS [EXTRA-PEER-SETTINGS]
 write_conf() {
 	cat > "$T/$1.conf" <<EOC
@@ -43,14 +48,17 @@ clients = { socket = "$T/$1.sock"; };
 control_socket = "$T/$1.ctl";
 allow_faults = true;
 drain_timeout = 20.0;
-peers = ( { cluster = "$2"; role = "$3"; address = "127.0.0.1"; port = $PORT;
+peers = ( { cluster = "$2"; role = "$3"; address = "$GW_ADDR"; port = $PORT;
             streams = $4; key_file = "${KEYFILE:-$T/key}"; ${5:-} } );
 EOC
 }
 
 # start_ldsd NAME: starts it in the foreground mode, logs to $T/NAME.log.
 start_ldsd() {
-	"$BIN/ldsd" -f -c "$T/$1.conf" >> "$T/$1.log" 2>&1 &
+	local ns
+	eval "ns=\${NS_$1:-}"
+	# ip netns exec execs ldsd: $! is ldsd's pid either way.
+	${ns:+ip netns exec "$ns"} "$BIN/ldsd" -f -c "$T/$1.conf" >> "$T/$1.log" 2>&1 &
 	eval "PID_$1=$!"
 	PIDS="$PIDS $!"
 	for _ in $(seq 1 50); do [ -S "$T/$1.sock" ] && return 0; sleep 0.1; done

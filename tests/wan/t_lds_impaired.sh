@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# An LDS link through a lossy wanemu link (1 % random loss each way, 20 ms
+# round trip) and through a long one (300 ms round trip): every message
+# arrives once, in order and intact.
+. "$(dirname "$0")/lds_lib.sh"
+
+# transfer SPEC: a fresh pair of gateways over a link with SPEC.
+transfer() {
+	wan_clusters 4 "$1"
+	start_pair 10000 "" "" -b 1 -B 32k -T 120
+	wait_pair
+	grep -q "10000 messages intact and in order" "$T/r.out" || fail "receiver over $1: $(cat "$T/r.out")"
+	echo "measured: over $1: $(cat "$T/r.out"); $(ctl clusterA status --json |
+		jq -r '.links[0] | "\(.sent.blocks) blocks sent, \(.sent.blocks_resent) resent, srtt \(.srtt_ms) ms"')"
+	kill "$PID_clusterA" "$PID_clusterB"
+	wait "$PID_clusterA" "$PID_clusterB" 2> /dev/null
+	rm -f "$T"/*.sock "$T"/*.ctl
+	netbed_down
+	PORT=$((PORT + 1))
+}
+transfer 'delay=10ms,loss=1%'
+transfer 'delay=150ms'
