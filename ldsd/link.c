@@ -18,6 +18,16 @@
 #define READS_PER_EVENT 16         /* fairness between streams and clients */
 #define STREAM_BATCH 4             /* data blocks per write */
 #define ACK_REFRESH_NS (200ull * 1000000)
+/* A healthy peer sends an ACK at least every ACK_REFRESH_NS, so a link on
+ * which no stream has heard anything for this long (or 8 round trips, if
+ * longer) has lost its path: its streams are closed and reconnected rather
+ * than left to TCP's retransmission back-off, which after a long black
+ * hole can wait a minute before trying again. */
+#define LINK_SILENCE_S 2.0
+/* A connection attempt that has had no answer for this long (or 3 round
+ * trips) starts over: its SYN is lost, and a fresh one finds a returning
+ * path sooner than the kernel's doubling SYN retransmissions. */
+#define SYN_WAIT_S 1.0
 
 enum st_state {
 	ST_CONNECTING,     /* transport connect in progress */
@@ -120,7 +130,7 @@ static struct stream *pending_streams; /* accepted, not yet identified */
 
 static void stream_close(struct stream *s, const char *why, int level_warn);
 static void stream_flush(struct stream *s);
-static void link_reconnect_later(struct link *l, int idx);
+static void link_reconnect_later(struct link *l, int idx, uint64_t started_ns);
 
 const char *link_name(const struct link *l)
 {
@@ -511,7 +521,7 @@ static void stream_close(struct stream *s, const char *why, int level_warn)
 				l->ack_pending = 1;
 			}
 			if (!l->shutting_down)
-				link_reconnect_later(l, s->idx);
+				link_reconnect_later(l, s->idx, s->created_ns);
 		}
 		if (s->st == ST_UP) {
 			if (level_warn)
@@ -572,13 +582,15 @@ static void link_check_instance(struct link *l, uint64_t instance, struct stream
 	l->peer_instance = instance;
 }
 
-static void link_reconnect_later(struct link *l, int idx)
+/* The back-off counts from when the failed attempt started: an attempt
+ * that timed out has waited long enough already. */
+static void link_reconnect_later(struct link *l, int idx, uint64_t started_ns)
 {
 	double b = l->backoff[idx];
 
 	if (l->cfg->role != CONFIG_ROLE_CONNECT || (unsigned)idx >= l->nstreams)
 		return;
-	l->next_try_ns[idx] = clock_now_ns() + (uint64_t)(b * 1e9);
+	l->next_try_ns[idx] = started_ns + (uint64_t)(b * 1e9);
 	b *= 2;
 	l->backoff[idx] = b > l->cfg->reconnect_max ? l->cfg->reconnect_max : b;
 }
@@ -1115,17 +1127,29 @@ void link_start(struct link *l)
 		link_connect_slot(l, i);
 }
 
+/* Seconds, at least min, or n smoothed round trips if longer. */
+static double link_rtts(const struct link *l, double min, double n)
+{
+	double t = n * (double)l->srtt_us / 1e6;
+
+	return t > min ? t : min;
+}
+
 static void stream_tick(struct stream *s, uint64_t now)
 {
 	struct link *l = s->link;
 	double limit = s->st == ST_UP ? l->cfg->inactivity_timeout : l->cfg->connect_timeout;
+	const char *what = s->st == ST_UP ? "no data for %.1f s" : "handshake took over %.1f s";
 	uint8_t buf[WIRE_HDR_LEN + 8];
 
+	if (s->st == ST_CONNECTING && link_rtts(l, SYN_WAIT_S, 3) < limit) {
+		limit = link_rtts(l, SYN_WAIT_S, 3);
+		what = "no answer to connect within %.1f s; trying again";
+	}
 	if ((double)(now - s->last_rx_ns) / 1e9 > limit) {
-		char why[64];
+		char why[80];
 
-		snprintf(why, sizeof(why), s->st == ST_UP ? "no data for %.1f s" : "handshake took over %.1f s",
-			 limit);
+		snprintf(why, sizeof(why), what, limit);
 		stream_close(s, why, 1);
 		return;
 	}
@@ -1139,11 +1163,36 @@ static void stream_tick(struct stream *s, uint64_t now)
 	}
 }
 
+/* The connecting side closes the streams of a silent link (see
+ * LINK_SILENCE_S) so that they reconnect. */
+static void link_check_silence(struct link *l, uint64_t now)
+{
+	double limit = link_rtts(l, LINK_SILENCE_S, 8);
+	uint64_t heard = 0;
+	char why[80];
+
+	if (l->cfg->role != CONFIG_ROLE_CONNECT || l->up == 0 || limit >= l->cfg->inactivity_timeout)
+		return;
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
+		if (l->streams[i] && l->streams[i]->st == ST_UP && l->streams[i]->last_rx_ns > heard)
+			heard = l->streams[i]->last_rx_ns;
+	if ((double)(now - heard) / 1e9 <= limit)
+		return;
+	log_warnx("link %s: nothing received on any stream for %.1f s: path presumed lost, reconnecting", link_name(l),
+		  limit);
+	snprintf(why, sizeof(why), "link silent for %.1f s", limit);
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
+		if (l->streams[i] && l->streams[i]->st == ST_UP)
+			stream_close(l->streams[i], why, 0);
+}
+
 void link_tick(struct link *l, uint64_t now)
 {
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
 		if (l->streams[i])
 			stream_tick(l->streams[i], now);
+	if (!l->shutting_down)
+		link_check_silence(l, now);
 	if (l->cfg->role == CONFIG_ROLE_CONNECT && !l->shutting_down) {
 		for (unsigned i = 0; i < l->nstreams; i++)
 			if (l->streams[i] == NULL && now >= l->next_try_ns[i]) {

@@ -2,21 +2,23 @@
 # An LDS link through wanemu (20 ms, 200 Mbit/s) survives black-hole
 # outages of 1 s, 10 s and 120 s in the middle of one transfer: every
 # message arrives once, in order and intact, and traffic resumes soon
-# after the path returns (measured and printed; the bound checked here is
-# loose, the 1 s target is benchmarked by make bench).
+# after the path returns: the gateways run with the default timeouts, and
+# the link's silence rule and fresh connection attempts (docs/architecture.md)
+# must bring it back within 5 s (measured and printed; the 1 s target is
+# benchmarked by make bench).
 . "$(dirname "$0")/lds_lib.sh"
 LONG=${LDS_OUTAGE_LONG:-120}
-wan_clusters 4 'delay=10ms,rate=200mbit' 'inactivity_timeout = 5.0; connect_timeout = 2.0;'
+wan_clusters 4 'delay=10ms,rate=200mbit'
 # Enough messages that the transfer outlasts every outage.
-start_pair 40000 "" "" -b 1 -B 16k -T $((LONG + 200))
+start_pair 80000 "" "" -b 1 -B 64k -T $((LONG + 200))
 sleep 2
 for secs in 1 10 "$LONG"; do
 	kill -0 "$rpid" 2> /dev/null || fail "transfer ended before the ${secs} s outage"
 	ms=$(outage "$secs")
 	echo "measured: traffic resumed ${ms} ms after a ${secs} s outage ended"
-	[ "$ms" -lt 30000 ] || fail "traffic did not resume within 30 s after a ${secs} s outage"
+	[ "$ms" -lt 5000 ] || fail "traffic did not resume within 5 s after a ${secs} s outage"
 	sleep 2
 done
 wait_pair
 echo "measured: $(cat "$T/r.out")"
-grep -q "40000 messages intact and in order" "$T/r.out" || fail "receiver: $(cat "$T/r.out")"
+grep -q "80000 messages intact and in order" "$T/r.out" || fail "receiver: $(cat "$T/r.out")"
