@@ -253,6 +253,8 @@ static void client_prepare_deliver(struct client *c, struct rb_msg *m)
 
 static void client_write(struct client *c)
 {
+	int more = 1;
+
 	for (int rounds = 0; rounds < 64; rounds++) {
 		struct iovec iov[3];
 		size_t ctl_part = 0, total = 0;
@@ -279,7 +281,8 @@ static void client_write(struct client *c)
 		}
 		for (int i = 0; i < n; i++)
 			total += iov[i].iov_len;
-		if (total == 0)
+		more = total > 0;
+		if (!more)
 			break;
 		do
 			w = writev(c->fd, iov, n);
@@ -315,8 +318,10 @@ static void client_write(struct client *c)
 			}
 		}
 	}
-	if (c->want_write) {
-		c->want_write = 0;
+	/* Plenty written this round: what is left waits for the next
+	 * writable event, so that other clients and links get a turn. */
+	if (c->want_write != more) {
+		c->want_write = more;
 		client_set_events(c);
 	}
 }

@@ -39,6 +39,7 @@ enum kind {
 	K_ENUM,      /* one of .words, stored as its index */
 	K_BOOL,      /* stored as int */
 	K_UINT,      /* integer in .min .. .max */
+	K_STREAMS,   /* K_UINT, or "auto" stored as 0 */
 	K_BYTES,     /* K_UINT, or a string with a binary suffix ("64M") */
 	K_SECONDS,   /* int or float > 0, stored as double */
 	K_GROUP,     /* group of .sub settings, stored in the same struct */
@@ -75,7 +76,9 @@ static const struct field peer_fields[] = {
 	{ .name = "port", .kind = K_UINT, AT(config_peer, port), .min = 1, .max = 65535, .required = true },
 	{ .name = "role", .kind = K_ENUM, AT(config_peer, role), .words = roles, .required = true },
 	{ .name = "transport", .kind = K_WORD, AT(config_peer, transport), .words = transports },
-	{ .name = "streams", .kind = K_UINT, AT(config_peer, streams), .min = 1, .max = CONFIG_MAX_STREAMS },
+	{ .name = "streams", .kind = K_STREAMS, AT(config_peer, streams), .min = 1, .max = CONFIG_MAX_STREAMS },
+	{ .name = "streams_min", .kind = K_UINT, AT(config_peer, streams_min), .min = 1, .max = CONFIG_MAX_STREAMS },
+	{ .name = "streams_max", .kind = K_UINT, AT(config_peer, streams_max), .min = 1, .max = CONFIG_MAX_STREAMS },
 	{ .name = "block_size", .kind = K_BYTES, AT(config_peer, block_size), .min = 512, .max = WIRE_MAX_BLOCK },
 	/* The real lower bound, 4 * block_size, is checked once block_size is known. */
 	{ .name = "send_memory", .kind = K_BYTES, AT(config_peer, send_memory), .min = 4 * 512, .max = SIZE_MAX },
@@ -104,6 +107,8 @@ static const struct field root_fields[] = {
 static const struct config_peer peer_defaults = {
 	.transport = "tcp",
 	.streams = 4,
+	.streams_min = 1,
+	.streams_max = 16,
 	.block_size = 65536,
 	.send_memory = 64u << 20,
 	.recv_memory = 64u << 20,
@@ -433,6 +438,10 @@ static int parse_uint(struct ctx *c, const config_setting_t *s, const struct fie
 		v = (unsigned long long)iv;
 		break;
 	case CONFIG_TYPE_STRING:
+		if (f->kind == K_STREAMS && strcmp(config_setting_get_string(s), "auto") == 0) {
+			store_uint(dst, f->size, 0);
+			return 0;
+		}
 		if (f->kind == K_BYTES) {
 			if (parse_size(config_setting_get_string(s), &v) < 0)
 				return fail(c, s, NULL, "\"%s\" is not a byte count: use an integer, or a "
@@ -443,7 +452,10 @@ static int parse_uint(struct ctx *c, const config_setting_t *s, const struct fie
 		/* fall through */
 	default:
 		return fail(c, s, NULL, "must be an integer%s (got %s)",
-			    f->kind == K_BYTES ? " or a size string like \"64M\"" : "", type_name(s));
+			    f->kind == K_BYTES     ? " or a size string like \"64M\""
+			    : f->kind == K_STREAMS ? " or \"auto\""
+						   : "",
+			    type_name(s));
 	}
 	if (v < f->min || v > f->max) {
 		if (f->max == SIZE_MAX)
@@ -494,6 +506,7 @@ static int parse_setting(struct ctx *c, const config_setting_t *s, const struct 
 	case K_BOOL:
 		return parse_bool(c, s, f, dst);
 	case K_UINT:
+	case K_STREAMS:
 	case K_BYTES:
 		return parse_uint(c, s, f, dst);
 	case K_SECONDS:
@@ -553,6 +566,9 @@ static int check_peer_ranges(struct ctx *c, const config_setting_t *ps, const st
 	if (p->recv_memory / 4 < p->block_size)
 		return fail(c, blame(ps, "recv_memory", "block_size"), NULL,
 			    "recv_memory (%zu) must be at least 4 * block_size (%zu)", p->recv_memory, 4 * p->block_size);
+	if (p->streams_min > p->streams_max)
+		return fail(c, blame(ps, "streams_min", "streams_max"), NULL,
+			    "streams_min (%u) must not exceed streams_max (%u)", p->streams_min, p->streams_max);
 	if (!(p->keepalive < p->inactivity_timeout))
 		return fail(c, blame(ps, "keepalive", "inactivity_timeout"), NULL,
 			    "keepalive (%g) must be less than inactivity_timeout (%g)", p->keepalive, p->inactivity_timeout);
@@ -847,6 +863,12 @@ static void print_value(FILE *out, const struct field *f, const void *base, int 
 	case K_BOOL:
 		fputs(load_uint(src, f->size) ? "true" : "false", out);
 		break;
+	case K_STREAMS:
+		if (load_uint(src, f->size) == 0) {
+			print_string(out, "auto");
+			break;
+		}
+		/* fall through */
 	case K_UINT:
 	case K_BYTES:
 		/* libconfig 1.5 silently truncates integers past 2^31 - 1 unless

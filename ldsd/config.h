@@ -35,7 +35,8 @@ struct config_peer {
 	uint16_t port;
 	enum config_role role;
 	char transport[16];              /* "tcp" (default) */
-	unsigned streams;                /* 1..CONFIG_MAX_STREAMS; default 4 */
+	unsigned streams;                /* 1..CONFIG_MAX_STREAMS, or 0 = "auto"; default 4 */
+	unsigned streams_min, streams_max; /* bounds for "auto"; default 1 and 16 */
 	size_t block_size;               /* bytes, 512..WIRE_MAX_BLOCK; default 65536 */
 	size_t send_memory;              /* bytes, >= 4 * block_size; default 64 MiB */
 	size_t recv_memory;              /* bytes, >= 4 * block_size; default 64 MiB */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "auth.h"
+#include "autostreams.h"
 #include "clientsrv.h"
 #include "clock.h"
 #include "json.h"
@@ -65,6 +66,7 @@ struct stream {
 	size_t out_off;              /* bytes of out[0]'s header+payload written */
 	int blocked;
 	int corked;                  /* the last send said LDS_TP_MORE */
+	int retired;                 /* closed because fewer streams are wanted: not a failure */
 	int failed;                  /* -errno of a failed write, handled by the caller */
 	int stalled;                 /* fault injection: neither read nor written */
 
@@ -105,6 +107,10 @@ struct link {
 	uint64_t next_try_ns[CONFIG_MAX_STREAMS];
 	double backoff[CONFIG_MAX_STREAMS];
 	unsigned rr;                 /* round robin for ACKs */
+	/* streams = "auto" (connecting side): the chooser and its period. */
+	struct autostreams *as;
+	uint64_t as_start_ns, as_acked;
+	unsigned as_ticks, as_busy, as_disturbed;
 
 	uint64_t peer_instance;
 	uint32_t peer_max_msg;
@@ -336,7 +342,7 @@ static void stream_take_blocks(struct stream *s)
 {
 	struct link *l = s->link;
 
-	if (s->nout > 0 || s->st != ST_UP || l == NULL || l->shutting_down)
+	if (s->nout > 0 || s->st != ST_UP || l == NULL || l->shutting_down || (unsigned)s->idx >= l->nstreams)
 		return;
 	while (s->nout < STREAM_BATCH) {
 		struct sb_block *b = sendbuf_next(&l->sb, s->idx, 1);
@@ -516,7 +522,8 @@ static void stream_close(struct stream *s, const char *why, int level_warn)
 				l->up--;
 				if (l->up == 0)
 					l->down_since = clock_wall_s();
-				faillog_open(l, s->idx, why, lost);
+				if (!s->retired)
+					faillog_open(l, s->idx, why, lost);
 				l->kick_pending = 1;
 				l->ack_pending = 1;
 			}
@@ -984,7 +991,12 @@ static void transport_readable(struct lds_tp_conn *c, void *ud)
 				return;
 			}
 			if (stream_on_frame(s, &f) < 0) {
-				stream_close(s, f.type == WIRE_BYE ? "peer said goodbye" : "protocol error",
+				uint16_t reason = 0;
+
+				if (f.type == WIRE_BYE && wire_decode_bye(&f, &reason) == 0 && reason == WIRE_REFUSE_RETIRED)
+					s->retired = 1;
+				stream_close(s, s->retired ? "retired by the peer (streams = auto)"
+					     : f.type == WIRE_BYE ? "peer said goodbye" : "protocol error",
 					     f.type != WIRE_BYE);
 				return;
 			}
@@ -1064,6 +1076,17 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg)
 	l->tp = d->tcp;
 	l->dest_cap = cfg->recv_memory / 4;
 	l->nstreams = cfg->role == CONFIG_ROLE_CONNECT ? cfg->streams : 0;
+	if (cfg->role == CONFIG_ROLE_CONNECT && cfg->streams == 0) {
+		/* streams = "auto": the fixed default is the first guess. */
+		l->as = malloc(sizeof(*l->as));
+		if (l->as == NULL) {
+			link_free(l);
+			return NULL;
+		}
+		autostreams_init(l->as, cfg->streams_min, cfg->streams_max, 4);
+		l->nstreams = l->as->n;
+		l->as_start_ns = clock_now_ns();
+	}
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
 		l->backoff[i] = cfg->reconnect_min;
 	if (sendbuf_init(&l->sb, cfg->block_size, cfg->send_memory) < 0 ||
@@ -1094,6 +1117,7 @@ void link_free(struct link *l)
 			free(d);
 		}
 	}
+	free(l->as);
 	free(l);
 }
 
@@ -1183,7 +1207,63 @@ static void link_check_silence(struct link *l, uint64_t now)
 	snprintf(why, sizeof(why), "link silent for %.1f s", limit);
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
 		if (l->streams[i] && l->streams[i]->st == ST_UP)
-			stream_close(l->streams[i], why, 0);
+			stream_close(l->streams[i], why, 1);
+}
+
+/* streams = "auto": more streams start at once; fewer are retired in
+ * link_retire_streams once nothing they carried waits for an ACK. */
+static void link_set_streams(struct link *l, unsigned n, double rate)
+{
+	log_info("link %s: streams = auto: %u -> %u streams (goodput %.1f MB/s with %u)", link_name(l), l->nstreams,
+		 n, rate / 1e6, l->nstreams);
+	for (unsigned i = l->nstreams; i < n; i++) {
+		l->next_try_ns[i] = 0;
+		l->backoff[i] = l->cfg->reconnect_min;
+	}
+	l->nstreams = n;
+}
+
+static void link_retire_streams(struct link *l)
+{
+	uint8_t buf[WIRE_HDR_LEN + 2];
+	size_t n = wire_encode_bye(buf, sizeof(buf), WIRE_REFUSE_RETIRED);
+
+	for (unsigned i = l->nstreams; i < CONFIG_MAX_STREAMS; i++) {
+		struct stream *s = l->streams[i];
+
+		if (s == NULL || (s->st == ST_UP && (s->nout > 0 || sendbuf_stream_unacked(&l->sb, (int)i))))
+			continue;
+		s->retired = 1;
+		if (s->st == ST_UP && n > 0 && stream_queue(s, buf, n) == 0)
+			stream_flush(s);
+		stream_close(s, "no longer wanted (streams = auto)", 0);
+	}
+}
+
+/* Measures goodput over periods of 3 s or 20 round trips and lets the
+ * chooser act on periods that were network-limited at 4 ticks in 5 and in
+ * which no stream broke or was still starting. */
+static void link_auto_tick(struct link *l, uint64_t now)
+{
+	double secs = (double)(now - l->as_start_ns) / 1e9, rate;
+	unsigned want;
+
+	l->as_ticks++;
+	/* Blocks wait for the streams, or a quarter of the send memory is in
+	 * flight: the application offers more than the link carries. */
+	l->as_busy += sendbuf_has_next(&l->sb, 0) || sendbuf_unacked_bytes(&l->sb) >= l->sb.mem / 4;
+	l->as_disturbed |= l->up != l->nstreams;
+	if (secs < link_rtts(l, 3.0, 20))
+		return;
+	rate = (double)(l->sb.bytes_acked - l->as_acked) / secs;
+	if (!l->as_disturbed && l->as_busy * 5 >= l->as_ticks * 4) {
+		want = autostreams_period(l->as, rate);
+		if (want != l->nstreams)
+			link_set_streams(l, want, rate);
+	}
+	l->as_start_ns = now;
+	l->as_acked = l->sb.bytes_acked;
+	l->as_ticks = l->as_busy = l->as_disturbed = 0;
 }
 
 void link_tick(struct link *l, uint64_t now)
@@ -1193,6 +1273,10 @@ void link_tick(struct link *l, uint64_t now)
 			stream_tick(l->streams[i], now);
 	if (!l->shutting_down)
 		link_check_silence(l, now);
+	if (l->as && !l->shutting_down) {
+		link_auto_tick(l, now);
+		link_retire_streams(l);
+	}
 	if (l->cfg->role == CONFIG_ROLE_CONNECT && !l->shutting_down) {
 		for (unsigned i = 0; i < l->nstreams; i++)
 			if (l->streams[i] == NULL && now >= l->next_try_ns[i]) {
@@ -1357,14 +1441,14 @@ void link_status_json(const struct link *l, FILE *out)
 	json_str(out, l->cfg->address);
 	fprintf(out,
 		",\"port\":%u,\"role\":\"%s\",\"transport\":\"%s\","
-		"\"streams\":%u,\"streams_up\":%u,\"peer_instance\":\"%016" PRIx64 "\",\"srtt_ms\":%.3f,"
+		"\"streams\":%u,\"streams_auto\":%s,\"streams_up\":%u,\"peer_instance\":\"%016" PRIx64 "\",\"srtt_ms\":%.3f,"
 		"\"reconnects\":%" PRIu64 ",\"session_resets\":%" PRIu64 ",\"downtime_s\":%.3f,"
 		"\"sent\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"blocks_acked\":%" PRIu64
 		",\"blocks_resent\":%" PRIu64 ",\"bytes_acked\":%" PRIu64 ",\"unacked_bytes\":%zu,"
 		"\"messages_delivered\":%" PRIu64 ",\"messages_pending\":%" PRIu64 ",\"window_end\":%" PRIu64 "},"
 		"\"received\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"duplicates\":%" PRIu64
 		",\"messages\":%" PRIu64 ",\"held_bytes\":%zu},\"failures\":[",
-		l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->ops->name, l->nstreams, l->up, l->peer_instance, link_rtt_ms(l), l->reconnects,
+		l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->ops->name, l->nstreams, l->as ? "true" : "false", l->up, l->peer_instance, link_rtt_ms(l), l->reconnects,
 		l->resets, link_downtime(l), sb->bytes_sent, sb->blocks_sent, sb->blocks_acked, sb->blocks_resent,
 		sb->bytes_acked, sendbuf_unacked_bytes(sb), sb->msgs_delivered, sb->msg_next - sb->msg_base,
 		sb->window_end, rb->bytes_recv, rb->blocks_recv, rb->blocks_dup, rb->msgs_recv,
@@ -1387,11 +1471,11 @@ void link_status_text(const struct link *l, FILE *out)
 	const struct sendbuf *sb = &l->sb;
 	unsigned n = l->nfail < FAILLOG_MAX ? l->nfail : FAILLOG_MAX;
 
-	fprintf(out, "link %s (%s %s:%u, %s): %u/%u streams up, srtt %.1f ms, %" PRIu64 " reconnects, %" PRIu64
+	fprintf(out, "link %s (%s %s:%u, %s): %u/%u streams up%s, srtt %.1f ms, %" PRIu64 " reconnects, %" PRIu64
 		" session resets, down %.1f s\n",
 		l->cfg->cluster, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->cfg->address,
-		l->cfg->port, l->ops->name, l->up, l->nstreams, link_rtt_ms(l), l->reconnects, l->resets,
-		link_downtime(l));
+		l->cfg->port, l->ops->name, l->up, l->nstreams, l->as ? " (auto)" : "", link_rtt_ms(l), l->reconnects,
+		l->resets, link_downtime(l));
 	fprintf(out, "  sent     %" PRIu64 " bytes, %" PRIu64 " blocks (%" PRIu64 " acked, %" PRIu64
 		" resent), %zu bytes unacked, %" PRIu64 " messages delivered, %" PRIu64 " pending\n",
 		sb->bytes_sent, sb->blocks_sent, sb->blocks_acked, sb->blocks_resent, sendbuf_unacked_bytes(sb),

@@ -242,6 +242,17 @@ void sendbuf_release(struct sendbuf *sb, struct sb_block *b)
 		sb_free_block(sb, b);
 }
 
+int sendbuf_stream_unacked(const struct sendbuf *sb, int stream)
+{
+	for (uint64_t s = sb->base; s < sb->next; s++) {
+		const struct sb_block *b = sb_slot(sb, s);
+
+		if (b->state == SB_INFLIGHT && b->stream == stream)
+			return 1;
+	}
+	return 0;
+}
+
 size_t sendbuf_stream_lost(struct sendbuf *sb, int stream)
 {
 	size_t n = 0;

@@ -102,6 +102,9 @@ int sendbuf_has_next(const struct sendbuf *sb, int allow_partial);
 /* The stream finished (or abandoned) writing b. */
 void sendbuf_release(struct sendbuf *sb, struct sb_block *b);
 
+/* True if a block sent on `stream` still waits for its acknowledgement. */
+int sendbuf_stream_unacked(const struct sendbuf *sb, int stream);
+
 /* Stream `stream` broke: its unacknowledged blocks must be resent.
  * Returns how many blocks were queued again. */
 size_t sendbuf_stream_lost(struct sendbuf *sb, int stream);

@@ -54,6 +54,7 @@ enum wire_refuse {
 	WIRE_REFUSE_STREAMS,       /* stream index out of range or busy */
 	WIRE_REFUSE_PROTOCOL,      /* malformed or unexpected frame */
 	WIRE_REFUSE_SHUTDOWN,      /* daemon is shutting down */
+	WIRE_REFUSE_RETIRED,       /* BYE only: this stream is no longer wanted (streams = "auto") */
 };
 
 /* A parsed frame header; payload points into the caller's buffer. */

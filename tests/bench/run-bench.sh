@@ -20,7 +20,7 @@ iperf_run() {
 	iperf3 -s -1 -p $((PORT + 500)) > /dev/null 2>&1 &
 	sleep 0.3
 	iperf3 -c 127.0.0.1 -p $((PORT + 500)) -P 4 -t "$([ "$QUICK" = 1 ] && echo 3 || echo 5)" -J 2>/dev/null |
-		jq '.end.sum_received.bits_per_second / 8 / 1e6'
+		jq '.end.sum_received.bits_per_second / 8 / 1e6 | . * 10 | round / 10'
 	wait
 }
 

@@ -29,6 +29,9 @@ trap cleanup EXIT INT TERM
 fail() {
 	echo "FAIL: $*" >&2
 	for f in "$T"/*.log; do [ -e "$f" ] && { echo "--- $f (tail)"; tail -15 "$f"; } >&2; done
+	for c in "$T"/*.ctl; do
+		[ -S "$c" ] && { echo "--- ldsctl -s $c status"; timeout 5 "$BIN/ldsctl" -s "$c" status; } >&2
+	done
 	exit 1
 }
 
@@ -75,13 +78,14 @@ wait_up() {
 }
 
 # two_clusters STREAMS [EXTRA]: clusterA (connect) and clusterB (listen).
+# STREAMS may be '"auto"', which starts with 4.
 two_clusters() {
 	make_key "$T/key"
 	write_conf clusterB clusterA listen "$1" "${2:-}"
 	write_conf clusterA clusterB connect "$1" "${2:-}"
 	start_ldsd clusterB
 	start_ldsd clusterA
-	wait_up clusterA "$1"
+	wait_up clusterA "$([ "$1" = '"auto"' ] && echo 4 || echo "$1")"
 }
 
 ctl() { "$BIN/ldsctl" -s "$T/$1.ctl" "${@:2}"; }

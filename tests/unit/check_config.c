@@ -369,8 +369,12 @@ static const struct bad bad_peer[] = {
 	{ NULL, "transport = \"sctp\";", "peers.[0].transport", "must be one of \"tcp\", \"udp\", \"rdma\"" },
 	{ NULL, "streams = 0;", "peers.[0].streams", "must be 1..64 (got 0)" },
 	{ NULL, "streams = 65;", "peers.[0].streams", "must be 1..64 (got 65)" },
-	{ NULL, "streams = 4.0;", "peers.[0].streams", "must be an integer (got a float)" },
-	{ NULL, "streams = \"4\";", "peers.[0].streams", "must be an integer (got a string)" },
+	{ NULL, "streams = 4.0;", "peers.[0].streams", "must be an integer or \"auto\" (got a float)" },
+	{ NULL, "streams = \"4\";", "peers.[0].streams", "must be an integer or \"auto\" (got a string)" },
+	{ NULL, "streams = \"Auto\";", "peers.[0].streams", "must be an integer or \"auto\"" },
+	{ NULL, "streams_max = 65;", "peers.[0].streams_max", "must be 1..64 (got 65)" },
+	{ NULL, "streams_min = 0;", "peers.[0].streams_min", "must be 1..64 (got 0)" },
+	{ NULL, "streams_min = 9; streams_max = 8;", "peers.[0].streams_min", "streams_min (9) must not exceed streams_max (8)" },
 	{ NULL, "block_size = 511;", "peers.[0].block_size", "must be 512..16777216 (got 511)" },
 	{ NULL, "block_size = 16777217;", "peers.[0].block_size", "must be 512..16777216" },
 	{ NULL, "block_size = \"17M\";", "peers.[0].block_size", "must be 512..16777216" },
@@ -635,6 +639,16 @@ START_TEST(test_print_round_trip)
 	ck_assert_mem_eq(again.peers[1].key, cfg.peers[1].key, cfg.peers[1].key_len);
 	free(first);
 	free(second);
+
+	/* "auto" survives printing. */
+	expect_ok(peer_conf(NULL, "streams = \"auto\"; streams_max = 8;"));
+	ck_assert_uint_eq(cfg.peers[0].streams, 0);
+	ck_assert_uint_eq(cfg.peers[0].streams_min, 1);
+	ck_assert_uint_eq(cfg.peers[0].streams_max, 8);
+	first = print_to_string(&cfg);
+	ck_assert_msg(strstr(first, "streams = \"auto\";") != NULL, "%s", first);
+	ck_assert_msg(strstr(first, "streams_max = 8;") != NULL, "%s", first);
+	free(first);
 
 	/* Defaults are printed too, and sizes past 2^31 carry libconfig's L. */
 	expect_ok(peer_conf(NULL, "send_memory = \"4G\";"));

@@ -14,6 +14,7 @@ int main(void)
 	srunner_add_suite(sr, make_sendbuf_suite());
 	srunner_add_suite(sr, make_recvbuf_suite());
 	srunner_add_suite(sr, make_evloop_suite());
+	srunner_add_suite(sr, make_autostreams_suite());
 	srunner_add_suite(sr, make_model_suite());
 	srunner_add_suite(sr, make_mw_sched_suite());
 	srunner_add_suite(sr, make_mw_journal_suite());

@@ -11,6 +11,7 @@ Suite *make_lds_suite(void);
 Suite *make_sendbuf_suite(void);
 Suite *make_recvbuf_suite(void);
 Suite *make_evloop_suite(void);
+Suite *make_autostreams_suite(void);
 Suite *make_model_suite(void);
 Suite *make_mw_sched_suite(void);
 Suite *make_mw_journal_suite(void);

@@ -1,0 +1,38 @@
+/*
+ * autostreams.h - chooses a link's number of streams (streams = "auto").
+ *
+ * Hill climbing on measured goodput, the thesis's future work (A.4): from
+ * the starting count it probes upwards while each step still raises
+ * goodput by AS_GAIN, steps back when it does not, holds for a while, then
+ * probes again - alternately downwards, keeping fewer streams when they
+ * carry nearly as much (within AS_SLACK).  The caller feeds one goodput
+ * figure per measurement period in which the link was network-limited
+ * (blocks waiting for the streams); periods limited by the application or
+ * the receiver tell nothing about streams and are not fed.
+ *
+ * Pure: no I/O, no clock.
+ */
+#ifndef LDS_AUTOSTREAMS_H
+#define LDS_AUTOSTREAMS_H
+
+#define AS_GAIN  0.10   /* a step up must raise goodput this much */
+#define AS_SLACK 0.05   /* a step down may lose this much */
+#define AS_HOLD  5      /* periods between probes */
+
+struct autostreams {
+	unsigned min, max;    /* bounds, 1 <= min <= max */
+	unsigned n;           /* streams wanted now */
+	unsigned from;        /* count before the step being judged; 0 = none */
+	double from_rate;     /* goodput measured with `from` streams */
+	unsigned hold;        /* periods left before the next probe */
+	int up;               /* direction of the next probe */
+};
+
+/* Starts at `start` (clamped to min..max), probing upwards first. */
+void autostreams_init(struct autostreams *a, unsigned min, unsigned max, unsigned start);
+
+/* One network-limited period ended with goodput `rate` (bytes/s) using
+ * a->n streams.  Returns the number of streams wanted from now on. */
+unsigned autostreams_period(struct autostreams *a, double rate);
+
+#endif
