@@ -116,6 +116,9 @@ $(BUILD)/bin/%: $$(call obj,$$(wildcard tools/%/*.c)) $(LIBLDSD) $(LIBLDS_A)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(LDLIBS_D) -lpthread
 
+# mwlaunch checks the job file's framework entries with the runtime's reader.
+$(BUILD)/bin/mwlaunch: $(call obj,launcher/mw_config.c)
+
 # Integration test programs (clients that send and verify checksummed data).
 $(BUILD)/tests/%: $(call obj,tests/integration/%.c) $(LIBLDS_A) $(LIBLDSD)
 	@mkdir -p $(@D)
