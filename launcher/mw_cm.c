@@ -26,6 +26,7 @@
 #include "launcher/mw_wan.h"
 
 #define NAP 0.002               /* s: longest wait on the gateway per loop */
+#define PACK_WAIT 0.05          /* s: longest a partial coarse task waits for more */
 
 struct cm {
 	struct mw_run *r;
@@ -37,6 +38,8 @@ struct cm {
 	bool linked;               /* the peer CM said HELLO */
 	struct mw_buf coarse;      /* main: the coarse task being packed */
 	unsigned nitems;
+	double packed_since;       /* when its first item came */
+	uint64_t held;             /* main: tasks from the master not yet answered */
 	uint64_t next_coarse;
 };
 
@@ -92,6 +95,7 @@ static int unpack_results(struct cm *c, const struct mw_msg *m)
 
 		if (port_send(c, &h, it.data) != 0)
 			return 1;
+		c->held -= c->held > 0;
 	}
 	return rc < 0 ? fail(c, "malformed coarse result from %s", mw_wan_peer(c->wan)) : 0;
 }
@@ -144,6 +148,9 @@ static int main_from_master(struct cm *c, const struct mw_msg *m)
 		fail(c, "%s", "out of memory");
 		return -1;
 	}
+	if (c->nitems == 0)
+		c->packed_since = mw_now();
+	c->held++;
 	if (++c->nitems == c->env.grain && ship(c) != 0)
 		return -1;
 	return 0;
@@ -178,8 +185,10 @@ static int run_main_side(struct cm *c)
 	for (;;) {
 		bool busy = false;
 
-		/* From the master: tasks, packed grain at a time; a partial
-		 * coarse task leaves when the master has no more now. */
+		/* From the master: tasks, packed grain at a time.  A partial
+		 * coarse task leaves when the master cannot send more (the CM
+		 * holds its whole depth) or has had nothing more for a while
+		 * (the end of the run). */
 		while ((rc = mw_port_poll(c->port, &m)) > 0) {
 			busy = true;
 			if ((rc = main_from_master(c, &m)) < 0)
@@ -196,7 +205,9 @@ static int run_main_side(struct cm *c)
 		}
 		if (rc < 0)
 			return fail(c, "receiving from the master: %s", strerror(-rc));
-		if (ship(c) != 0 || mw_wan_pump(c->wan) < 0)
+		if ((c->held >= c->env.prefetch || mw_now() - c->packed_since > PACK_WAIT) && ship(c) != 0)
+			return 1;
+		if (mw_wan_pump(c->wan) < 0)
 			return fail(c, "%s", mw_wan_error(c->wan));
 		while ((rc = mw_wan_poll(c->wan, &m, src)) > 0) {
 			busy = true;
