@@ -41,9 +41,10 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 # The master-worker runtime: modules without MPI are also unit-tested (and
 # built with the sanitizers); the others need mpicc's flags.
 MW_PURE_SRC := launcher/mw_buf.c launcher/mw_config.c launcher/mw_sched.c launcher/mw_journal.c \
-	launcher/mw_stats.c launcher/mw_proto.c launcher/mw_role.c
+	launcher/mw_stats.c launcher/mw_proto.c launcher/mw_role.c launcher/mw_wan.c
 MW_MPI_SRC  := $(filter-out $(MW_PURE_SRC),$(wildcard launcher/mw_*.c))
-MW_SRC      := $(MW_PURE_SRC) $(MW_MPI_SRC) ldsd/crc32c.c ldsd/json.c
+# Communication managers speak liblds, which libmw carries inside.
+MW_SRC      := $(sort $(MW_PURE_SRC) $(MW_MPI_SRC) ldsd/json.c $(LIBLDS_SRC))
 MW_EXAMPLES := $(patsubst examples/mw_%.c,$(BUILD)/examples/mw_%,$(wildcard examples/mw_*.c))
 MW_BENCH    := $(BUILD)/bench/mpi_loop $(BUILD)/bench/mw_empty
 MPI_CFLAGS  := $(shell mpicc --showme:compile 2>/dev/null)
@@ -114,6 +115,9 @@ $(BUILD)/bin/%: $$(call obj,$$(wildcard tools/%/*.c)) $(LIBLDSD) $(LIBLDS_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(LDLIBS_D) -lpthread
+
+# mwlaunch checks the job file's framework entries with the runtime's reader.
+$(BUILD)/bin/mwlaunch: $(call obj,launcher/mw_config.c)
 
 # Integration test programs (clients that send and verify checksummed data).
 $(BUILD)/tests/%: $(call obj,tests/integration/%.c) $(LIBLDS_A) $(LIBLDSD)

@@ -70,7 +70,8 @@ static int mm_setup(void *ctx, int argc, char **argv, enum mw_role role)
 	}
 	m->nb = m->n / m->b;
 	m->app->ops_per_task = 2.0 * m->b * m->b * m->b;
-	if (role == MW_ROLE_WORKER)
+	/* Only the master holds the matrices. */
+	if (role != MW_ROLE_MASTER && role != MW_ROLE_SERIAL)
 		return 0;
 	m->a = malloc(sizeof(float) * m->n * m->n);
 	m->bm = malloc(sizeof(float) * m->n * m->n);

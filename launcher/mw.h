@@ -6,12 +6,14 @@
  * task = task_pack/task_run, result = result_join, gatherer = finish,
  * scheduler = pick, sub-master grains = coarse_split/coarse_result) and
  * calls mw_main() from main().  The runtime decides the role of the calling
- * MPI rank (master, worker; sub-master and communication manager later)
- * from the launcher's environment, never from the application:
+ * MPI rank (master, worker, sub-master, communication manager) from the
+ * launcher's environment, never from the application:
  *
- *   MWL_ROLE     master | worker   (set by mwlaunch; absent: rank 0 is the
- *                                   master, every other rank a worker)
+ *   MWL_ROLE     master | worker | submaster | cm  (set by mwlaunch; absent:
+ *                rank 0 is the master, every other rank a worker)
  *   MWL_CLUSTER  cluster name, for the report (default "local")
+ *   MWL_REMOTE, MWL_GRAIN, MWL_PREFETCH, MWL_LINK_TIMEOUT, MWL_DEADLINE,
+ *   LDS_SOCKET   communication managers only (docs/mwlaunch.md)
  *
  * Tasks and results cross the wire as byte buffers that the application
  * serializes itself; the runtime numbers tasks 0 .. ntasks-1 (a uint64 id)
@@ -49,7 +51,10 @@ int mw_buf_put(struct mw_buf *b, const void *p, size_t len);
  * writes them and adds len to b->len), or NULL when out of memory. */
 void *mw_buf_reserve(struct mw_buf *b, size_t len);
 
-enum mw_role { MW_ROLE_MASTER, MW_ROLE_WORKER, MW_ROLE_SERIAL };
+/* SUBMASTER and CM run the runtime's own code only (mwlaunch's remote
+ * clusters and inter-cluster bridges): setup() sees them so that it can
+ * skip what only the master needs. */
+enum mw_role { MW_ROLE_MASTER, MW_ROLE_WORKER, MW_ROLE_SERIAL, MW_ROLE_SUBMASTER, MW_ROLE_CM };
 
 /* Returned by task_pack: the task needs no execution (branch and bound
  * pruned it); it counts as done and is neither sent nor joined. */

@@ -158,7 +158,7 @@ void mw_gather_tick(struct mw_run *r, double now)
 	r->next_tick = r->next_tick + iv > now ? r->next_tick + iv : now + iv;
 }
 
-static int write_json(struct mw_run *r)
+int mw_gather_json(struct mw_run *r)
 {
 	FILE *f = strcmp(r->json_path, "-") == 0 ? stdout : fopen(r->json_path, "w");
 
@@ -190,7 +190,7 @@ int mw_gather_end(struct mw_run *r, int status)
 		}
 		if (!r->quiet)
 			mw_stats_report(&r->stats, stdout);
-		if (r->json_path != NULL && write_json(r) < 0)
+		if (r->json_path != NULL && mw_gather_json(r) < 0)
 			status = 1;
 	}
 	if (r->stats.series != NULL) {

@@ -93,23 +93,27 @@ static int load_config(struct mw_run *r, const char *path)
 	return 0;
 }
 
-/* Exactly one master; every rank learns which. */
-static int find_master(enum mw_role role, int rank, int *master)
+/* Every rank learns every rank's role; they must make a cluster.  The
+ * hub's rank (master or sub-master) in *hub, the roles in *roles. */
+static int gather_roles(enum mw_role role, int rank, int size, int **roles, int *hub)
 {
-	int mine[2] = { role == MW_ROLE_MASTER, role == MW_ROLE_MASTER ? rank : -1 }, all[2];
+	int mine = (int)role;
+	char err[256];
 
-	MPI_Allreduce(&mine[0], &all[0], 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-	MPI_Allreduce(&mine[1], &all[1], 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-	if (all[0] != 1) {
-		if (rank == 0)
-			fprintf(stderr, "mw: %d ranks have MWL_ROLE=master; exactly one must\n", all[0]);
+	*roles = malloc((size_t)size * sizeof(int));
+	if (*roles == NULL)
 		return -1;
-	}
-	*master = all[1];
-	return 0;
+	MPI_Allgather(&mine, 1, MPI_INT, *roles, 1, MPI_INT, MPI_COMM_WORLD);
+	*hub = mw_role_check(*roles, size, err, sizeof(err));
+	if (*hub < 0 && rank == 0)
+		fprintf(stderr, "mw: %s\n", err);
+	return *hub < 0 ? -1 : 0;
 }
 
-static int run_role(struct mw_run *r, enum mw_role role, int rank, int size, int master, MPI_Comm comm)
+/* The hub talks to every other rank (a sub-master's CM first, as its
+ * peer 0); every other rank talks to the hub only. */
+static int run_role(struct mw_run *r, enum mw_role role, int rank, int size, const int *roles, int hub,
+		    MPI_Comm comm)
 {
 	struct mw_port *port;
 	int *ranks, n = 0, status;
@@ -119,19 +123,28 @@ static int run_role(struct mw_run *r, enum mw_role role, int rank, int size, int
 	ranks = malloc((size_t)size * sizeof(int));
 	if (ranks == NULL)
 		return 1;
-	if (role == MW_ROLE_MASTER) {
+	if (role == MW_ROLE_SUBMASTER)
 		for (int i = 0; i < size; i++)
-			if (i != rank)
+			if (roles[i] == MW_ROLE_CM)
+				ranks[n++] = i;
+	if (rank == hub) {
+		for (int i = 0; i < size; i++)
+			if (i != rank && (role == MW_ROLE_MASTER || roles[i] != MW_ROLE_CM))
 				ranks[n++] = i;
 	} else
-		ranks[n++] = master;
+		ranks[n++] = hub;
 	port = mw_port_mpi_new(comm, ranks, (unsigned)n, r->cfg.idle_sleep_max);
 	free(ranks);
 	if (port == NULL) {
 		fprintf(stderr, "mw: rank %d: out of memory\n", rank);
 		return 1;
 	}
-	status = role == MW_ROLE_MASTER ? mw_master_run(r, port) : mw_worker_run(r, port);
+	switch (role) {
+	case MW_ROLE_MASTER: status = mw_master_run(r, port); break;
+	case MW_ROLE_SUBMASTER: status = mw_submaster_run(r, port); break;
+	case MW_ROLE_CM: status = mw_cm_run(r, port, roles[hub] == MW_ROLE_MASTER); break;
+	default: status = mw_worker_run(r, port); break;
+	}
 	mw_port_close(port);
 	return status;
 }
@@ -142,7 +155,7 @@ int mw_main(int argc, char **argv, const struct mw_app *app)
 	const char *config = NULL, *cl = getenv("MWL_CLUSTER");
 	char err[512];
 	enum mw_role role;
-	int rank, size, master = 0, status, inited = 0;
+	int rank, size, hub = 0, status, inited = 0, *roles = NULL;
 	MPI_Comm comm;
 
 	r.t0 = mw_now();
@@ -167,24 +180,30 @@ int mw_main(int argc, char **argv, const struct mw_app *app)
 		fprintf(stderr, "mw: rank %d: %s\n", rank, err);
 		goto abort;
 	}
-	if (size > 1 && find_master(role, rank, &master) < 0)
+	if (size > 1 && gather_roles(role, rank, size, &roles, &hub) < 0)
 		goto abort;
+	if (size == 1 && (role == MW_ROLE_SUBMASTER || role == MW_ROLE_CM)) {
+		fprintf(stderr, "mw: MWL_ROLE=%s needs other ranks in its cluster\n", mw_role_names[role]);
+		goto abort;
+	}
 	MPI_Comm_dup(MPI_COMM_WORLD, &comm);
 	if (app->setup != NULL && (status = app->setup(app->ctx, argc, argv, role)) < 0) {
 		status = status == -2 ? 2 : 1;
 		goto abort;
 	}
-	status = run_role(&r, role, rank, size, master, comm);
+	status = run_role(&r, role, rank, size, roles, hub, comm);
 	if (app->cleanup != NULL)
 		app->cleanup(app->ctx);
 	if (status != 0)
 		goto abort;
+	free(roles);
 	MPI_Comm_free(&comm);
 	MPI_Finalize();
 	return 0;
 abort:
 	/* A rank that gives up takes the job with it: the others would
 	 * wait for it forever. */
+	free(roles);
 	fflush(stdout);
 	fflush(stderr);
 	if (size > 1)

@@ -156,6 +156,8 @@ static int hellos(struct master *ms)
 			return protocol_error(&m, "expected HELLO first");
 		if (mw_sched_set_depth(&r->sched, m.peer, (unsigned)(m.h.aux ? m.h.aux : 1)) < 0)
 			return protocol_error(&m, "prefetch depth out of range (1 to 4096)");
+		if (m.h.id == MW_HELLO_CM)
+			r->stats.w[m.peer].role = "CommManager";
 		snprintf(r->stats.w[m.peer].host, sizeof(r->stats.w[m.peer].host), "%.*s",
 			 (int)m.h.len, (const char *)m.data);
 		n++;

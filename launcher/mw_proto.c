@@ -1,5 +1,8 @@
 /* mw_proto.c - message header encode/decode. */
 #include <errno.h>
+#include <string.h>
+
+#include "launcher/mw.h"
 
 #include "launcher/mw_proto.h"
 
@@ -41,4 +44,35 @@ int mw_hdr_decode(const unsigned char *msg, size_t n, struct mw_hdr *h)
 	if (h->type == 0 || h->type >= MW_MSG_MAX || (size_t)h->len != n - MW_HDR_LEN)
 		return -EBADMSG;
 	return 0;
+}
+
+int mw_item_put(struct mw_buf *b, uint64_t id, uint64_t aux, const void *data, uint32_t len)
+{
+	unsigned char *p = mw_buf_reserve(b, MW_ITEM_LEN + (size_t)len);
+
+	if (p == NULL)
+		return -ENOMEM;
+	put(p, id, 8);
+	put(p + 8, aux, 8);
+	put(p + 16, len, 4);
+	if (len > 0)
+		memcpy(p + MW_ITEM_LEN, data, len);
+	b->len += MW_ITEM_LEN + (size_t)len;
+	return 0;
+}
+
+int mw_item_next(const unsigned char *p, size_t n, size_t *off, struct mw_item *it)
+{
+	if (*off == n)
+		return 0;
+	if (*off > n || n - *off < MW_ITEM_LEN)
+		return -EBADMSG;
+	it->id = get(p + *off, 8);
+	it->aux = get(p + *off + 8, 8);
+	it->len = (uint32_t)get(p + *off + 16, 4);
+	if (n - *off - MW_ITEM_LEN < it->len)
+		return -EBADMSG;
+	it->data = p + *off + MW_ITEM_LEN;
+	*off += MW_ITEM_LEN + (size_t)it->len;
+	return 1;
 }

@@ -11,6 +11,13 @@
  *   BYE     worker -> master  aux = its execution time in ns; last message
  *   FAIL    worker -> master  id; payload = why a callback failed
  *
+ * Between clusters (communication managers over liblds) the same header
+ * and types travel as one liblds message each.  A TASK or RESULT there
+ * is coarse: its id numbers the coarse task, aux counts its items, and
+ * its payload is that many items, each a 20-byte item header (id, aux,
+ * len) and len bytes: the fine tasks (aux 0) or their results (aux = ns
+ * in task_run).  HELLO's id there is MW_HELLO_CM.
+ *
  * Pure encode/decode with bounds checks: unit-tested.
  */
 #ifndef MW_PROTO_H
@@ -20,6 +27,10 @@
 #include <stdint.h>
 
 #define MW_HDR_LEN 24
+#define MW_ITEM_LEN 20
+/* HELLO id of a communication manager (workers send 0): the master
+ * names it so in its report. */
+#define MW_HELLO_CM 1
 
 enum mw_msg_type {
 	MW_MSG_HELLO = 1,
@@ -45,5 +56,20 @@ void mw_hdr_encode(unsigned char out[MW_HDR_LEN], const struct mw_hdr *h);
 /* Decodes a whole message of n bytes.  0, or -EBADMSG when it is shorter
  * than a header, of an unknown type, or its length disagrees with n. */
 int mw_hdr_decode(const unsigned char *msg, size_t n, struct mw_hdr *h);
+
+/* One item of a coarse payload; data points into the payload. */
+struct mw_item {
+	uint64_t id;
+	uint64_t aux;
+	uint32_t len;
+	const unsigned char *data;
+};
+
+/* Appends an item to a coarse payload: 0 or -ENOMEM (mw_buf from mw.h). */
+struct mw_buf;
+int mw_item_put(struct mw_buf *b, uint64_t id, uint64_t aux, const void *data, uint32_t len);
+/* The item at *off of a payload of n bytes, advancing *off: 1, 0 at the
+ * end, or -EBADMSG when an item runs past the end. */
+int mw_item_next(const unsigned char *p, size_t n, size_t *off, struct mw_item *it);
 
 #endif

@@ -11,10 +11,30 @@
 #include "launcher/mw.h"
 
 /* env_role: the value of MWL_ROLE or NULL.  0, or -1 with why in err
- * (unknown role, or one this version does not run yet). */
+ * (unknown role). */
 int mw_role_parse(const char *env_role, int rank, int size, enum mw_role *role,
 		  char *err, size_t errlen);
 
-extern const char *const mw_role_names[3];
+/* The roles of every rank of one cluster (roles[rank], enum mw_role)
+ * make sense: exactly one hub (master or sub-master), and a sub-master's
+ * cluster has exactly one communication manager.  Returns the hub's rank,
+ * or -1 with why in err. */
+int mw_role_check(const int *roles, int size, char *err, size_t errlen);
+
+extern const char *const mw_role_names[5];
+
+/* A communication manager's settings from mwlaunch's environment. */
+struct mw_cm_env {
+	const char *remote;        /* MWL_REMOTE: the remote cluster (main side) */
+	unsigned grain;            /* MWL_GRAIN: fine tasks per coarse task, 1 .. 65536 */
+	unsigned prefetch;         /* MWL_PREFETCH: tasks it asks the master for, 1 .. 4096 */
+	double link_timeout;       /* MWL_LINK_TIMEOUT, s: the peer CM must answer by then */
+	double deadline;           /* MWL_DEADLINE, s: longest wait for the remote's goodbye */
+};
+
+/* Reads the variables through get (getenv in the runtime); unset ones
+ * take the defaults (grain 1, prefetch 64, 60 s, 60 s).  0, or -1 with
+ * the variable and why in err. */
+int mw_cm_env_read(struct mw_cm_env *e, const char *(*get)(const char *), char *err, size_t errlen);
 
 #endif

@@ -51,6 +51,8 @@ int mw_gather_next(struct mw_run *r, unsigned w, uint64_t *id);
 int mw_gather_join(struct mw_run *r, uint64_t id, const void *res, size_t len);
 /* A progress line and a series row when the interval passed. */
 void mw_gather_tick(struct mw_run *r, double now);
+/* The end report as JSON to r->json_path.  0 or -1 (said why). */
+int mw_gather_json(struct mw_run *r);
 /* finish(), end report, JSON, plot; releases everything.  Returns the
  * exit status. */
 int mw_gather_end(struct mw_run *r, int status);
@@ -62,5 +64,8 @@ int mw_plot(const char *series, const char *png, const char *title);
 int mw_master_run(struct mw_run *r, struct mw_port *port);
 int mw_worker_run(struct mw_run *r, struct mw_port *port);
 int mw_serial_run(struct mw_run *r);
+int mw_submaster_run(struct mw_run *r, struct mw_port *port);
+/* main_side: next to the master (else next to a sub-master). */
+int mw_cm_run(struct mw_run *r, struct mw_port *port, bool main_side);
 
 #endif

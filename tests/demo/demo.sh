@@ -1,56 +1,47 @@
 #!/usr/bin/env bash
-# demo.sh - two clusters' gateways on this machine, a checksummed stream of
-# messages through them, a stream broken on purpose half-way, and the link
-# statistics at the end.  (The multi-cluster master-worker job joins this
-# demo when mwlaunch exists.)
-set -u
-BUILD=${BUILD:-build}
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-BIN=$ROOT/$BUILD/bin
-T=$(mktemp -d "${TMPDIR:-/tmp}/lds-demo.XXXXXX")
-PIDS=""
-trap 'for p in $PIDS; do kill $p 2>/dev/null; done; wait 2>/dev/null; rm -rf "$T"' EXIT INT TERM
-COUNT=${DEMO_COUNT:-20000}
-PORT=$((10000 + $$ % 10000))   # below the ephemeral port range
+# demo.sh - `make demo`: two clusters on this machine, each with its own
+# ldsd, and the matrix multiplication example run across both with
+# mwlaunch: its progress, both clusters' statistics, the product checked
+# against a serial multiplication, and the link's statistics.
+#
+# As root with /dev/net/tun the two gateways live in two network
+# namespaces joined by wanemu with a realistic WAN (100 ms round trip,
+# 50 Mbit/s); otherwise they talk over loopback.  The MPI ranks run on the
+# host and reach their gateway's unix socket either way.
+#   DEMO_SIZE=N DEMO_BLOCK=B  matrix and block size (default 1536, 128)
+#   DEMO_LOOPBACK=1           loopback even where wanemu could run
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/../integration/mw_lib.sh"
+. "$(dirname "$0")/../integration/mwl_lib.sh"
+. "$(dirname "$0")/../wan/netbed.sh"
+SIZE=${DEMO_SIZE:-1536}
+BLOCK=${DEMO_BLOCK:-128}
 
-head -c 32 /dev/urandom | base64 > "$T/key"; chmod 600 "$T/key"
-for side in "clusterA clusterB connect" "clusterB clusterA listen"; do
-	set -- $side
-	cat > "$T/$1.conf" <<EOC
-cluster = "$1";
-clients = { socket = "$T/$1.sock"; };
-control_socket = "$T/$1.ctl";
-allow_faults = true;
-peers = ( { cluster = "$2"; role = "$3"; address = "127.0.0.1"; port = $PORT; streams = 4; key_file = "$T/key"; } );
-EOC
-done
-echo "== starting ldsd for clusterB (listens on 127.0.0.1:$PORT) and clusterA (connects, 4 streams)"
-"$BIN/ldsd" -f -c "$T/clusterB.conf" 2> "$T/clusterB.log" & PIDS="$PIDS $!"
-"$BIN/ldsd" -f -c "$T/clusterA.conf" 2> "$T/clusterA.log" & PIDS="$PIDS $!"
-for _ in $(seq 1 50); do
-	"$BIN/ldsctl" -s "$T/clusterA.ctl" status --json 2>/dev/null | grep -q '"streams_up":4' && break
-	sleep 0.1
-done
-echo "== sending $COUNT checksummed messages (1 B .. 1 MiB) from clusterA/producer to clusterB/consumer"
-"$ROOT/$BUILD/tests/ldstest" recv -s "$T/clusterB.sock" -n consumer -f clusterA/producer -c "$COUNT" -B 1M -T 300 \
-	> "$T/recv.out" 2> >(sed -u 's/^ldstest: /  progress: /' >&2) &
-rpid=$!
-"$ROOT/$BUILD/tests/ldstest" send -s "$T/clusterA.sock" -n producer -t clusterB/consumer -c "$COUNT" -B 1M -T 300 \
-	> "$T/send.out" &
-spid=$!
-sleep 1
-echo "== breaking two of the four TCP streams mid-transfer (ldsctl fault break)"
-"$BIN/ldsctl" -s "$T/clusterA.ctl" fault break clusterB 1
-"$BIN/ldsctl" -s "$T/clusterB.ctl" fault break clusterA 2
-wait $spid; src=$?
-wait $rpid; rrc=$?
-echo "== sender:   $(cat "$T/send.out")"
-echo "== receiver: $(cat "$T/recv.out")"
-echo "== link statistics (ldsctl status on clusterA)"
-"$BIN/ldsctl" -s "$T/clusterA.ctl" status
-if [ $src -eq 0 ] && [ $rrc -eq 0 ]; then
-	echo "== demo OK: every message arrived once, in order and intact"
-	exit 0
+if [ "${DEMO_LOOPBACK:-0}" != 1 ] && why=$(netbed_check); then
+	echo "== two network namespaces joined by wanemu: 100 ms round trip, 50 Mbit/s"
+	netbed_up 2 'all:delay=50ms,rate=50mbit' || fail "the wanemu test bed did not start"
+	NS_clusterA=$(netbed_ns s1)
+	NS_clusterB=$(netbed_ns s2)
+	ADDR_clusterB=$(netbed_addr s2)
+	where="wanemu, 100 ms RTT, 50 Mbit/s"
+else
+	echo "== gateways on loopback (${why:-DEMO_LOOPBACK=1}; as root with /dev/net/tun the demo uses wanemu)"
+	where="loopback"
 fi
-echo "== demo FAILED (sender $src, receiver $rrc); gateway logs:"; tail -20 "$T"/*.log
-exit 1
+echo "== starting ldsd for clusterB and clusterA (4 striped TCP streams between them)"
+star_clusters 2 4
+GRAIN=4 PREFETCH=32 DEADLINE=60 WORKERS=1 JOB_TIMEOUT=300 LINK_TIMEOUT=30 \
+	write_job 2 "-n $SIZE -b $BLOCK --verify"
+echo "== the job file ($T/job.conf):"
+sed 's/^/   /' "$T/job.conf"
+echo "== mwlaunch: clusterA = master, 1 worker, 1 communication manager;"
+echo "             clusterB = sub-master, communication manager, 1 worker; grain 4 over $where"
+start=$(date +%s)
+timeout 400 "$BIN/mwlaunch" -j "$T/job.json" "$T/job.conf" | tee "$T/out"
+rc=${PIPESTATUS[0]}
+[ "$rc" = 0 ] || fail "mwlaunch failed with exit status $rc"
+check_job 2
+echo "== link statistics (ldsctl status on clusterA)"
+ctl clusterA status
+echo "== demo done in $(( $(date +%s) - start )) s: $SIZE x $SIZE product verified;" \
+	"clusterB computed $(cm_done clusterB) of $(jq .clusters[0].report.tasks "$T/job.json") block products"

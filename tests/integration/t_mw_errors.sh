@@ -18,8 +18,10 @@ grep -q -- "--resume needs --journal" "$T/out" || fail "unclear --resume error: 
 "$MWBIN/mw_tsp" --help > "$T/out" 2>&1
 grep -q -- "--stats-log" "$T/out" || fail "--help does not list the runtime options"
 
-MWL_ROLE=cm mwrun 2 mw_tsp -n 6 -d 1 && fail "MWL_ROLE=cm accepted"
-grep -q "MWL_ROLE=cm: this runtime runs one cluster only" "$T/out" || fail "unclear role error: $(cat "$T/out")"
+MWL_ROLE=cm mwrun 2 mw_tsp -n 6 -d 1 && fail "a cluster of communication managers accepted"
+grep -q "0 ranks have MWL_ROLE=master or submaster" "$T/out" || fail "unclear role error: $(cat "$T/out")"
+MWL_ROLE=submaster mwrun 2 mw_tsp -n 6 -d 1 && fail "two sub-masters accepted"
+grep -q "2 ranks have MWL_ROLE=master or submaster" "$T/out" || fail "unclear role error: $(cat "$T/out")"
 MWL_ROLE=worker mwrun 2 mw_tsp -n 6 -d 1 && fail "a job without a master accepted"
 grep -q "0 ranks have MWL_ROLE=master" "$T/out" || fail "unclear role error: $(cat "$T/out")"
 exit 0

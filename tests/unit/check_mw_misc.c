@@ -129,10 +129,54 @@ START_TEST(roles)
 	ck_assert_int_eq(r, MW_ROLE_MASTER);
 	ck_assert_int_eq(mw_role_parse("worker", 0, 4, &r, err, sizeof(err)), 0);
 	ck_assert_int_eq(r, MW_ROLE_WORKER);
-	ck_assert_int_eq(mw_role_parse("cm", 1, 4, &r, err, sizeof(err)), -1);
-	ck_assert_ptr_nonnull(strstr(err, "MWL_ROLE=cm"));
+	ck_assert_int_eq(mw_role_parse("cm", 1, 4, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(r, MW_ROLE_CM);
+	ck_assert_int_eq(mw_role_parse("submaster", 0, 4, &r, err, sizeof(err)), 0);
+	ck_assert_int_eq(r, MW_ROLE_SUBMASTER);
 	ck_assert_int_eq(mw_role_parse("boss", 1, 4, &r, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "unknown role"));
+}
+END_TEST
+
+START_TEST(roles_of_a_cluster)
+{
+	int main_cl[] = { MW_ROLE_WORKER, MW_ROLE_MASTER, MW_ROLE_CM, MW_ROLE_CM };
+	int remote[] = { MW_ROLE_SUBMASTER, MW_ROLE_CM, MW_ROLE_WORKER };
+	int two_hubs[] = { MW_ROLE_SUBMASTER, MW_ROLE_MASTER, MW_ROLE_CM };
+	int no_cm[] = { MW_ROLE_SUBMASTER, MW_ROLE_WORKER };
+
+	ck_assert_int_eq(mw_role_check(main_cl, 4, err, sizeof(err)), 1);
+	ck_assert_int_eq(mw_role_check(remote, 3, err, sizeof(err)), 0);
+	ck_assert_int_eq(mw_role_check(two_hubs, 3, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "2 ranks"));
+	ck_assert_int_eq(mw_role_check(no_cm, 2, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "exactly one rank with MWL_ROLE=cm, not 0"));
+}
+END_TEST
+
+START_TEST(coarse_items)
+{
+	struct mw_buf b = { 0 };
+	struct mw_item it;
+	size_t off = 0;
+
+	ck_assert_int_eq(mw_item_put(&b, 7, 0, "abc", 3), 0);
+	ck_assert_int_eq(mw_item_put(&b, 1ULL << 40, 99, NULL, 0), 0);
+	ck_assert_uint_eq(b.len, 2 * MW_ITEM_LEN + 3);
+	ck_assert_int_eq(mw_item_next(b.data, b.len, &off, &it), 1);
+	ck_assert_uint_eq(it.id, 7);
+	ck_assert_uint_eq(it.len, 3);
+	ck_assert_int_eq(memcmp(it.data, "abc", 3), 0);
+	ck_assert_int_eq(mw_item_next(b.data, b.len, &off, &it), 1);
+	ck_assert_uint_eq(it.id, 1ULL << 40);
+	ck_assert_uint_eq(it.aux, 99);
+	ck_assert_int_eq(mw_item_next(b.data, b.len, &off, &it), 0);
+	/* Truncated: in the item header, and in the bytes. */
+	off = 0;
+	ck_assert_int_eq(mw_item_next(b.data, 10, &off, &it), -EBADMSG);
+	off = 0;
+	ck_assert_int_eq(mw_item_next(b.data, MW_ITEM_LEN + 2, &off, &it), -EBADMSG);
+	free(b.data);
 }
 END_TEST
 
@@ -202,6 +246,8 @@ Suite *make_mw_misc_suite(void)
 	tcase_add_loop_test(tc, config_errors, 0, sizeof(bad_confs) / sizeof(bad_confs[0]));
 	tcase_add_test(tc, proto_round_trip_and_bad_input);
 	tcase_add_test(tc, roles);
+	tcase_add_test(tc, roles_of_a_cluster);
+	tcase_add_test(tc, coarse_items);
 	tcase_add_test(tc, stats_report);
 	suite_add_tcase(s, tc);
 	return s;

@@ -1,0 +1,325 @@
+/*
+ * mw_cm.c - the communication manager (thesis 000, section 2.4): the
+ * bridge between its cluster's MPI (the port) and the WAN (mw_wan, liblds).
+ *
+ * Main side: to the master it is one worker with a deep queue (HELLO
+ * with depth MWL_PREFETCH), so the master keeps it supplied with up to
+ * that many tasks; it packs them MWL_GRAIN at a time into coarse tasks
+ * and hands them to ldsd as fast as ldsd takes them (lds_send_nb), so the
+ * WAN always has work in flight; coarse results come back and are
+ * unpacked into the master's fine results.
+ * Remote side: it passes coarse tasks to the sub-master and coarse
+ * results back over the WAN.
+ *
+ * Both sides bound the handshake (MWL_LINK_TIMEOUT) and the goodbye
+ * (MWL_DEADLINE), so that a link that never comes up, or a remote cluster
+ * that died, ends in a message, never in a hang.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "launcher/mw_role.h"
+#include "launcher/mw_run.h"
+#include "launcher/mw_wan.h"
+
+#define NAP 0.002               /* s: longest wait on the gateway per loop */
+#define PACK_WAIT 0.05          /* s: longest a partial coarse task waits for more */
+
+struct cm {
+	struct mw_run *r;
+	struct mw_port *port;      /* peer 0: master or sub-master */
+	struct mw_wan *wan;
+	struct mw_cm_env env;
+	const char *side;          /* for messages: "main" or "remote" */
+	double t_start;
+	bool linked;               /* the peer CM said HELLO */
+	struct mw_buf coarse;      /* main: the coarse task being packed */
+	unsigned nitems;
+	double packed_since;       /* when its first item came */
+	uint64_t held;             /* main: tasks from the master not yet answered */
+	uint64_t next_coarse;
+};
+
+static const char *get_env(const char *name)
+{
+	return getenv(name);
+}
+
+static int fail(struct cm *c, const char *fmt, const char *detail)
+{
+	fprintf(stderr, "mw: cm (%s side, cluster %s): ", c->side, c->r->cluster);
+	fprintf(stderr, fmt, detail);
+	fputc('\n', stderr);
+	return 1;
+}
+
+static int wan_send(struct cm *c, const struct mw_hdr *h, const void *data)
+{
+	return mw_wan_send(c->wan, h, data) < 0 ? fail(c, "%s", mw_wan_error(c->wan)) : 0;
+}
+
+static int port_send(struct cm *c, const struct mw_hdr *h, const void *data)
+{
+	int rc = mw_port_send(c->port, 0, h, data);
+
+	return rc < 0 ? fail(c, "sending over MPI: %s", strerror(-rc)) : 0;
+}
+
+/* Main side: the coarse task packed so far goes to the WAN. */
+static int ship(struct cm *c)
+{
+	struct mw_hdr h = { .type = MW_MSG_TASK, .id = c->next_coarse++, .aux = c->nitems };
+
+	if (c->nitems == 0)
+		return 0;
+	if (c->coarse.len > UINT32_MAX)
+		return fail(c, "%s", "a coarse task is larger than 4 GiB: use a smaller grain");
+	h.len = (uint32_t)c->coarse.len;
+	c->coarse.len = 0;
+	c->nitems = 0;
+	return wan_send(c, &h, c->coarse.data);
+}
+
+/* Main side: a coarse result becomes the master's fine results. */
+static int unpack_results(struct cm *c, const struct mw_msg *m)
+{
+	struct mw_item it;
+	size_t off = 0;
+	int rc;
+
+	while ((rc = mw_item_next(m->data, m->h.len, &off, &it)) > 0) {
+		struct mw_hdr h = { .type = MW_MSG_RESULT, .id = it.id, .aux = it.aux, .len = it.len };
+
+		if (port_send(c, &h, it.data) != 0)
+			return 1;
+		c->held -= c->held > 0;
+	}
+	return rc < 0 ? fail(c, "malformed coarse result from %s", mw_wan_peer(c->wan)) : 0;
+}
+
+static int forward_fail(struct cm *c, const struct mw_msg *m)
+{
+	fprintf(stderr, "mw: cm: %s failed: %.*s\n", mw_wan_peer(c->wan), (int)m->h.len, (const char *)m->data);
+	port_send(c, &m->h, m->data);
+	mw_port_flush(c->port);
+	return 1;
+}
+
+/* Main side, one message from the WAN.  1 when the remote said BYE. */
+static int main_from_wan(struct cm *c, const struct mw_msg *m, const char *src)
+{
+	if (strcmp(src, mw_wan_peer(c->wan)) != 0) {
+		fprintf(stderr, "mw: cm: ignored a %s from %s, which is not %s\n", mw_msg_names[m->h.type], src,
+			mw_wan_peer(c->wan));
+		return 0;
+	}
+	switch (m->h.type) {
+	case MW_MSG_HELLO:
+		c->linked = true;
+		if (!c->r->quiet)
+			printf("mw: cm: linked to %s after %.2f s\n", src, mw_now() - c->t_start);
+		return 0;
+	case MW_MSG_RESULT:
+		return unpack_results(c, m) != 0 ? -1 : 0;
+	case MW_MSG_BYE:
+		return 1;
+	case MW_MSG_FAIL:
+		forward_fail(c, m);
+		return -1;
+	default:
+		fail(c, "unexpected message from %s", src);
+		return -1;
+	}
+}
+
+/* Main side, one message from the master.  1 on STOP. */
+static int main_from_master(struct cm *c, const struct mw_msg *m)
+{
+	if (m->h.type == MW_MSG_STOP)
+		return 1;
+	if (m->h.type != MW_MSG_TASK) {
+		fail(c, "unexpected %s from the master", mw_msg_names[m->h.type]);
+		return -1;
+	}
+	if (mw_item_put(&c->coarse, m->h.id, 0, m->data, m->h.len) < 0) {
+		fail(c, "%s", "out of memory");
+		return -1;
+	}
+	if (c->nitems == 0)
+		c->packed_since = mw_now();
+	c->held++;
+	if (++c->nitems == c->env.grain && ship(c) != 0)
+		return -1;
+	return 0;
+}
+
+static int bye_to_master(struct cm *c)
+{
+	struct mw_hdr h = { .type = MW_MSG_BYE, .aux = (uint64_t)((mw_now() - c->r->t0) * 1e9) };
+
+	return port_send(c, &h, NULL) != 0 || mw_port_flush(c->port) < 0 ? 1 : 0;
+}
+
+static int run_main_side(struct cm *c)
+{
+	char hello[LDS_NAME_MAX + 8], src[LDS_NAME_MAX];
+	struct mw_hdr h = { .type = MW_MSG_HELLO, .id = MW_HELLO_CM, .aux = c->env.prefetch };
+	double stop_at = 0;
+	bool stopping = false;
+	struct mw_msg m;
+	int rc;
+
+	if (c->env.remote == NULL || *c->env.remote == '\0')
+		return fail(c, "%s", "MWL_REMOTE (the remote cluster this CM serves) is not set");
+	snprintf(src, sizeof(src), "%s/cm", c->env.remote);
+	mw_wan_set_peer(c->wan, src);
+	h.len = (uint32_t)snprintf(hello, sizeof(hello), "cm:%s", c->env.remote);
+	if (port_send(c, &h, hello) != 0)
+		return 1;
+	h = (struct mw_hdr){ .type = MW_MSG_HELLO, .id = MW_HELLO_CM, .aux = c->env.grain };
+	if (wan_send(c, &h, NULL) != 0)
+		return 1;
+	for (;;) {
+		bool busy = false;
+
+		/* From the master: tasks, packed grain at a time.  A partial
+		 * coarse task leaves when the master cannot send more (the CM
+		 * holds its whole depth) or has had nothing more for a while
+		 * (the end of the run). */
+		while ((rc = mw_port_poll(c->port, &m)) > 0) {
+			busy = true;
+			if ((rc = main_from_master(c, &m)) < 0)
+				return 1;
+			if (rc == 1 && !stopping) {
+				stopping = true;
+				stop_at = mw_now();
+				c->nitems = 0;
+				c->coarse.len = 0;
+				h = (struct mw_hdr){ .type = MW_MSG_STOP };
+				if (wan_send(c, &h, NULL) != 0)
+					return 1;
+			}
+		}
+		if (rc < 0)
+			return fail(c, "receiving from the master: %s", strerror(-rc));
+		if ((c->held >= c->env.prefetch || mw_now() - c->packed_since > PACK_WAIT) && ship(c) != 0)
+			return 1;
+		if (mw_wan_pump(c->wan) < 0)
+			return fail(c, "%s", mw_wan_error(c->wan));
+		while ((rc = mw_wan_poll(c->wan, &m, src)) > 0) {
+			busy = true;
+			if ((rc = main_from_wan(c, &m, src)) < 0)
+				return 1;
+			if (rc == 1)
+				return bye_to_master(c);
+		}
+		if (rc < 0)
+			return fail(c, "%s", mw_wan_error(c->wan));
+		if (!c->linked && mw_now() - c->t_start > c->env.link_timeout) {
+			fprintf(stderr, "mw: cm (cluster %s): no answer from %s through the gateway within %.0f s "
+				"(link_timeout): is %s running, and is the gateway link up (ldsctl status: "
+				"wrong key, address or port)?\n", c->r->cluster, mw_wan_peer(c->wan),
+				c->env.link_timeout, c->env.remote);
+			return 1;
+		}
+		if (stopping && mw_now() - stop_at > c->env.deadline) {
+			fprintf(stderr, "mw: cm (cluster %s): %s did not say goodbye within %.0f s (deadline); "
+				"its late results are dropped\n", c->r->cluster, mw_wan_peer(c->wan), c->env.deadline);
+			return bye_to_master(c);
+		}
+		if (!busy && mw_wan_wait(c->wan, NAP) < 0)
+			return fail(c, "%s", mw_wan_error(c->wan));
+	}
+}
+
+/* Remote side, one message from the WAN. */
+static int remote_from_wan(struct cm *c, const struct mw_msg *m, const char *src)
+{
+	if (!c->linked) {
+		if (m->h.type != MW_MSG_HELLO)
+			return fail(c, "expected HELLO first from %s", src);
+		c->linked = true;
+		mw_wan_set_peer(c->wan, src);
+		if (!c->r->quiet)
+			printf("mw: cm: linked to %s after %.2f s\n", src, mw_now() - c->t_start);
+		return wan_send(c, &(struct mw_hdr){ .type = MW_MSG_HELLO, .id = MW_HELLO_CM }, NULL);
+	}
+	if (strcmp(src, mw_wan_peer(c->wan)) != 0) {
+		fprintf(stderr, "mw: cm: ignored a %s from %s, which is not %s\n", mw_msg_names[m->h.type], src,
+			mw_wan_peer(c->wan));
+		return 0;
+	}
+	if (m->h.type != MW_MSG_TASK && m->h.type != MW_MSG_STOP)
+		return fail(c, "unexpected message from %s", src);
+	return port_send(c, &m->h, m->data);
+}
+
+static int run_remote_side(struct cm *c)
+{
+	char src[LDS_NAME_MAX];
+	struct mw_msg m;
+	int rc;
+
+	for (;;) {
+		bool busy = false;
+
+		while ((rc = mw_wan_poll(c->wan, &m, src)) > 0) {
+			busy = true;
+			if (remote_from_wan(c, &m, src) != 0)
+				return 1;
+		}
+		if (rc < 0)
+			return fail(c, "%s", mw_wan_error(c->wan));
+		while ((rc = mw_port_poll(c->port, &m)) > 0) {
+			busy = true;
+			if (m.h.type == MW_MSG_HELLO)
+				continue;
+			if (!c->linked)
+				return fail(c, "%s", "the sub-master answered before the main cluster asked");
+			if (wan_send(c, &m.h, m.data) != 0)
+				return 1;
+			if (m.h.type == MW_MSG_BYE || m.h.type == MW_MSG_FAIL) {
+				if (mw_wan_flush(c->wan, (int)(c->env.deadline * 1000)) < 0)
+					return fail(c, "saying goodbye: %s", mw_wan_error(c->wan));
+				return m.h.type == MW_MSG_BYE ? 0 : 1;
+			}
+		}
+		if (rc < 0)
+			return fail(c, "receiving from the sub-master: %s", strerror(-rc));
+		if (mw_wan_pump(c->wan) < 0)
+			return fail(c, "%s", mw_wan_error(c->wan));
+		if (!c->linked && mw_now() - c->t_start > c->env.link_timeout) {
+			fprintf(stderr, "mw: cm (cluster %s): the main cluster's communication manager did not "
+				"call within %.0f s (link_timeout): is the gateway link up (ldsctl status)?\n",
+				c->r->cluster, c->env.link_timeout);
+			return 1;
+		}
+		if (!busy && mw_wan_wait(c->wan, NAP) < 0)
+			return fail(c, "%s", mw_wan_error(c->wan));
+	}
+}
+
+int mw_cm_run(struct mw_run *r, struct mw_port *port, bool main_side)
+{
+	struct cm c = { .r = r, .port = port, .side = main_side ? "main" : "remote", .t_start = mw_now() };
+	char err[512], name[LDS_NAME_MAX];
+	int status;
+
+	if (mw_cm_env_read(&c.env, get_env, err, sizeof(err)) < 0)
+		return fail(&c, "%s", err);
+	snprintf(name, sizeof(name), main_side ? "cm-%s" : "cm", c.env.remote ? c.env.remote : "");
+	c.wan = mw_wan_open(NULL, name, (int)(c.env.link_timeout * 1000), err, sizeof(err));
+	if (c.wan == NULL)
+		return fail(&c, "%s", err);
+	if (strcmp(mw_wan_cluster(c.wan), r->cluster) != 0)
+		status = fail(&c, "the gateway at $LDS_SOCKET serves cluster %s, not this one: check the job "
+			      "file's socket", mw_wan_cluster(c.wan));
+	else
+		status = main_side ? run_main_side(&c) : run_remote_side(&c);
+	mw_wan_close(c.wan);
+	free(c.coarse.data);
+	return status;
+}

@@ -1,0 +1,202 @@
+/* mw_wan.c - runtime messages over liblds with an outgoing queue. */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "launcher/mw.h"
+#include "launcher/mw_wan.h"
+
+struct queued {
+	struct queued *next;
+	size_t len;
+	unsigned char data[];      /* header and payload */
+};
+
+struct mw_wan {
+	struct lds *h;
+	char peer[LDS_NAME_MAX];
+	struct queued *head, *tail;
+	size_t nqueued;
+	char err[512];
+};
+
+static int failed(struct mw_wan *w, int rc, const char *what)
+{
+	snprintf(w->err, sizeof(w->err), "%s: %s", what, lds_strerror(rc));
+	return rc;
+}
+
+struct mw_wan *mw_wan_open(const char *socket, const char *name, int timeout_ms, char *err, size_t errlen)
+{
+	struct mw_wan *w = calloc(1, sizeof(*w));
+	int rc = -ENOMEM;
+
+	if (w != NULL && (w->h = lds_open(socket, name, timeout_ms, &rc)) != NULL)
+		return w;
+	snprintf(err, errlen, "cannot open endpoint %s at the gateway %s: %s", name,
+		 socket ? socket : getenv(LDS_SOCKET_ENV) ? getenv(LDS_SOCKET_ENV) : LDS_DEFAULT_SOCKET,
+		 lds_strerror(rc));
+	free(w);
+	return NULL;
+}
+
+void mw_wan_close(struct mw_wan *w)
+{
+	struct queued *q;
+
+	if (w == NULL)
+		return;
+	while ((q = w->head) != NULL) {
+		w->head = q->next;
+		free(q);
+	}
+	lds_close(w->h);
+	free(w);
+}
+
+const char *mw_wan_cluster(const struct mw_wan *w)
+{
+	return lds_cluster(w->h);
+}
+
+const char *mw_wan_error(const struct mw_wan *w)
+{
+	return w->err;
+}
+
+void mw_wan_set_peer(struct mw_wan *w, const char *dst)
+{
+	snprintf(w->peer, sizeof(w->peer), "%s", dst);
+}
+
+const char *mw_wan_peer(const struct mw_wan *w)
+{
+	return w->peer;
+}
+
+size_t mw_wan_queued(const struct mw_wan *w)
+{
+	return w->nqueued;
+}
+
+int mw_wan_pump(struct mw_wan *w)
+{
+	struct queued *q;
+	int n = 0, rc;
+
+	while ((q = w->head) != NULL) {
+		rc = lds_send_nb(w->h, w->peer, q->data, q->len, NULL);
+		if (rc == -EAGAIN)
+			break;
+		if (rc < 0)
+			return failed(w, rc, w->peer);
+		w->head = q->next;
+		if (w->head == NULL)
+			w->tail = NULL;
+		free(q);
+		w->nqueued--;
+		n++;
+	}
+	return n;
+}
+
+int mw_wan_send(struct mw_wan *w, const struct mw_hdr *h, const void *data)
+{
+	size_t len = MW_HDR_LEN + (size_t)h->len;
+	struct queued *q;
+	int rc;
+
+	if (len > lds_max_msg(w->h)) {
+		snprintf(w->err, sizeof(w->err), "%s message of %zu bytes to %s: the gateway takes at most %zu; "
+			 "use a smaller grain", mw_msg_names[h->type], len, w->peer, lds_max_msg(w->h));
+		return -EMSGSIZE;
+	}
+	q = malloc(sizeof(*q) + len);
+	if (q == NULL)
+		return failed(w, -ENOMEM, "queueing a message");
+	q->next = NULL;
+	q->len = len;
+	mw_hdr_encode(q->data, h);
+	if (h->len > 0)
+		memcpy(q->data + MW_HDR_LEN, data, h->len);
+	if (w->tail != NULL)
+		w->tail->next = q;
+	else
+		w->head = q;
+	w->tail = q;
+	w->nqueued++;
+	rc = mw_wan_pump(w);
+	return rc < 0 ? rc : 0;
+}
+
+/* LOST or ERROR events mean messages that will never arrive: the run
+ * cannot go on without them. */
+static int check_events(struct mw_wan *w)
+{
+	struct lds_event ev;
+
+	if (lds_next_event(w->h, &ev) == 1) {
+		snprintf(w->err, sizeof(w->err), "%s: messages %llu..%llu %s: %s", w->peer,
+			 (unsigned long long)ev.first, (unsigned long long)ev.last,
+			 ev.type == LDS_EV_LOST ? "were lost" : "failed", ev.text);
+		return -EPIPE;
+	}
+	return 0;
+}
+
+int mw_wan_poll(struct mw_wan *w, struct mw_msg *m, char src[LDS_NAME_MAX])
+{
+	struct lds_msg msg;
+	int rc = lds_recv(w->h, &msg, 0);
+
+	if (rc == -EAGAIN)
+		return check_events(w);
+	if (rc < 0)
+		return failed(w, rc, "receiving from the gateway");
+	if (mw_hdr_decode(msg.data, msg.len, &m->h) < 0) {
+		snprintf(w->err, sizeof(w->err), "malformed message of %zu bytes from %s", msg.len, msg.src);
+		return -EBADMSG;
+	}
+	m->peer = 0;
+	m->data = (const unsigned char *)msg.data + MW_HDR_LEN;
+	snprintf(src, LDS_NAME_MAX, "%s", msg.src);
+	return 1;
+}
+
+int mw_wan_wait(struct mw_wan *w, double seconds)
+{
+	/* Only readable: a queue ldsd refuses is retried by the caller's
+	 * next pump, and a writable socket would end every wait at once. */
+	struct pollfd p = { .fd = lds_fd(w->h), .events = POLLIN };
+	int rc = poll(&p, 1, (int)(seconds * 1000));
+
+	if (rc < 0 && errno != EINTR)
+		return failed(w, -errno, "waiting for the gateway");
+	if (rc > 0 && (rc = lds_process(w->h)) < 0)
+		return failed(w, rc, "reading from the gateway");
+	return 0;
+}
+
+int mw_wan_flush(struct mw_wan *w, int timeout_ms)
+{
+	struct timespec t0, t;
+	int rc;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		if ((rc = mw_wan_pump(w)) < 0)
+			return rc;
+		if (w->head == NULL)
+			break;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000 >= timeout_ms)
+			return failed(w, -ETIMEDOUT, w->peer);
+		if ((rc = mw_wan_wait(w, 0.05)) < 0)
+			return rc;
+	}
+	rc = lds_flush(w->h, timeout_ms);
+	return rc < 0 ? failed(w, rc, w->peer) : 0;
+}

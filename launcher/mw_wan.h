@@ -1,0 +1,53 @@
+/*
+ * mw_wan.h - a communication manager's side of the WAN: one liblds
+ * handle to its cluster's ldsd, runtime messages (mw_proto.h header and
+ * payload, one liblds message each) to one peer endpoint in another
+ * cluster, and an outgoing queue so that the MPI side never waits for
+ * the WAN: messages are handed to ldsd with lds_send_nb while it accepts
+ * them, and wait behind it otherwise.  No MPI here.
+ *
+ * Errors are negative errno values with why in the handle's err text.
+ */
+#ifndef MW_WAN_H
+#define MW_WAN_H
+
+#include <stddef.h>
+
+#include "launcher/mw_port.h"
+#include "libclient/lds.h"
+
+struct mw_wan;
+
+/* Opens endpoint name at the gateway socket (NULL: $LDS_SOCKET, else
+ * liblds's default).  NULL with why in err. */
+struct mw_wan *mw_wan_open(const char *socket, const char *name, int timeout_ms, char *err, size_t errlen);
+void mw_wan_close(struct mw_wan *w);
+
+/* The gateway's cluster, and the text of the last error. */
+const char *mw_wan_cluster(const struct mw_wan *w);
+const char *mw_wan_error(const struct mw_wan *w);
+
+/* Where mw_wan_send() sends ("cluster/name"). */
+void mw_wan_set_peer(struct mw_wan *w, const char *dst);
+const char *mw_wan_peer(const struct mw_wan *w);
+
+/* Queues a message for the peer and hands ldsd what it takes.  0, or
+ * -EMSGSIZE (larger than the link allows), -ENOMEM, or a liblds error. */
+int mw_wan_send(struct mw_wan *w, const struct mw_hdr *h, const void *data);
+/* Hands ldsd queued messages while it accepts them: how many, or < 0. */
+int mw_wan_pump(struct mw_wan *w);
+/* Messages queued here, not yet taken by ldsd. */
+size_t mw_wan_queued(const struct mw_wan *w);
+
+/* One received message (m->peer 0; payload valid until the next call)
+ * and its sender in src: 1, 0 when none, or < 0 (a malformed message,
+ * the gateway gone, messages reported lost). */
+int mw_wan_poll(struct mw_wan *w, struct mw_msg *m, char src[LDS_NAME_MAX]);
+/* Blocks until the gateway has something for us, at most seconds.
+ * 0 or < 0. */
+int mw_wan_wait(struct mw_wan *w, double seconds);
+/* Waits until ldsd took every queued message, at most timeout_ms.  0,
+ * -ETIMEDOUT or another error. */
+int mw_wan_flush(struct mw_wan *w, int timeout_ms);
+
+#endif

@@ -1,0 +1,89 @@
+# mwl_lib.sh - helpers for the mwlaunch tests (sourced after lib.sh and
+# mw_lib.sh): a star of gateways (clusterA in the centre, linked to
+# clusterB, clusterC...), a job file for it, and checks of the job's
+# JSON summary.
+CLUSTERS=(clusterA clusterB clusterC clusterD)
+
+# star_conf N STREAMS: the gateways' configurations.  clusterA connects to
+# each other cluster K, which listens on PORT+K at ${ADDR_<name>:-GW_ADDR}.
+star_conf() {
+	local n=$1 streams=$2 peers="" name addr
+	[ -e "$T/key" ] || make_key "$T/key"
+	for ((k = 1; k < n; k++)); do
+		name=${CLUSTERS[$k]}
+		eval "addr=\${ADDR_$name:-$GW_ADDR}"
+		cat > "$T/$name.conf" <<EOC
+cluster = "$name";
+clients = { socket = "$T/$name.sock"; };
+control_socket = "$T/$name.ctl";
+drain_timeout = 5.0;
+peers = ( { cluster = "clusterA"; role = "listen"; address = "$addr"; port = $((PORT + k));
+            streams = $streams; key_file = "$T/key"; } );
+EOC
+		peers="$peers${peers:+,} { cluster = \"$name\"; role = \"connect\"; address = \"$addr\";
+            port = $((PORT + k)); streams = $streams; key_file = \"${KEYFILE:-$T/key}\"; }"
+	done
+	cat > "$T/clusterA.conf" <<EOC
+cluster = "clusterA";
+clients = { socket = "$T/clusterA.sock"; };
+control_socket = "$T/clusterA.ctl";
+drain_timeout = 5.0;
+peers = ( $peers );
+EOC
+}
+
+# star_clusters N STREAMS: starts them and waits until every link is up.
+star_clusters() {
+	star_conf "$1" "$2"
+	for ((k = 1; k < $1; k++)); do start_ldsd "${CLUSTERS[$k]}"; done
+	start_ldsd clusterA
+	for ((k = 1; k < $1; k++)); do wait_up "${CLUSTERS[$k]}" "$2"; done
+}
+
+# write_job N "APP-ARGS" [EXTRA-JOB-SETTINGS]: $T/job.conf for mw_matmul
+# over the star; WORKERS (per cluster), GRAIN, PREFETCH, DEADLINE tune it.
+write_job() {
+	local n=$1 args="" a cl=""
+	for a in $2; do args="$args${args:+, }\"$a\""; done
+	for ((k = 0; k < n; k++)); do
+		if [ "$k" = 0 ]; then
+			cl="{ name = \"clusterA\"; main = true; workers = ${WORKERS:-1}; socket = \"$T/clusterA.sock\"; }"
+		else
+			cl="$cl, { name = \"${CLUSTERS[$k]}\"; workers = ${WORKERS:-1}; socket = \"$T/${CLUSTERS[$k]}.sock\";
+			   grain = ${GRAIN:-4}; prefetch = ${PREFETCH:-32}; deadline = ${DEADLINE:-10.0}; }"
+		fi
+	done
+	cat > "$T/job.conf" <<EOC
+application = { program = "$MWBIN/mw_matmul"; args = [ $args ]; };
+framework = { StatisticsInterval = 1.0; IdleSleepMax = 0.002; };
+timeout = ${JOB_TIMEOUT:-120.0};
+link_timeout = ${LINK_TIMEOUT:-20.0};
+${3:-}
+clusters = ( $cl );
+EOC
+}
+
+# mwlaunch_job: runs the job (bounded), output in $T/out, summary in
+# $T/job.json; returns mwlaunch's exit status.
+mwlaunch_job() {
+	timeout 200 "$BIN/mwlaunch" -j "$T/job.json" "$@" "$T/job.conf" > "$T/out" 2>&1
+}
+
+# check_job N: the product was verified by the master, every cluster ended
+# well, the master joined every task once, and every remote cluster
+# computed a share (its CM's results came from its workers).
+check_job() {
+	grep -q '^\[clusterA:0\] mw_matmul: verify: .*: OK$' "$T/out" || fail "product not verified: $(tail -30 "$T/out")"
+	jq -e --argjson n "$1" '
+		.status == "ok" and (.clusters | length) == $n and all(.clusters[]; .status == "exit 0") and
+		(.clusters[0].report | .joined == .tasks and ([.workers[].done] | add) == .tasks) and
+		([.clusters[0].report.workers[] | select(.role == "CommManager")] | length) == $n - 1 and
+		all(.clusters[0].report.workers[] | select(.role == "CommManager"); .done > 0) and
+		all(.clusters[1:][]; .report.joined > 0)' "$T/job.json" > /dev/null ||
+		fail "job summary does not add up: $(cat "$T/job.json")"
+}
+
+# cm_done NAME: tasks the master counted as done by NAME's CM.
+cm_done() {
+	jq --arg h "cm:$1" '.clusters[0].report.workers[] | select(.host == $h) | .done' "$T/job.json"
+}

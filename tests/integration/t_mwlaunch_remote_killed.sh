@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# A remote cluster killed mid-run (its sub-master SIGKILLed, so its mpirun
+# ends the cluster) under on_remote_failure = "continue": mwlaunch names
+# the failure and goes on, the master gives the tasks the dead cluster
+# held to its own workers, the main CM stops waiting after the deadline,
+# and the product is still right.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mw_lib.sh"
+. "$(dirname "$0")/mwl_lib.sh"
+command -v jq > /dev/null || { echo "SKIP: jq is missing (make deps)"; exit 77; }
+star_clusters 2 2
+DEADLINE=3 write_job 2 "-n 1024 -b 64 --verify" 'on_remote_failure = "continue";'
+mwlaunch_job & mpid=$!
+# The sub-master: a descendant of our mwlaunch with MWL_ROLE=submaster.
+sub=""
+for _ in $(seq 1 100); do
+	for p in $(pgrep -s 0 mw_matmul 2>/dev/null); do
+		tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx MWL_ROLE=submaster && sub=$p
+	done
+	[ -n "$sub" ] && grep -q "clusterB:0\] mw: [0-9]*/" "$T/out" && break
+	sleep 0.1
+done
+[ -n "$sub" ] || fail "no sub-master running: $(tail "$T/out")"
+kill -9 "$sub"
+wait "$mpid" || fail "mwlaunch failed ($?) after the remote cluster was killed: $(tail -30 "$T/out")"
+grep -q "^mwlaunch: remote cluster clusterB failed .* the job goes on" "$T/out" || fail "failure not named: $(tail -30 "$T/out")"
+grep -q '^\[clusterA:0\] mw_matmul: verify: .*: OK$' "$T/out" || fail "product not verified: $(tail -30 "$T/out")"
+grep -q "did not say goodbye within 3 s" "$T/out" || fail "the CM did not give up after the deadline"
+jq -e '.status == "ok" and .clusters[0].report.joined == .clusters[0].report.tasks and
+	.clusters[1].status != "exit 0"' "$T/job.json" > /dev/null || fail "summary: $(cat "$T/job.json")"
+echo "measured: clusterB killed mid-run; its CM had $(cm_done clusterB) tasks done; answer verified"

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Three clusters in a star (clusterA's gateway linked to clusterB's and
+# clusterC's): mw_matmul verified, both remote clusters computed a share,
+# one with grain 1 (passthrough) and one with grain 8.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/mw_lib.sh"
+. "$(dirname "$0")/mwl_lib.sh"
+command -v jq > /dev/null || { echo "SKIP: jq is missing (make deps)"; exit 77; }
+star_clusters 3 2
+write_job 3 "-n 256 -b 32 --verify"
+sed -i '0,/grain = 4;/s//grain = 1;/; 0,/grain = 4;/s//grain = 8;/' "$T/job.conf"
+grep -q "grain = 1;" "$T/job.conf" && grep -q "grain = 8;" "$T/job.conf" || fail "job file not edited"
+mwlaunch_job || fail "mwlaunch failed ($?): $(tail -30 "$T/out")"
+check_job 3
+echo "measured: of 512 tasks clusterB (grain 1) computed $(cm_done clusterB), clusterC (grain 8) $(cm_done clusterC)"

@@ -1,0 +1,275 @@
+/* jobconf.c - reads and validates mwlaunch's job file. */
+#include <libconfig.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/mwlaunch/jobconf.h"
+
+struct reader {
+	const char *path;
+	char *err;
+	size_t errlen;
+};
+
+static int bad(struct reader *r, const config_setting_t *s, const char *name, const char *why)
+{
+	snprintf(r->err, r->errlen, "%s:%d: %s: %s", r->path, s ? config_setting_source_line(s) : 0, name, why);
+	return -1;
+}
+
+static int str(struct reader *r, const config_setting_t *g, const char *name, bool need, char *out, size_t n)
+{
+	const config_setting_t *s = config_setting_get_member(g, name);
+
+	if (s == NULL)
+		return need ? bad(r, g, name, "missing") : 0;
+	if (config_setting_type(s) != CONFIG_TYPE_STRING || *config_setting_get_string(s) == '\0')
+		return bad(r, s, name, "expected a non-empty string");
+	if (strlen(config_setting_get_string(s)) >= n)
+		return bad(r, s, name, "too long");
+	strcpy(out, config_setting_get_string(s));
+	return 0;
+}
+
+static int num(struct reader *r, const config_setting_t *g, const char *name, double lo, double hi, bool whole,
+	       double *out)
+{
+	const config_setting_t *s = config_setting_get_member(g, name);
+	double v;
+	char why[128];
+
+	if (s == NULL)
+		return 0;
+	switch (config_setting_type(s)) {
+	case CONFIG_TYPE_INT: case CONFIG_TYPE_INT64: v = (double)config_setting_get_int64(s); break;
+	case CONFIG_TYPE_FLOAT: v = config_setting_get_float(s); break;
+	default: return bad(r, s, name, "expected a number");
+	}
+	if (!isfinite(v) || v < lo || v > hi || (whole && v != floor(v))) {
+		snprintf(why, sizeof(why), "%g is out of range (%s%g to %g)", v, whole ? "whole numbers " : "", lo, hi);
+		return bad(r, s, name, why);
+	}
+	*out = v;
+	return 0;
+}
+
+static int boolean(struct reader *r, const config_setting_t *g, const char *name, bool *out)
+{
+	const config_setting_t *s = config_setting_get_member(g, name);
+
+	if (s == NULL)
+		return 0;
+	if (config_setting_type(s) != CONFIG_TYPE_BOOL)
+		return bad(r, s, name, "expected true or false");
+	*out = config_setting_get_bool(s);
+	return 0;
+}
+
+static int strings(struct reader *r, const config_setting_t *g, const char *name, char **out, int *n)
+{
+	const config_setting_t *s = config_setting_get_member(g, name);
+
+	*n = 0;
+	if (s == NULL)
+		return 0;
+	if (!config_setting_is_array(s) && !config_setting_is_list(s))
+		return bad(r, s, name, "expected a list of strings [ \"...\", ... ]");
+	if (config_setting_length(s) > JOB_MAX_ARGS)
+		return bad(r, s, name, "more than 64 entries");
+	for (int i = 0; i < config_setting_length(s); i++) {
+		const config_setting_t *e = config_setting_get_elem(s, (unsigned)i);
+
+		if (config_setting_type(e) != CONFIG_TYPE_STRING)
+			return bad(r, e, name, "every entry must be a string");
+		if ((out[(*n)++] = strdup(config_setting_get_string(e))) == NULL)
+			return bad(r, e, name, "out of memory");
+	}
+	out[*n] = NULL;
+	return 0;
+}
+
+/* Settings a group may hold, so that a misspelt one is an error. */
+static int only(struct reader *r, const config_setting_t *g, const char *what, const char *const *known)
+{
+	for (int i = 0; i < config_setting_length(g); i++) {
+		const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
+		size_t k = 0;
+
+		while (known[k] != NULL && strcmp(known[k], config_setting_name(s)) != 0)
+			k++;
+		if (known[k] == NULL) {
+			char why[128];
+
+			snprintf(why, sizeof(why), "unknown setting in %s", what);
+			return bad(r, s, config_setting_name(s), why);
+		}
+	}
+	return 0;
+}
+
+/* The framework group as libconfig text for MW_CONFIG; mwlaunch checks
+ * its values with the runtime's own reader before starting anything. */
+static int framework(struct reader *r, const config_setting_t *root, struct job *j)
+{
+	const config_setting_t *g = config_setting_get_member(root, "framework");
+	size_t off = 0;
+
+	j->framework[0] = '\0';
+	if (g == NULL)
+		return 0;
+	if (!config_setting_is_group(g))
+		return bad(r, g, "framework", "expected a group { Name = value; ... }");
+	for (int i = 0; i < config_setting_length(g); i++) {
+		const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
+		int n;
+
+		switch (config_setting_type(s)) {
+		case CONFIG_TYPE_INT: case CONFIG_TYPE_INT64:
+			n = snprintf(j->framework + off, sizeof(j->framework) - off, "%s = %lld;\n",
+				     config_setting_name(s), (long long)config_setting_get_int64(s));
+			break;
+		case CONFIG_TYPE_FLOAT:
+			n = snprintf(j->framework + off, sizeof(j->framework) - off, "%s = %.17g%s;\n",
+				     config_setting_name(s), config_setting_get_float(s),
+				     config_setting_get_float(s) == floor(config_setting_get_float(s)) ? ".0" : "");
+			break;
+		case CONFIG_TYPE_BOOL:
+			n = snprintf(j->framework + off, sizeof(j->framework) - off, "%s = %s;\n",
+				     config_setting_name(s), config_setting_get_bool(s) ? "true" : "false");
+			break;
+		default:
+			return bad(r, s, config_setting_name(s), "framework entries are numbers or booleans");
+		}
+		if (n < 0 || (size_t)n >= sizeof(j->framework) - off)
+			return bad(r, s, "framework", "too many entries");
+		off += (size_t)n;
+	}
+	return 0;
+}
+
+static int cluster(struct reader *r, const config_setting_t *g, struct job_cluster *c)
+{
+	static const char *const known[] = { "name", "main", "hosts", "hostfile", "workers", "socket", "grain",
+					     "prefetch", "deadline", NULL };
+	double workers = 1, grain = 1, prefetch = 64, deadline = 60;
+
+	if (!config_setting_is_group(g))
+		return bad(r, g, "clusters", "every entry is a group { name = ...; ... }");
+	if (only(r, g, "a cluster", known) < 0 || str(r, g, "name", true, c->name, sizeof(c->name)) < 0 ||
+	    boolean(r, g, "main", &c->main) < 0 || str(r, g, "hosts", false, c->hosts, sizeof(c->hosts)) < 0 ||
+	    str(r, g, "hostfile", false, c->hostfile, sizeof(c->hostfile)) < 0 ||
+	    num(r, g, "workers", 0, 4096, true, &workers) < 0 ||
+	    str(r, g, "socket", true, c->socket, sizeof(c->socket)) < 0 ||
+	    num(r, g, "grain", 1, 65536, true, &grain) < 0 || num(r, g, "prefetch", 1, 4096, true, &prefetch) < 0 ||
+	    num(r, g, "deadline", 0.1, 1e6, false, &deadline) < 0)
+		return -1;
+	if (strchr(c->name, '/') != NULL || strchr(c->name, ' ') != NULL)
+		return bad(r, config_setting_get_member(g, "name"), "name", "a cluster name has no '/' or spaces");
+	if (c->hosts[0] && c->hostfile[0])
+		return bad(r, g, "hosts", "give hosts or hostfile, not both");
+	if (workers == 0 && !c->main)
+		return bad(r, config_setting_get_member(g, "workers"), "workers", "a remote cluster needs workers");
+	if (c->main && (config_setting_get_member(g, "grain") || config_setting_get_member(g, "prefetch") ||
+			config_setting_get_member(g, "deadline")))
+		return bad(r, g, "grain", "grain, prefetch and deadline belong to remote clusters");
+	c->workers = (unsigned)workers;
+	c->grain = (unsigned)grain;
+	c->prefetch = (unsigned)prefetch;
+	c->deadline = deadline;
+	return 0;
+}
+
+static int clusters(struct reader *r, const config_setting_t *root, struct job *j)
+{
+	const config_setting_t *l = config_setting_get_member(root, "clusters");
+	int nmain = 0;
+
+	if (l == NULL)
+		return bad(r, root, "clusters", "missing");
+	if (!config_setting_is_list(l) || config_setting_length(l) < 2)
+		return bad(r, l, "clusters", "expected a list ( {...}, {...} ) of at least 2 clusters");
+	if (config_setting_length(l) > JOB_MAX_CLUSTERS)
+		return bad(r, l, "clusters", "more than 16 clusters");
+	j->ncl = (unsigned)config_setting_length(l);
+	for (unsigned i = 0; i < j->ncl; i++) {
+		const config_setting_t *g = config_setting_get_elem(l, i);
+
+		if (cluster(r, g, &j->cl[i]) < 0)
+			return -1;
+		for (unsigned k = 0; k < i; k++)
+			if (strcmp(j->cl[k].name, j->cl[i].name) == 0)
+				return bad(r, g, "name", "two clusters have this name");
+		if (j->cl[i].main) {
+			j->main = i;
+			nmain++;
+		}
+	}
+	if (nmain != 1)
+		return bad(r, l, "main", "exactly one cluster must have main = true");
+	return 0;
+}
+
+int job_read(const char *path, struct job *j, char *err, size_t errlen)
+{
+	static const char *const known[] = { "application", "framework", "clusters", "mpirun", "mpirun_args",
+					     "timeout", "link_timeout", "on_remote_failure", NULL };
+	struct reader r = { path, err, errlen };
+	config_t cfg;
+	const config_setting_t *root, *app;
+	char policy[32] = "abort";
+	int rc = -1;
+
+	memset(j, 0, sizeof(*j));
+	snprintf(j->path, sizeof(j->path), "%s", path);
+	strcpy(j->mpirun, "mpirun");
+	j->timeout = 3600;
+	j->link_timeout = 60;
+	config_init(&cfg);
+	if (config_read_file(&cfg, path) != CONFIG_TRUE) {
+		if (config_error_type(&cfg) == CONFIG_ERR_FILE_IO)
+			snprintf(err, errlen, "%s: cannot read the job file", path);
+		else
+			snprintf(err, errlen, "%s:%d: %s", path, config_error_line(&cfg), config_error_text(&cfg));
+		goto out;
+	}
+	root = config_root_setting(&cfg);
+	app = config_setting_get_member(root, "application");
+	if (only(&r, root, "the job file", known) < 0)
+		goto out;
+	if (app == NULL || !config_setting_is_group(app)) {
+		bad(&r, app ? app : root, "application", "missing, or not a group { program = ...; args = [...]; }");
+		goto out;
+	}
+	if (only(&r, app, "application", (const char *const[]){ "program", "args", NULL }) < 0 ||
+	    str(&r, app, "program", true, j->program, sizeof(j->program)) < 0 ||
+	    strings(&r, app, "args", j->args, &j->nargs) < 0 || framework(&r, root, j) < 0 ||
+	    str(&r, root, "mpirun", false, j->mpirun, sizeof(j->mpirun)) < 0 ||
+	    strings(&r, root, "mpirun_args", j->mpirun_args, &j->nmpirun_args) < 0 ||
+	    num(&r, root, "timeout", 1, 1e7, false, &j->timeout) < 0 ||
+	    num(&r, root, "link_timeout", 0.1, 1e6, false, &j->link_timeout) < 0 ||
+	    str(&r, root, "on_remote_failure", false, policy, sizeof(policy)) < 0 || clusters(&r, root, j) < 0)
+		goto out;
+	if (strcmp(policy, "abort") != 0 && strcmp(policy, "continue") != 0) {
+		bad(&r, config_setting_get_member(root, "on_remote_failure"), "on_remote_failure",
+		    "expected \"abort\" or \"continue\"");
+		goto out;
+	}
+	j->continue_on_remote_failure = strcmp(policy, "continue") == 0;
+	rc = 0;
+out:
+	config_destroy(&cfg);
+	if (rc < 0)
+		job_free(j);
+	return rc;
+}
+
+void job_free(struct job *j)
+{
+	for (int i = 0; i < j->nargs; i++)
+		free(j->args[i]);
+	for (int i = 0; i < j->nmpirun_args; i++)
+		free(j->mpirun_args[i]);
+	j->nargs = j->nmpirun_args = 0;
+}

@@ -1,0 +1,49 @@
+/*
+ * jobconf.h - mwlaunch's job file (libconfig; docs/mwlaunch.md): the
+ * application, the runtime's framework entries, and one entry per
+ * cluster.  Reading validates everything and names the file, the line and
+ * the setting of the first problem.  No processes here: unit-sized.
+ */
+#ifndef MWLAUNCH_JOBCONF_H
+#define MWLAUNCH_JOBCONF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define JOB_MAX_CLUSTERS 16
+#define JOB_MAX_ARGS 64
+
+struct job_cluster {
+	char name[64];
+	bool main;
+	char hosts[1024];          /* -H list, or "" */
+	char hostfile[1024];       /* --hostfile, or "" */
+	unsigned workers;
+	char socket[1024];         /* its gateway's client socket */
+	unsigned grain;            /* remote: fine tasks per inter-cluster task */
+	unsigned prefetch;         /* remote: its main-side CM's queue depth */
+	double deadline;           /* remote: longest wait for its goodbye, s */
+};
+
+struct job {
+	char path[1024];
+	char program[1024];
+	char *args[JOB_MAX_ARGS + 1];
+	int nargs;
+	char framework[8192];      /* the framework entries as libconfig text */
+	char mpirun[1024];
+	char *mpirun_args[JOB_MAX_ARGS + 1];
+	int nmpirun_args;
+	double timeout;            /* whole job, s */
+	double link_timeout;       /* CMs must reach each other by then, s */
+	bool continue_on_remote_failure;
+	struct job_cluster cl[JOB_MAX_CLUSTERS];
+	unsigned ncl;
+	unsigned main;             /* index of the main cluster */
+};
+
+/* 0, or -1 with why in err (file:line: setting: problem). */
+int job_read(const char *path, struct job *j, char *err, size_t errlen);
+void job_free(struct job *j);
+
+#endif

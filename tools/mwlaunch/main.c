@@ -1,0 +1,282 @@
+/*
+ * mwlaunch - runs a master-worker job across clusters linked by ldsd
+ * (thesis 000, chapter 2): one mpirun per cluster with every rank's role
+ * in its environment, output tagged with cluster and rank, failures
+ * propagated, everything bounded in time.  docs/mwlaunch.md, mwlaunch(1).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "launcher/mw_config.h"
+#include "ldsd/json.h"
+#include "tools/mwlaunch/jobconf.h"
+#include "tools/mwlaunch/plan.h"
+#include "tools/mwlaunch/run.h"
+
+#define GRACE_EXTRA 15.0        /* s beyond the largest deadline */
+
+struct opts {
+	bool dry_run, keep, quiet;
+	const char *workdir, *json;
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: mwlaunch [-n] [-k] [-w DIR] [-j FILE] JOB.conf\n"
+		"Runs a master-worker job over the clusters of JOB.conf, one mpirun per\n"
+		"cluster, joined by their ldsd gateways (docs/mwlaunch.md).\n"
+		"  -n, --dry-run       print what would be started where, start nothing\n"
+		"  -w, --workdir DIR   runtime configuration and reports here (kept)\n"
+		"  -k, --keep          keep the temporary work directory\n"
+		"  -j, --json FILE     job summary with every cluster's report as JSON (- = stdout)\n"
+		"  -q, --quiet         only the summary and errors (no ranks' output)\n"
+		"  -h, --help          this text\n"
+		"exit status: 0 job done, 1 a cluster failed or could not start, 2 usage or\n"
+		"job file error, 3 job timeout, 130 interrupted\n");
+}
+
+/* The framework entries become the runtime's configuration file; the
+ * runtime's own reader checks them now rather than in every rank. */
+static int write_framework(const struct job *j, const char *dir, char *path, size_t len)
+{
+	struct mw_config c;
+	char err[1024];
+	FILE *f;
+
+	if (j->framework[0] == '\0') {
+		path[0] = '\0';
+		return 0;
+	}
+	snprintf(path, len, "%s/mw.conf", dir);
+	f = fopen(path, "w");
+	if (f == NULL || fputs(j->framework, f) < 0 || fclose(f) != 0) {
+		fprintf(stderr, "mwlaunch: %s: cannot write: %s\n", path, strerror(errno));
+		return -1;
+	}
+	mw_config_defaults(&c);
+	if (mw_config_load(path, &c, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mwlaunch: %s: framework entries: %s\n", j->path, err);
+		return -2;
+	}
+	return 0;
+}
+
+/* What a start would trip over, said before anything starts. */
+static int preflight(const struct job *j)
+{
+	struct stat st;
+
+	if (strchr(j->program, '/') != NULL && access(j->program, X_OK) != 0) {
+		fprintf(stderr, "mwlaunch: %s: application program %s: %s\n", j->path, j->program, strerror(errno));
+		return -1;
+	}
+	for (unsigned i = 0; i < j->ncl; i++)
+		if (stat(j->cl[i].socket, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+			fprintf(stderr, "mwlaunch: cluster %s: no gateway socket at %s (%s): start that cluster's "
+				"ldsd, or fix its socket in %s\n", j->cl[i].name, j->cl[i].socket,
+				errno && stat(j->cl[i].socket, &st) != 0 ? strerror(errno) : "not a socket", j->path);
+			return -1;
+		}
+	return 0;
+}
+
+static void dry_run(const struct job *j, struct plan *p)
+{
+	printf("# mwlaunch --dry-run %s: %u clusters, main %s; every cluster starts here, on this machine\n"
+	       "# (starting a remote cluster through its gateway is not done yet; docs/mwlaunch.md)\n",
+	       j->path, j->ncl, j->cl[j->main].name);
+	for (unsigned i = 0; i < j->ncl; i++) {
+		const struct job_cluster *c = &j->cl[i];
+
+		printf("\ncluster %s (%s): %u ranks on %s, gateway %s", c->name, c->main ? "main" : "remote",
+		       p[i].nranks, c->hosts[0] ? c->hosts : c->hostfile[0] ? c->hostfile : "this machine", c->socket);
+		if (!c->main)
+			printf(", grain %u, prefetch %u, deadline %g s", c->grain, c->prefetch, c->deadline);
+		printf("\n");
+		for (unsigned r = 0; r < p[i].nranks; r++)
+			printf("  rank %u: %s\n", r, p[i].roles[r]);
+		plan_print(&p[i], stdout);
+	}
+}
+
+static void json_report(FILE *out, const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char buf[4096];
+	size_t n;
+
+	if (f == NULL) {
+		fputs("null", out);
+		return;
+	}
+	while ((n = fread(buf, 1, sizeof(buf), f)) > 0) {
+		while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+			n--;
+		fwrite(buf, 1, n, out);
+	}
+	fclose(f);
+}
+
+static const char *const outcome_names[] = { [RUN_OK] = "ok", [RUN_FAILED] = "failed",
+					     [RUN_TIMEOUT] = "timeout", [RUN_INTERRUPTED] = "interrupted" };
+
+static void summary(const struct job *j, const struct child *c, const struct plan *p, char reports[][PATH_MAX],
+		    enum run_outcome out, double seconds, const struct opts *o)
+{
+	FILE *f = stdout;
+	char st[64];
+
+	printf("\nmwlaunch: job %s: %u clusters, %.1f s, %s\n", j->path, j->ncl, seconds, outcome_names[out]);
+	printf("  %-16s %-6s %5s %-22s %8s\n", "cluster", "role", "ranks", "status", "seconds");
+	for (unsigned i = 0; i < j->ncl; i++)
+		printf("  %-16s %-6s %5u %-22s %8.1f\n", j->cl[i].name, j->cl[i].main ? "main" : "remote", p[i].nranks,
+		       run_status_text(&c[i], st, sizeof(st)), c[i].t_end - c[i].t_start);
+	if (o->json == NULL)
+		return;
+	if (strcmp(o->json, "-") != 0 && (f = fopen(o->json, "w")) == NULL) {
+		fprintf(stderr, "mwlaunch: %s: %s\n", o->json, strerror(errno));
+		return;
+	}
+	fputs("{\"job\":", f);
+	json_str(f, j->path);
+	fprintf(f, ",\"status\":\"%s\",\"seconds\":%.3f,\"clusters\":[", outcome_names[out], seconds);
+	for (unsigned i = 0; i < j->ncl; i++) {
+		fputs(i ? ",{\"name\":" : "{\"name\":", f);
+		json_str(f, j->cl[i].name);
+		fprintf(f, ",\"main\":%s,\"ranks\":%u,\"status\":", j->cl[i].main ? "true" : "false", p[i].nranks);
+		json_str(f, run_status_text(&c[i], st, sizeof(st)));
+		fprintf(f, ",\"seconds\":%.3f,\"report\":", c[i].t_end - c[i].t_start);
+		json_report(f, reports[i]);
+		fputc('}', f);
+	}
+	fputs("]}\n", f);
+	if (f != stdout)
+		fclose(f);
+}
+
+static int parse(int argc, char **argv, struct opts *o)
+{
+	static const struct option lo[] = {
+		{ "dry-run", no_argument, NULL, 'n' }, { "keep", no_argument, NULL, 'k' },
+		{ "workdir", required_argument, NULL, 'w' }, { "json", required_argument, NULL, 'j' },
+		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "nkw:j:qh", lo, NULL)) != -1)
+		switch (c) {
+		case 'n': o->dry_run = true; break;
+		case 'k': o->keep = true; break;
+		case 'w': o->workdir = optarg; break;
+		case 'j': o->json = optarg; break;
+		case 'q': o->quiet = true; break;
+		case 'h': usage(stdout); exit(0);
+		default: usage(stderr); return -1;
+		}
+	if (optind != argc - 1) {
+		fprintf(stderr, "mwlaunch: expected one job file\n");
+		usage(stderr);
+		return -1;
+	}
+	return optind;
+}
+
+static void remove_workdir(const char *dir, char reports[][PATH_MAX], unsigned n, const char *mwconf)
+{
+	for (unsigned i = 0; i < n; i++)
+		unlink(reports[i]);
+	if (mwconf[0])
+		unlink(mwconf);
+	rmdir(dir);
+}
+
+int main(int argc, char **argv)
+{
+	static struct job j;
+	static struct plan p[JOB_MAX_CLUSTERS];
+	static struct child c[JOB_MAX_CLUSTERS];
+	static char reports[JOB_MAX_CLUSTERS][PATH_MAX];
+	char err[2048], dir[2048], mwconf[PATH_MAX];
+	struct opts o = { 0 };
+	struct run_policy pol;
+	enum run_outcome out = RUN_OK;
+	double t0, grace = 0;
+	unsigned n;
+	int arg = parse(argc, argv, &o), rc;
+
+	if (arg < 0)
+		return 2;
+	if (job_read(argv[arg], &j, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mwlaunch: %s\n", err);
+		return 2;
+	}
+	if (o.workdir != NULL && strlen(o.workdir) >= sizeof(dir)) {
+		fprintf(stderr, "mwlaunch: --workdir: path too long\n");
+		return 2;
+	}
+	if (o.workdir != NULL)
+		snprintf(dir, sizeof(dir), "%s", o.workdir);
+	else
+		snprintf(dir, sizeof(dir), "%s/mwlaunch.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	if (o.dry_run && o.workdir == NULL)
+		snprintf(dir, sizeof(dir), "WORKDIR");
+	else if (o.workdir != NULL ? mkdir(dir, 0700) < 0 && errno != EEXIST : mkdtemp(dir) == NULL) {
+		fprintf(stderr, "mwlaunch: work directory %s: %s\n", dir, strerror(errno));
+		return 1;
+	}
+	if (!o.dry_run && (rc = write_framework(&j, dir, mwconf, sizeof(mwconf))) < 0)
+		return rc == -2 ? 2 : 1;
+	if (o.dry_run && j.framework[0])
+		snprintf(mwconf, sizeof(mwconf), "%s/mw.conf", dir);
+	else if (o.dry_run)
+		mwconf[0] = '\0';
+	for (unsigned i = 0; i < j.ncl; i++) {
+		snprintf(reports[i], sizeof(reports[i]), "%s/%s.json", dir, j.cl[i].name);
+		if (plan_cluster(&j, i, mwconf[0] ? mwconf : NULL, reports[i], &p[i]) < 0) {
+			fprintf(stderr, "mwlaunch: out of memory\n");
+			return 1;
+		}
+		if (!j.cl[i].main && j.cl[i].deadline > grace)
+			grace = j.cl[i].deadline;
+	}
+	if (o.dry_run) {
+		dry_run(&j, p);
+		return 0;
+	}
+	if (preflight(&j) < 0) {
+		remove_workdir(dir, reports, 0, mwconf);
+		return 1;
+	}
+	pol = (struct run_policy){ .timeout = j.timeout, .grace = grace + GRACE_EXTRA, .quiet = o.quiet,
+				   .continue_on_remote_failure = j.continue_on_remote_failure };
+	t0 = run_now();
+	for (n = 0; n < j.ncl; n++) {
+		c[n] = (struct child){ .name = j.cl[n].name, .main = j.cl[n].main, .fd = { -1, -1 } };
+		if (run_start(&c[n], p[n].argv) < 0)
+			break;
+	}
+	if (n < j.ncl) {
+		/* Half a job is no job: the clusters started go too. */
+		out = RUN_FAILED;
+		run_stop_all(c, n);
+	}
+	rc = run_wait(c, n, &pol);
+	if (out == RUN_OK)
+		out = rc;
+	summary(&j, c, p, reports, out, run_now() - t0, &o);
+	if (o.workdir == NULL && !o.keep)
+		remove_workdir(dir, reports, j.ncl, mwconf);
+	else
+		printf("mwlaunch: reports and configuration kept in %s\n", dir);
+	for (unsigned i = 0; i < j.ncl; i++)
+		plan_free(&p[i]);
+	job_free(&j);
+	return (int)out;
+}
