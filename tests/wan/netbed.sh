@@ -125,7 +125,7 @@ netbed_up() {
 # netbed_down: stops wanemu (its counters land in $NETBED_DIR/stats.json),
 # kills what still runs in the sites and removes them.  Idempotent.
 netbed_down() {
-	local i ns
+	local i ns pids pid
 	if [ -n "$NETBED_PID" ]; then
 		kill "$NETBED_PID" 2> /dev/null
 		wait "$NETBED_PID" 2> /dev/null
@@ -134,8 +134,12 @@ netbed_down() {
 	for i in $(seq 1 "$NETBED_N"); do
 		ns=${NETBED_PREFIX}s$i
 		[ -e "/run/netns/$ns" ] || continue
-		# Only processes inside our own namespaces: nobody else's.
-		ip netns pids "$ns" 2> /dev/null | xargs -r kill -9 2> /dev/null
+		# Only processes inside our own namespaces: nobody else's.  Those
+		# that are our children are reaped here, so that bash does not
+		# report each as "Killed".
+		pids=$(ip netns pids "$ns" 2> /dev/null)
+		[ -n "$pids" ] && kill -9 $pids 2> /dev/null
+		for pid in $pids; do wait "$pid" 2> /dev/null; done
 		ip netns del "$ns" 2> /dev/null
 	done
 	if [ "$NETBED_OWNDIR" = 1 ] && [ "${NETBED_KEEP:-0}" != 1 ] && [ -n "${NETBED_DIR:-}" ]; then
