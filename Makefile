@@ -177,7 +177,7 @@ $(UNIT_ASAN): $(call asan_obj,$(UNIT_SRC) $(MW_PURE_SRC) $(LDSD_SRC) $(filter-ou
 
 # ---- fuzzing (clang libFuzzer) --------------------------------------------
 FUZZ_BIN := $(BUILD)/fuzz/fuzz_wire
-$(FUZZ_BIN): tests/fuzz/fuzz_wire.c ldsd/wire.c ldsd/crc32c.c libclient/clientproto.c
+$(FUZZ_BIN): tests/fuzz/fuzz_wire.c ldsd/wire.c ldsd/crc32c.c libclient/clientproto.c ldsd/execmsg.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang $(CSTD) -g -O1 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined -o $@ $^

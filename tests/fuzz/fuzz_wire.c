@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "ldsd/crc32c.h"
+#include "ldsd/execmsg.h"
 #include "ldsd/wire.h"
 #include "libclient/clientproto.h"
 
@@ -348,11 +349,36 @@ static void fuzz_client(const uint8_t *data, size_t size)
 	free(body);
 }
 
+/* An exec message that decodes re-encodes to the same bytes, and those
+ * decode again. */
+static void fuzz_exec(const uint8_t *data, size_t size)
+{
+	uint8_t *copy = dup_exact(data, size), *enc;
+	struct exec_msg m, m2;
+	size_t n;
+
+	if (exec_decode(copy, size, &m) != 0) {
+		free(copy);
+		return;
+	}
+	n = exec_encode(&m, NULL, 0);
+	CHECK(n == size);
+	enc = malloc(n);
+	CHECK(enc != NULL && exec_encode(&m, enc, n) == n);
+	CHECK(memcmp(enc, data, n) == 0);
+	CHECK(exec_decode(enc, n, &m2) == 0 && m2.type == m.type && m2.job == m.job);
+	exec_msg_free(&m2);
+	exec_msg_free(&m);
+	free(enc);
+	free(copy);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	fuzz_frames(data, size);
 	fuzz_frames_crc_fixed(data, size);
 	fuzz_record(data, size);
 	fuzz_client(data, size);
+	fuzz_exec(data, size);
 	return 0;
 }

@@ -1,0 +1,118 @@
+/*
+ * execmsg.h - messages of the exec service: a peer cluster asks this
+ * gateway to start an MPI job (START), may ask it to stop it (STOP); the
+ * gateway answers STARTED or REFUSED, streams the job's output (OUTPUT)
+ * and ends with its exit status (EXIT).
+ *
+ * They travel as ordinary LDS messages inside the authenticated link,
+ * between the requester's endpoint and the reserved endpoint
+ * "CLUSTER/ldsd.exec" of the gateway that runs the job (ldsd/jobexec.c).
+ * docs/protocol.md ("Exec service") is normative; keep the two in step.
+ *
+ * Pure codecs over byte buffers, like wire.c: no I/O.  The decoder treats
+ * its input as hostile: every count and length is checked against the
+ * bytes present and the limits below before anything is read or
+ * allocated, and strings holding a NUL or a control character are
+ * refused.  All integers are big-endian.
+ */
+#ifndef LDS_EXECMSG_H
+#define LDS_EXECMSG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define EXEC_ENDPOINT      "ldsd.exec"   /* name part of the service's endpoint */
+#define EXEC_RESERVED      "ldsd."       /* endpoint names no client may open */
+#define EXEC_VERSION       1u
+#define EXEC_MAX_MSG       (1u << 20)    /* largest message of any type */
+#define EXEC_MAX_RANKS     4096u
+#define EXEC_MAX_ARGS      64u           /* per rank */
+#define EXEC_MAX_ENV       32u           /* per rank */
+#define EXEC_MAX_STR       4096u         /* program, argument, NAME=VALUE, hosts, hostfile */
+#define EXEC_MAX_FILES     4u
+#define EXEC_MAX_FILE      (64u << 10)   /* bytes of one file sent with START */
+#define EXEC_FILE_NAME_MAX 64u
+#define EXEC_MAX_CHUNK     (16u << 10)   /* bytes of output in one OUTPUT */
+#define EXEC_TEXT_MAX      255u
+
+enum exec_type {
+	EXEC_START = 1,     /* requester -> gateway: run this job */
+	EXEC_STOP,          /* requester -> gateway: stop it (SIGTERM, then SIGKILL) */
+	EXEC_STARTED,       /* gateway -> requester: it runs */
+	EXEC_OUTPUT,        /* gateway -> requester: bytes of its output */
+	EXEC_EXIT,          /* gateway -> requester: it ended; last message of a job */
+	EXEC_REFUSED,       /* gateway -> requester: not started, and why */
+	EXEC_TYPE_MAX
+};
+extern const char *const exec_type_names[EXEC_TYPE_MAX];
+
+enum exec_stream {
+	EXEC_STDOUT = 1,
+	EXEC_STDERR,
+	EXEC_COLLECTED,     /* the file START asked to have sent back */
+	EXEC_STREAM_MAX
+};
+
+/* A file START asks the gateway to write into the job's directory. */
+struct exec_file {
+	const char *name;           /* 1..EXEC_FILE_NAME_MAX bytes */
+	const uint8_t *data;
+	uint32_t len;               /* 0..EXEC_MAX_FILE */
+};
+
+/* One app context of the mpirun command: one rank. */
+struct exec_rank {
+	const char *program;        /* absolute path; must be on the gateway's allow-list */
+	const char **args;
+	unsigned nargs;             /* 0..EXEC_MAX_ARGS */
+	const char **env;           /* "NAME=VALUE" */
+	unsigned nenv;              /* 0..EXEC_MAX_ENV */
+};
+
+struct exec_start {
+	uint32_t timeout;           /* s; 0 = the gateway's limit */
+	const char *hosts;          /* mpirun -H list, or "" */
+	const char *hostfile;       /* mpirun --hostfile on the gateway, or "" */
+	const char *collect;        /* file of the job's directory to send back at the end, or "" */
+	struct exec_file files[EXEC_MAX_FILES];
+	unsigned nfiles;
+	struct exec_rank *ranks;
+	unsigned nranks;            /* 1..EXEC_MAX_RANKS */
+};
+
+struct exec_msg {
+	uint8_t type;               /* enum exec_type */
+	uint32_t job;               /* the requester's number for the job */
+	struct exec_start start;    /* START */
+	uint8_t stream;             /* OUTPUT: enum exec_stream */
+	const uint8_t *data;        /* OUTPUT: 1..EXEC_MAX_CHUNK bytes */
+	uint32_t len;
+	int32_t status;             /* EXIT: >= 0 exit code, < 0 killed by signal -status */
+	int32_t err;                /* REFUSED: a positive errno value */
+	char text[EXEC_TEXT_MAX + 1]; /* STOP, STARTED, EXIT, REFUSED: for people and logs */
+	void *arena;                /* decoder's allocation for START; exec_msg_free() */
+};
+
+/*
+ * Writes m into buf and returns its length, or 0 if a field is out of
+ * range or the message does not fit in cap.  With buf NULL nothing is
+ * written and the length is returned: the size to allocate.
+ */
+size_t exec_encode(const struct exec_msg *m, uint8_t *buf, size_t cap);
+
+/*
+ * Decodes one message.  Returns 0, -EPROTONOSUPPORT (another version),
+ * -EBADMSG (truncated, trailing bytes, a count or length above the limits,
+ * an unknown type or stream, a string with a NUL or control character,
+ * an empty program or file name), or -ENOMEM.  START's strings and
+ * arrays are copied into one allocation (m->arena) that the caller frees
+ * with exec_msg_free(); OUTPUT's data points into buf.
+ */
+int exec_decode(const uint8_t *buf, size_t len, struct exec_msg *m);
+void exec_msg_free(struct exec_msg *m);
+
+/* True if name is a file name START may carry: 1..EXEC_FILE_NAME_MAX of
+ * [A-Za-z0-9._-], not starting with '.'. */
+int exec_file_name_valid(const char *name);
+
+#endif
