@@ -9,9 +9,11 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <libconfig.h>
 #include <limits.h>
 #include <math.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,6 +26,7 @@
 #include <sys/un.h>
 
 #include "config.h"
+#include "execmsg.h"
 #include "libclient/lds.h"
 #include "wire.h"
 
@@ -43,6 +46,8 @@ enum kind {
 	K_BYTES,     /* K_UINT, or a string with a binary suffix ("64M") */
 	K_SECONDS,   /* int or float > 0, stored as double */
 	K_GROUP,     /* group of .sub settings, stored in the same struct */
+	K_OPTGROUP,  /* K_GROUP whose presence is stored as int at .off; printed only if present */
+	K_LIST,      /* [ "...", ... ] of .elem (K_STR or K_NAME): .max rows of .size / .max bytes, count at .count_off */
 	K_PEERS,     /* the peers list */
 };
 
@@ -54,6 +59,8 @@ struct field {
 	unsigned long long min, max;
 	const char *const *words;    /* NULL-terminated */
 	const struct field *sub;
+	enum kind elem;              /* K_LIST: kind of each element */
+	size_t count_off;            /* K_LIST: size_t count of elements */
 	bool required;
 };
 
@@ -92,6 +99,26 @@ static const struct field peer_fields[] = {
 	{ .name = NULL },
 };
 
+#define LIST(type, member, count, ek) \
+	.kind = K_LIST, AT(type, member), .elem = ek, .count_off = offsetof(struct type, count), \
+	.max = sizeof(((struct type *)0)->member) / sizeof(((struct type *)0)->member[0])
+
+static const struct field exec_fields[] = {
+	{ .name = "allow_clusters", LIST(config, exec.allow, exec.nallow, K_NAME), .required = true },
+	{ .name = "programs", LIST(config, exec.programs, exec.nprograms, K_STR), .required = true },
+	{ .name = "mpirun", .kind = K_STR, AT(config, exec.mpirun) },
+	{ .name = "mpirun_args", LIST(config, exec.mpirun_args, exec.nmpirun_args, K_STR) },
+	{ .name = "user", .kind = K_STR, AT(config, exec.user), .required = true },
+	{ .name = "group", .kind = K_STR, AT(config, exec.group) },
+	{ .name = "allow_root", .kind = K_BOOL, AT(config, exec.allow_root) },
+	{ .name = "max_jobs", .kind = K_UINT, AT(config, exec.max_jobs), .min = 1, .max = 1024 },
+	{ .name = "max_ranks", .kind = K_UINT, AT(config, exec.max_ranks), .min = 1, .max = EXEC_MAX_RANKS },
+	{ .name = "max_time", .kind = K_SECONDS, AT(config, exec.max_time) },
+	{ .name = "workdir", .kind = K_STR, AT(config, exec.workdir) },
+	{ .name = "path", .kind = K_STR, AT(config, exec.path) },
+	{ .name = NULL },
+};
+
 static const struct field root_fields[] = {
 	{ .name = "cluster", .kind = K_NAME, AT(config, cluster), .required = true },
 	{ .name = "log_level", .kind = K_WORD, AT(config, log_level), .words = log_levels },
@@ -100,6 +127,7 @@ static const struct field root_fields[] = {
 	{ .name = "clients", .kind = K_GROUP, .sub = client_fields },
 	{ .name = "control_socket", .kind = K_STR, AT(config, control_socket), .max = UNIX_PATH_LEN },
 	{ .name = "peers", .kind = K_PEERS },
+	{ .name = "exec", .kind = K_OPTGROUP, AT(config, exec.enabled), .sub = exec_fields },
 	{ .name = NULL },
 };
 
@@ -492,6 +520,26 @@ static int parse_seconds(struct ctx *c, const config_setting_t *s, void *dst)
 static int parse_group(struct ctx *c, const config_setting_t *g, const struct field *table, void *base);
 static int parse_peers(struct ctx *c, const config_setting_t *s, struct config *cfg);
 
+/* Each element is parsed as a setting of kind f->elem into its row. */
+static int parse_list(struct ctx *c, const config_setting_t *s, const struct field *f, void *base)
+{
+	const struct field row = { .kind = f->elem, .size = f->size / f->max };
+	int n = config_setting_length(s);
+
+	if (!config_setting_is_array(s) && !config_setting_is_list(s))
+		return fail(c, s, NULL, "must be a list of strings [ \"...\", ... ] (got %s)", type_name(s));
+	if (n == 0 && f->required)
+		return fail(c, s, NULL, "must not be empty");
+	if ((unsigned long long)n > f->max)
+		return fail(c, s, NULL, "at most %llu entries (got %d)", f->max, n);
+	for (int i = 0; i < n; i++)
+		if (parse_string(c, config_setting_get_elem(s, (unsigned)i), &row,
+				 (char *)base + f->off + (size_t)i * row.size) < 0)
+			return -1;
+	store_uint((char *)base + f->count_off, sizeof(size_t), (unsigned)n);
+	return 0;
+}
+
 static int parse_setting(struct ctx *c, const config_setting_t *s, const struct field *f, void *base)
 {
 	void *dst = (char *)base + f->off;
@@ -512,9 +560,14 @@ static int parse_setting(struct ctx *c, const config_setting_t *s, const struct 
 	case K_SECONDS:
 		return parse_seconds(c, s, dst);
 	case K_GROUP:
+	case K_OPTGROUP:
 		if (!config_setting_is_group(s))
 			return fail(c, s, NULL, "must be a group { ... } (got %s)", type_name(s));
+		if (f->kind == K_OPTGROUP)
+			store_uint(dst, f->size, 1);
 		return parse_group(c, s, f->sub, base);
+	case K_LIST:
+		return parse_list(c, s, f, base);
 	case K_PEERS:
 		return parse_peers(c, s, base);
 	}
@@ -727,13 +780,127 @@ static int derive_sockets(struct ctx *c, const config_t *lc, struct config *cfg)
 	return 0;
 }
 
+/* ---- the exec service ------------------------------------------------------ */
+
+static void exec_defaults(struct config_exec *x)
+{
+	snprintf(x->mpirun, sizeof(x->mpirun), "/usr/bin/mpirun");
+	snprintf(x->mpirun_args[0], sizeof(x->mpirun_args[0]), "--oversubscribe");
+	x->nmpirun_args = 1;
+	x->max_jobs = 4;
+	x->max_ranks = 64;
+	x->max_time = 86400.0;
+	snprintf(x->workdir, sizeof(x->workdir), "/tmp");
+	snprintf(x->path, sizeof(x->path), "/usr/local/bin:/usr/bin:/bin");
+}
+
+/* An allowed program: resolved once here, so that requests are compared
+ * with (and jobs run) the file the administrator meant, not whatever a
+ * symbolic link points to later. */
+static int check_program(struct ctx *c, const config_setting_t *s, char *path, size_t len)
+{
+	char real[PATH_MAX];
+	struct stat st;
+
+	if (path[0] != '/')
+		return fail(c, s, NULL, "\"%s\" is not an absolute path", path);
+	if (realpath(path, real) == NULL || stat(real, &st) < 0)
+		return fail(c, s, NULL, "%s: %s", path, strerror(errno));
+	if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111))
+		return fail(c, s, NULL, "%s is not an executable file", real);
+	if (st.st_mode & 022)
+		return fail(c, s, NULL, "%s is writable by group or others (mode %04o), so anyone could change "
+			    "what it runs: chmod go-w %s", real, (unsigned)(st.st_mode & 07777), real);
+	if (strlen(real) >= len)
+		return fail(c, s, NULL, "%s: path too long (at most %zu bytes)", real, len - 1);
+	memcpy(path, real, strlen(real) + 1);
+	return 0;
+}
+
+/* Who jobs run as.  A daemon that is not root cannot switch users, so it
+ * can only run jobs as itself. */
+static int check_exec_user(struct ctx *c, const config_setting_t *g, struct config_exec *x)
+{
+	const config_setting_t *us = config_setting_get_member(g, "user");
+	const config_setting_t *gs = config_setting_get_member(g, "group");
+	const struct passwd *pw = getpwnam(x->user);
+	const struct group *gr;
+
+	if (pw == NULL)
+		return fail(c, us, NULL, "no such user \"%s\"", x->user);
+	x->uid = pw->pw_uid;
+	x->gid = pw->pw_gid;
+	if (x->group[0]) {
+		if ((gr = getgrnam(x->group)) == NULL)
+			return fail(c, gs, NULL, "no such group \"%s\"", x->group);
+		x->gid = gr->gr_gid;
+	}
+	if ((x->uid == 0 || x->gid == 0) && !x->allow_root)
+		return fail(c, x->uid == 0 || gs == NULL ? us : gs, NULL, "jobs would run as %s \"%s\" (id 0): "
+			    "name an unprivileged one, or set allow_root = true", x->uid == 0 ? "user" : "group",
+			    x->uid == 0 ? x->user : x->group);
+	if (geteuid() != 0 && x->uid != geteuid())
+		return fail(c, us, NULL, "ldsd runs as uid %u and can start jobs only as itself, not as \"%s\" "
+			    "(uid %u): run ldsd as root, or name its own user", (unsigned)geteuid(), x->user,
+			    (unsigned)x->uid);
+	if (geteuid() != 0 && x->gid != getegid())
+		return fail(c, gs ? gs : us, NULL, "ldsd runs with gid %u and can start jobs only with it, not "
+			    "gid %u: run ldsd as root, or name its own group", (unsigned)getegid(), (unsigned)x->gid);
+	return 0;
+}
+
+static int check_workdir(struct ctx *c, const config_setting_t *g, const struct config_exec *x)
+{
+	const config_setting_t *s = blame(g, "workdir", "user");
+	struct stat st;
+	mode_t need;
+
+	if (x->workdir[0] != '/')
+		return fail(c, s, NULL, "\"%s\" is not an absolute path", x->workdir);
+	if (stat(x->workdir, &st) < 0)
+		return fail(c, s, NULL, "%s: %s", x->workdir, strerror(errno));
+	if (!S_ISDIR(st.st_mode))
+		return fail(c, s, NULL, "%s is not a directory", x->workdir);
+	need = st.st_uid == x->uid ? S_IWUSR | S_IXUSR : st.st_gid == x->gid ? S_IWGRP | S_IXGRP : S_IWOTH | S_IXOTH;
+	if ((st.st_mode & need) != need)
+		return fail(c, s, NULL, "%s is not writable by user %s, who makes the jobs' directories there",
+			    x->workdir, x->user);
+	return 0;
+}
+
+static int check_exec(struct ctx *c, const config_t *lc, struct config *cfg)
+{
+	const config_setting_t *g = config_lookup(lc, "exec");
+	const config_setting_t *list = config_setting_get_member(g, "allow_clusters");
+	struct config_exec *x = &cfg->exec;
+
+	for (size_t i = 0; i < x->nallow; i++)
+		if (config_peer_find(cfg, x->allow[i]) == NULL)
+			return fail(c, config_setting_get_elem(list, (unsigned)i), NULL,
+				    "\"%s\" is not one of this gateway's peers", x->allow[i]);
+	list = config_setting_get_member(g, "programs");
+	for (size_t i = 0; i < x->nprograms; i++)
+		if (check_program(c, config_setting_get_elem(list, (unsigned)i), x->programs[i],
+				  sizeof(x->programs[i])) < 0)
+			return -1;
+	if (x->mpirun[0] != '/' || access(x->mpirun, X_OK) < 0)
+		return fail(c, blame(g, "mpirun", "programs"), NULL, "%s: %s", x->mpirun,
+			    x->mpirun[0] != '/' ? "not an absolute path" : strerror(errno));
+	if (check_exec_user(c, g, x) < 0)
+		return -1;
+	return check_workdir(c, g, x);
+}
+
 static int parse_config(struct ctx *c, const config_t *lc, struct config *cfg)
 {
 	snprintf(cfg->log_level, sizeof(cfg->log_level), "info");
 	cfg->drain_timeout = 10.0;
+	exec_defaults(&cfg->exec);
 	if (parse_group(c, config_root_setting(lc), root_fields, cfg) < 0)
 		return -1;
 	if (check_peer_names(c, lc, cfg) < 0)
+		return -1;
+	if (cfg->exec.enabled && check_exec(c, lc, cfg) < 0)
 		return -1;
 	return derive_sockets(c, lc, cfg);
 }
@@ -881,9 +1048,18 @@ static void print_value(FILE *out, const struct field *f, const void *base, int 
 		print_double(out, d);
 		break;
 	case K_GROUP:
+	case K_OPTGROUP:
 		fputs("{\n", out);
 		print_group(out, f->sub, base, indent + 2);
 		fprintf(out, "%*s}", indent, "");
+		break;
+	case K_LIST:
+		fputc('[', out);
+		for (size_t i = 0; i < load_uint((const char *)base + f->count_off, sizeof(size_t)); i++) {
+			fputs(i ? ", " : " ", out);
+			print_string(out, src + i * (f->size / f->max));
+		}
+		fputs(" ]", out);
 		break;
 	case K_PEERS:
 		print_peers(out, base, indent);
@@ -896,6 +1072,8 @@ static void print_group(FILE *out, const struct field *table, const void *base, 
 	for (const struct field *f = table; f->name; f++) {
 		if (is_string(f->kind) && *((const char *)base + f->off) == '\0')
 			continue;   /* an optional string that is not set */
+		if (f->kind == K_OPTGROUP && load_uint((const char *)base + f->off, f->size) == 0)
+			continue;   /* an optional group that is not there */
 		fprintf(out, "%*s%s = ", indent, "", f->name);
 		print_value(out, f, base, indent);
 		fputs(";\n", out);

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "wire.h"
 
@@ -26,6 +27,9 @@
 #define CONFIG_MAX_STREAMS 64
 #define CONFIG_KEY_MIN 16        /* bytes of secret in a key file */
 #define CONFIG_KEY_MAX 1024
+#define CONFIG_EXEC_MAX_PROGRAMS 32
+#define CONFIG_EXEC_MAX_ARGS 16
+#define CONFIG_USER_MAX 64
 
 enum config_role { CONFIG_ROLE_CONNECT, CONFIG_ROLE_LISTEN };
 
@@ -51,6 +55,36 @@ struct config_peer {
 	int line;                        /* line of the peer's group, for messages */
 };
 
+/*
+ * The exec service (ldsd/jobexec.c): which peers may start MPI jobs here,
+ * which programs, and as whom.  Off unless the file has an exec group.
+ * Loading resolves the allow-list with realpath() (each must be a regular
+ * executable file not writable by group or others), looks up user and
+ * group, and refuses uid 0 without allow_root, and, when the loading
+ * process is not root, any user or group other than its own: such a
+ * daemon can only run jobs as itself.
+ */
+struct config_exec {
+	int enabled;                     /* the file has an exec group */
+	char allow[CONFIG_MAX_PEERS][WIRE_NAME_MAX + 1];   /* allow_clusters: peers whose requests are taken; required */
+	size_t nallow;
+	char programs[CONFIG_EXEC_MAX_PROGRAMS][CONFIG_PATH_MAX];  /* the allow-list, resolved; required */
+	size_t nprograms;
+	char mpirun[CONFIG_PATH_MAX];    /* absolute path; default "/usr/bin/mpirun" */
+	char mpirun_args[CONFIG_EXEC_MAX_ARGS][CONFIG_PATH_MAX];   /* before the ranks; default "--oversubscribe" */
+	size_t nmpirun_args;
+	char user[CONFIG_USER_MAX];      /* jobs run as this user; required */
+	char group[CONFIG_USER_MAX];     /* ...and group; default the user's primary group */
+	uid_t uid;                       /* user and group, resolved */
+	gid_t gid;
+	int allow_root;                  /* user may be uid 0; default false */
+	unsigned max_jobs;               /* running at once, 1..1024; default 4 */
+	unsigned max_ranks;              /* per job, 1..EXEC_MAX_RANKS; default 64 */
+	double max_time;                 /* s a job may run, > 0; default 86400 */
+	char workdir[CONFIG_PATH_MAX];   /* jobs' directories are made in it; default "/tmp" */
+	char path[CONFIG_PATH_MAX];      /* PATH of jobs; default "/usr/local/bin:/usr/bin:/bin" */
+};
+
 struct config {
 	char file[CONFIG_PATH_MAX];      /* the file this came from */
 	char cluster[WIRE_NAME_MAX + 1]; /* this cluster's name; required */
@@ -62,6 +96,7 @@ struct config {
 	double drain_timeout;            /* s, > 0, to wait for unacked data at SIGTERM; default 10 */
 	size_t npeers;
 	struct config_peer peers[CONFIG_MAX_PEERS];
+	struct config_exec exec;
 };
 
 /*
