@@ -12,6 +12,8 @@
 #include <sys/un.h>
 
 #include "clientsrv.h"
+#include "execmsg.h"
+#include "jobexec.h"
 #include "libclient/clientproto.h"
 #include "link.h"
 #include "log.h"
@@ -414,6 +416,11 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 				  m->name);
 		return -1;
 	}
+	if (exec_reserved_name(full)) {
+		client_send_error(c, 0, EACCES, "endpoint names starting with \"%s\" belong to the gateway's services",
+				  EXEC_RESERVED);
+		return -1;
+	}
 	e = ep_find(cs, full);
 	if (e && e->client) {
 		client_send_error(c, 0, EADDRINUSE, "endpoint %s is already open by another process", full);
@@ -462,6 +469,11 @@ static int client_on_send(struct client *c, const struct cp_msg *m)
 	if (strcmp(cluster, cs->d->cfg->cluster) == 0) {
 		struct rb_msg *lm;
 		struct endpoint *e;
+
+		if (exec_reserved_name(m->name)) {
+			client_send_error(c, m->msg_id, EACCES, "%s takes requests from peer gateways only", m->name);
+			return 0;
+		}
 
 		if (m->payload_len > CS_LOCAL_MEMORY / 2) {
 			client_send_error(c, m->msg_id, EMSGSIZE, "message of %u bytes exceeds the local limit of %u",
@@ -701,8 +713,13 @@ static void client_accept(int fd, unsigned events, void *arg)
 
 void clientsrv_deliver(struct clientsrv *cs, struct link *from, struct rb_msg *m)
 {
-	struct endpoint *e = ep_get(cs, m->rec.dst);
+	struct endpoint *e;
 
+	if (exec_reserved_name(m->rec.dst)) {
+		jobexec_request(cs->d->jx, from, m);
+		return;
+	}
+	e = ep_get(cs, m->rec.dst);
 	m->origin = from;
 	if (e == NULL) {
 		log_warnx("out of memory queueing a message for %s: dropped", m->rec.dst);

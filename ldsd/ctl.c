@@ -11,6 +11,7 @@
 #include "clientsrv.h"
 #include "clock.h"
 #include "ctl.h"
+#include "jobexec.h"
 #include "link.h"
 #include "log.h"
 
@@ -41,6 +42,8 @@ static void ctl_status(struct daemon *d, FILE *out, int json)
 		}
 		fputs("],\"clients\":", out);
 		clientsrv_status_json(d->cs, out);
+		fputs(",\"exec\":", out);
+		jobexec_status_json(d->jx, out);
 		fputs("}\n", out);
 		return;
 	}
@@ -49,6 +52,7 @@ static void ctl_status(struct daemon *d, FILE *out, int json)
 	for (size_t i = 0; i < d->nlinks; i++)
 		link_status_text(d->links[i], out);
 	clientsrv_status_text(d->cs, out);
+	jobexec_status_text(d->jx, out);
 }
 
 static void ctl_fault(struct daemon *d, FILE *out, const char *args)

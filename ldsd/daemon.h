@@ -1,8 +1,9 @@
 /*
  * daemon.h - the state one ldsd process shares between its modules.
  *
- * Built by main.c; links (link.c), the client server (clientsrv.c) and the
- * control socket (ctl.c) hold a pointer to it.  Single-threaded.
+ * Built by main.c; links (link.c), the client server (clientsrv.c), the
+ * control socket (ctl.c) and the exec service (jobexec.c) hold a pointer
+ * to it.  Single-threaded.
  */
 #ifndef LDS_DAEMON_H
 #define LDS_DAEMON_H
@@ -16,6 +17,7 @@
 struct link;
 struct clientsrv;
 struct ctl;
+struct jobexec;
 
 #define DAEMON_MAX_LISTENERS CONFIG_MAX_PEERS
 
@@ -40,6 +42,7 @@ struct daemon {
 	size_t nlisteners;
 	struct clientsrv *cs;
 	struct ctl *ctl;
+	struct jobexec *jx;         /* the exec service (jobexec.c) */
 	int draining;               /* SIGTERM seen: finishing unacknowledged data */
 	uint64_t drain_deadline_ns;
 };

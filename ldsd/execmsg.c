@@ -24,6 +24,14 @@ const char *const exec_type_names[EXEC_TYPE_MAX] = {
 
 #define HDR_LEN 6   /* u8 version, u8 type, u32 job */
 
+int exec_reserved_name(const char *endpoint)
+{
+	const char *slash = strchr(endpoint, '/');
+	const char *name = slash ? slash + 1 : endpoint;
+
+	return strncmp(name, EXEC_RESERVED, strlen(EXEC_RESERVED)) == 0;
+}
+
 int exec_file_name_valid(const char *name)
 {
 	size_t n = strlen(name);

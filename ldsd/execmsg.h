@@ -111,6 +111,10 @@ size_t exec_encode(const struct exec_msg *m, uint8_t *buf, size_t cap);
 int exec_decode(const uint8_t *buf, size_t len, struct exec_msg *m);
 void exec_msg_free(struct exec_msg *m);
 
+/* True if endpoint ("cluster/name") names a service of the gateway: its
+ * name part starts with EXEC_RESERVED.  No client may open such a name. */
+int exec_reserved_name(const char *endpoint);
+
 /* True if name is a file name START may carry: 1..EXEC_FILE_NAME_MAX of
  * [A-Za-z0-9._-], not starting with '.'. */
 int exec_file_name_valid(const char *name);

@@ -15,6 +15,7 @@
 #include "clientsrv.h"
 #include "clock.h"
 #include "ctl.h"
+#include "jobexec.h"
 #include "link.h"
 #include "log.h"
 
@@ -46,7 +47,7 @@ static void on_tick(uint64_t now, void *arg)
 		link_tick(d->links[i], now);
 		idle &= link_drained(d->links[i]);
 	}
-	idle &= clientsrv_drained(d->cs);
+	idle &= clientsrv_drained(d->cs) && jobexec_idle(d->jx);
 	link_tick_pending(now, HANDSHAKE_TIMEOUT);
 	if (!d->draining)
 		return;
@@ -93,6 +94,7 @@ static void on_signal(int fd, unsigned events, void *arg)
 		d->draining = 1;
 		d->drain_deadline_ns = clock_now_ns() + (uint64_t)(d->cfg->drain_timeout * 1e9);
 		clientsrv_stop_accepting(d->cs);
+		jobexec_drain(d->jx);
 		for (size_t i = 0; i < d->nlinks; i++)
 			link_drain(d->links[i]);
 	}
@@ -190,6 +192,9 @@ static int setup(struct daemon *d)
 	d->ctl = ctl_new(d);
 	if (d->ctl == NULL)
 		return -1;
+	d->jx = jobexec_new(d);
+	if (d->jx == NULL)
+		return -1;
 	if (start_listeners(d) < 0)
 		return -1;
 	if (evloop_tick_add(d->ev, TICK_MS, on_tick, d) < 0 || evloop_idle_add(d->ev, on_idle, d) < 0)
@@ -201,6 +206,7 @@ static int setup(struct daemon *d)
 
 static void teardown(struct daemon *d)
 {
+	jobexec_free(d->jx);
 	for (size_t i = 0; i < d->nlinks; i++)
 		link_shutdown(d->links[i]);
 	for (size_t i = 0; i < d->nlisteners; i++)

@@ -1,0 +1,720 @@
+/* jobexec.c - the exec service; see jobexec.h. */
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+
+#include "auth.h"
+#include "clock.h"
+#include "jobexec.h"
+#include "jobspawn.h"
+#include "json.h"
+#include "link.h"
+#include "log.h"
+
+#define JX_TICK_MS 100
+#define JX_READS 4                                   /* reads of one pipe per event */
+#define JX_KILL_AFTER_NS (5ull * 1000000000)         /* SIGTERM, then SIGKILL this much later */
+#define JX_LINGER_NS (2ull * 1000000000)             /* output left open after the job ended */
+#define JX_GIVE_UP_NS (60ull * 1000000000)           /* an ended job's messages the link would not take */
+
+enum { J_OUT, J_ERR, J_COLLECT, J_NFD };
+static const uint8_t fd_stream[J_NFD] = { EXEC_STDOUT, EXEC_STDERR, EXEC_COLLECTED };
+
+struct job {
+	struct jobexec *jx;
+	uint64_t seq;                    /* this gateway's number, for logs */
+	struct link *link;               /* the requester's */
+	char requester[WIRE_ENDPOINT_MAX + 1];
+	uint32_t id;                     /* the requester's number */
+	pid_t pid;                       /* supervisor = process group */
+	int fd[J_NFD];                   /* -1 once at EOF */
+	uint8_t *held;                   /* an encoded message the link had no room for */
+	size_t held_len;
+	uint64_t held_ns;                /* since when */
+	uint64_t start_ns, end_ns;       /* end_ns: the time limit */
+	uint64_t kill_ns;                /* SIGKILL due after a stop; 0 none */
+	uint64_t linger_ns;              /* after the end: stop waiting for output EOF */
+	bool stopping, ended, exit_sent;
+	int status;                      /* wait status, once ended */
+	char stop_why[128];
+	char dir[PATH_MAX];
+	uint64_t bytes[J_NFD];
+	struct job *next;
+};
+
+struct jobexec {
+	struct daemon *d;
+	struct job *jobs;
+	unsigned njobs;
+	uint64_t seq, msg_id;
+	int tick;
+	bool draining;
+	uint64_t started, refused, ended;
+};
+
+static void job_watch(struct job *j);
+
+/* ---- sending ---------------------------------------------------------------- */
+
+/* Queues buf from this gateway's exec endpoint to `to` over l.  Returns 0,
+ * -ENOSPC (no room now: try again later), or another error (logged). */
+static int jx_link_send(struct jobexec *jx, struct link *l, const char *to, const uint8_t *buf, size_t n)
+{
+	struct wire_record rec = { .len = (uint32_t)n, .msg_id = ++jx->msg_id };
+	int r;
+
+	snprintf(rec.src, sizeof(rec.src), "%s/%s", jx->d->cfg->cluster, EXEC_ENDPOINT);
+	snprintf(rec.dst, sizeof(rec.dst), "%s", to);
+	/* Client 0 is no client: nobody local hears of its acknowledgement. */
+	r = link_send(l, &rec, buf, 0);
+	if (r < 0 && r != -ENOSPC)
+		log_warnx("exec: cannot send a message of %zu bytes to %s: %s", n, to, strerror(-r));
+	return r;
+}
+
+/* Encodes and sends m.  On -ENOSPC the encoded message is left in *held
+ * (if held is not NULL) for the caller to send later. */
+static int jx_post(struct jobexec *jx, struct link *l, const char *to, const struct exec_msg *m, uint8_t **held,
+		   size_t *held_len)
+{
+	size_t n = exec_encode(m, NULL, 0);
+	uint8_t *buf = n ? malloc(n) : NULL;
+	int r;
+
+	if (buf == NULL || exec_encode(m, buf, n) != n) {
+		log_warnx("exec: cannot encode %s for %s", exec_type_names[m->type], to);
+		free(buf);
+		return -ENOMEM;
+	}
+	r = jx_link_send(jx, l, to, buf, n);
+	if (r == -ENOSPC && held != NULL) {
+		*held = buf;
+		*held_len = n;
+		return r;
+	}
+	free(buf);
+	return r;
+}
+
+static void jx_refuse(struct jobexec *jx, struct link *l, const char *to, uint32_t id, int err, const char *fmt, ...)
+	__attribute__((format(printf, 6, 7)));
+
+/* Every refusal is logged here and told to the requester. */
+static void jx_refuse(struct jobexec *jx, struct link *l, const char *to, uint32_t id, int err, const char *fmt, ...)
+{
+	struct exec_msg m = { .type = EXEC_REFUSED, .job = id, .err = err };
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m.text, sizeof(m.text), fmt, ap);
+	va_end(ap);
+	jx->refused++;
+	log_warnx("exec: refused job %" PRIu32 " of %s (link %s): %s", id, to, link_name(l), m.text);
+	if (jx_post(jx, l, to, &m, NULL, NULL) < 0)
+		log_warnx("exec: could not tell %s of the refusal: the link to %s has no room", to, link_name(l));
+}
+
+/* ---- a job's output ---------------------------------------------------------- */
+
+static void job_close_fd(struct job *j, int s)
+{
+	evloop_unwatch(j->jx->d->ev, j->fd[s]);
+	close(j->fd[s]);
+	j->fd[s] = -1;
+}
+
+/* Bytes of output per OUTPUT: within the link's largest message. */
+static size_t job_chunk(const struct job *j)
+{
+	size_t max = link_max_msg(j->link);
+
+	return max > EXEC_MAX_CHUNK + 64 ? EXEC_MAX_CHUNK : max - 64;
+}
+
+static void job_readable(int fd, unsigned events, void *arg)
+{
+	struct job *j = arg;
+	int s = fd == j->fd[J_OUT] ? J_OUT : fd == j->fd[J_ERR] ? J_ERR : J_COLLECT;
+	uint8_t buf[EXEC_MAX_CHUNK];
+
+	for (int k = 0; k < JX_READS && j->held == NULL; k++) {
+		struct exec_msg m = { .type = EXEC_OUTPUT, .job = j->id, .stream = fd_stream[s], .data = buf };
+		ssize_t n = read(fd, buf, job_chunk(j));
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			job_close_fd(j, s);
+			return;
+		}
+		m.len = (uint32_t)n;
+		j->bytes[s] += (uint64_t)n;
+		if (jx_post(j->jx, j->link, j->requester, &m, &j->held, &j->held_len) == -ENOSPC) {
+			/* Back-pressure: the job's pipes fill and its writes block. */
+			j->held_ns = clock_now_ns();
+			job_watch(j);
+			return;
+		}
+	}
+}
+
+static void job_watch(struct job *j)
+{
+	for (int s = 0; s < J_NFD; s++)
+		if (j->fd[s] >= 0 && evloop_watch(j->jx->d->ev, j->fd[s], j->held ? 0 : EV_READ, job_readable, j) < 0)
+			log_warn("exec: job %" PRIu64 ": cannot watch its output", j->seq);
+}
+
+/* Once per loop round: what the link had no room for goes now if it can. */
+static void jx_idle(void *arg)
+{
+	struct jobexec *jx = arg;
+
+	for (struct job *j = jx->jobs; j; j = j->next) {
+		int r;
+
+		if (j->held == NULL)
+			continue;
+		r = jx_link_send(jx, j->link, j->requester, j->held, j->held_len);
+		if (r == -ENOSPC)
+			continue;
+		free(j->held);
+		j->held = NULL;
+		if (j->ended)
+			j->linger_ns = clock_now_ns() + JX_LINGER_NS;
+		job_watch(j);
+	}
+}
+
+/* ---- a job's life ------------------------------------------------------------- */
+
+static void job_describe(const struct job *j, char *buf, size_t len)
+{
+	if (WIFEXITED(j->status))
+		snprintf(buf, len, "exit %d", WEXITSTATUS(j->status));
+	else
+		snprintf(buf, len, "killed by signal %d", WTERMSIG(j->status));
+}
+
+static void job_stop(struct job *j, const char *why)
+{
+	if (j->ended || j->stopping)
+		return;
+	j->stopping = true;
+	snprintf(j->stop_why, sizeof(j->stop_why), "%s", why);
+	j->kill_ns = clock_now_ns() + JX_KILL_AFTER_NS;
+	log_info("exec: job %" PRIu64 " of %s: stopping (%s): SIGTERM to its processes, SIGKILL in %llu s",
+		 j->seq, j->requester, why, JX_KILL_AFTER_NS / 1000000000);
+	if (kill(-j->pid, SIGTERM) < 0)
+		log_warn("exec: job %" PRIu64 ": kill", j->seq);
+}
+
+/* The supervisor ended?  Peeks first, so that its pid - the group's id -
+ * cannot be reused while what is left of the group is killed. */
+static void job_reap(struct job *j, uint64_t now)
+{
+	siginfo_t si = { 0 };
+	char st[64];
+
+	if (waitid(P_PID, (id_t)j->pid, &si, WEXITED | WNOHANG | WNOWAIT) < 0 || si.si_pid == 0)
+		return;
+	kill(-j->pid, SIGKILL);
+	while (waitpid(j->pid, &j->status, 0) < 0 && errno == EINTR)
+		;
+	j->ended = true;
+	j->linger_ns = now + JX_LINGER_NS;
+	j->jx->ended++;
+	job_describe(j, st, sizeof(st));
+	log_info("exec: job %" PRIu64 " of %s ended after %.1f s: %s%s%s; %" PRIu64 " bytes of output", j->seq,
+		 j->requester, (double)(now - j->start_ns) / 1e9, st, j->stopping ? ", stopped: " : "",
+		 j->stopping ? j->stop_why : "", j->bytes[J_OUT] + j->bytes[J_ERR]);
+}
+
+static void job_send_exit(struct job *j)
+{
+	struct exec_msg m = { .type = EXEC_EXIT, .job = j->id };
+	char st[64];
+
+	job_describe(j, st, sizeof(st));
+	m.status = WIFEXITED(j->status) ? WEXITSTATUS(j->status) : -WTERMSIG(j->status);
+	/* The byte count lets the requester check that nothing was lost. */
+	snprintf(m.text, sizeof(m.text), "%s, %" PRIu64 " bytes of output%s%s", st, j->bytes[J_OUT] + j->bytes[J_ERR],
+		 j->stopping ? ", stopped: " : "", j->stopping ? j->stop_why : "");
+	j->exit_sent = true;
+	if (jx_post(j->jx, j->link, j->requester, &m, &j->held, &j->held_len) == -ENOSPC)
+		j->held_ns = clock_now_ns();
+}
+
+static void job_free(struct job *j)
+{
+	struct jobexec *jx = j->jx;
+
+	for (struct job **pp = &jx->jobs; *pp; pp = &(*pp)->next)
+		if (*pp == j) {
+			*pp = j->next;
+			break;
+		}
+	jx->njobs--;
+	for (int s = 0; s < J_NFD; s++)
+		if (j->fd[s] >= 0)
+			job_close_fd(j, s);
+	if (!j->ended) {
+		kill(-j->pid, SIGKILL);
+		while (waitpid(j->pid, &j->status, 0) < 0 && errno == EINTR)
+			;
+	}
+	free(j->held);
+	free(j);
+}
+
+static void job_tick(struct job *j, uint64_t now)
+{
+	bool open = false;
+
+	if (!j->ended)
+		job_reap(j, now);
+	if (!j->ended) {
+		if (now >= j->end_ns)
+			job_stop(j, "it ran into its time limit");
+		if (j->kill_ns && now >= j->kill_ns) {
+			log_warnx("exec: job %" PRIu64 " of %s did not end within %llu s of SIGTERM: SIGKILL", j->seq,
+				  j->requester, JX_KILL_AFTER_NS / 1000000000);
+			kill(-j->pid, SIGKILL);
+			j->kill_ns = 0;
+		}
+		return;
+	}
+	for (int s = 0; s < J_NFD; s++)
+		open |= j->fd[s] >= 0;
+	if (open && j->held == NULL && now >= j->linger_ns) {
+		log_info("exec: job %" PRIu64 ": something still holds its output %llu s after it ended; not "
+			 "waiting for it", j->seq, JX_LINGER_NS / 1000000000);
+		for (int s = 0; s < J_NFD; s++)
+			if (j->fd[s] >= 0)
+				job_close_fd(j, s);
+		open = false;
+	}
+	if (!open && j->held == NULL && !j->exit_sent)
+		job_send_exit(j);
+	if (j->exit_sent && j->held == NULL) {
+		job_free(j);
+	} else if (j->held != NULL && now - j->held_ns > JX_GIVE_UP_NS) {
+		log_warnx("exec: job %" PRIu64 " ended, but %s took none of its output for %llu s (link down, or "
+			  "nobody reading); its remaining output and exit status are dropped", j->seq, j->requester,
+			  JX_GIVE_UP_NS / 1000000000);
+		job_free(j);
+	}
+}
+
+static void jx_tick(uint64_t now, void *arg)
+{
+	struct jobexec *jx = arg;
+	struct job *next;
+
+	for (struct job *j = jx->jobs; j; j = next) {
+		next = j->next;
+		job_tick(j, now);
+	}
+}
+
+/* ---- requests ----------------------------------------------------------------- */
+
+static int env_name_ok(const char *e)
+{
+	static const char *const prefixes[] = { "MWL_", "MW_", "LDS_" };
+	const char *eq = strchr(e, '=');
+
+	if (eq == NULL)
+		return 0;
+	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+		size_t n = strlen(prefixes[i]);
+
+		if (strncmp(e, prefixes[i], n) == 0 && eq > e + n &&
+		    strspn(e + n, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == (size_t)(eq - e) - n)
+			return 1;
+	}
+	return 0;
+}
+
+static const char *allowed_program(const struct config_exec *x, const char *path)
+{
+	char real[PATH_MAX];
+
+	if (path[0] != '/' || realpath(path, real) == NULL)
+		return NULL;
+	for (size_t i = 0; i < x->nprograms; i++)
+		if (strcmp(x->programs[i], real) == 0)
+			return x->programs[i];
+	return NULL;
+}
+
+int jobexec_check(const struct config_exec *x, const struct exec_start *s, const char **progs, char *why,
+		  size_t len)
+{
+	if (s->nranks > x->max_ranks) {
+		snprintf(why, len, "%u ranks asked for; exec.max_ranks allows %u", s->nranks, x->max_ranks);
+		return -E2BIG;
+	}
+	for (unsigned i = 0; i < s->nranks; i++) {
+		const struct exec_rank *r = &s->ranks[i];
+
+		if ((progs[i] = allowed_program(x, r->program)) == NULL) {
+			snprintf(why, len, "program %s is not on the allow-list (exec.programs)", r->program);
+			return -EACCES;
+		}
+		for (unsigned k = 0; k < r->nargs; k++)
+			if (strcmp(r->args[k], ":") == 0) {
+				snprintf(why, len, "argument \":\" of rank %u would make mpirun start another program", i);
+				return -EINVAL;
+			}
+		for (unsigned k = 0; k < r->nenv; k++)
+			if (!env_name_ok(r->env[k])) {
+				snprintf(why, len, "environment entry \"%.64s\" of rank %u is not allowed: only NAME=VALUE "
+					 "with NAME MWL_*, MW_* or LDS_*", r->env[k], i);
+				return -EPERM;
+			}
+	}
+	if (strspn(s->hosts, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.,:_-") !=
+	    strlen(s->hosts)) {
+		snprintf(why, len, "hosts \"%.64s\" holds characters other than letters, digits and .,:_-", s->hosts);
+		return -EINVAL;
+	}
+	if (s->hostfile[0] && (s->hostfile[0] != '/' || strstr(s->hostfile, "/..") != NULL ||
+			       strspn(s->hostfile, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+						   "0123456789/._-") != strlen(s->hostfile))) {
+		snprintf(why, len, "hostfile \"%.64s\" is not an absolute path of letters, digits and /._- without \"..\"",
+			 s->hostfile);
+		return -EINVAL;
+	}
+	for (unsigned i = 0; i < s->nfiles; i++)
+		for (unsigned k = 0; k < i; k++)
+			if (strcmp(s->files[i].name, s->files[k].name) == 0) {
+				snprintf(why, len, "file %s is sent twice", s->files[i].name);
+				return -EINVAL;
+			}
+	return 0;
+}
+
+char **jobexec_argv(const struct config_exec *x, const struct exec_start *s, const char *const *progs,
+		    const char *socket_env)
+{
+	/* Bounded by the limits: mpirun, its arguments, 4 more, and per rank
+	 * ":", "-np", "1", two words per environment entry plus LDS_SOCKET,
+	 * the program and its arguments. */
+	size_t cap = 1 + x->nmpirun_args + 4 + 1, n = 0;
+	char **v;
+
+	for (unsigned i = 0; i < s->nranks; i++)
+		cap += 3 + 2 * (s->ranks[i].nenv + 1) + 1 + s->ranks[i].nargs;
+	v = calloc(cap, sizeof(*v));
+	if (v == NULL)
+		return NULL;
+	v[n++] = (char *)x->mpirun;
+	for (size_t i = 0; i < x->nmpirun_args; i++)
+		v[n++] = (char *)x->mpirun_args[i];
+	v[n++] = "--tag-output";   /* mwlaunch tags every line with its rank from this */
+	if (s->hosts[0]) {
+		v[n++] = "-H";
+		v[n++] = (char *)s->hosts;
+	}
+	if (s->hostfile[0]) {
+		v[n++] = "--hostfile";
+		v[n++] = (char *)s->hostfile;
+	}
+	for (unsigned i = 0; i < s->nranks; i++) {
+		const struct exec_rank *r = &s->ranks[i];
+		bool has_socket = false;
+
+		if (i > 0)
+			v[n++] = ":";
+		v[n++] = "-np";
+		v[n++] = "1";
+		for (unsigned k = 0; k < r->nenv; k++) {
+			has_socket |= strncmp(r->env[k], "LDS_SOCKET=", 11) == 0;
+			v[n++] = "-x";
+			v[n++] = (char *)r->env[k];
+		}
+		if (!has_socket) {
+			v[n++] = "-x";
+			v[n++] = (char *)socket_env;
+		}
+		v[n++] = (char *)progs[i];
+		for (unsigned k = 0; k < r->nargs; k++)
+			v[n++] = (char *)r->args[k];
+	}
+	v[n] = NULL;
+	return v;
+}
+
+static struct job *jx_find(struct jobexec *jx, const char *requester, uint32_t id)
+{
+	for (struct job *j = jx->jobs; j; j = j->next)
+		if (j->id == id && strcmp(j->requester, requester) == 0)
+			return j;
+	return NULL;
+}
+
+static bool cluster_is(const char *endpoint, const char *cluster)
+{
+	size_t n = strlen(cluster);
+
+	return strncmp(endpoint, cluster, n) == 0 && endpoint[n] == '/';
+}
+
+static bool cluster_allowed(const struct config_exec *x, const char *endpoint)
+{
+	for (size_t i = 0; i < x->nallow; i++)
+		if (cluster_is(endpoint, x->allow[i]))
+			return true;
+	return false;
+}
+
+/* Forks the job; on success it is linked in and watched. */
+static int jx_spawn(struct jobexec *jx, struct job *j, const struct exec_start *s, const char **progs, char *why,
+		    size_t len)
+{
+	const struct config_exec *x = &jx->d->cfg->exec;
+	char e_path[CONFIG_PATH_MAX + 8], e_home[PATH_MAX + 8], e_user[CONFIG_USER_MAX + 8];
+	char e_logname[CONFIG_USER_MAX + 12], e_socket[CONFIG_PATH_MAX + 16];
+	char *envp[] = { e_path, e_home, e_user, e_logname, "OMPI_ALLOW_RUN_AS_ROOT=1",
+			 "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", NULL };
+	struct jobspawn_spec sp = { .x = x, .dir = j->dir, .files = s->files, .nfiles = s->nfiles,
+				    .collect = s->collect, .daemon_cfg = jx->d->cfg, .envp = envp };
+	struct jobspawn_proc p;
+	uint32_t rnd = 0;
+	char **argv;
+	int r;
+
+	auth_random(&rnd, sizeof(rnd));
+	snprintf(j->dir, sizeof(j->dir), "%s/lds-job-%" PRIu64 "-%08" PRIx32, x->workdir, j->seq, rnd);
+	snprintf(e_path, sizeof(e_path), "PATH=%s", x->path);
+	snprintf(e_home, sizeof(e_home), "HOME=%s", j->dir);
+	snprintf(e_user, sizeof(e_user), "USER=%s", x->user);
+	snprintf(e_logname, sizeof(e_logname), "LOGNAME=%s", x->user);
+	snprintf(e_socket, sizeof(e_socket), "LDS_SOCKET=%s", jx->d->cfg->client_socket);
+	if (x->uid != 0)
+		envp[4] = NULL;   /* Open MPI's consent to run as root, only where it does */
+	argv = jobexec_argv(x, s, progs, e_socket);
+	if (argv == NULL) {
+		snprintf(why, len, "out of memory");
+		return -ENOMEM;
+	}
+	sp.argv = argv;
+	r = jobspawn_start(&sp, &p);
+	free(argv);
+	if (r < 0) {
+		snprintf(why, len, "cannot start mpirun: %s", strerror(-r));
+		return r;
+	}
+	j->pid = p.pid;
+	j->fd[J_OUT] = p.out;
+	j->fd[J_ERR] = p.err;
+	j->fd[J_COLLECT] = p.collected;
+	j->next = jx->jobs;
+	jx->jobs = j;
+	jx->njobs++;
+	jx->started++;
+	job_watch(j);
+	return 0;
+}
+
+static void jx_start(struct jobexec *jx, struct link *l, const char *src, const struct exec_msg *m)
+{
+	const struct config_exec *x = &jx->d->cfg->exec;
+	const char **progs = NULL;
+	struct exec_msg ok = { .type = EXEC_STARTED, .job = m->job };
+	struct job *j = NULL;
+	uint64_t now = clock_now_ns();
+	double limit = 0;
+	char why[256];
+	int r;
+
+	if (!x->enabled) {
+		jx_refuse(jx, l, src, m->job, ENOSYS, "the gateway of cluster %s runs no jobs: its %s has no exec group",
+			  jx->d->cfg->cluster, jx->d->cfg->file);
+		return;
+	}
+	if (!cluster_allowed(x, src)) {
+		jx_refuse(jx, l, src, m->job, EPERM, "cluster %s may not start jobs on cluster %s (exec.allow_clusters "
+			  "in %s)", link_name(l), jx->d->cfg->cluster, jx->d->cfg->file);
+		return;
+	}
+	if (jx->draining) {
+		jx_refuse(jx, l, src, m->job, ESHUTDOWN, "the gateway of cluster %s is shutting down",
+			  jx->d->cfg->cluster);
+		return;
+	}
+	if (jx_find(jx, src, m->job)) {
+		jx_refuse(jx, l, src, m->job, EEXIST, "job %" PRIu32 " of %s is already running", m->job, src);
+		return;
+	}
+	if (jx->njobs >= x->max_jobs) {
+		jx_refuse(jx, l, src, m->job, EBUSY, "%u jobs are running, as many as exec.max_jobs allows", jx->njobs);
+		return;
+	}
+	progs = calloc(m->start.nranks, sizeof(*progs));
+	j = calloc(1, sizeof(*j));
+	if (progs == NULL || j == NULL) {
+		snprintf(why, sizeof(why), "out of memory");
+		r = -ENOMEM;
+	} else if ((r = jobexec_check(x, &m->start, progs, why, sizeof(why))) == 0) {
+		*j = (struct job){ .jx = jx, .seq = ++jx->seq, .link = l, .id = m->job, .start_ns = now,
+				   .fd = { -1, -1, -1 } };
+		snprintf(j->requester, sizeof(j->requester), "%s", src);
+		limit = m->start.timeout > 0 && m->start.timeout < x->max_time ? m->start.timeout : x->max_time;
+		j->end_ns = now + (uint64_t)(limit * 1e9);
+		r = jx_spawn(jx, j, &m->start, progs, why, sizeof(why));
+	}
+	free(progs);
+	if (r < 0) {
+		free(j);
+		jx_refuse(jx, l, src, m->job, -r, "%s", why);
+		return;
+	}
+	log_info("exec: job %" PRIu64 " of %s (its job %" PRIu32 "): mpirun pid %d, %u ranks of %s as user %s "
+		 "(uid %u, gid %u) in %s, at most %.0f s", j->seq, src, m->job, (int)j->pid, m->start.nranks,
+		 m->start.ranks[0].program, x->user, (unsigned)x->uid, (unsigned)x->gid, j->dir, limit);
+	snprintf(ok.text, sizeof(ok.text), "job %" PRIu64 " of cluster %s: mpirun pid %d, %u ranks, as user %s",
+		 j->seq, jx->d->cfg->cluster, (int)j->pid, m->start.nranks, x->user);
+	jx_post(jx, l, src, &ok, &j->held, &j->held_len);
+	if (j->held)
+		j->held_ns = now;
+}
+
+static void jx_stop_request(struct jobexec *jx, const char *src, const struct exec_msg *m)
+{
+	struct job *j = jx_find(jx, src, m->job);
+	char why[WIRE_ENDPOINT_MAX + EXEC_TEXT_MAX + 32];
+
+	if (j == NULL) {
+		log_debug("exec: STOP from %s for job %" PRIu32 ", which is not running", src, m->job);
+		return;
+	}
+	snprintf(why, sizeof(why), "asked by %s: %s", src, m->text[0] ? m->text : "no reason given");
+	job_stop(j, why);
+}
+
+void jobexec_request(struct jobexec *jx, struct link *from, struct rb_msg *m)
+{
+	char own[WIRE_ENDPOINT_MAX + 1];
+	struct exec_msg req;
+	int r;
+
+	snprintf(own, sizeof(own), "%s/%s", jx->d->cfg->cluster, EXEC_ENDPOINT);
+	if (!cluster_is(m->rec.src, link_name(from))) {
+		/* A peer speaks only for its own cluster; no answer goes to
+		 * a third cluster through it. */
+		log_warnx("exec: link %s carried a message from %s, which is not of that cluster; dropped, not "
+			  "answered", link_name(from), m->rec.src);
+	} else if (strcmp(m->rec.dst, own) != 0) {
+		log_warnx("exec: message from %s for %s: this gateway has no such service; dropped", m->rec.src,
+			  m->rec.dst);
+	} else if ((r = exec_decode(m->data, m->rec.len, &req)) < 0) {
+		uint32_t id = m->rec.len >= 6 ? (uint32_t)m->data[2] << 24 | (uint32_t)m->data[3] << 16 |
+							(uint32_t)m->data[4] << 8 | m->data[5] : 0;
+
+		jx_refuse(jx, from, m->rec.src, id, -r, "malformed request of %" PRIu32 " bytes (%s)", m->rec.len,
+			  r == -EPROTONOSUPPORT ? "another version of the exec protocol" : strerror(-r));
+	} else {
+		if (req.type == EXEC_START)
+			jx_start(jx, from, m->rec.src, &req);
+		else if (req.type == EXEC_STOP)
+			jx_stop_request(jx, m->rec.src, &req);
+		else
+			log_warnx("exec: %s from %s is not a request; ignored", exec_type_names[req.type], m->rec.src);
+		exec_msg_free(&req);
+	}
+	link_delivered(from, m);
+}
+
+/* ---- the service ----------------------------------------------------------------- */
+
+struct jobexec *jobexec_new(struct daemon *d)
+{
+	struct jobexec *jx = calloc(1, sizeof(*jx));
+
+	if (jx == NULL) {
+		log_warn("exec service");
+		return NULL;
+	}
+	jx->d = d;
+	if ((jx->tick = evloop_tick_add(d->ev, JX_TICK_MS, jx_tick, jx)) < 0 ||
+	    evloop_idle_add(d->ev, jx_idle, jx) < 0) {
+		log_warnx("exec service: cannot set up its timers");
+		free(jx);
+		return NULL;
+	}
+	if (d->cfg->exec.enabled)
+		log_info("exec service on %s/%s: jobs of %zu programs for %zu clusters, as user %s", d->cfg->cluster,
+			 EXEC_ENDPOINT, d->cfg->exec.nprograms, d->cfg->exec.nallow, d->cfg->exec.user);
+	return jx;
+}
+
+void jobexec_free(struct jobexec *jx)
+{
+	if (jx == NULL)
+		return;
+	while (jx->jobs) {
+		if (!jx->jobs->ended)
+			log_warnx("exec: job %" PRIu64 " of %s still runs at exit: killed", jx->jobs->seq,
+				  jx->jobs->requester);
+		job_free(jx->jobs);
+	}
+	evloop_tick_del(jx->d->ev, jx->tick);
+	free(jx);
+}
+
+void jobexec_drain(struct jobexec *jx)
+{
+	jx->draining = true;
+	for (struct job *j = jx->jobs; j; j = j->next)
+		job_stop(j, "the gateway is shutting down");
+}
+
+int jobexec_idle(const struct jobexec *jx)
+{
+	return jx->jobs == NULL;
+}
+
+static const char *job_state(const struct job *j)
+{
+	return j->ended ? "ended" : j->stopping ? "stopping" : "running";
+}
+
+void jobexec_status_json(const struct jobexec *jx, FILE *out)
+{
+	uint64_t now = clock_now_ns();
+
+	fprintf(out, "{\"enabled\":%s,\"running\":%u,\"started\":%" PRIu64 ",\"refused\":%" PRIu64
+		",\"ended\":%" PRIu64 ",\"jobs\":[", jx->d->cfg->exec.enabled ? "true" : "false", jx->njobs,
+		jx->started, jx->refused, jx->ended);
+	for (const struct job *j = jx->jobs; j; j = j->next) {
+		fprintf(out, "%s{\"job\":%" PRIu64 ",\"requester\":", j == jx->jobs ? "" : ",", j->seq);
+		json_str(out, j->requester);
+		fprintf(out, ",\"id\":%" PRIu32 ",\"pid\":%d,\"state\":\"%s\",\"seconds\":%.1f,\"output_bytes\":%" PRIu64
+			",\"waiting_for_link\":%s}", j->id, (int)j->pid, job_state(j), (double)(now - j->start_ns) / 1e9,
+			j->bytes[J_OUT] + j->bytes[J_ERR], j->held ? "true" : "false");
+	}
+	fputs("]}", out);
+}
+
+void jobexec_status_text(const struct jobexec *jx, FILE *out)
+{
+	if (!jx->d->cfg->exec.enabled)
+		return;
+	fprintf(out, "exec service: %u jobs, %" PRIu64 " started, %" PRIu64 " refused\n", jx->njobs, jx->started,
+		jx->refused);
+	for (const struct job *j = jx->jobs; j; j = j->next)
+		fprintf(out, "  job %-4" PRIu64 " %-32s pid %-7d %-8s %" PRIu64 " bytes out%s\n", j->seq, j->requester,
+			(int)j->pid, job_state(j), j->bytes[J_OUT] + j->bytes[J_ERR],
+			j->held ? ", waiting for the link" : "");
+}
