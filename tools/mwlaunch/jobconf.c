@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ldsd/execmsg.h"
 #include "tools/mwlaunch/jobconf.h"
 
 struct reader {
@@ -151,20 +152,34 @@ static int framework(struct reader *r, const config_setting_t *root, struct job 
 
 static int cluster(struct reader *r, const config_setting_t *g, struct job_cluster *c)
 {
-	static const char *const known[] = { "name", "main", "hosts", "hostfile", "workers", "socket", "grain",
-					     "prefetch", "deadline", NULL };
+	static const char *const known[] = { "name", "main", "start", "hosts", "hostfile", "workers", "socket",
+					     "grain", "prefetch", "deadline", NULL };
 	double workers = 1, grain = 1, prefetch = 64, deadline = 60;
+	char start[16] = "";
 
 	if (!config_setting_is_group(g))
 		return bad(r, g, "clusters", "every entry is a group { name = ...; ... }");
 	if (only(r, g, "a cluster", known) < 0 || str(r, g, "name", true, c->name, sizeof(c->name)) < 0 ||
-	    boolean(r, g, "main", &c->main) < 0 || str(r, g, "hosts", false, c->hosts, sizeof(c->hosts)) < 0 ||
+	    boolean(r, g, "main", &c->main) < 0 || str(r, g, "start", false, start, sizeof(start)) < 0 ||
+	    str(r, g, "hosts", false, c->hosts, sizeof(c->hosts)) < 0 ||
 	    str(r, g, "hostfile", false, c->hostfile, sizeof(c->hostfile)) < 0 ||
 	    num(r, g, "workers", 0, 4096, true, &workers) < 0 ||
-	    str(r, g, "socket", true, c->socket, sizeof(c->socket)) < 0 ||
 	    num(r, g, "grain", 1, 65536, true, &grain) < 0 || num(r, g, "prefetch", 1, 4096, true, &prefetch) < 0 ||
 	    num(r, g, "deadline", 0.1, 1e6, false, &deadline) < 0)
 		return -1;
+	/* A remote cluster is started through its gateway unless the job
+	 * file says it can be reached from here. */
+	if (start[0] && strcmp(start, "local") != 0 && strcmp(start, "gateway") != 0)
+		return bad(r, config_setting_get_member(g, "start"), "start", "expected \"local\" or \"gateway\"");
+	c->gateway = c->main ? false : strcmp(start, "local") != 0;
+	if (c->main && strcmp(start, "gateway") == 0)
+		return bad(r, config_setting_get_member(g, "start"), "start",
+			   "the main cluster runs where mwlaunch runs: start = \"local\"");
+	if (str(r, g, "socket", !c->gateway, c->socket, sizeof(c->socket)) < 0)
+		return -1;
+	if (c->gateway && workers > EXEC_MAX_RANKS - 2)
+		return bad(r, config_setting_get_member(g, "workers"), "workers",
+			   "a cluster started through its gateway has at most 4094 workers");
 	if (strchr(c->name, '/') != NULL || strchr(c->name, ' ') != NULL)
 		return bad(r, config_setting_get_member(g, "name"), "name", "a cluster name has no '/' or spaces");
 	if (c->hosts[0] && c->hostfile[0])
@@ -208,6 +223,19 @@ static int clusters(struct reader *r, const config_setting_t *root, struct job *
 	}
 	if (nmain != 1)
 		return bad(r, l, "main", "exactly one cluster must have main = true");
+	for (unsigned i = 0; i < j->ncl; i++) {
+		if (!j->cl[i].gateway)
+			continue;
+		/* The gateway's allow-list names absolute paths; a request
+		 * carries at most EXEC_MAX_ARGS arguments per rank, two of
+		 * which may be the sub-master's --json REPORT. */
+		if (j->program[0] != '/')
+			return bad(r, config_setting_get_elem(l, i), "start", "a cluster started through its gateway "
+				   "needs an absolute application.program (its gateway's exec.programs lists it)");
+		if (j->nargs > (int)EXEC_MAX_ARGS - 2)
+			return bad(r, config_setting_get_elem(l, i), "start", "a cluster started through its gateway "
+				   "takes at most 62 application.args");
+	}
 	return 0;
 }
 

@@ -19,7 +19,9 @@ struct job_cluster {
 	char hosts[1024];          /* -H list, or "" */
 	char hostfile[1024];       /* --hostfile, or "" */
 	unsigned workers;
-	char socket[1024];         /* its gateway's client socket */
+	bool gateway;              /* start = "gateway": its gateway runs its mpirun */
+	char socket[1024];         /* its gateway's client socket; through a gateway: where
+				    * its ranks find it there, "" = the gateway's own */
 	unsigned grain;            /* remote: fine tasks per inter-cluster task */
 	unsigned prefetch;         /* remote: its main-side CM's queue depth */
 	double deadline;           /* remote: longest wait for its goodbye, s */

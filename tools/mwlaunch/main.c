@@ -15,6 +15,7 @@
 
 #include "launcher/mw_config.h"
 #include "ldsd/json.h"
+#include "tools/mwlaunch/gwstart.h"
 #include "tools/mwlaunch/jobconf.h"
 #include "tools/mwlaunch/plan.h"
 #include "tools/mwlaunch/run.h"
@@ -78,7 +79,7 @@ static int preflight(const struct job *j)
 		return -1;
 	}
 	for (unsigned i = 0; i < j->ncl; i++)
-		if (stat(j->cl[i].socket, &st) != 0 || !S_ISSOCK(st.st_mode)) {
+		if (!j->cl[i].gateway && (stat(j->cl[i].socket, &st) != 0 || !S_ISSOCK(st.st_mode))) {
 			fprintf(stderr, "mwlaunch: cluster %s: no gateway socket at %s (%s): start that cluster's "
 				"ldsd, or fix its socket in %s\n", j->cl[i].name, j->cl[i].socket,
 				errno && stat(j->cl[i].socket, &st) != 0 ? strerror(errno) : "not a socket", j->path);
@@ -89,19 +90,28 @@ static int preflight(const struct job *j)
 
 static void dry_run(const struct job *j, struct plan *p)
 {
-	printf("# mwlaunch --dry-run %s: %u clusters, main %s; every cluster starts here, on this machine\n"
-	       "# (starting a remote cluster through its gateway is not done yet; docs/mwlaunch.md)\n",
-	       j->path, j->ncl, j->cl[j->main].name);
+	const char *main_sock = j->cl[j->main].socket;
+
+	printf("# mwlaunch --dry-run %s: %u clusters, main %s\n", j->path, j->ncl, j->cl[j->main].name);
 	for (unsigned i = 0; i < j->ncl; i++) {
 		const struct job_cluster *c = &j->cl[i];
+		const char *where = c->hosts[0] ? c->hosts : c->hostfile[0] ? c->hostfile : NULL;
 
-		printf("\ncluster %s (%s): %u ranks on %s, gateway %s", c->name, c->main ? "main" : "remote",
-		       p[i].nranks, c->hosts[0] ? c->hosts : c->hostfile[0] ? c->hostfile : "this machine", c->socket);
+		printf("\ncluster %s (%s): %u ranks on %s", c->name, c->main ? "main" : "remote", p[i].nranks,
+		       where ? where : c->gateway ? "its gateway's node" : "this machine");
 		if (!c->main)
 			printf(", grain %u, prefetch %u, deadline %g s", c->grain, c->prefetch, c->deadline);
-		printf("\n");
+		if (c->gateway)
+			printf("\n  started by its gateway: the request goes through %s (ldsd of %s) to %s/%s, which "
+			       "runs it as its exec.user, with its exec.mpirun and exec.mpirun_args in front; files "
+			       "sent: %s; sent back: %s\n", main_sock, j->cl[j->main].name, c->name, EXEC_ENDPOINT,
+			       j->framework[0] ? PLAN_GW_CONFIG : "none", PLAN_GW_REPORT);
+		else
+			printf("\n  started here; its gateway: %s\n", c->socket);
 		for (unsigned r = 0; r < p[i].nranks; r++)
-			printf("  rank %u: %s\n", r, p[i].roles[r]);
+			printf("  rank %u: %s\n", r, p[i].ranks[r].role);
+		if (c->gateway)
+			printf("  via gateway %s: ", c->name);
 		plan_print(&p[i], stdout);
 	}
 }
@@ -188,6 +198,23 @@ static int parse(int argc, char **argv, struct opts *o)
 	return optind;
 }
 
+/* Starts cluster i here, or asks its gateway to. */
+static int start_cluster(const struct job *j, unsigned i, struct plan *p, struct gw *gw, struct child *c,
+			 const char *report)
+{
+	struct exec_start req;
+
+	*c = (struct child){ .name = j->cl[i].name, .main = j->cl[i].main, .fd = { -1, -1 }, .job = i + 1,
+			     .report = report };
+	if (!j->cl[i].gateway)
+		return run_start(c, p->argv);
+	if (plan_request(j, p, j->framework, &req) < 0) {
+		fprintf(stderr, "mwlaunch: out of memory\n");
+		return -1;
+	}
+	return gw_start(gw, c, &req, j->link_timeout);
+}
+
 static void remove_workdir(const char *dir, char reports[][PATH_MAX], unsigned n, const char *mwconf)
 {
 	for (unsigned i = 0; i < n; i++)
@@ -203,6 +230,7 @@ int main(int argc, char **argv)
 	static struct plan p[JOB_MAX_CLUSTERS];
 	static struct child c[JOB_MAX_CLUSTERS];
 	static char reports[JOB_MAX_CLUSTERS][PATH_MAX];
+	struct gw *gw = NULL;
 	char err[2048], dir[2048], mwconf[PATH_MAX];
 	struct opts o = { 0 };
 	struct run_policy pol;
@@ -254,14 +282,18 @@ int main(int argc, char **argv)
 		remove_workdir(dir, reports, 0, mwconf);
 		return 1;
 	}
+	for (unsigned i = 0; i < j.ncl && gw == NULL; i++)
+		if (j.cl[i].gateway && (gw = gw_open(j.cl[j.main].socket, err, sizeof(err))) == NULL) {
+			fprintf(stderr, "mwlaunch: %s\n", err);
+			remove_workdir(dir, reports, 0, mwconf);
+			return 1;
+		}
 	pol = (struct run_policy){ .timeout = j.timeout, .grace = grace + GRACE_EXTRA, .quiet = o.quiet,
-				   .continue_on_remote_failure = j.continue_on_remote_failure };
+				   .continue_on_remote_failure = j.continue_on_remote_failure, .gw = gw };
 	t0 = run_now();
-	for (n = 0; n < j.ncl; n++) {
-		c[n] = (struct child){ .name = j.cl[n].name, .main = j.cl[n].main, .fd = { -1, -1 } };
-		if (run_start(&c[n], p[n].argv) < 0)
+	for (n = 0; n < j.ncl; n++)
+		if (start_cluster(&j, n, &p[n], gw, &c[n], reports[n]) < 0)
 			break;
-	}
 	if (n < j.ncl) {
 		/* Half a job is no job: the clusters started go too. */
 		out = RUN_FAILED;
@@ -277,6 +309,7 @@ int main(int argc, char **argv)
 		printf("mwlaunch: reports and configuration kept in %s\n", dir);
 	for (unsigned i = 0; i < j.ncl; i++)
 		plan_free(&p[i]);
+	gw_close(gw);
 	job_free(&j);
 	return (int)out;
 }

@@ -1,103 +1,121 @@
-/* plan.c - one cluster's mpirun command line. */
+/* plan.c - one cluster's ranks, and its mpirun command line or gateway request. */
+#include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "tools/mwlaunch/plan.h"
 
-/* Appends one argument; out of memory sets p->failed, checked once at
- * the end, so that building reads as the command it builds. */
+static char *vformat(struct plan *p, const char *fmt, va_list ap)
+{
+	char *s;
+
+	if (p->failed)
+		return NULL;
+	if (vasprintf(&s, fmt, ap) < 0) {
+		p->failed = true;
+		return NULL;
+	}
+	return s;
+}
+
+/* Appends one argument to the command line; out of memory sets
+ * p->failed, checked once at the end, so that building reads as the
+ * command it builds. */
 static void add(struct plan *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void add(struct plan *p, const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
 
-	if (p->failed)
-		return;
-	if (p->argc + 2 > p->cap) {
+	if (!p->failed && p->argc + 2 > p->cap) {
 		int cap = p->cap ? p->cap * 2 : 64;
 		char **v = realloc(p->argv, (size_t)cap * sizeof(*v));
 
-		if (v == NULL) {
+		if (v == NULL)
 			p->failed = true;
-			return;
+		else {
+			p->argv = v;
+			p->cap = cap;
 		}
-		p->argv = v;
-		p->cap = cap;
 	}
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
+	s = vformat(p, fmt, ap);
 	va_end(ap);
-	if (s == NULL) {
-		p->failed = true;
+	if (s == NULL)
 		return;
-	}
 	p->argv[p->argc++] = s;
 	p->argv[p->argc] = NULL;
 }
 
-/* -x NAME=VALUE */
-static void env(struct plan *p, const char *name, const char *value)
+/* NAME=VALUE into rank r's environment. */
+static void env(struct plan *p, struct plan_rank *r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void env(struct plan *p, struct plan_rank *r, const char *fmt, ...)
 {
-	add(p, "-x");
-	add(p, "%s=%s", name, value);
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = vformat(p, fmt, ap);
+	va_end(ap);
+	if (s != NULL)
+		r->env[r->nenv++] = s;
 }
 
-static void env_u(struct plan *p, const char *name, double value)
+static void arg(struct plan *p, struct plan_rank *r, const char *a)
 {
-	char v[32];
+	char *s = p->failed ? NULL : strdup(a);
 
-	snprintf(v, sizeof(v), "%g", value);
-	env(p, name, v);
+	if (s == NULL)
+		p->failed = true;
+	else
+		r->args[r->nargs++] = s;
 }
 
-/* One app context: a rank with its role. */
+/* One rank with its role.  A main-side CM serves peer; the remote
+ * cluster's entry says how the link between them is used. */
 static void rank(const struct job *j, unsigned c, const char *role, const struct job_cluster *peer,
 		 const char *mw_config, const char *report, struct plan *p)
 {
 	const struct job_cluster *cl = &j->cl[c];
+	struct plan_rank *r = &p->ranks[p->nranks];
 
-	if (p->nranks > 0)
-		add(p, ":");
-	p->roles[p->nranks] = role;
-	add(p, "-np");
-	add(p, "1");
-	env(p, "MWL_ROLE", role);
-	env(p, "MWL_CLUSTER", cl->name);
-	env_u(p, "MWL_RANK", p->nranks);
-	env(p, "LDS_SOCKET", cl->socket);
+	r->role = role;
+	env(p, r, "MWL_ROLE=%s", role);
+	env(p, r, "MWL_CLUSTER=%s", cl->name);
+	env(p, r, "MWL_RANK=%u", p->nranks);
+	if (cl->socket[0])
+		env(p, r, "LDS_SOCKET=%s", cl->socket);
 	if (mw_config != NULL)
-		env(p, "MW_CONFIG", mw_config);
+		env(p, r, "MW_CONFIG=%s", mw_config);
 	if (strcmp(role, "cm") == 0) {
-		/* A main-side CM serves peer; the remote cluster's entry says
-		 * how the link between them is used. */
 		if (peer != NULL) {
-			env(p, "MWL_REMOTE", peer->name);
-			env_u(p, "MWL_GRAIN", peer->grain);
-			env_u(p, "MWL_PREFETCH", peer->prefetch);
+			env(p, r, "MWL_REMOTE=%s", peer->name);
+			env(p, r, "MWL_GRAIN=%u", peer->grain);
+			env(p, r, "MWL_PREFETCH=%u", peer->prefetch);
 		}
-		env_u(p, "MWL_LINK_TIMEOUT", j->link_timeout);
-		env_u(p, "MWL_DEADLINE", (peer ? peer : cl)->deadline);
+		env(p, r, "MWL_LINK_TIMEOUT=%g", j->link_timeout);
+		env(p, r, "MWL_DEADLINE=%g", (peer ? peer : cl)->deadline);
 	}
-	add(p, "%s", j->program);
 	for (int i = 0; i < j->nargs; i++)
-		add(p, "%s", j->args[i]);
+		arg(p, r, j->args[i]);
 	if (report != NULL && (strcmp(role, "master") == 0 || strcmp(role, "submaster") == 0)) {
-		add(p, "--json");
-		add(p, "%s", report);
+		arg(p, r, "--json");
+		arg(p, r, report);
 	}
 	p->nranks++;
 }
 
-int plan_cluster(const struct job *j, unsigned c, const char *mw_config, const char *report, struct plan *p)
+/* The command line.  Through a gateway it shows what the gateway will
+ * run: its own mpirun and options (exec.mpirun, exec.mpirun_args) come
+ * in front instead of the job file's. */
+static void command(const struct job *j, struct plan *p)
 {
-	const struct job_cluster *cl = &j->cl[c];
+	const struct job_cluster *cl = p->cl;
 
-	memset(p, 0, sizeof(*p));
-	add(p, "%s", j->mpirun);
-	add(p, "--oversubscribe");
+	add(p, "%s", cl->gateway ? "mpirun" : j->mpirun);
+	if (!cl->gateway)
+		add(p, "--oversubscribe");
 	add(p, "--tag-output");
 	if (cl->hosts[0]) {
 		add(p, "-H");
@@ -107,8 +125,37 @@ int plan_cluster(const struct job *j, unsigned c, const char *mw_config, const c
 		add(p, "--hostfile");
 		add(p, "%s", cl->hostfile);
 	}
-	for (int i = 0; i < j->nmpirun_args; i++)
+	for (int i = 0; !cl->gateway && i < j->nmpirun_args; i++)
 		add(p, "%s", j->mpirun_args[i]);
+	for (unsigned r = 0; r < p->nranks; r++) {
+		if (r > 0)
+			add(p, ":");
+		add(p, "-np");
+		add(p, "1");
+		for (unsigned k = 0; k < p->ranks[r].nenv; k++) {
+			add(p, "-x");
+			add(p, "%s", p->ranks[r].env[k]);
+		}
+		add(p, "%s", j->program);
+		for (unsigned k = 0; k < p->ranks[r].nargs; k++)
+			add(p, "%s", p->ranks[r].args[k]);
+	}
+}
+
+int plan_cluster(const struct job *j, unsigned c, const char *mw_config, const char *report, struct plan *p)
+{
+	const struct job_cluster *cl = &j->cl[c];
+	unsigned n = cl->main ? 1 + cl->workers + (j->ncl - 1) : 2 + cl->workers;
+
+	memset(p, 0, sizeof(*p));
+	p->cl = cl;
+	p->ranks = calloc(n, sizeof(*p->ranks));
+	if (p->ranks == NULL)
+		return -1;
+	if (cl->gateway) {
+		mw_config = mw_config ? PLAN_GW_CONFIG : NULL;
+		report = PLAN_GW_REPORT;
+	}
 	if (cl->main) {
 		rank(j, c, "master", NULL, mw_config, report, p);
 		for (unsigned w = 0; w < cl->workers; w++)
@@ -122,13 +169,46 @@ int plan_cluster(const struct job *j, unsigned c, const char *mw_config, const c
 		for (unsigned w = 0; w < cl->workers; w++)
 			rank(j, c, "worker", NULL, mw_config, report, p);
 	}
+	command(j, p);
 	return p->failed ? -1 : 0;
+}
+
+int plan_request(const struct job *j, struct plan *p, const char *framework, struct exec_start *req)
+{
+	memset(req, 0, sizeof(*req));
+	p->xranks = calloc(p->nranks, sizeof(*p->xranks));
+	if (p->xranks == NULL)
+		return -1;
+	/* Whole seconds, rounded up: the gateway stops it no earlier than we would. */
+	req->timeout = (uint32_t)ceil(j->timeout);
+	req->hosts = p->cl->hosts;
+	req->hostfile = p->cl->hostfile;
+	req->collect = PLAN_GW_REPORT;
+	if (framework != NULL && framework[0]) {
+		req->files[0] = (struct exec_file){ PLAN_GW_CONFIG, (const uint8_t *)framework, (uint32_t)strlen(framework) };
+		req->nfiles = 1;
+	}
+	for (unsigned r = 0; r < p->nranks; r++)
+		p->xranks[r] = (struct exec_rank){ .program = j->program, .args = (const char **)p->ranks[r].args,
+						   .nargs = p->ranks[r].nargs, .env = (const char **)p->ranks[r].env,
+						   .nenv = p->ranks[r].nenv };
+	req->ranks = p->xranks;
+	req->nranks = p->nranks;
+	return 0;
 }
 
 void plan_free(struct plan *p)
 {
 	for (int i = 0; i < p->argc; i++)
 		free(p->argv[i]);
+	for (unsigned r = 0; p->ranks && r < p->nranks; r++) {
+		for (unsigned k = 0; k < p->ranks[r].nenv; k++)
+			free(p->ranks[r].env[k]);
+		for (unsigned k = 0; k < p->ranks[r].nargs; k++)
+			free(p->ranks[r].args[k]);
+	}
+	free(p->ranks);
+	free(p->xranks);
 	free(p->argv);
 	memset(p, 0, sizeof(*p));
 }

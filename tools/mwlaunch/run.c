@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "tools/mwlaunch/gwstart.h"
 #include "tools/mwlaunch/run.h"
 
 #define KILL_AFTER 5.0          /* s between SIGTERM and SIGKILL */
@@ -82,23 +83,11 @@ static void emit(const struct child *c, int stream, const char *line, size_t n)
 	fflush(out);
 }
 
-/* Reads what is there; whole lines are emitted, a full buffer too. */
-static void drain(struct child *c, int s)
+/* len[s] bytes in buf[s]: whole lines are emitted, a full buffer too. */
+static void take_lines(struct child *c, int s)
 {
-	ssize_t got = read(c->fd[s], c->buf[s] + c->len[s], sizeof(c->buf[s]) - 1 - c->len[s]);
 	char *nl;
 
-	if (got <= 0) {
-		if (got < 0 && (errno == EINTR || errno == EAGAIN))
-			return;
-		if (c->len[s] > 0)
-			emit(c, s, c->buf[s], c->len[s]);
-		c->len[s] = 0;
-		close(c->fd[s]);
-		c->fd[s] = -1;
-		return;
-	}
-	c->len[s] += (size_t)got;
 	while ((nl = memchr(c->buf[s], '\n', c->len[s])) != NULL) {
 		size_t n = (size_t)(nl - c->buf[s]);
 
@@ -112,9 +101,55 @@ static void drain(struct child *c, int s)
 	}
 }
 
+void run_feed_end(struct child *c, int s)
+{
+	if (c->len[s] > 0)
+		emit(c, s, c->buf[s], c->len[s]);
+	c->len[s] = 0;
+}
+
+void run_feed(struct child *c, int s, const void *data, size_t len)
+{
+	const char *p = data;
+
+	while (len > 0) {
+		size_t n = sizeof(c->buf[s]) - 1 - c->len[s];
+
+		if (n > len)
+			n = len;
+		memcpy(c->buf[s] + c->len[s], p, n);
+		c->len[s] += n;
+		p += n;
+		len -= n;
+		take_lines(c, s);
+	}
+}
+
+/* Reads what is there from a local mpirun. */
+static void drain(struct child *c, int s)
+{
+	ssize_t got = read(c->fd[s], c->buf[s] + c->len[s], sizeof(c->buf[s]) - 1 - c->len[s]);
+
+	if (got <= 0) {
+		if (got < 0 && (errno == EINTR || errno == EAGAIN))
+			return;
+		run_feed_end(c, s);
+		close(c->fd[s]);
+		c->fd[s] = -1;
+		return;
+	}
+	c->len[s] += (size_t)got;
+	take_lines(c, s);
+}
+
 static void stop(struct child *c, int sig)
 {
-	if (!c->done && c->pid > 0) {
+	if (c->done)
+		return;
+	if (c->gw != NULL) {
+		gw_stop(c->gw, c, sig == SIGKILL ? "still running 5 s after the first stop" : "the job is ending");
+		c->stopped = true;
+	} else if (c->pid > 0) {
 		kill(-c->pid, sig);
 		c->stopped = true;
 	}
@@ -128,7 +163,9 @@ void run_stop_all(struct child *c, unsigned n)
 
 const char *run_status_text(const struct child *c, char *buf, size_t len)
 {
-	if (!c->done)
+	if (c->done && c->why[0])
+		snprintf(buf, len, "%s", c->why);
+	else if (!c->done)
 		snprintf(buf, len, "running");
 	else if (WIFEXITED(c->status))
 		snprintf(buf, len, "exit %d", WEXITSTATUS(c->status));
@@ -139,7 +176,15 @@ const char *run_status_text(const struct child *c, char *buf, size_t len)
 
 static bool failed(const struct child *c)
 {
-	return !WIFEXITED(c->status) || WEXITSTATUS(c->status) != 0;
+	return c->why[0] || !WIFEXITED(c->status) || WEXITSTATUS(c->status) != 0;
+}
+
+/* Has child c ended since the last look? */
+static bool reaped(struct child *c)
+{
+	if (c->gw != NULL)
+		return c->exited;
+	return waitpid(c->pid, &c->status, WNOHANG) == c->pid;
 }
 
 /* A child ended: what it means for the job.  Returns the new outcome. */
@@ -179,7 +224,7 @@ enum run_outcome run_wait(struct child *c, unsigned n, const struct run_policy *
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	for (;;) {
-		struct pollfd p[2 * 16];
+		struct pollfd p[2 * 16 + 1];
 		struct child *owner[2 * 16];
 		int streams[2 * 16], np = 0;
 		double t = run_now();
@@ -193,12 +238,20 @@ enum run_outcome run_wait(struct child *c, unsigned n, const struct run_policy *
 				}
 		if (running == 0 && (np == 0 || t - last_exit > DRAIN))
 			break;
-		if (poll(p, (nfds_t)np, 200) > 0)
+		/* The gateway's messages last: they are not output to wait for. */
+		if (pol->gw != NULL)
+			p[np] = (struct pollfd){ .fd = gw_fd(pol->gw), .events = POLLIN };
+		if (poll(p, (nfds_t)np + (pol->gw != NULL), 200) > 0) {
 			for (int k = 0; k < np; k++)
 				if (p[k].revents)
 					drain(owner[k], streams[k]);
+			if (pol->gw != NULL && p[np].revents)
+				gw_process(pol->gw, c, n);
+		}
+		if (pol->gw != NULL)
+			gw_tick(pol->gw, c, n, run_now());
 		for (unsigned i = 0; i < n; i++) {
-			if (c[i].done || waitpid(c[i].pid, &c[i].status, WNOHANG) != c[i].pid)
+			if (c[i].done || !reaped(&c[i]))
 				continue;
 			c[i].done = true;
 			c[i].t_end = last_exit = run_now();
