@@ -6,22 +6,25 @@ CLUSTERS=(clusterA clusterB clusterC clusterD)
 
 # star_conf N STREAMS: the gateways' configurations.  clusterA connects to
 # each other cluster K, which listens on PORT+K at ${ADDR_<name>:-GW_ADDR}.
+# EXEC_<name> is added to that cluster's file (its exec group), PEERS_<name>
+# to its peers list, PEER_EXTRA to every peer group on both sides.
 star_conf() {
-	local n=$1 streams=$2 peers="" name addr
+	local n=$1 streams=$2 peers="" name addr exec more
 	[ -e "$T/key" ] || make_key "$T/key"
 	for ((k = 1; k < n; k++)); do
 		name=${CLUSTERS[$k]}
-		eval "addr=\${ADDR_$name:-$GW_ADDR}"
+		eval "addr=\${ADDR_$name:-$GW_ADDR} exec=\${EXEC_$name:-} more=\${PEERS_$name:-}"
 		cat > "$T/$name.conf" <<EOC
 cluster = "$name";
 clients = { socket = "$T/$name.sock"; };
 control_socket = "$T/$name.ctl";
 drain_timeout = 5.0;
 peers = ( { cluster = "clusterA"; role = "listen"; address = "$addr"; port = $((PORT + k));
-            streams = $streams; key_file = "$T/key"; } );
+            streams = $streams; key_file = "$T/key"; ${PEER_EXTRA:-} } ${more:+, $more} );
+$exec
 EOC
 		peers="$peers${peers:+,} { cluster = \"$name\"; role = \"connect\"; address = \"$addr\";
-            port = $((PORT + k)); streams = $streams; key_file = \"${KEYFILE:-$T/key}\"; }"
+            port = $((PORT + k)); streams = $streams; key_file = \"${KEYFILE:-$T/key}\"; ${PEER_EXTRA:-} }"
 	done
 	cat > "$T/clusterA.conf" <<EOC
 cluster = "clusterA";
@@ -41,7 +44,8 @@ star_clusters() {
 }
 
 # write_job N "APP-ARGS" [EXTRA-JOB-SETTINGS]: $T/job.conf for mw_matmul
-# over the star; WORKERS (per cluster), GRAIN, PREFETCH, DEADLINE tune it.
+# (or APP) over the star; WORKERS (per cluster), GRAIN, PREFETCH, DEADLINE
+# tune it, START says how remote clusters start ("local" unless set).
 write_job() {
 	local n=$1 args="" a cl=""
 	for a in $2; do args="$args${args:+, }\"$a\""; done
@@ -50,11 +54,12 @@ write_job() {
 			cl="{ name = \"clusterA\"; main = true; workers = ${WORKERS:-1}; socket = \"$T/clusterA.sock\"; }"
 		else
 			cl="$cl, { name = \"${CLUSTERS[$k]}\"; workers = ${WORKERS:-1}; socket = \"$T/${CLUSTERS[$k]}.sock\";
-			   grain = ${GRAIN:-4}; prefetch = ${PREFETCH:-32}; deadline = ${DEADLINE:-10.0}; }"
+			   start = \"${START:-local}\"; grain = ${GRAIN:-4}; prefetch = ${PREFETCH:-32};
+			   deadline = ${DEADLINE:-10.0}; }"
 		fi
 	done
 	cat > "$T/job.conf" <<EOC
-application = { program = "$MWBIN/mw_matmul"; args = [ $args ]; };
+application = { program = "${APP:-$MWBIN/mw_matmul}"; args = [ $args ]; };
 framework = { StatisticsInterval = 1.0; IdleSleepMax = 0.002; };
 timeout = ${JOB_TIMEOUT:-120.0};
 link_timeout = ${LINK_TIMEOUT:-20.0};
@@ -86,4 +91,29 @@ check_job() {
 # cm_done NAME: tasks the master counted as done by NAME's CM.
 cm_done() {
 	jq --arg h "cm:$1" '.clusters[0].report.workers[] | select(.host == $h) | .done' "$T/job.json"
+}
+
+# exec_group USER PROGRAM...: an exec group that lets clusterA start those
+# programs as USER (for EXEC_<name>).
+exec_group() {
+	local user=$1 progs="" p
+	shift
+	for p in "$@"; do progs="$progs${progs:+, }\"$p\""; done
+	echo "exec = { allow_clusters = [ \"clusterA\" ]; programs = [ $progs ]; user = \"$user\"; max_time = 120.0; };"
+}
+
+# job_user: who gateway-started jobs run as: as root the unprivileged
+# "nobody", otherwise ourselves (a daemon that is not root can only run
+# jobs as itself).  Prints the name; returns 1 when root has no nobody.
+job_user() {
+	if [ "$(id -u)" != 0 ]; then id -un; return 0; fi
+	id nobody > /dev/null 2>&1 && echo nobody
+}
+
+# job_app DIR: the programs a gateway job runs, where its unprivileged
+# user can reach them (our test directory is root's, mode 0700): copies of
+# mw_matmul in DIR, opened to others, as is $T for the gateways' sockets.
+job_app() {
+	mkdir -p "$1" && cp "$MWBIN/mw_matmul" "$1/" && chmod 755 "$1" "$1/mw_matmul" && chmod 711 "$T" ||
+		fail "cannot set up $1"
 }
