@@ -9,6 +9,7 @@
 #include <check.h>
 #include <ftw.h>
 #include <limits.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -673,6 +674,156 @@ START_TEST(test_small_err_buffer)
 }
 END_TEST
 
+/* ---- the exec group ------------------------------------------------------------ */
+
+/* A user this process may run jobs as: not root, and, when we are not
+ * root, ourselves. */
+static const char *job_user(void)
+{
+	return geteuid() == 0 ? "nobody" : getpwuid(geteuid())->pw_name;
+}
+
+/* The exec group on line 1 of conf(), from a format with one %s, the user. */
+static const char *exec_conf(const char *fmt)
+{
+	static char line[1024];
+
+	snprintf(line, sizeof(line), fmt, job_user());
+	return root_conf(NULL, line);
+}
+
+#define PROGS "programs = [ \"/usr/bin/id\" ]; "
+#define ALLOW "allow_clusters = [ \"clusterB\" ]; "
+#define USER "user = \"%s\"; "
+
+START_TEST(test_exec_defaults)
+{
+	char real[PATH_MAX];
+
+	expect_ok(root_conf(NULL, NULL));
+	ck_assert_int_eq(cfg.exec.enabled, 0);
+	expect_ok(exec_conf("exec = { " ALLOW USER "programs = [ \"/usr/bin/id\", \"/bin/true\" ]; };"));
+	ck_assert_int_eq(cfg.exec.enabled, 1);
+	ck_assert_uint_eq(cfg.exec.nallow, 1);
+	ck_assert_str_eq(cfg.exec.allow[0], "clusterB");
+	ck_assert_uint_eq(cfg.exec.nprograms, 2);
+	ck_assert_ptr_nonnull(realpath("/bin/true", real));
+	ck_assert_str_eq(cfg.exec.programs[1], real);   /* resolved */
+	ck_assert_str_eq(cfg.exec.mpirun, "/usr/bin/mpirun");
+	ck_assert_uint_eq(cfg.exec.nmpirun_args, 1);
+	ck_assert_str_eq(cfg.exec.mpirun_args[0], "--oversubscribe");
+	ck_assert_uint_eq(cfg.exec.uid, getpwnam(job_user())->pw_uid);
+	ck_assert_uint_eq(cfg.exec.gid, getpwnam(job_user())->pw_gid);
+	ck_assert_uint_eq(cfg.exec.max_jobs, 4);
+	ck_assert_uint_eq(cfg.exec.max_ranks, 64);
+	ck_assert(cfg.exec.max_time == 86400.0);
+	ck_assert_str_eq(cfg.exec.workdir, "/tmp");
+	ck_assert_int_eq(cfg.exec.allow_root, 0);
+	expect_ok(exec_conf("exec = { " ALLOW PROGS USER "mpirun_args = [ ]; max_ranks = 4096; };"));
+	ck_assert_uint_eq(cfg.exec.nmpirun_args, 0);
+	ck_assert_uint_eq(cfg.exec.max_ranks, 4096);
+}
+END_TEST
+
+static const struct bad bad_exec[] = {
+	{ NULL, "exec = 1;", "exec", "must be a group" },
+	{ NULL, "exec = { " PROGS USER "};", "exec.allow_clusters", "required setting missing" },
+	{ NULL, "exec = { " ALLOW USER "};", "exec.programs", "required setting missing" },
+	{ NULL, "exec = { " ALLOW PROGS "};", "exec.user", "required setting missing" },
+	{ NULL, "exec = { allow_clusters = [ ]; " PROGS USER "};", "exec.allow_clusters", "must not be empty" },
+	{ NULL, "exec = { allow_clusters = [ \"clusterZ\" ]; " PROGS USER "};", "exec.allow_clusters.[0]",
+	  "\"clusterZ\" is not one of this gateway's peers" },
+	{ NULL, "exec = { allow_clusters = [ \"a/b\" ]; " PROGS USER "};", "exec.allow_clusters.[0]",
+	  "not a valid cluster name" },
+	{ NULL, "exec = { " ALLOW "programs = \"/usr/bin/id\"; " USER "};", "exec.programs", "must be a list of strings" },
+	{ NULL, "exec = { " ALLOW "programs = [ 1 ]; " USER "};", "exec.programs.[0]", "must be a string (got an integer)" },
+	{ NULL, "exec = { " ALLOW "programs = [ \"id\" ]; " USER "};", "exec.programs.[0]", "\"id\" is not an absolute path" },
+	{ NULL, "exec = { " ALLOW "programs = [ \"/usr/bin/id\", \"/no/such/prog\" ]; " USER "};", "exec.programs.[1]",
+	  "/no/such/prog: No such file or directory" },
+	{ NULL, "exec = { " ALLOW "programs = [ \"/etc/passwd\" ]; " USER "};", "exec.programs.[0]",
+	  "/etc/passwd is not an executable file" },
+	{ NULL, "exec = { " ALLOW PROGS "user = \"no-such-user-lds\"; };", "exec.user", "no such user \"no-such-user-lds\"" },
+	{ NULL, "exec = { " ALLOW PROGS USER "group = \"no-such-group-lds\"; };", "exec.group",
+	  "no such group \"no-such-group-lds\"" },
+	{ NULL, "exec = { " ALLOW PROGS "user = \"root\"; };", "exec.user",
+	  "jobs would run as user \"root\" (id 0): name an unprivileged one, or set allow_root = true" },
+	{ NULL, "exec = { " ALLOW PROGS USER "mpirun = \"mpirun\"; };", "exec.mpirun", "mpirun: not an absolute path" },
+	{ NULL, "exec = { " ALLOW PROGS USER "mpirun = \"/no/mpirun\"; };", "exec.mpirun", "No such file or directory" },
+	{ NULL, "exec = { " ALLOW PROGS USER "workdir = \"/etc/passwd\"; };", "exec.workdir", "is not a directory" },
+	{ NULL, "exec = { " ALLOW PROGS USER "workdir = \"tmp\"; };", "exec.workdir", "is not an absolute path" },
+	{ NULL, "exec = { " ALLOW PROGS USER "max_ranks = 0; };", "exec.max_ranks", "must be 1..4096 (got 0)" },
+	{ NULL, "exec = { " ALLOW PROGS USER "max_jobs = 2000; };", "exec.max_jobs", "must be 1..1024 (got 2000)" },
+	{ NULL, "exec = { " ALLOW PROGS USER "max_time = 0; };", "exec.max_time", "positive number of seconds" },
+	{ NULL, "exec = { " ALLOW PROGS USER "programz = 1; };", "exec.programz", "did you mean \"programs\"?" },
+	{ NULL, "exec = { " ALLOW PROGS USER "mpirun_args = [ \"\" ]; };", "exec.mpirun_args.[0]", "must not be empty" },
+};
+
+START_TEST(test_bad_exec)
+{
+	expect_error(exec_conf(bad_exec[_i].line), ROOT_LINE, bad_exec[_i].setting, bad_exec[_i].msg);
+}
+END_TEST
+
+/* Anyone who may change an allowed program could run anything. */
+START_TEST(test_exec_program_writable)
+{
+	char line[PATH_MAX + 256];
+
+	write_file("w.sh", "#!/bin/sh\n", 0775);
+	snprintf(line, sizeof(line), "exec = { " ALLOW "programs = [ \"%s/w.sh\" ]; user = \"%s\"; };", dir,
+		 job_user());
+	expect_error(root_conf(NULL, line), ROOT_LINE, "exec.programs.[0]", "is writable by group or others (mode 0775)");
+	write_file("w.sh", "#!/bin/sh\n", 0755);
+	expect_ok(root_conf(NULL, line));
+}
+END_TEST
+
+/* A daemon that is not root can start jobs only as itself.  Checked by
+ * becoming nobody in this forked test, when we are root. */
+START_TEST(test_exec_not_root)
+{
+	const struct passwd *pw = getpwnam("nobody");
+	char key[PATH_MAX + 16];
+
+	if (geteuid() != 0 || pw == NULL || (getenv("CK_FORK") && strcmp(getenv("CK_FORK"), "no") == 0))
+		return;
+	snprintf(key, sizeof(key), "%s/k.key", dir);
+	ck_assert_int_eq(chown(dir, pw->pw_uid, pw->pw_gid), 0);
+	ck_assert_int_eq(chown(key, pw->pw_uid, pw->pw_gid), 0);
+	ck_assert_int_eq(setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid), 0);
+	ck_assert_int_eq(setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid), 0);
+	expect_error(root_conf(NULL, "exec = { " ALLOW PROGS "user = \"root\"; allow_root = true; };"), ROOT_LINE,
+		     "exec.user", "can start jobs only as itself, not as \"root\" (uid 0): run ldsd as root");
+	expect_ok(root_conf(NULL, "exec = { " ALLOW PROGS "user = \"nobody\"; };"));
+}
+END_TEST
+
+START_TEST(test_exec_print_round_trip)
+{
+	static struct config again;
+	char printed[PATH_MAX + 16];
+	char *first, *second;
+
+	expect_ok(exec_conf("exec = { " ALLOW PROGS USER "mpirun_args = [ \"--mca\", \"btl\", \"self,tcp\" ]; "
+			    "max_jobs = 2; };"));
+	first = print_to_string(&cfg);
+	ck_assert_msg(strstr(first, "mpirun_args = [ \"--mca\", \"btl\", \"self,tcp\" ];") != NULL, "%s", first);
+	write_file("printed.conf", first, 0600);
+	snprintf(printed, sizeof(printed), "%s/printed.conf", dir);
+	ck_assert_msg(config_load(printed, &again, err, sizeof(err)) == 0, "%s\n%s", err, first);
+	second = print_to_string(&again);
+	ck_assert_str_eq(strchr(first, '\n'), strchr(second, '\n'));
+	ck_assert_uint_eq(again.exec.max_jobs, 2);
+	free(first);
+	free(second);
+	/* Without an exec group none is printed. */
+	expect_ok(root_conf(NULL, NULL));
+	first = print_to_string(&cfg);
+	ck_assert_msg(strstr(first, "exec") == NULL, "%s", first);
+	free(first);
+}
+END_TEST
+
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 Suite *make_config_suite(void)
@@ -703,6 +854,11 @@ Suite *make_config_suite(void)
 	tcase_add_test(tc, test_key_relative_to_config);
 	tcase_add_test(tc, test_print_round_trip);
 	tcase_add_test(tc, test_small_err_buffer);
+	tcase_add_test(tc, test_exec_defaults);
+	tcase_add_loop_test(tc, test_bad_exec, 0, N(bad_exec));
+	tcase_add_test(tc, test_exec_program_writable);
+	tcase_add_test(tc, test_exec_not_root);
+	tcase_add_test(tc, test_exec_print_round_trip);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -17,5 +17,6 @@ Suite *make_mw_sched_suite(void);
 Suite *make_mw_journal_suite(void);
 Suite *make_mw_misc_suite(void);
 Suite *make_execmsg_suite(void);
+Suite *make_jobexec_suite(void);
 
 #endif

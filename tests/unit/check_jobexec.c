@@ -1,0 +1,203 @@
+/* check_jobexec.c - the exec service's checks on a request and the mpirun
+ * command line it builds (ldsd/jobexec.c: jobexec_check, jobexec_argv). */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ldsd/jobexec.h"
+#include "suites.h"
+
+static struct config_exec x;
+static char link_path[64];
+
+static void setup(void)
+{
+	memset(&x, 0, sizeof(x));
+	ck_assert_ptr_nonnull(realpath("/usr/bin/id", x.programs[0]));
+	ck_assert_ptr_nonnull(realpath("/bin/true", x.programs[1]));
+	x.nprograms = 2;
+	strcpy(x.mpirun, "/usr/bin/mpirun");
+	strcpy(x.mpirun_args[0], "--oversubscribe");
+	x.nmpirun_args = 1;
+	x.max_ranks = 4;
+	/* A symbolic link to a program that is not allowed. */
+	snprintf(link_path, sizeof(link_path), "/tmp/lds-jobexec-%d", (int)getpid());
+	unlink(link_path);
+	ck_assert_int_eq(symlink("/bin/sh", link_path), 0);
+}
+
+static void teardown(void)
+{
+	unlink(link_path);
+}
+
+static const char *args[] = { "-n", "64" };
+static const char *env[] = { "MWL_ROLE=worker", "MW_CONFIG=mw.conf", "LDS_SOCKET=/run/lds/b.sock" };
+
+struct req {
+	struct exec_rank ranks[5];
+	struct exec_start s;
+	const char *progs[5];
+	char why[256];
+};
+
+/* Two ranks of /usr/bin/id with arguments and environment. */
+static void sample(struct req *q)
+{
+	memset(q, 0, sizeof(*q));
+	q->ranks[0] = (struct exec_rank){ "/usr/bin/id", args, 2, env, 3 };
+	q->ranks[1] = (struct exec_rank){ "/usr/bin/id", NULL, 0, env, 1 };
+	q->s = (struct exec_start){ .hosts = "", .hostfile = "", .collect = "", .ranks = q->ranks, .nranks = 2 };
+}
+
+static int check(struct req *q)
+{
+	return jobexec_check(&x, &q->s, q->progs, q->why, sizeof(q->why));
+}
+
+START_TEST(test_ok)
+{
+	struct req q;
+
+	sample(&q);
+	ck_assert_msg(check(&q) == 0, "%s", q.why);
+	ck_assert_ptr_eq(q.progs[0], x.programs[0]);   /* the allow-list entry is what runs */
+	/* Another path to the same file is the same program. */
+	q.ranks[1].program = "/usr/bin/../bin/true";
+	ck_assert_msg(check(&q) == 0, "%s", q.why);
+	ck_assert_ptr_eq(q.progs[1], x.programs[1]);
+	q.s.hosts = "b01,b02:4,node-3.example.org";
+	q.s.hostfile = "/etc/lds/clusterB.hosts";
+	ck_assert_msg(check(&q) == 0, "%s", q.why);
+}
+END_TEST
+
+static const struct {
+	const char *program;  /* replaces rank 1's */
+	const char *env;      /* replaces rank 0's first entry */
+	const char *arg;      /* replaces rank 0's first argument */
+	const char *hosts, *hostfile;
+	int err;
+	const char *why;
+} bad[] = {
+	{ "/bin/sh", NULL, NULL, NULL, NULL, -EACCES, "program /bin/sh is not on the allow-list" },
+	{ "id", NULL, NULL, NULL, NULL, -EACCES, "program id is not on the allow-list" },
+	{ "/no/such/program", NULL, NULL, NULL, NULL, -EACCES, "not on the allow-list" },
+	{ NULL, "PATH=/tmp", NULL, NULL, NULL, -EPERM, "\"PATH=/tmp\" of rank 0 is not allowed" },
+	{ NULL, "LD_PRELOAD=/tmp/x.so", NULL, NULL, NULL, -EPERM, "is not allowed" },
+	{ NULL, "MWL_=x", NULL, NULL, NULL, -EPERM, "is not allowed" },
+	{ NULL, "mwl_role=x", NULL, NULL, NULL, -EPERM, "is not allowed" },
+	{ NULL, "MWL_ROLE", NULL, NULL, NULL, -EPERM, "is not allowed" },
+	{ NULL, "MWL_A-B=1", NULL, NULL, NULL, -EPERM, "is not allowed" },
+	{ NULL, "OMPI_MCA_plm_rsh_agent=/bin/sh", NULL, NULL, NULL, -EPERM, "is not allowed" },
+	{ NULL, NULL, ":", NULL, NULL, -EINVAL, "argument \":\" of rank 0 would make mpirun start another program" },
+	{ NULL, NULL, NULL, "b01 b02", NULL, -EINVAL, "hosts \"b01 b02\"" },
+	{ NULL, NULL, NULL, "b01;touch x", NULL, -EINVAL, "hosts" },
+	{ NULL, NULL, NULL, NULL, "hosts", -EINVAL, "hostfile \"hosts\" is not an absolute path" },
+	{ NULL, NULL, NULL, NULL, "/etc/../root/h", -EINVAL, "without \"..\"" },
+	{ NULL, NULL, NULL, NULL, "/etc/h osts", -EINVAL, "hostfile" },
+};
+
+START_TEST(test_bad)
+{
+	static const char *env1[3], *args1[2];
+	struct req q;
+
+	sample(&q);
+	memcpy(env1, env, sizeof(env));
+	memcpy(args1, args, sizeof(args));
+	q.ranks[0].env = env1;
+	q.ranks[0].args = args1;
+	if (bad[_i].program)
+		q.ranks[1].program = bad[_i].program;
+	if (bad[_i].env)
+		env1[0] = bad[_i].env;
+	if (bad[_i].arg)
+		args1[0] = bad[_i].arg;
+	if (bad[_i].hosts)
+		q.s.hosts = bad[_i].hosts;
+	if (bad[_i].hostfile)
+		q.s.hostfile = bad[_i].hostfile;
+	ck_assert_int_eq(check(&q), bad[_i].err);
+	ck_assert_msg(strstr(q.why, bad[_i].why) != NULL, "\"%s\" lacks \"%s\"", q.why, bad[_i].why);
+}
+END_TEST
+
+/* A symbolic link to a program not on the list is judged by its target. */
+START_TEST(test_symlink)
+{
+	struct req q;
+
+	sample(&q);
+	q.ranks[0].program = link_path;
+	ck_assert_int_eq(check(&q), -EACCES);
+	ck_assert_msg(strstr(q.why, link_path) != NULL, "%s", q.why);
+}
+END_TEST
+
+START_TEST(test_limits)
+{
+	struct req q;
+
+	sample(&q);
+	for (int i = 0; i < 5; i++)
+		q.ranks[i] = q.ranks[0];
+	q.s.nranks = 5;
+	ck_assert_int_eq(check(&q), -E2BIG);
+	ck_assert_msg(strstr(q.why, "5 ranks asked for; exec.max_ranks allows 4") != NULL, "%s", q.why);
+	q.s.nranks = 4;
+	ck_assert_int_eq(check(&q), 0);
+	q.s.files[0] = (struct exec_file){ "mw.conf", NULL, 0 };
+	q.s.files[1] = (struct exec_file){ "mw.conf", NULL, 0 };
+	q.s.nfiles = 2;
+	ck_assert_int_eq(check(&q), -EINVAL);
+	ck_assert_msg(strstr(q.why, "file mw.conf is sent twice") != NULL, "%s", q.why);
+}
+END_TEST
+
+/* The command line: the gateway's mpirun and options, --tag-output,
+ * hosts, then each rank with LDS_SOCKET added where it has none. */
+START_TEST(test_argv)
+{
+	static const char *const want[] = {
+		"/usr/bin/mpirun", "--oversubscribe", "--tag-output", "-H", "b01,b02",
+		"-np", "1", "-x", "MWL_ROLE=worker", "-x", "MW_CONFIG=mw.conf", "-x", "LDS_SOCKET=/run/lds/b.sock",
+		NULL, "-n", "64", ":",
+		"-np", "1", "-x", "MWL_ROLE=worker", "-x", "LDS_SOCKET=/run/lds/own.sock", NULL,
+	};
+	struct req q;
+	char **v;
+	size_t i;
+
+	sample(&q);
+	q.s.hosts = "b01,b02";
+	ck_assert_int_eq(check(&q), 0);
+	v = jobexec_argv(&x, &q.s, q.progs, "LDS_SOCKET=/run/lds/own.sock");
+	ck_assert_ptr_nonnull(v);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		const char *w = want[i] ? want[i] : x.programs[0];
+
+		ck_assert_ptr_nonnull(v[i]);
+		ck_assert_str_eq(v[i], w);
+	}
+	ck_assert_ptr_null(v[i]);
+	free(v);
+}
+END_TEST
+
+Suite *make_jobexec_suite(void)
+{
+	Suite *s = suite_create("jobexec");
+	TCase *tc = tcase_create("requests");
+
+	tcase_add_checked_fixture(tc, setup, teardown);
+	tcase_add_test(tc, test_ok);
+	tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof(bad) / sizeof(bad[0])));
+	tcase_add_test(tc, test_symlink);
+	tcase_add_test(tc, test_limits);
+	tcase_add_test(tc, test_argv);
+	suite_add_tcase(s, tc);
+	return s;
+}
