@@ -99,7 +99,7 @@ exec_group() {
 	local user=$1 progs="" p
 	shift
 	for p in "$@"; do progs="$progs${progs:+, }\"$p\""; done
-	echo "exec = { allow_clusters = [ \"clusterA\" ]; programs = [ $progs ]; user = \"$user\"; max_time = 120.0; };"
+	echo "exec = { allow_clusters = [ \"clusterA\" ]; programs = [ $progs ]; user = \"$user\"; max_time = 600.0; };"
 }
 
 # job_user: who gateway-started jobs run as: as root the unprivileged
