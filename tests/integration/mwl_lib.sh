@@ -74,6 +74,15 @@ mwlaunch_job() {
 	timeout 200 "$BIN/mwlaunch" -j "$T/job.json" "$@" "$T/job.conf" > "$T/out" 2>&1
 }
 
+# mwlaunch_timed: mwlaunch_job with its exit status in rc and its
+# duration in secs.
+mwlaunch_timed() {
+	local start
+	start=$(date +%s)
+	mwlaunch_job; rc=$?
+	secs=$(( $(date +%s) - start ))
+}
+
 # check_job N: the product was verified by the master, every cluster ended
 # well, the master joined every task once, and every remote cluster
 # computed a share (its CM's results came from its workers).

@@ -18,9 +18,7 @@ make_key "$T/key"; make_key "$T/other"
 KEYFILE=$T/other star_conf 2 2
 start_ldsd clusterB; start_ldsd clusterA
 LINK_TIMEOUT=4 write_job 2 "-n 128 -b 32 --verify"
-start=$(date +%s)
-mwlaunch_job; rc=$?
-secs=$(( $(date +%s) - start ))
+mwlaunch_timed
 [ "$rc" = 1 ] || fail "wrong key: exit $rc, expected 1: $(tail -20 "$T/out")"
 grep -q "no answer from clusterB/cm through the gateway within 4 s" "$T/out" ||
 	fail "wrong key: no clear error: $(tail -30 "$T/out")"

@@ -103,9 +103,7 @@ grep -q "^ERROR clusterB/ldsd.exec takes requests from peer gateways only" "$T/x
 # another path), and a cluster that does not take clusterA's jobs.
 cp "$APPDIR/mw_matmul" "$APPDIR/mw_other"
 START=gateway APP=$APPDIR/mw_other write_job 2 "-n 128 -b 32"
-start=$(date +%s)
-mwlaunch_job; rc=$?
-secs=$(( $(date +%s) - start ))
+mwlaunch_timed
 [ "$rc" = 1 ] || fail "program off the allow-list: exit $rc: $(tail -20 "$T/out")"
 grep -q "^mwlaunch: cluster clusterB: its gateway refused to start it: program $APPDIR/mw_other is not on the allow-list" "$T/out" ||
 	fail "no clear refusal: $(tail -20 "$T/out")"

@@ -616,12 +616,27 @@ static char *print_to_string(const struct config *c)
 	return text;
 }
 
+static struct config again;
+
+/* printed, config_print's output, loads into again and prints the same. */
+static void reload(const char *printed)
+{
+	char path[PATH_MAX + 16];
+	char *second;
+
+	write_file("printed.conf", printed, 0600);
+	snprintf(path, sizeof(path), "%s/printed.conf", dir);
+	ck_assert_msg(config_load(path, &again, err, sizeof(err)) == 0, "%s\n%s", err, printed);
+	second = print_to_string(&again);
+	/* Equal but for the first line, which names the file. */
+	ck_assert_str_eq(strchr(printed, '\n'), strchr(second, '\n'));
+	free(second);
+}
+
 /* config_print's output is a config file that loads to the same settings. */
 START_TEST(test_print_round_trip)
 {
-	static struct config again;
-	char printed[PATH_MAX + 16];
-	char *first, *second;
+	char *first;
 
 	write_file("k.key", "s3cr3t-k3y-material-that-must-not-leak\n", 0600);
 	expect_ok(full);
@@ -630,16 +645,9 @@ START_TEST(test_print_round_trip)
 	ck_assert_msg(strstr(first, "key_file = \"/") != NULL, "%s", first);
 	ck_assert_msg(strstr(first, "recv_memory = 1073741824;") != NULL, "%s", first);
 	ck_assert_msg(strstr(first, "inactivity_timeout = 60.0;") != NULL, "%s", first);
-
-	write_file("printed.conf", first, 0600);
-	snprintf(printed, sizeof(printed), "%s/printed.conf", dir);
-	ck_assert_msg(config_load(printed, &again, err, sizeof(err)) == 0, "%s\n%s", err, first);
-	second = print_to_string(&again);
-	/* Equal but for the first line, which names the file. */
-	ck_assert_str_eq(strchr(first, '\n'), strchr(second, '\n'));
+	reload(first);
 	ck_assert_mem_eq(again.peers[1].key, cfg.peers[1].key, cfg.peers[1].key_len);
 	free(first);
-	free(second);
 
 	/* "auto" survives printing. */
 	expect_ok(peer_conf(NULL, "streams = \"auto\"; streams_max = 8;"));
@@ -800,22 +808,15 @@ END_TEST
 
 START_TEST(test_exec_print_round_trip)
 {
-	static struct config again;
-	char printed[PATH_MAX + 16];
-	char *first, *second;
+	char *first;
 
 	expect_ok(exec_conf("exec = { " ALLOW PROGS USER "mpirun_args = [ \"--mca\", \"btl\", \"self,tcp\" ]; "
 			    "max_jobs = 2; };"));
 	first = print_to_string(&cfg);
 	ck_assert_msg(strstr(first, "mpirun_args = [ \"--mca\", \"btl\", \"self,tcp\" ];") != NULL, "%s", first);
-	write_file("printed.conf", first, 0600);
-	snprintf(printed, sizeof(printed), "%s/printed.conf", dir);
-	ck_assert_msg(config_load(printed, &again, err, sizeof(err)) == 0, "%s\n%s", err, first);
-	second = print_to_string(&again);
-	ck_assert_str_eq(strchr(first, '\n'), strchr(second, '\n'));
+	reload(first);
 	ck_assert_uint_eq(again.exec.max_jobs, 2);
 	free(first);
-	free(second);
 	/* Without an exec group none is printed. */
 	expect_ok(root_conf(NULL, NULL));
 	first = print_to_string(&cfg);
