@@ -20,7 +20,7 @@ JOBUID=$(id -u "$JOBUSER")
 APPDIR=$T/app
 job_app "$APPDIR"
 ln -s /bin/sh "$APPDIR/mw_link"
-EXEC_clusterB=$(exec_group "$JOBUSER" "$APPDIR/mw_matmul" /usr/bin/id /bin/sleep /usr/bin/seq)
+EXEC_clusterB="$(exec_group "$JOBUSER" "$APPDIR/mw_matmul" /usr/bin/id /bin/sleep /usr/bin/seq) allow_faults = true;"
 EXEC_clusterC="exec = { allow_clusters = [ \"clusterZ\" ]; programs = [ \"/usr/bin/id\" ]; user = \"$JOBUSER\"; };"
 PEERS_clusterC="{ cluster = \"clusterZ\"; role = \"listen\"; address = \"$GW_ADDR\"; port = $((PORT + 9)); key_file = \"$T/key\"; }"
 # A small window per destination (recv_memory / 4), so that a job's
@@ -67,17 +67,29 @@ grep -q '^\[clusterB:1\] mw: cm: linked to clusterA/cm-clusterB' "$T/out" || fai
 dir=$(grep -o "in /[^ ]*lds-job-[^ ,]*" "$T/clusterB.log" | tail -1 | cut -c4-)
 [ -n "$dir" ] && [ ! -e "$dir" ] || fail "job directory '$dir' was not removed"
 
-# Output waits for its reader: the job blocks, the gateway holds at most
+# Output waits for its reader (-P: it reads nothing for 4 s), and for a
+# link that is down (its streams stalled, a black hole, until the gateways
+# give up on them and reconnect): the job blocks, the gateway holds at most
 # one message of it, and every byte it read arrives.
-timeout 60 $EXEC -c clusterB -P 4 -l /usr/bin/seq 1 1500000 > "$T/bp.out" 2>&1 & xpid=$!
-sleep 2.5
-ctl clusterB status --json > "$T/st.json"
-jq -e '.exec.jobs[0].waiting_for_link == true and .exec.jobs[0].output_bytes < 16777216' "$T/st.json" > /dev/null ||
-	fail "the job was not held back: $(jq -c .exec "$T/st.json")"
-wait "$xpid" || fail "seq through the gateway: $(cat "$T/bp.out")"
-got=$(sed -n 's/^BYTES //p' "$T/bp.out")
-sent=$(sed -n 's/^EXIT 0 exit 0, \([0-9]*\) bytes of output$/\1/p' "$T/bp.out")
-[ -n "$got" ] && [ "$got" = "$sent" ] || fail "output lost: gateway read $sent bytes, $got arrived: $(cat "$T/bp.out")"
+held_back() {
+	local got sent
+	wait_up clusterB 2
+	timeout 60 $EXEC -c clusterB "$@" -l /usr/bin/seq 1 1500000 > "$T/bp.out" 2>&1 & xpid=$!
+	sleep 0.5
+	[ "$1" = -P ] || ctl clusterB fault stall clusterA > /dev/null || fail "cannot stall the link"
+	sleep 1.5
+	ctl clusterB status --json > "$T/st.json"
+	jq -e '.exec.jobs[0].waiting_for_link == true and .exec.jobs[0].output_bytes < 16777216' "$T/st.json" > /dev/null ||
+		fail "$*: the job was not held back: $(jq -c .exec "$T/st.json")"
+	wait "$xpid" || fail "seq through the gateway ($*): $(cat "$T/bp.out")"
+	got=$(sed -n 's/^BYTES //p' "$T/bp.out")
+	sent=$(sed -n 's/^EXIT 0 exit 0, \([0-9]*\) bytes of output$/\1/p' "$T/bp.out")
+	[ -n "$got" ] && [ "$got" = "$sent" ] || fail "$*: output lost: gateway read $sent bytes, $got arrived: $(cat "$T/bp.out")"
+	held="$held $got"
+}
+held=""
+held_back -P 4
+held_back -T 50
 
 # STOP: SIGTERM to the job, whose end is reported with the reason.
 start=$(date +%s)
@@ -116,4 +128,4 @@ mwlaunch_job; rc=$?
 [ "$rc" = 1 ] && grep -q "^mwlaunch: cluster clusterC: its gateway refused to start it: cluster clusterA may not start jobs" "$T/out" ||
 	fail "cluster not allowed: exit $rc: $(tail -20 "$T/out")"
 echo "measured: clusterB started through its gateway as $JOBUSER computed $share tasks;" \
-	"$got bytes of held-back output arrived whole; a stop took ${stop_s} s; a refused job ended in $secs s"
+	"held-back output arrived whole (bytes, reader away / link down:$held); a stop took ${stop_s} s; a refused job ended in $secs s"
