@@ -474,7 +474,6 @@ static int client_on_send(struct client *c, const struct cp_msg *m)
 			client_send_error(c, m->msg_id, EACCES, "%s takes requests from peer gateways only", m->name);
 			return 0;
 		}
-
 		if (m->payload_len > CS_LOCAL_MEMORY / 2) {
 			client_send_error(c, m->msg_id, EMSGSIZE, "message of %u bytes exceeds the local limit of %u",
 					  m->payload_len, CS_LOCAL_MEMORY / 2);

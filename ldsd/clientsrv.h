@@ -9,6 +9,10 @@
  * Every frame from a client is size- and syntax-checked; a bad one gets an
  * ERROR naming what was wrong and, if the stream cannot be resynchronised,
  * the connection is closed.  Other clients are unaffected.
+ *
+ * Names starting with "ldsd." belong to the gateway (execmsg.h): no client
+ * may open one or send to one of this cluster, and messages from links
+ * for them go to the exec service (jobexec_request) instead of a client.
  */
 #ifndef LDS_CLIENTSRV_H
 #define LDS_CLIENTSRV_H
