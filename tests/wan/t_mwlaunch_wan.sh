@@ -20,12 +20,12 @@ for k in 1 2; do
 	eval "ADDR_${CLUSTERS[$k]}=$(netbed_addr s$((k + 1)))"
 done
 star_clusters 3 2
-write_job 2 "-n 512 -b 64 --verify"
+write_job 2 "-n 768 -b 64 --verify"
 mwlaunch_job || fail "2 clusters: mwlaunch failed ($?): $(tail -30 "$T/out")"
 check_job 2
 grep -q "^mwlaunch: cluster clusterB: started by its gateway: .* as user $JOBUSER$" "$T/out" || fail "clusterB not started by its gateway"
-echo "measured: 2 clusters over wanemu, clusterB started by its gateway: it computed $(cm_done clusterB) of 512 tasks"
-write_job 3 "-n 512 -b 64 --verify"
+echo "measured: 2 clusters over wanemu, clusterB started by its gateway: it computed $(cm_done clusterB) of 1728 tasks"
+write_job 3 "-n 768 -b 64 --verify"
 mwlaunch_job || fail "3 clusters: mwlaunch failed ($?): $(tail -30 "$T/out")"
 check_job 3
-echo "measured: 3-cluster star over wanemu, remote clusters started by their gateways: clusterB $(cm_done clusterB), clusterC $(cm_done clusterC) of 512 tasks"
+echo "measured: 3-cluster star over wanemu, remote clusters started by their gateways: clusterB $(cm_done clusterB), clusterC $(cm_done clusterC) of 1728 tasks"

@@ -291,15 +291,26 @@ int main(int argc, char **argv)
 	pol = (struct run_policy){ .timeout = j.timeout, .grace = grace + GRACE_EXTRA, .quiet = o.quiet,
 				   .continue_on_remote_failure = j.continue_on_remote_failure, .gw = gw };
 	t0 = run_now();
-	for (n = 0; n < j.ncl; n++)
-		if (start_cluster(&j, n, &p[n], gw, &c[n], reports[n]) < 0)
-			break;
-	if (n < j.ncl) {
-		/* Half a job is no job: the clusters started go too. */
-		out = RUN_FAILED;
-		run_stop_all(c, n);
+	/* Clusters started through gateways first: their requests cross
+	 * the WAN, so they take longest to come up. */
+	for (unsigned i = 0; i < j.ncl; i++) {
+		c[i] = (struct child){ .name = j.cl[i].name, .main = j.cl[i].main, .fd = { -1, -1 }, .done = true };
+		snprintf(c[i].why, sizeof(c[i].why), "not started");
 	}
-	rc = run_wait(c, n, &pol);
+	for (n = 0; n < 2 * j.ncl && out == RUN_OK; n++) {
+		unsigned i = n % j.ncl;
+
+		if (j.cl[i].gateway != (n < j.ncl))
+			continue;
+		if (start_cluster(&j, i, &p[i], gw, &c[i], reports[i]) < 0) {
+			c[i].done = true;
+			snprintf(c[i].why, sizeof(c[i].why), "could not start");
+			/* Half a job is no job: the clusters started go too. */
+			out = RUN_FAILED;
+			run_stop_all(c, j.ncl);
+		}
+	}
+	rc = run_wait(c, j.ncl, &pol);
 	if (out == RUN_OK)
 		out = rc;
 	summary(&j, c, p, reports, out, run_now() - t0, &o);

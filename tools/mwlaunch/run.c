@@ -216,11 +216,15 @@ enum run_outcome run_wait(struct child *c, unsigned n, const struct run_policy *
 	struct sigaction sa = { .sa_handler = on_signal };
 	double t0 = run_now(), kill_at = 0, main_done = 0, last_exit = 0;
 	enum run_outcome out = RUN_OK;
-	unsigned running = n;
+	unsigned running = 0;
 
 	quiet = pol->quiet;
-	if (n > 0 && c[0].stopped)
-		kill_at = run_now() + KILL_AFTER;
+	for (unsigned i = 0; i < n; i++) {
+		running += !c[i].done;
+		/* Stopped before we got here (a start failed): bounded too. */
+		if (c[i].stopped)
+			kill_at = run_now() + KILL_AFTER;
+	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	for (;;) {
