@@ -20,7 +20,10 @@ for t in t_*.sh; do
 	elif [ $rc -eq 77 ]; then
 		skip=$((skip + 1)); echo "SKIP $t: $(echo "$out" | tail -1)"
 	else
-		failn=$((failn + 1)); failed="$failed $t"; echo "FAIL $t (${secs}s)"; echo "$out" | tail -40 | sed 's/^/     /'
+		failn=$((failn + 1)); failed="$failed $t"; echo "FAIL $t (${secs}s)"
+		# The reason first: the logs dumped after it can push it out of a tail.
+		echo "$out" | grep -m 3 '^FAIL: ' | sed 's/^/     /'
+		echo "$out" | tail -40 | sed 's/^/     /'
 	fi
 done
 echo "$name: $pass passed, $failn failed, $skip skipped"
