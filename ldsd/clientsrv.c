@@ -35,6 +35,7 @@ struct client {
 	struct clientsrv *cs;
 	int fd;
 	uint64_t id;
+	uint64_t incarnation;         /* the liblds handle's, from HELLO */
 	struct endpoint *ep;          /* after HELLO */
 	char peer[64];
 
@@ -46,17 +47,19 @@ struct client {
 	uint8_t *ctl;                 /* encoded control frames to write */
 	size_t ctl_len, ctl_off, ctl_cap;
 	struct rb_msg *cur;           /* DELIVER being written (queue head) */
-	uint8_t cur_hdr[CP_HDR_LEN + 16 + WIRE_ENDPOINT_MAX];
+	uint8_t cur_hdr[CP_HDR_LEN + 17 + WIRE_ENDPOINT_MAX];
 	size_t cur_hdr_len, cur_off;
 	int want_write;
 
 	uint64_t ack_first, ack_last; /* coalesced ACKED range; 0 = none */
-	/* Links on which messages of this client were lost and the client has
-	 * not yet said (RESUME) that its application saw every loss: newer
-	 * messages to them are reported lost too, so resends stay in order. */
+	/* Per link on which messages of this client were lost: until the
+	 * client has said (RESUME) that its application took every LOST
+	 * reported so far, newer messages to it are reported lost too, so that
+	 * resends stay in order. */
 	struct fence {
 		struct link *link;
-		uint64_t last_lost;  /* highest id reported lost behind it */
+		uint64_t reported;   /* LOST frames naming the link, ever */
+		int up;              /* not all of them taken yet */
 	} fences[CONFIG_MAX_PEERS];
 	size_t nfences;
 	struct client *next;
@@ -243,7 +246,8 @@ static void client_delivered(struct client *c, struct rb_msg *m)
 
 static void client_prepare_deliver(struct client *c, struct rb_msg *m)
 {
-	struct cp_msg h = { .type = CP_DELIVER, .msg_id = m->rec.msg_id, .payload_len = m->rec.len };
+	struct cp_msg h = { .type = CP_DELIVER, .msg_id = m->rec.msg_id, .incarnation = m->rec.incarnation,
+			    .payload_len = m->rec.len };
 
 	snprintf(h.name, sizeof(h.name), "%s", m->rec.src);
 	c->cur = m;
@@ -349,44 +353,45 @@ static struct fence *client_fence(struct client *c, const struct link *l)
 	return NULL;
 }
 
-static void client_report_lost(struct client *c, uint64_t id, const char *peer, const char *reason)
+/* Reports message id, sent over l, lost; later messages to l wait for
+ * RESUME. */
+static void client_report_lost(struct client *c, struct link *l, uint64_t id, const char *reason)
 {
 	struct cp_msg m = { .type = CP_LOST, .first = id, .last = id };
-
-	client_flush_acks(c);
-	snprintf(m.name, sizeof(m.name), "%s", peer);
-	snprintf(m.text, sizeof(m.text), "%s", reason);
-	if (client_ctl_append(c, &m) < 0)
-		log_warnx("client %s: could not report message %" PRIu64 " lost", c->peer, id);
-}
-
-/* Message id was reported lost: later messages to l wait for RESUME. */
-static void client_add_fence(struct client *c, struct link *l, uint64_t id)
-{
 	struct fence *f = client_fence(c, l);
 
+	client_flush_acks(c);
+	snprintf(m.name, sizeof(m.name), "%s", link_name(l));
+	snprintf(m.text, sizeof(m.text), "%s", reason);
+	if (client_ctl_append(c, &m) < 0) {
+		log_warnx("client %s: could not report message %" PRIu64 " lost", c->peer, id);
+		return;
+	}
+	/* One entry per link at most: there are no more links than that. */
 	if (f == NULL && c->nfences < CONFIG_MAX_PEERS) {
 		f = &c->fences[c->nfences++];
 		f->link = l;
-		f->last_lost = 0;
+		f->reported = 0;
 	}
-	if (f && id > f->last_lost)
-		f->last_lost = id;
+	if (f) {
+		f->reported++;
+		f->up = 1;
+	}
 }
 
-/* The application has seen the losses up to id m->last.  Frames on the
- * socket keep their order, so every SEND it wrote before this RESUME was
- * already refused by the fence; if it has seen all those refusals too,
- * what follows is written knowing every loss, resends first.  If not, the
- * fence stays until a RESUME covers them. */
+/* The application has taken m->count LOST events naming the peer.  Frames
+ * on the socket keep their order, so every SEND it wrote before this
+ * RESUME was already refused by the fence; if it has taken all those
+ * refusals too, what follows is written knowing every loss, resends first.
+ * If not, the fence stays until a RESUME counts them all. */
 static void client_on_resume(struct client *c, const struct cp_msg *m)
 {
 	struct link *l = link_find(c->cs->d, m->name);
 	struct fence *f = l ? client_fence(c, l) : NULL;
 
-	if (f == NULL || m->last < f->last_lost)
+	if (f == NULL || !f->up || m->count < f->reported)
 		return;
-	*f = c->fences[--c->nfences];
+	f->up = 0;
 	log_debug("client %s: resumes sending to %s", c->peer, m->name);
 }
 
@@ -426,6 +431,7 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 	e->anonymous = m->name[0] == '\0';
 	e->warned = 0;
 	c->ep = e;
+	c->incarnation = m->incarnation;
 	for (size_t i = 0; i < cs->d->nlinks; i++) {
 		size_t lm = link_max_msg(cs->d->links[i]);
 
@@ -446,9 +452,10 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 static int client_on_send(struct client *c, const struct cp_msg *m)
 {
 	struct clientsrv *cs = c->cs;
-	struct wire_record rec = { .len = m->payload_len, .msg_id = m->msg_id };
+	struct wire_record rec = { .len = m->payload_len, .msg_id = m->msg_id, .incarnation = c->incarnation };
 	char cluster[WIRE_NAME_MAX + 1];
 	const char *slash = strchr(m->name, '/');
+	struct fence *f;
 	struct link *l;
 	int r;
 
@@ -491,10 +498,9 @@ static int client_on_send(struct client *c, const struct cp_msg *m)
 				  cs->d->cfg->file);
 		return 0;
 	}
-	if (client_fence(c, l)) {
-		client_report_lost(c, m->msg_id, cluster,
-				   "not sent: an earlier message to this cluster was lost; resend in order");
-		client_add_fence(c, l, m->msg_id);
+	f = client_fence(c, l);
+	if (f && f->up) {
+		client_report_lost(c, l, m->msg_id, "not sent: an earlier message to this cluster was lost; resend in order");
 		return 0;
 	}
 	r = link_send(l, &rec, m->payload, c->id);
@@ -732,8 +738,7 @@ void clientsrv_lost(struct clientsrv *cs, struct link *l, uint64_t client, uint6
 
 	if (c == NULL)
 		return;
-	client_report_lost(c, id, link_name(l), reason);
-	client_add_fence(c, l, id);
+	client_report_lost(c, l, id, reason);
 }
 
 void clientsrv_space(struct clientsrv *cs, struct link *l)

@@ -644,6 +644,7 @@ size_t wire_encode_record_hdr(uint8_t *buf, size_t cap, const struct wire_record
 	buf[3] = (uint8_t)dlen;
 	put_be32(buf + 4, r->len);
 	put_be64(buf + 8, r->msg_id);
+	put_be64(buf + 16, r->incarnation);
 	memcpy(buf + WIRE_REC_FIXED, r->src, slen);
 	memcpy(buf + WIRE_REC_FIXED + slen, r->dst, dlen);
 	return total;
@@ -668,6 +669,7 @@ int wire_decode_record_hdr(const uint8_t *buf, size_t len, struct wire_record *r
 		return -EBADMSG;
 	r->len = get_be32(buf + 4);
 	r->msg_id = get_be64(buf + 8);
+	r->incarnation = get_be64(buf + 16);
 	memcpy(r->src, src, slen);
 	r->src[slen] = '\0';
 	memcpy(r->dst, dst, dlen);

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define WIRE_MAGIC        0x4C44u
-#define WIRE_VERSION      1u
+#define WIRE_VERSION      2u
 #define WIRE_HDR_LEN      12u
 #define WIRE_NONCE_LEN    32u
 #define WIRE_MAC_LEN      32u            /* HMAC-SHA-256 */
@@ -175,16 +175,20 @@ int wire_name_valid(const char *s);
  *   3  u8  dst length (1..WIRE_ENDPOINT_MAX)
  *   4  u32 payload length (0..WIRE_MAX_MSG)
  *   8  u64 sender's message id
- *  16  src bytes, dst bytes ("cluster/name"), then the payload
+ *  16  u64 sender's incarnation (random per liblds handle)
+ *  24  src bytes, dst bytes ("cluster/name"), then the payload
  */
 #define WIRE_REC_MAGIC     0xA5u
-#define WIRE_REC_FIXED     16u
+#define WIRE_REC_FIXED     24u
 #define WIRE_ENDPOINT_MAX  127u           /* "cluster/name", without NUL */
 #define WIRE_MAX_MSG       (256u << 20)
 
 struct wire_record {
 	uint32_t len;
 	uint64_t msg_id;
+	/* With src, names the sending handle: a resend keeps both id and
+	 * incarnation, so the receiving liblds recognises a copy. */
+	uint64_t incarnation;
 	char src[WIRE_ENDPOINT_MAX + 1];
 	char dst[WIRE_ENDPOINT_MAX + 1];
 };

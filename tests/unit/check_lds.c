@@ -58,7 +58,7 @@ struct fake {
 	unsigned long got;
 	unsigned long resumes;    /* RESUME frames seen */
 	char resume_peer[WIRE_ENDPOINT_MAX + 1];
-	uint64_t resume_last;
+	uint64_t resume_count;     /* its count of LOST frames taken */
 	char fail[256];
 };
 
@@ -230,7 +230,7 @@ static int fk_read_hdr(struct fake *f, struct cp_hdr *h)
 		if (h->len > sizeof(body) || fk_read_all(f, body, h->len) < 0 || cp_decode(h, body, &m) < 0)
 			return FK_ERR(f, "bad RESUME from client");
 		f->resumes++;
-		f->resume_last = m.last;
+		f->resume_count = m.count;
 		memcpy(f->resume_peer, m.name, sizeof(f->resume_peer));
 	}
 	return FK_ERR(f, "too many RESUME frames");
@@ -792,7 +792,7 @@ START_TEST(t_outcomes)
 	/* Taking the LOST event told the daemon the application knows. */
 	ck_assert_uint_eq(f.resumes, 1);
 	ck_assert_str_eq(f.resume_peer, "clusterB");
-	ck_assert_uint_eq(f.resume_last, 1);
+	ck_assert_uint_eq(f.resume_count, 1);
 }
 END_TEST
 
