@@ -72,10 +72,11 @@ int64_t idset_add(struct idset *s, uint64_t first, uint64_t last)
 int idset_remove(struct idset *s, uint64_t id)
 {
 	size_t i = idset_find(s, id);
-	struct idrange *r = &s->r[i];
+	struct idrange *r;
 
-	if (i == s->n || r->first > id)
+	if (i == s->n || s->r[i].first > id)
 		return 0;
+	r = &s->r[i];
 	if (r->first == r->last) {
 		memmove(r, r + 1, (s->n - i - 1) * sizeof(*r));
 		s->n--;
@@ -99,7 +100,7 @@ void idset_remove_upto(struct idset *s, uint64_t id)
 {
 	size_t i;
 
-	if (id == UINT64_MAX) {
+	if (s->n == 0 || id == UINT64_MAX) {
 		s->n = 0;
 		return;
 	}
