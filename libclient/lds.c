@@ -1084,13 +1084,15 @@ int lds_next_event(struct lds *h, struct lds_event *ev)
 	h->ev_n--;
 	if (stale)
 		h->ev_stale--;
-	if (ev->type != LDS_EV_LOST)
+	/* Losses of the connection itself (empty peer) were resendable from
+	 * lds_reconnect on, and concern no fence. */
+	if (ev->type != LDS_EV_LOST || ev->peer[0] == '\0')
 		return 1;
 	if (idset_add(&h->resendable, ev->first, ev->last) < 0)
 		fail(h, -ENOMEM);
-	/* Losses of an earlier connection, or of the connection itself,
-	 * concern no fence of this one. */
-	if (!h->err && !stale && ev->peer[0] != '\0') {
+	/* Losses reported on an earlier connection concern no fence of this
+	 * one. */
+	if (!h->err && !stale) {
 		queue_resume(h, ev->peer);
 		write_out(h);
 	}
@@ -1118,8 +1120,10 @@ static void drop_connection(struct lds *h)
 
 /* The messages whose outcome the old connection did not report: the daemon
  * we reach next knows nothing of them, and they may or may not have
- * arrived.  They are reported lost, so that the application can resend
- * them; receivers drop copies of what they already have. */
+ * arrived.  They are reported lost, and may be resent at once: no daemon
+ * holds newer messages back until the application knows, so it must
+ * resend them before it sends anything new (which makes them unsendable,
+ * see lds_resend).  Receivers drop copies of what they already have. */
 static int report_in_doubt(struct lds *h)
 {
 	uint64_t first, last, from = 1;
@@ -1127,7 +1131,8 @@ static int report_in_doubt(struct lds *h)
 	while (idset_gap(&h->settled, from, h->last_id, &first, &last)) {
 		struct lds_event *ev = ev_push(h);
 
-		if (ev == NULL || idset_add(&h->settled, first, last) < 0)
+		if (ev == NULL || idset_add(&h->settled, first, last) < 0 ||
+		    idset_add(&h->resendable, first, last) < 0)
 			return -ENOMEM;
 		ev->type = LDS_EV_LOST;
 		ev->first = first;

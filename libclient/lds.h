@@ -95,10 +95,12 @@ int lds_close(struct lds *h);
  * taken, pending events, message ids, and the record of what was received
  * (so copies of messages resent after the crash are still dropped).  Sent
  * messages whose outcome the old connection had not reported are reported
- * lost (LDS_EV_LOST with an empty peer), to be resent if wanted.  A
- * partially written lds_send_nb message is among them.  timeout_ms as for
- * lds_open.  Returns 0, or a negative errno, after which the handle answers
- * -ECONNRESET until a reconnect works.
+ * lost (LDS_EV_LOST with an empty peer; a partially written lds_send_nb
+ * message is among them).  They may be resent at once, and must be resent
+ * before anything new is sent, which would make them impossible to resend
+ * (see lds_resend).  timeout_ms as for lds_open.  Returns 0, or a negative
+ * errno, after which the handle answers -ECONNRESET until a reconnect
+ * works.
  */
 int lds_reconnect(struct lds *h, int timeout_ms);
 

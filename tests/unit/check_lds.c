@@ -1342,7 +1342,9 @@ static void s_thesis_server(struct fake *f)
 	     memcmp(fr.m.payload, "pong", 4) == 0;
 	free(fr.body);
 	FK_CHECK(f, ok);
-	if (fk_range(f, CP_LOST, 1, 1, "clusterA", "peer gateway restarted") == 0)
+	/* The peer's gateway lost it: LDS_Finalize sends it again, same id. */
+	if (fk_range(f, CP_LOST, 1, 1, "clusterA", "peer gateway restarted") == 0 &&
+	    fk_expect_send(f, 1, "pong") == 0 && fk_acked(f, 1, 1) == 0)
 		fk_bye(f);
 }
 
@@ -1364,8 +1366,45 @@ START_TEST(t_thesis_server)
 	ck_assert_int_eq(LDS_Recv(buf, 10), LDS_OK);
 	ck_assert_mem_eq(buf, "0123456789", 10);
 	ck_assert_int_eq(LDS_Send("pong", 4), LDS_OK);
-	/* The peer's gateway lost message 1. */
-	ck_assert_int_eq(LDS_Finalize(), LDS_EIO);
+	/* The peer's gateway lost message 1, which is sent again. */
+	ck_assert_int_eq(LDS_Finalize(), LDS_OK);
+	ck_assert_int_eq(unlink(path), 0);
+	fake_stop(&f);
+	ck_assert_uint_eq(f.resumes, 1);
+}
+END_TEST
+
+/* The client's gateway dies after acknowledging message 1 of 2 and
+ * handing over "xy"; the restarted one hands "xy" over again (the server
+ * resent it) and "z", and gets message 2 again before anything new. */
+static void s_thesis_restart(struct fake *f)
+{
+	if (fk_welcome(f, "clusterA") < 0 || fk_expect_send(f, 1, "abcd") < 0 || fk_expect_send(f, 2, "efgh") < 0 ||
+	    fk_acked(f, 1, 1) < 0 || fk_deliver(f, "infoquir2/lds-server", 1, "xy", 2) < 0)
+		return;
+	fk_hangup(f);
+	if (fk_welcome(f, "clusterA") < 0 || fk_deliver(f, "infoquir2/lds-server", 1, "xy", 2) < 0 ||
+	    fk_deliver(f, "infoquir2/lds-server", 2, "z", 1) < 0)
+		return;
+	if (fk_expect_send(f, 2, "efgh") == 0 && fk_acked(f, 2, 2) == 0 && fk_expect_send(f, 3, "more") == 0 &&
+	    fk_acked(f, 3, 3) == 0)
+		fk_bye(f);
+}
+
+START_TEST(t_thesis_gateway_restart)
+{
+	struct fake f = { .max_msg = 4 };
+	char path[128], buf[8];
+
+	fake_start(&f, s_thesis_restart);
+	write_fig_a5(&f, path, sizeof(path));
+	ck_assert_int_eq(LDSM_SetConfigFile(path), LDS_OK);
+	ck_assert_int_eq(LDS_Init(1), LDS_OK);
+	ck_assert_int_eq(LDS_Send("abcdefgh", 8), LDS_OK);
+	ck_assert_int_eq(LDS_Recv(buf, 3), LDS_OK);
+	ck_assert_mem_eq(buf, "xyz", 3);
+	ck_assert_int_eq(LDS_Send("more", 4), LDS_OK);
+	ck_assert_int_eq(LDS_Finalize(), LDS_OK);
 	ck_assert_int_eq(unlink(path), 0);
 	fake_stop(&f);
 }
@@ -1466,6 +1505,7 @@ Suite *make_lds_suite(void)
 	tcase_set_timeout(thesis, 60);
 	tcase_add_test(thesis, t_thesis_client);
 	tcase_add_test(thesis, t_thesis_server);
+	tcase_add_test(thesis, t_thesis_gateway_restart);
 	tcase_add_test(thesis, t_thesis_config);
 	tcase_add_test(thesis, t_thesis_default_config);
 	suite_add_tcase(s, thesis);
