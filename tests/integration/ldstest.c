@@ -364,7 +364,7 @@ static int do_recv(const struct opts *o)
 		}
 	}
 	lds_get_stats(h, &st);
-	printf("received %" PRIu64 " messages intact, in order and once, %" PRIu64 " bytes in %.2f s; "
+	printf("received %" PRIu64 " messages intact, in order and once, %" PRIu64 " bytes in %.2f s, "
 	       "liblds dropped %" PRIu64 " copies of messages it had\n",
 	       got, bytes, (double)(clock_now_ns() - t0) / 1e9, st.duplicates);
 	lds_close(h);
