@@ -35,6 +35,12 @@
 #define CLOSE_FLUSH_MS 10000
 #define CONNECT_RETRY_MS 10          /* unix listener backlog full: try again */
 #define DEDUP_SOURCES  16384         /* senders a handle remembers, see dedup.h */
+/* Buffers of large messages given back are kept for the next ones: a fresh
+ * large allocation per message costs a page fault per page (and the heap
+ * shrinks and grows again).  Several, since one read may bring a few
+ * messages; below RX_POOL_MIN malloc is cheap anyway. */
+#define RX_POOL_MIN    (64u << 10)
+#define RX_POOL_MAX    8
 #define NEVER          INT64_MAX
 /* A SEND frame's header and fields: everything but the payload. */
 #define OUT_FIELDS_MAX (CP_HDR_LEN + 8 + 1 + WIRE_ENDPOINT_MAX)
@@ -103,9 +109,8 @@ struct lds {
 
 	struct rxmsg *rx_head, *rx_tail;
 	struct rxmsg *rx_cur;     /* returned by the last lds_recv */
-	/* The last message given back, kept for the next one that fits: a
-	 * fresh large allocation per message costs page faults. */
-	struct rxmsg *rx_spare;
+	struct rxmsg *rx_pool;    /* large buffers given back, see RX_POOL_MIN */
+	size_t rx_npool;
 
 	/* RESUME frames to send once no message is half written. */
 	struct cp_msg *resume;
@@ -205,16 +210,21 @@ static int on_welcome(struct lds *h, const struct cp_msg *m)
 /* A message for DELIVER m, payload not yet copied; NULL: h->err is set. */
 static struct rxmsg *rx_new(struct lds *h, const struct cp_msg *m)
 {
-	struct rxmsg *r;
+	struct rxmsg *r = NULL;
 
 	if (!wire_endpoint_valid(m->name)) {
 		fail(h, -EPROTO);
 		return NULL;
 	}
-	if (h->rx_spare && h->rx_spare->cap >= m->payload_len) {
-		r = h->rx_spare;
-		h->rx_spare = NULL;
-	} else {
+	for (struct rxmsg **pp = &h->rx_pool; *pp; pp = &(*pp)->next) {
+		if ((*pp)->cap >= m->payload_len) {
+			r = *pp;
+			*pp = r->next;
+			h->rx_npool--;
+			break;
+		}
+	}
+	if (r == NULL) {
 		r = malloc(sizeof(*r) + m->payload_len);
 		if (r == NULL) {
 			fail(h, -ENOMEM);
@@ -231,15 +241,15 @@ static struct rxmsg *rx_new(struct lds *h, const struct cp_msg *m)
 	return r;
 }
 
-/* Keeps the larger of r and the spare for the next message that fits. */
 static void rx_recycle(struct lds *h, struct rxmsg *r)
 {
-	if (h->rx_spare == NULL || r->cap > h->rx_spare->cap) {
-		free(h->rx_spare);
-		h->rx_spare = r;
-	} else {
+	if (r->cap < RX_POOL_MIN || h->rx_npool == RX_POOL_MAX) {
 		free(r);
+		return;
 	}
+	r->next = h->rx_pool;
+	h->rx_pool = r;
+	h->rx_npool++;
 }
 
 /* A message arrived whole: it is queued unless the application was given
@@ -719,7 +729,12 @@ static int free_handle(struct lds *h)
 		free(r);
 	}
 	free(h->rx_cur);
-	free(h->rx_spare);
+	while (h->rx_pool) {
+		struct rxmsg *r = h->rx_pool;
+
+		h->rx_pool = r->next;
+		free(r);
+	}
 	free(h->fill);
 	out_clear(&h->out);
 	free(h->resume);
