@@ -241,7 +241,7 @@ void link_delivered(struct link *l, struct rb_msg *m)
 	l->deliv_unreported = 1;
 }
 
-int link_send(struct link *l, const struct wire_record *rec, const void *payload, uint64_t client)
+int link_send(struct link *l, const struct wire_record *rec, sb_fill_fn *fill, void *arg, uint64_t client)
 {
 	struct dest *d;
 	int r;
@@ -255,7 +255,7 @@ int link_send(struct link *l, const struct wire_record *rec, const void *payload
 	 * however large: the cap must not make a message unsendable. */
 	if (d->bytes > 0 && d->bytes + DEST_COST(rec->len) > l->dest_cap)
 		return -ENOSPC;
-	r = sendbuf_append(&l->sb, rec, payload, client, d);
+	r = sendbuf_append_from(&l->sb, rec, fill, arg, client, d);
 	if (r < 0) {
 		if (d->bytes == 0)
 			dest_sub(l, d, 0);

@@ -1225,6 +1225,93 @@ START_TEST(resend_same_frame)
 }
 END_TEST
 
+/* sb_fill_fn for the tests: writes bytes i * 7 + 3 of the payload until
+ * fail_at of them, then fails (fail_at beyond the payload: never). */
+struct fill_test {
+	size_t done, fail_at;
+	int calls, regions;
+};
+
+static int fill_test(void *arg, const struct iovec *iov, int n)
+{
+	struct fill_test *t = arg;
+
+	t->calls++;
+	t->regions = n;
+	for (int k = 0; k < n; k++) {
+		for (size_t i = 0; i < iov[k].iov_len; i++, t->done++) {
+			if (t->done == t->fail_at)
+				return -ECONNRESET;
+			((uint8_t *)iov[k].iov_base)[i] = (uint8_t)(t->done * 7 + 3);
+		}
+	}
+	return 0;
+}
+
+/* The payload goes straight into the blocks, region by region; a fill
+ * that fails leaves no trace. */
+START_TEST(append_from_fills_in_place)
+{
+	struct fill_test ok = { .fail_at = SIZE_MAX }, bad = { .fail_at = 500 };
+	struct sendbuf sb;
+	struct wire_record r;
+	struct sb_block *b;
+	size_t space;
+	uint8_t *all;
+
+	ck_assert_int_eq(sendbuf_init(&sb, BS, 8 * BS), 0);
+	ck_assert_int_eq(append(&sb, 100 - RHL, 1, 1), 0);      /* block 0 open, 100 bytes */
+	space = sendbuf_space(&sb);
+	mkrec(&r, 3 * BS, 2);
+	ck_assert_int_eq(sendbuf_append_from(&sb, &r, fill_test, &bad, 1, NULL), -ECONNRESET);
+	ck_assert_uint_eq(sendbuf_space(&sb), space);
+	ck_assert_uint_eq(sb.next, 1);
+	ck_assert_int_eq(sb.open, 1);
+	ck_assert_int_eq(sb.slots[0].state, SB_OPEN);
+	ck_assert_uint_eq(sb.slots[0].len, 100);
+	ck_assert_uint_eq(sb.msg_next, 1);
+	ck_assert_uint_eq(sendbuf_unacked_bytes(&sb), 100);
+
+	/* 100 + RHL + 3 * BS bytes: blocks 0-2 full and sealed, block 3
+	 * open; the payload's regions are the rest of block 0, blocks 1 and
+	 * 2, the start of block 3. */
+	ck_assert_int_eq(sendbuf_append_from(&sb, &r, fill_test, &ok, 1, NULL), 0);
+	ck_assert_int_eq(ok.calls, 1);
+	ck_assert_int_eq(ok.regions, 4);
+	ck_assert_uint_eq(ok.done, 3 * BS);
+	ck_assert_uint_eq(sb.next, 4);
+	ck_assert_int_eq(sb.open, 1);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(sb.slots[i].state, SB_READY);
+	ck_assert_int_eq(sb.slots[3].state, SB_OPEN);
+	ck_assert_uint_eq(sb.slots[3].len, 100 + RHL);
+	ck_assert_uint_eq(sb.msg_next, 2);
+	/* The record stream is header then payload, and each sealed block's
+	 * frame header checks out against its bytes. */
+	all = malloc(4 * BS);
+	ck_assert_ptr_nonnull(all);
+	for (int i = 0; i < 4; i++)
+		memcpy(all + i * BS, sb.slots[i].data, sb.slots[i].len);
+	ck_assert_uint_eq(all[100], WIRE_REC_MAGIC);
+	for (size_t i = 0; i < 3 * BS; i++)
+		ck_assert_uint_eq(all[100 + RHL + i], (uint8_t)(i * 7 + 3));
+	b = sendbuf_next(&sb, 0, 0);
+	ck_assert_ptr_null(b);                                 /* no window yet */
+	ck_assert_int_eq(ack(&sb, 0, 8), 0);
+	b = sendbuf_next(&sb, 0, 0);
+	ck_assert_ptr_nonnull(b);
+	{
+		uint8_t hdr[WIRE_DATA_HDR_LEN];
+
+		wire_encode_data_hdr(hdr, b->seq, b->data, b->len);
+		ck_assert_mem_eq(hdr, b->hdr, WIRE_DATA_HDR_LEN);
+	}
+	sendbuf_release(&sb, b);
+	free(all);
+	sendbuf_free(&sb);
+}
+END_TEST
+
 Suite *make_sendbuf_suite(void)
 {
 	Suite *s = suite_create("sendbuf");
@@ -1239,6 +1326,7 @@ Suite *make_sendbuf_suite(void)
 	tcase_add_test(ap, append_enospc);
 	tcase_add_test(ap, append_msg_table_full);
 	tcase_add_test(ap, append_emsgsize_einval);
+	tcase_add_test(ap, append_from_fills_in_place);
 	suite_add_tcase(s, ap);
 
 	tcase_add_test(tx, next_respects_window);
