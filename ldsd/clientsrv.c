@@ -607,7 +607,7 @@ static int client_on_send(struct client *c, const struct cp_msg *m)
 	client_record(c, m, &rec);
 	if (l == NULL)
 		return client_send_local(c, m, &rec, &src);
-	r = link_send(l, &rec, fill_payload, &src, c->id);
+	r = link_send_from(l, &rec, fill_payload, &src, c->id);
 	if (r == -ENOSPC) {
 		c->wait_link = l;
 		return -ENOSPC;
@@ -646,7 +646,7 @@ static int client_send_direct(struct client *c, const struct cp_hdr *h, size_t o
 	src.have = m.payload;
 	src.have_len = avail - (size_t)(m.payload - body);
 	client_record(c, &m, &rec);
-	r = link_send(l, &rec, fill_payload, &src, c->id);
+	r = link_send_from(l, &rec, fill_payload, &src, c->id);
 	if (src.err) {
 		log_warnx("client %s: reading a message failed: %s", c->peer, strerror(src.err));
 		return -1;

@@ -241,7 +241,7 @@ void link_delivered(struct link *l, struct rb_msg *m)
 	l->deliv_unreported = 1;
 }
 
-int link_send(struct link *l, const struct wire_record *rec, sb_fill_fn *fill, void *arg, uint64_t client)
+int link_send_from(struct link *l, const struct wire_record *rec, sb_fill_fn *fill, void *arg, uint64_t client)
 {
 	struct dest *d;
 	int r;
@@ -264,6 +264,11 @@ int link_send(struct link *l, const struct wire_record *rec, sb_fill_fn *fill, v
 	d->bytes += DEST_COST(rec->len);
 	l->kick_pending = 1;
 	return 0;
+}
+
+int link_send(struct link *l, const struct wire_record *rec, const void *payload, uint64_t client)
+{
+	return link_send_from(l, rec, sendbuf_fill_copy, (void *)payload, client);
 }
 
 /* ---- control frames ---------------------------------------------------- */

@@ -176,7 +176,7 @@ static void sb_undo(struct sendbuf *sb, const struct sb_mark *mark)
 	sb->open = mark->open;
 }
 
-static int fill_copy(void *arg, const struct iovec *iov, int n)
+int sendbuf_fill_copy(void *arg, const struct iovec *iov, int n)
 {
 	const uint8_t *p = arg;
 
@@ -190,7 +190,7 @@ static int fill_copy(void *arg, const struct iovec *iov, int n)
 int sendbuf_append(struct sendbuf *sb, const struct wire_record *rec, const void *payload, uint64_t client,
 		   void *tag)
 {
-	return sendbuf_append_from(sb, rec, fill_copy, (void *)payload, client, tag);
+	return sendbuf_append_from(sb, rec, sendbuf_fill_copy, (void *)payload, client, tag);
 }
 
 int sendbuf_append_from(struct sendbuf *sb, const struct wire_record *rec, sb_fill_fn *fill, void *arg,

@@ -98,6 +98,8 @@ int sendbuf_append(struct sendbuf *sb, const struct wire_record *rec, const void
  * blocks).  Returns 0, or a negative errno if it could not.
  */
 typedef int sb_fill_fn(void *arg, const struct iovec *iov, int n);
+/* The sb_fill_fn for a payload in memory: arg points to it. */
+int sendbuf_fill_copy(void *arg, const struct iovec *iov, int n);
 /* As sendbuf_append, with the payload written by fill(arg, ...) in place.
  * If fill fails, nothing was appended and its error is returned. */
 int sendbuf_append_from(struct sendbuf *sb, const struct wire_record *rec, sb_fill_fn *fill, void *arg,
