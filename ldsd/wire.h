@@ -161,6 +161,18 @@ int wire_decode_bye(const struct wire_frame *f, uint16_t *reason);
  * block or one over WIRE_MAX_BLOCK is -EBADMSG. */
 int wire_decode_data(const struct wire_frame *f, uint64_t *seq, const uint8_t **data, uint32_t *len);
 
+/*
+ * A DATA frame's first WIRE_DATA_HDR_LEN bytes, before its block has
+ * arrived, so that the block can be read straight to where it belongs:
+ * returns 1 and its seq and block length if prefix starts a DATA frame of
+ * this version with a block of 1 to WIRE_MAX_BLOCK bytes, else 0 (the frame
+ * is then left to wire_frame_parse, which says what is wrong).
+ */
+int wire_peek_data(const uint8_t *prefix, uint64_t *seq, uint32_t *len);
+/* True if the DATA frame that starts with prefix (as wire_peek_data took
+ * it) and carries block, len bytes, has the right CRC. */
+int wire_data_intact(const uint8_t *prefix, const void *block, uint32_t len);
+
 /* True if s is a valid cluster name or the first part of an endpoint
  * (the part before the '/'): 1..WIRE_NAME_MAX characters of
  * [A-Za-z0-9._-]. */

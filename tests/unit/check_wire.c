@@ -581,6 +581,49 @@ START_TEST(data_bad)
 }
 END_TEST
 
+/* A DATA frame judged from its prefix before its block arrives, and its
+ * CRC checked once the block is in place elsewhere. */
+START_TEST(data_peek)
+{
+	enum { N = 5000 };
+	uint8_t *frame = malloc(WIRE_DATA_HDR_LEN + N), hdr[WIRE_DATA_HDR_LEN];
+	uint64_t seq = 0;
+	uint32_t len = 0;
+
+	rng_state = 5;
+	fill_random(frame + WIRE_DATA_HDR_LEN, N);
+	wire_encode_data_hdr(frame, 0x0102030405060708ull, frame + WIRE_DATA_HDR_LEN, N);
+	ck_assert_int_eq(wire_peek_data(frame, &seq, &len), 1);
+	ck_assert_uint_eq(seq, 0x0102030405060708ull);
+	ck_assert_uint_eq(len, N);
+	ck_assert(wire_data_intact(frame, frame + WIRE_DATA_HDR_LEN, N));
+	frame[WIRE_DATA_HDR_LEN + N / 2] ^= 0x10;
+	ck_assert(!wire_data_intact(frame, frame + WIRE_DATA_HDR_LEN, N));
+	ck_assert(!wire_data_intact(frame, frame + WIRE_DATA_HDR_LEN, N - 1));
+	frame[WIRE_DATA_HDR_LEN + N / 2] ^= 0x10;
+	/* Anything but a DATA frame of this version with a block of 1 to
+	 * WIRE_MAX_BLOCK bytes is left to wire_frame_parse. */
+	memcpy(hdr, frame, sizeof(hdr));
+	hdr[0] ^= 1;
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 0);
+	memcpy(hdr, frame, sizeof(hdr));
+	hdr[2] = WIRE_VERSION + 1;
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 0);
+	memcpy(hdr, frame, sizeof(hdr));
+	hdr[3] = WIRE_ACK;
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 0);
+	be32(hdr + 4, 8);
+	hdr[3] = WIRE_DATA;
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 0);
+	be32(hdr + 4, WIRE_MAX_BLOCK + 9);
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 0);
+	be32(hdr + 4, WIRE_MAX_BLOCK + 8);
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 1);
+	ck_assert_uint_eq(len, WIRE_MAX_BLOCK);
+	free(frame);
+}
+END_TEST
+
 START_TEST(roundtrip_ack)
 {
 	uint8_t buf[2048];
@@ -1229,6 +1272,7 @@ Suite *make_wire_suite(void)
 	tcase_add_test(fr, roundtrip_data);
 	tcase_add_test(fr, data_hdr_crc);
 	tcase_add_test(fr, data_bad);
+	tcase_add_test(fr, data_peek);
 	tcase_add_test(fr, roundtrip_ack);
 	tcase_add_test(fr, ack_full_and_empty);
 	tcase_add_test(fr, roundtrip_ping_pong_bye);
