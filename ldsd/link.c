@@ -70,6 +70,7 @@ struct stream {
 	int failed;                  /* -errno of a failed write, handled by the caller */
 	int stalled;                 /* fault injection: neither read nor written */
 	int data_train;              /* the last frame read was DATA: see stream_read_size */
+	size_t pending;              /* bytes known to wait in the conn: asking costs a syscall */
 
 	uint64_t created_ns, last_rx_ns, last_ping_ns, up_ns;
 	struct stream *next_pending; /* daemon's list of unidentified conns */
@@ -968,6 +969,14 @@ static void stream_bad_frame(struct stream *s, int err, uint8_t version)
 	stream_close(s, "bad frame", 1);
 }
 
+static int stream_recv(struct stream *s, const struct iovec *iov, int n, size_t *got)
+{
+	int r = s->ops->recv(s->conn, iov, n, got);
+
+	s->pending = *got < s->pending ? s->pending - *got : 0;
+	return r;
+}
+
 /* How much the next read takes: all there is room for, except in a train
  * of DATA frames, where it stops after the next frame's prefix, so that
  * each block can be read straight into its message (stream_read_direct). */
@@ -1010,7 +1019,9 @@ static int stream_read_direct(struct stream *s)
 		return 0;
 	have = s->rx_len - WIRE_DATA_HDR_LEN;
 	dst = recvbuf_place(&l->rb, seq, len);
-	if (dst == NULL || s->ops->pending(s->conn) < len - have)
+	if (dst != NULL && s->pending < len - have)
+		s->pending = s->ops->pending(s->conn);
+	if (dst == NULL || s->pending < len - have)
 		return 0;
 	memcpy(prefix, s->rx, WIRE_DATA_HDR_LEN);
 	memcpy(dst, s->rx + WIRE_DATA_HDR_LEN, have);
@@ -1019,7 +1030,7 @@ static int stream_read_direct(struct stream *s)
 		struct iovec iov[2] = { { dst + have, len - have }, { s->rx, WIRE_DATA_HDR_LEN } };
 		size_t got;
 
-		r = s->ops->recv(s->conn, iov, 2, &got);
+		r = stream_recv(s, iov, 2, &got);
 		if (r == -EAGAIN) {
 			/* Not all there after all: back to s->rx, the usual way. */
 			memcpy(s->rx, prefix, WIRE_DATA_HDR_LEN);
@@ -1070,7 +1081,7 @@ static void transport_readable(struct lds_tp_conn *c, void *ud)
 			stream_close(s, "out of memory", 1);
 			return;
 		}
-		r = s->ops->recv(c, &(struct iovec){ s->rx + s->rx_len, stream_read_size(s) }, 1, &got);
+		r = stream_recv(s, &(struct iovec){ s->rx + s->rx_len, stream_read_size(s) }, 1, &got);
 		if (r == -EAGAIN)
 			return;
 		if (r < 0) {
