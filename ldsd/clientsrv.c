@@ -2,13 +2,16 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/un.h>
 
 #include "clientsrv.h"
@@ -22,6 +25,7 @@
 #define CS_LOCAL_MEMORY (64u << 20)   /* messages between clients of this cluster */
 #define CS_CTL_INITIAL 4096
 #define CS_SOCKET_BUFFER (4 << 20)    /* SO_SNDBUF of client connections */
+#define CS_DIRECT_MIN (64u << 10)     /* SEND bodies read straight into blocks */
 
 struct endpoint {
 	char name[WIRE_ENDPOINT_MAX + 1];
@@ -37,6 +41,7 @@ struct client {
 	struct clientsrv *cs;
 	int fd;
 	uint64_t id;
+	uint64_t incarnation;         /* the liblds handle's, from HELLO */
 	struct endpoint *ep;          /* after HELLO */
 	char peer[64];
 
@@ -48,17 +53,19 @@ struct client {
 	uint8_t *ctl;                 /* encoded control frames to write */
 	size_t ctl_len, ctl_off, ctl_cap;
 	struct rb_msg *cur;           /* DELIVER being written (queue head) */
-	uint8_t cur_hdr[CP_HDR_LEN + 16 + WIRE_ENDPOINT_MAX];
+	uint8_t cur_hdr[CP_HDR_LEN + 17 + WIRE_ENDPOINT_MAX];
 	size_t cur_hdr_len, cur_off;
 	int want_write;
 
 	uint64_t ack_first, ack_last; /* coalesced ACKED range; 0 = none */
-	/* Links on which messages of this client were lost and the client has
-	 * not yet said (RESUME) that its application saw every loss: newer
-	 * messages to them are reported lost too, so resends stay in order. */
+	/* Per link on which messages of this client were lost: until the
+	 * client has said (RESUME) that its application took every LOST
+	 * reported so far, newer messages to it are reported lost too, so that
+	 * resends stay in order. */
 	struct fence {
 		struct link *link;
-		uint64_t last_lost;  /* highest id reported lost behind it */
+		uint64_t reported;   /* LOST frames naming the link, ever */
+		int up;              /* not all of them taken yet */
 	} fences[CONFIG_MAX_PEERS];
 	size_t nfences;
 	struct client *next;
@@ -245,7 +252,8 @@ static void client_delivered(struct client *c, struct rb_msg *m)
 
 static void client_prepare_deliver(struct client *c, struct rb_msg *m)
 {
-	struct cp_msg h = { .type = CP_DELIVER, .msg_id = m->rec.msg_id, .payload_len = m->rec.len };
+	struct cp_msg h = { .type = CP_DELIVER, .msg_id = m->rec.msg_id, .incarnation = m->rec.incarnation,
+			    .payload_len = m->rec.len };
 
 	snprintf(h.name, sizeof(h.name), "%s", m->rec.src);
 	c->cur = m;
@@ -351,44 +359,45 @@ static struct fence *client_fence(struct client *c, const struct link *l)
 	return NULL;
 }
 
-static void client_report_lost(struct client *c, uint64_t id, const char *peer, const char *reason)
+/* Reports message id, sent over l, lost; later messages to l wait for
+ * RESUME. */
+static void client_report_lost(struct client *c, struct link *l, uint64_t id, const char *reason)
 {
 	struct cp_msg m = { .type = CP_LOST, .first = id, .last = id };
-
-	client_flush_acks(c);
-	snprintf(m.name, sizeof(m.name), "%s", peer);
-	snprintf(m.text, sizeof(m.text), "%s", reason);
-	if (client_ctl_append(c, &m) < 0)
-		log_warnx("client %s: could not report message %" PRIu64 " lost", c->peer, id);
-}
-
-/* Message id was reported lost: later messages to l wait for RESUME. */
-static void client_add_fence(struct client *c, struct link *l, uint64_t id)
-{
 	struct fence *f = client_fence(c, l);
 
+	client_flush_acks(c);
+	snprintf(m.name, sizeof(m.name), "%s", link_name(l));
+	snprintf(m.text, sizeof(m.text), "%s", reason);
+	if (client_ctl_append(c, &m) < 0) {
+		log_warnx("client %s: could not report message %" PRIu64 " lost", c->peer, id);
+		return;
+	}
+	/* One entry per link at most: there are no more links than that. */
 	if (f == NULL && c->nfences < CONFIG_MAX_PEERS) {
 		f = &c->fences[c->nfences++];
 		f->link = l;
-		f->last_lost = 0;
+		f->reported = 0;
 	}
-	if (f && id > f->last_lost)
-		f->last_lost = id;
+	if (f) {
+		f->reported++;
+		f->up = 1;
+	}
 }
 
-/* The application has seen the losses up to id m->last.  Frames on the
- * socket keep their order, so every SEND it wrote before this RESUME was
- * already refused by the fence; if it has seen all those refusals too,
- * what follows is written knowing every loss, resends first.  If not, the
- * fence stays until a RESUME covers them. */
+/* The application has taken m->count LOST events naming the peer.  Frames
+ * on the socket keep their order, so every SEND it wrote before this
+ * RESUME was already refused by the fence; if it has taken all those
+ * refusals too, what follows is written knowing every loss, resends first.
+ * If not, the fence stays until a RESUME counts them all. */
 static void client_on_resume(struct client *c, const struct cp_msg *m)
 {
 	struct link *l = link_find(c->cs->d, m->name);
 	struct fence *f = l ? client_fence(c, l) : NULL;
 
-	if (f == NULL || m->last < f->last_lost)
+	if (f == NULL || !f->up || m->count < f->reported)
 		return;
-	*f = c->fences[--c->nfences];
+	f->up = 0;
 	log_debug("client %s: resumes sending to %s", c->peer, m->name);
 }
 
@@ -433,6 +442,7 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 	e->anonymous = m->name[0] == '\0';
 	e->warned = 0;
 	c->ep = e;
+	c->incarnation = m->incarnation;
 	for (size_t i = 0; i < cs->d->nlinks; i++) {
 		size_t lm = link_max_msg(cs->d->links[i]);
 
@@ -448,67 +458,167 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 	return 0;
 }
 
-/* Routes one SEND.  Returns 0 if consumed (sent or refused with an ERROR),
- * -ENOSPC if the client must wait for memory. */
-static int client_on_send(struct client *c, const struct cp_msg *m)
+/* Where a SEND's payload comes from: the input buffer, then - when the
+ * rest of the frame is waiting in the socket - the socket itself, read
+ * straight into the send buffer's blocks instead of through the input
+ * buffer. */
+struct payload_src {
+	const uint8_t *have;
+	size_t have_len;
+	int fd;                       /* -1: have holds the whole payload */
+	int err;                      /* reading fd failed: the client is gone */
+};
+
+/* Reads iov[0..n) whole from fd, the first region from offset skip on. */
+static int read_regions(int fd, const struct iovec *iov, int n, size_t skip)
+{
+	struct iovec v[IOV_MAX];
+
+	while (n > 0) {
+		int m = n < IOV_MAX ? n : IOV_MAX;
+		ssize_t r;
+
+		memcpy(v, iov, (size_t)m * sizeof(*v));
+		v[0].iov_base = (uint8_t *)v[0].iov_base + skip;
+		v[0].iov_len -= skip;
+		r = readv(fd, v, m);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r == 0 ? -ECONNRESET : -errno;
+		for (skip += (size_t)r; n > 0 && skip >= iov[0].iov_len; iov++, n--)
+			skip -= iov[0].iov_len;
+	}
+	return 0;
+}
+
+/* sb_fill_fn: copies what is buffered, reads the rest. */
+static int fill_payload(void *arg, const struct iovec *iov, int n)
+{
+	struct payload_src *src = arg;
+	size_t skip = 0;
+	int k, r;
+
+	for (k = 0; k < n && src->have_len > 0; k++) {
+		size_t take = iov[k].iov_len < src->have_len ? iov[k].iov_len : src->have_len;
+
+		memcpy(iov[k].iov_base, src->have, take);
+		src->have += take;
+		src->have_len -= take;
+		if (take < iov[k].iov_len) {
+			skip = take;
+			break;
+		}
+	}
+	if (k == n)
+		return 0;
+	r = src->fd < 0 ? -EIO : read_regions(src->fd, iov + k, n - k, skip);
+	if (r < 0)
+		src->err = -r;
+	return r;
+}
+
+enum route {
+	ROUTE_BAD,       /* not a valid "cluster/name" */
+	ROUTE_LOCAL,     /* an endpoint of this cluster */
+	ROUTE_NOLINK,    /* a cluster we have no link to */
+	ROUTE_FENCED,    /* an earlier message to its cluster was lost */
+	ROUTE_LINK,      /* over *l */
+};
+
+/* Where SEND m goes; *cluster gets the destination's cluster. */
+static enum route client_route(struct client *c, const struct cp_msg *m, char cluster[WIRE_NAME_MAX + 1],
+			       struct link **l)
+{
+	const char *slash = strchr(m->name, '/');
+	struct fence *f;
+
+	if (!wire_endpoint_valid(m->name) || slash == NULL)
+		return ROUTE_BAD;
+	snprintf(cluster, WIRE_NAME_MAX + 1, "%.*s", (int)(slash - m->name), m->name);
+	if (strcmp(cluster, c->cs->d->cfg->cluster) == 0)
+		return ROUTE_LOCAL;
+	*l = link_find(c->cs->d, cluster);
+	if (*l == NULL)
+		return ROUTE_NOLINK;
+	f = client_fence(c, *l);
+	return f && f->up ? ROUTE_FENCED : ROUTE_LINK;
+}
+
+static void client_record(const struct client *c, const struct cp_msg *m, struct wire_record *rec)
+{
+	rec->len = m->payload_len;
+	rec->msg_id = m->msg_id;
+	rec->incarnation = c->incarnation;
+	snprintf(rec->src, sizeof(rec->src), "%s", c->ep->name);
+	snprintf(rec->dst, sizeof(rec->dst), "%s", m->name);
+}
+
+/* Queues a message for an endpoint of this cluster. */
+static int client_send_local(struct client *c, const struct cp_msg *m, const struct wire_record *rec,
+			     struct payload_src *src)
 {
 	struct clientsrv *cs = c->cs;
-	struct wire_record rec = { .len = m->payload_len, .msg_id = m->msg_id };
+	struct rb_msg *lm;
+	struct endpoint *e;
+
+	if (exec_reserved_name(m->name)) {
+		client_send_error(c, m->msg_id, EACCES, "%s takes requests from peer gateways only", m->name);
+		return 0;
+	}
+	if (m->payload_len > CS_LOCAL_MEMORY / 2) {
+		client_send_error(c, m->msg_id, EMSGSIZE, "message of %u bytes exceeds the local limit of %u",
+				  m->payload_len, CS_LOCAL_MEMORY / 2);
+		return 0;
+	}
+	if (cs->local_bytes + m->payload_len > CS_LOCAL_MEMORY)
+		return -ENOSPC;
+	lm = calloc(1, sizeof(*lm));
+	e = ep_get(cs, m->name);
+	if (lm == NULL || e == NULL || (lm->data = malloc(m->payload_len ? m->payload_len : 1)) == NULL) {
+		free(lm);
+		client_send_error(c, m->msg_id, ENOMEM, "ldsd is out of memory");
+		return 0;
+	}
+	fill_payload(src, &(struct iovec){ lm->data, m->payload_len }, 1);
+	lm->rec = *rec;
+	lm->client = c->id;
+	cs->local_bytes += m->payload_len;
+	cs->msgs_local++;
+	ep_enqueue(cs, e, lm);
+	return 0;
+}
+
+/* Routes one SEND whose whole payload is in the input buffer.  Returns 0
+ * if consumed (sent or refused with an ERROR), -ENOSPC if the client must
+ * wait for memory. */
+static int client_on_send(struct client *c, const struct cp_msg *m)
+{
+	struct payload_src src = { .have = m->payload, .have_len = m->payload_len, .fd = -1 };
 	char cluster[WIRE_NAME_MAX + 1];
-	const char *slash = strchr(m->name, '/');
-	struct link *l;
+	struct wire_record rec;
+	struct link *l = NULL;
 	int r;
 
-	if (!wire_endpoint_valid(m->name) || slash == NULL) {
+	switch (client_route(c, m, cluster, &l)) {
+	case ROUTE_BAD:
 		client_send_error(c, m->msg_id, EINVAL, "destination \"%s\" is not a valid \"cluster/name\"", m->name);
 		return 0;
-	}
-	snprintf(cluster, sizeof(cluster), "%.*s", (int)(slash - m->name), m->name);
-	snprintf(rec.src, sizeof(rec.src), "%s", c->ep->name);
-	snprintf(rec.dst, sizeof(rec.dst), "%s", m->name);
-	if (strcmp(cluster, cs->d->cfg->cluster) == 0) {
-		struct rb_msg *lm;
-		struct endpoint *e;
-
-		if (exec_reserved_name(m->name)) {
-			client_send_error(c, m->msg_id, EACCES, "%s takes requests from peer gateways only", m->name);
-			return 0;
-		}
-		if (m->payload_len > CS_LOCAL_MEMORY / 2) {
-			client_send_error(c, m->msg_id, EMSGSIZE, "message of %u bytes exceeds the local limit of %u",
-					  m->payload_len, CS_LOCAL_MEMORY / 2);
-			return 0;
-		}
-		if (cs->local_bytes + m->payload_len > CS_LOCAL_MEMORY)
-			return -ENOSPC;
-		lm = calloc(1, sizeof(*lm));
-		e = ep_get(cs, m->name);
-		if (lm == NULL || e == NULL || (lm->data = malloc(m->payload_len ? m->payload_len : 1)) == NULL) {
-			free(lm);
-			client_send_error(c, m->msg_id, ENOMEM, "ldsd is out of memory");
-			return 0;
-		}
-		memcpy(lm->data, m->payload, m->payload_len);
-		lm->rec = rec;
-		lm->client = c->id;
-		cs->local_bytes += m->payload_len;
-		cs->msgs_local++;
-		ep_enqueue(cs, e, lm);
-		return 0;
-	}
-	l = link_find(cs->d, cluster);
-	if (l == NULL) {
+	case ROUTE_NOLINK:
 		client_send_error(c, m->msg_id, EHOSTUNREACH, "no link to cluster \"%s\" in %s", cluster,
-				  cs->d->cfg->file);
+				  c->cs->d->cfg->file);
 		return 0;
-	}
-	if (client_fence(c, l)) {
-		client_report_lost(c, m->msg_id, cluster,
-				   "not sent: an earlier message to this cluster was lost; resend in order");
-		client_add_fence(c, l, m->msg_id);
+	case ROUTE_FENCED:
+		client_report_lost(c, l, m->msg_id, "not sent: an earlier message to this cluster was lost; resend in order");
 		return 0;
+	case ROUTE_LOCAL:
+	case ROUTE_LINK:
+		break;
 	}
-	r = link_send(l, &rec, m->payload, c->id);
+	client_record(c, m, &rec);
+	if (l == NULL)
+		return client_send_local(c, m, &rec, &src);
+	r = link_send_from(l, &rec, fill_payload, &src, c->id);
 	if (r == -ENOSPC) {
 		c->wait_link = l;
 		return -ENOSPC;
@@ -519,6 +629,48 @@ static int client_on_send(struct client *c, const struct cp_msg *m)
 	else if (r < 0)
 		client_send_error(c, m->msg_id, -r, "cannot queue message for %s: %s", cluster, strerror(-r));
 	return 0;
+}
+
+/*
+ * A large SEND of which only the start is in the input buffer, at off: if
+ * the rest is all waiting in the socket and the message goes to a link,
+ * the payload is read straight into the link's send buffer, saving a copy
+ * of every byte.  Returns 1 if the frame was consumed, 0 if it is left to
+ * the usual path (which reads it whole and then reports any refusal),
+ * -ENOSPC if the client must wait for memory, -1 if it must be closed.
+ */
+static int client_send_direct(struct client *c, const struct cp_hdr *h, size_t off)
+{
+	const uint8_t *body = c->in + off + CP_HDR_LEN;
+	size_t avail = c->in_len - off - CP_HDR_LEN;
+	struct payload_src src = { .fd = c->fd };
+	char cluster[WIRE_NAME_MAX + 1];
+	struct wire_record rec;
+	struct cp_msg m;
+	struct link *l = NULL;
+	int waiting = 0, r;
+
+	if (h->type != CP_SEND || h->len < CS_DIRECT_MIN || c->ep == NULL ||
+	    cp_decode_head(h, body, avail, &m) < 0 || client_route(c, &m, cluster, &l) != ROUTE_LINK ||
+	    ioctl(c->fd, FIONREAD, &waiting) < 0 || (size_t)waiting < h->len - avail)
+		return 0;
+	src.have = m.payload;
+	src.have_len = avail - (size_t)(m.payload - body);
+	client_record(c, &m, &rec);
+	r = link_send_from(l, &rec, fill_payload, &src, c->id);
+	if (src.err) {
+		log_warnx("client %s: reading a message failed: %s", c->peer, strerror(src.err));
+		return -1;
+	}
+	if (r == -ENOSPC) {
+		c->wait_link = l;
+		return -ENOSPC;
+	}
+	if (r < 0)
+		return 0;
+	c->msgs_in++;
+	c->bytes_in += m.payload_len;
+	return 1;
 }
 
 /* Handles complete frames in the input buffer.  Returns -1 if the client
@@ -537,8 +689,19 @@ static int client_process(struct client *c)
 			ret = -1;
 			break;
 		}
-		if (c->in_len - off < CP_HDR_LEN + h.len)
+		if (c->in_len - off < CP_HDR_LEN + h.len) {
+			int r = client_send_direct(c, &h, off);
+
+			if (r == 1) {
+				off = c->in_len;
+			} else if (r == -ENOSPC) {
+				c->paused = 1;
+				client_set_events(c);
+			} else if (r < 0) {
+				ret = -1;
+			}
 			break;
+		}
 		if (cp_decode(&h, c->in + off + CP_HDR_LEN, &m) < 0) {
 			log_warnx("client %s: malformed %s frame; closing it", c->peer,
 				  h.type < CP_TYPE_MAX ? cp_type_names[h.type] : "unknown");
@@ -608,7 +771,9 @@ static void client_readable(struct client *c)
 		size_t need = c->in_len + 65536;
 		ssize_t n;
 
-		/* Grow to the whole frame once its header says how long it is. */
+		/* Grow to the whole frame once its header says how long it is
+		 * (client_process has tried to read its payload straight into
+		 * the send buffer, and could not: it is not all there yet). */
 		if (c->in_len >= CP_HDR_LEN) {
 			struct cp_hdr h;
 
@@ -620,7 +785,7 @@ static void client_readable(struct client *c)
 			return;
 		}
 		do
-			n = read(c->fd, c->in + c->in_len, c->in_cap - c->in_len);
+			n = read(c->fd, c->in + c->in_len, need - c->in_len);
 		while (n < 0 && errno == EINTR);
 		if (n == 0) {
 			client_close(c, c->in_len ? "disconnected in the middle of a message" : "disconnected");
@@ -748,8 +913,7 @@ void clientsrv_lost(struct clientsrv *cs, struct link *l, uint64_t client, uint6
 
 	if (c == NULL)
 		return;
-	client_report_lost(c, id, link_name(l), reason);
-	client_add_fence(c, l, id);
+	client_report_lost(c, l, id, reason);
 }
 
 void clientsrv_space(struct clientsrv *cs, struct link *l)

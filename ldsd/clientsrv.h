@@ -38,11 +38,13 @@ void clientsrv_deliver(struct clientsrv *cs, struct link *from, struct rb_msg *m
 /* Message id of client was delivered to its destination. */
 void clientsrv_acked(struct clientsrv *cs, uint64_t client, uint64_t id);
 /*
- * Message id of client, sent over l, will never be delivered.  The client is
- * told, and from then on its newer messages to l are reported lost as well
- * (a "fence") until it sends RESUME, which liblds does when the
- * application takes the LOST event: otherwise a message already on its way
- * could overtake the application's resends.
+ * Message id of client, sent over l, was not acknowledged and never will be
+ * (it may or may not have reached its destination).  The client is told,
+ * and from then on its newer messages to l are reported lost as well (a
+ * "fence") until its RESUME says that the application took every LOST
+ * naming l (liblds counts them as the application takes the events):
+ * otherwise a message already on its way could overtake the application's
+ * resends.
  */
 void clientsrv_lost(struct clientsrv *cs, struct link *l, uint64_t client, uint64_t id, const char *reason);
 /* Link l has send memory again: resume clients waiting on it. */

@@ -67,7 +67,10 @@ static void job_watch(struct job *j);
  * -ENOSPC (no room now: try again later), or another error (logged). */
 static int jx_link_send(struct jobexec *jx, struct link *l, const char *to, const uint8_t *buf, size_t n)
 {
-	struct wire_record rec = { .len = (uint32_t)n, .msg_id = ++jx->msg_id };
+	/* The daemon's instance is the sender's incarnation: after a restart
+	 * its msg_ids start again, and receivers must not take them for
+	 * duplicates. */
+	struct wire_record rec = { .len = (uint32_t)n, .msg_id = ++jx->msg_id, .incarnation = jx->d->instance };
 	int r;
 
 	snprintf(rec.src, sizeof(rec.src), "%s/%s", jx->d->cfg->cluster, EXEC_ENDPOINT);

@@ -69,6 +69,8 @@ struct stream {
 	int retired;                 /* closed because fewer streams are wanted: not a failure */
 	int failed;                  /* -errno of a failed write, handled by the caller */
 	int stalled;                 /* fault injection: neither read nor written */
+	int data_train;              /* the last frame read was DATA: see stream_read_size */
+	size_t pending;              /* bytes known to wait in the conn: asking costs a syscall */
 
 	uint64_t created_ns, last_rx_ns, last_ping_ns, up_ns;
 	struct stream *next_pending; /* daemon's list of unidentified conns */
@@ -241,7 +243,7 @@ void link_delivered(struct link *l, struct rb_msg *m)
 	l->deliv_unreported = 1;
 }
 
-int link_send(struct link *l, const struct wire_record *rec, const void *payload, uint64_t client)
+int link_send_from(struct link *l, const struct wire_record *rec, sb_fill_fn *fill, void *arg, uint64_t client)
 {
 	struct dest *d;
 	int r;
@@ -255,7 +257,7 @@ int link_send(struct link *l, const struct wire_record *rec, const void *payload
 	 * however large: the cap must not make a message unsendable. */
 	if (d->bytes > 0 && d->bytes + DEST_COST(rec->len) > l->dest_cap)
 		return -ENOSPC;
-	r = sendbuf_append(&l->sb, rec, payload, client, d);
+	r = sendbuf_append_from(&l->sb, rec, fill, arg, client, d);
 	if (r < 0) {
 		if (d->bytes == 0)
 			dest_sub(l, d, 0);
@@ -264,6 +266,11 @@ int link_send(struct link *l, const struct wire_record *rec, const void *payload
 	d->bytes += DEST_COST(rec->len);
 	l->kick_pending = 1;
 	return 0;
+}
+
+int link_send(struct link *l, const struct wire_record *rec, const void *payload, uint64_t client)
+{
+	return link_send_from(l, rec, sendbuf_fill_copy, (void *)payload, client);
 }
 
 /* ---- control frames ---------------------------------------------------- */
@@ -946,6 +953,115 @@ static int stream_rx_reserve(struct stream *s, size_t need)
 	return 0;
 }
 
+/* A frame that wire_frame_parse (or the direct read's CRC check) refused:
+ * says why and closes s. */
+static void stream_bad_frame(struct stream *s, int err, uint8_t version)
+{
+	const char *who = s->link ? link_name(s->link) : s->peer_addr;
+
+	if (err == -EPROTONOSUPPORT) {
+		log_warnx("%s: peer %s speaks protocol version %u, we speak %u; upgrade one side", who, s->peer_addr,
+			  version, WIRE_VERSION);
+		stream_refuse(s, WIRE_REFUSE_VERSION, "protocol version not supported");
+	} else {
+		log_warnx("%s: bad frame from %s (%s); closing the stream", who, s->peer_addr, strerror(-err));
+	}
+	stream_close(s, "bad frame", 1);
+}
+
+static int stream_recv(struct stream *s, const struct iovec *iov, int n, size_t *got)
+{
+	int r = s->ops->recv(s->conn, iov, n, got);
+
+	s->pending = *got < s->pending ? s->pending - *got : 0;
+	return r;
+}
+
+/* How much the next read takes: all there is room for, except in a train
+ * of DATA frames, where it stops after the next frame's prefix, so that
+ * each block can be read straight into its message (stream_read_direct). */
+static size_t stream_read_size(const struct stream *s)
+{
+	size_t end = WIRE_DATA_HDR_LEN;
+
+	if (!s->data_train)
+		return s->rx_cap - s->rx_len;
+	/* s->rx starts with the frame being read; its header is valid. */
+	if (s->rx_len >= WIRE_HDR_LEN)
+		end = WIRE_HDR_LEN + ((size_t)s->rx[4] << 24 | (size_t)s->rx[5] << 16 | (size_t)s->rx[6] << 8 | s->rx[7]) +
+		      WIRE_DATA_HDR_LEN;
+	if (end > s->rx_cap)
+		end = s->rx_cap;
+	return end > s->rx_len ? end - s->rx_len : s->rx_cap - s->rx_len;
+}
+
+/*
+ * s->rx starts with a DATA frame, its prefix there and its block not all
+ * there yet.  If its block can go straight to where it belongs (into the
+ * message being reassembled, or where it is held until the blocks before
+ * it arrive: recvbuf_place), and the rest of the frame is all waiting in
+ * the socket, reads it there, with the next frame's prefix into s->rx: a
+ * copy of every byte saved.  Whole frames only, so that no message is left
+ * half-written while other streams run.  Returns 1 if it took the frame, 0
+ * if not, -1 if it closed s.
+ */
+static int stream_read_direct(struct stream *s)
+{
+	struct link *l = s->link;
+	uint8_t prefix[WIRE_DATA_HDR_LEN], *dst;
+	uint64_t seq;
+	uint32_t len;
+	size_t have;
+	int r;
+
+	if (l == NULL || s->st != ST_UP || s->rx_len < WIRE_DATA_HDR_LEN || !wire_peek_data(s->rx, &seq, &len) ||
+	    s->rx_len - WIRE_DATA_HDR_LEN >= len)
+		return 0;
+	have = s->rx_len - WIRE_DATA_HDR_LEN;
+	dst = recvbuf_place(&l->rb, seq, len);
+	if (dst != NULL && s->pending < len - have)
+		s->pending = s->ops->pending(s->conn);
+	if (dst == NULL || s->pending < len - have)
+		return 0;
+	memcpy(prefix, s->rx, WIRE_DATA_HDR_LEN);
+	memcpy(dst, s->rx + WIRE_DATA_HDR_LEN, have);
+	s->rx_len = 0;
+	while (have < len) {
+		struct iovec iov[2] = { { dst + have, len - have }, { s->rx, WIRE_DATA_HDR_LEN } };
+		size_t got;
+
+		r = stream_recv(s, iov, 2, &got);
+		if (r == -EAGAIN) {
+			/* Not all there after all: back to s->rx, the usual way. */
+			memcpy(s->rx, prefix, WIRE_DATA_HDR_LEN);
+			memcpy(s->rx + WIRE_DATA_HDR_LEN, dst, have);
+			s->rx_len = WIRE_DATA_HDR_LEN + have;
+			return 0;
+		}
+		if (r < 0) {
+			stream_broken_io(s, r);
+			return -1;
+		}
+		if (got > len - have)
+			s->rx_len = got - (len - have);
+		have += got - s->rx_len;
+	}
+	s->last_rx_ns = clock_now_ns();
+	if (!wire_data_intact(prefix, dst, len)) {
+		stream_bad_frame(s, -EBADMSG, WIRE_VERSION);
+		return -1;
+	}
+	r = recvbuf_placed(&l->rb, seq, len, on_message, l);
+	if (r < 0) {
+		log_warnx("link %s: stream %d: block %" PRIu64 " rejected (malformed records): peer is misbehaving",
+			  link_name(l), s->idx, seq);
+		stream_close(s, "protocol error", 1);
+		return -1;
+	}
+	l->ack_pending = 1;
+	return 1;
+}
+
 static void transport_readable(struct lds_tp_conn *c, void *ud)
 {
 	struct stream *s = ud;
@@ -955,11 +1071,17 @@ static void transport_readable(struct lds_tp_conn *c, void *ud)
 		struct wire_frame f;
 		int r;
 
+		/* A DATA frame whose prefix the last read brought. */
+		r = stream_read_direct(s);
+		if (r < 0)
+			return;
+		if (r > 0)
+			continue;
 		if (stream_rx_reserve(s, s->rx_len + 65536) < 0) {
 			stream_close(s, "out of memory", 1);
 			return;
 		}
-		r = s->ops->recv(c, s->rx + s->rx_len, s->rx_cap - s->rx_len, &got);
+		r = stream_recv(s, &(struct iovec){ s->rx + s->rx_len, stream_read_size(s) }, 1, &got);
 		if (r == -EAGAIN)
 			return;
 		if (r < 0) {
@@ -977,17 +1099,7 @@ static void transport_readable(struct lds_tp_conn *c, void *ud)
 				break;
 			}
 			if (r < 0) {
-				const char *who = s->link ? link_name(s->link) : s->peer_addr;
-
-				if (r == -EPROTONOSUPPORT) {
-					log_warnx("%s: peer %s speaks protocol version %u, we speak %u; upgrade one side",
-						  who, s->peer_addr, f.version, WIRE_VERSION);
-					stream_refuse(s, WIRE_REFUSE_VERSION, "protocol version not supported");
-				} else {
-					log_warnx("%s: bad frame from %s (%s); closing the stream", who, s->peer_addr,
-						  strerror(-r));
-				}
-				stream_close(s, "bad frame", 1);
+				stream_bad_frame(s, r, f.version);
 				return;
 			}
 			if (stream_on_frame(s, &f) < 0) {
@@ -1002,6 +1114,7 @@ static void transport_readable(struct lds_tp_conn *c, void *ud)
 			}
 			if (stream_failed(s))
 				return;
+			s->data_train = f.type == WIRE_DATA;
 			off += used;
 		}
 		if (off > 0) {

@@ -35,6 +35,9 @@ size_t link_max_msg(const struct link *l);
 /* Queues one message for the peer.  Returns 0, -ENOSPC (send memory full:
  * the caller waits for clientsrv_space), or -EMSGSIZE. */
 int link_send(struct link *l, const struct wire_record *rec, const void *payload, uint64_t client);
+/* The same with the payload written into the send buffer by fill(arg, ...)
+ * (see sendbuf_append_from); also returns fill's error. */
+int link_send_from(struct link *l, const struct wire_record *rec, sb_fill_fn *fill, void *arg, uint64_t client);
 /* The client server wrote (or discarded) a message that came over l. */
 void link_delivered(struct link *l, struct rb_msg *m);
 /* True if every message sent over l was acknowledged. */

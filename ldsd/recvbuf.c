@@ -46,8 +46,23 @@ void recvbuf_free(struct recvbuf *rb)
 		rb_drop_held(rb);
 	free(rb->slots);
 	free(rb->deliv);
+	free(rb->spare);
 	rb->slots = NULL;
 	rb->deliv = NULL;
+	rb->spare = NULL;
+}
+
+/* Hands the message being filled over once it is whole. */
+static void rb_maybe_complete(struct recvbuf *rb, void (*deliver)(void *, struct rb_msg *), void *arg)
+{
+	struct rb_msg *m = rb->cur;
+
+	if (m == NULL || rb->cur_have < m->rec.len)
+		return;
+	rb->cur = NULL;
+	rb->cur_have = 0;
+	rb->msgs_recv++;
+	deliver(arg, m);
 }
 
 /* Feeds in-order stream bytes to the record parser. */
@@ -101,16 +116,30 @@ static int rb_parse(struct recvbuf *rb, const uint8_t *p, size_t n, void (*deliv
 			p += take;
 			n -= take;
 		}
-		if (rb->cur_have == rb->cur->rec.len) {
-			struct rb_msg *m = rb->cur;
-
-			rb->cur = NULL;
-			rb->cur_have = 0;
-			rb->msgs_recv++;
-			deliver(arg, m);
-		}
+		rb_maybe_complete(rb, deliver, arg);
 	}
 	return 0;
+}
+
+/* Parses the held blocks that are now in order.  Returns 1, or -EPROTO. */
+static int rb_parse_held(struct recvbuf *rb, void (*deliver)(void *, struct rb_msg *), void *arg)
+{
+	for (;;) {
+		struct rb_slot *next = &rb->slots[rb->recv_cum % rb->nslots];
+		int r;
+
+		if (next->data == NULL || rb->recv_cum >= rb->window_end)
+			break;
+		r = rb_parse(rb, next->data, next->len, deliver, arg);
+		rb->ooo_bytes -= next->len;
+		free(next->data);
+		next->data = NULL;
+		next->len = 0;
+		if (r < 0)
+			return r;
+		rb->recv_cum++;
+	}
+	return 1;
 }
 
 int recvbuf_block(struct recvbuf *rb, uint64_t seq, const uint8_t *data, uint32_t len,
@@ -138,31 +167,49 @@ int recvbuf_block(struct recvbuf *rb, uint64_t seq, const uint8_t *data, uint32_
 		if (r < 0)
 			return r;
 		rb->recv_cum++;
-	} else {
-		sl->data = malloc(len);
-		if (sl->data == NULL)
-			return -ENOMEM;
-		memcpy(sl->data, data, len);
+		return rb_parse_held(rb, deliver, arg);
+	}
+	sl->data = malloc(len);
+	if (sl->data == NULL)
+		return -ENOMEM;
+	memcpy(sl->data, data, len);
+	sl->len = len;
+	rb->ooo_bytes += len;
+	return 1;
+}
+
+uint8_t *recvbuf_place(struct recvbuf *rb, uint64_t seq, uint32_t len)
+{
+	if (seq < rb->recv_cum || seq >= rb->window_end || len == 0 || len > rb->block_size)
+		return NULL;
+	if (seq == rb->recv_cum)
+		return rb->cur && rb->cur->rec.len - rb->cur_have >= len ? rb->cur->data + rb->cur_have : NULL;
+	if (rb->slots[seq % rb->nslots].data)
+		return NULL;
+	if (rb->spare == NULL)
+		rb->spare = malloc(rb->block_size);
+	return rb->spare;
+}
+
+int recvbuf_placed(struct recvbuf *rb, uint64_t seq, uint32_t len, void (*deliver)(void *arg, struct rb_msg *m),
+		   void *arg)
+{
+	rb->blocks_recv++;
+	rb->bytes_recv += len;
+	if (seq != rb->recv_cum) {
+		struct rb_slot *sl = &rb->slots[seq % rb->nslots];
+
+		sl->data = rb->spare;
 		sl->len = len;
+		rb->spare = NULL;
 		rb->ooo_bytes += len;
 		return 1;
 	}
-	for (;;) {
-		struct rb_slot *next = &rb->slots[rb->recv_cum % rb->nslots];
-		int r;
-
-		if (next->data == NULL || rb->recv_cum >= rb->window_end)
-			break;
-		r = rb_parse(rb, next->data, next->len, deliver, arg);
-		rb->ooo_bytes -= next->len;
-		free(next->data);
-		next->data = NULL;
-		next->len = 0;
-		if (r < 0)
-			return r;
-		rb->recv_cum++;
-	}
-	return 1;
+	rb->cur_have += len;
+	rb->msg_bytes += len;
+	rb->recv_cum++;
+	rb_maybe_complete(rb, deliver, arg);
+	return rb_parse_held(rb, deliver, arg);
 }
 
 /* Adds n to the delivered set: deliv_cum plus sorted disjoint ranges. */

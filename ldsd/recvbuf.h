@@ -38,6 +38,7 @@ struct recvbuf {
 	size_t nslots;
 	struct rb_slot *slots;     /* ring indexed by seq % nslots */
 	uint64_t recv_cum;         /* next seq expected in order */
+	uint8_t *spare;            /* block_size bytes for recvbuf_place, or NULL */
 	uint64_t window_end;
 	size_t ooo_bytes;          /* held out-of-order block payload */
 	size_t msg_bytes;          /* messages (complete or partial) not yet delivered */
@@ -72,6 +73,22 @@ void recvbuf_free(struct recvbuf *rb);
  */
 int recvbuf_block(struct recvbuf *rb, uint64_t seq, const uint8_t *data, uint32_t len,
 		  void (*deliver)(void *arg, struct rb_msg *m), void *arg);
+
+/*
+ * Where block seq of len bytes may be written straight, instead of being
+ * passed to recvbuf_block (which copies it): if it is the next block in
+ * order and lies wholly inside the payload of the message being
+ * reassembled, there; if it is a later one within the window and not yet
+ * held, a buffer that it will be held in.  NULL if neither (or out of
+ * memory): recvbuf_block takes it as usual.  Once the block is written
+ * there (and found intact), recvbuf_placed takes it; if it never is,
+ * nothing changed.
+ */
+uint8_t *recvbuf_place(struct recvbuf *rb, uint64_t seq, uint32_t len);
+/* Block seq of len bytes is where recvbuf_place said: takes it as
+ * recvbuf_block would.  Returns 1 or as recvbuf_block. */
+int recvbuf_placed(struct recvbuf *rb, uint64_t seq, uint32_t len, void (*deliver)(void *arg, struct rb_msg *m),
+		   void *arg);
 
 /* The owner delivered (or discarded) m: frees it, releases its memory, and
  * records its number as delivered (unless it belongs to an earlier

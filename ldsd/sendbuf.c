@@ -21,7 +21,8 @@ int sendbuf_init(struct sendbuf *sb, size_t block_size, size_t mem)
 		sb->max_msgs = 64;
 	sb->slots = calloc(sb->nslots, sizeof(*sb->slots));
 	sb->msgs = calloc(sb->max_msgs, sizeof(*sb->msgs));
-	if (sb->slots == NULL || sb->msgs == NULL) {
+	sb->fill_iov = calloc(sb->nslots + 2, sizeof(*sb->fill_iov));
+	if (sb->slots == NULL || sb->msgs == NULL || sb->fill_iov == NULL) {
 		sendbuf_free(sb);
 		return -ENOMEM;
 	}
@@ -37,8 +38,10 @@ void sendbuf_free(struct sendbuf *sb)
 			free(sb->slots[i].data);
 	free(sb->slots);
 	free(sb->msgs);
+	free(sb->fill_iov);
 	sb->slots = NULL;
 	sb->msgs = NULL;
+	sb->fill_iov = NULL;
 }
 
 static struct sb_block *sb_slot(const struct sendbuf *sb, uint64_t seq)
@@ -112,8 +115,22 @@ static int sb_reuse_busy(const struct sendbuf *sb, size_t n)
 	return 0;
 }
 
-static int sb_copy(struct sendbuf *sb, const uint8_t *p, size_t n)
+/* Where an append may be undone: the block numbering and the open block's
+ * fill before it. */
+struct sb_mark {
+	uint64_t next;
+	int open;
+	uint32_t open_len;
+};
+
+/* Takes n bytes of block space after what is appended so far, opening
+ * blocks as needed but sealing none (their bytes are not there yet), and
+ * describes it in sb->fill_iov.  Returns the number of regions, or
+ * -ENOMEM (the caller undoes what was taken). */
+static int sb_reserve(struct sendbuf *sb, size_t n)
 {
+	int k = 0;
+
 	while (n > 0) {
 		struct sb_block *b = sb->open ? sb_slot(sb, sb->next - 1) : sb_open_block(sb);
 		size_t take;
@@ -123,12 +140,49 @@ static int sb_copy(struct sendbuf *sb, const uint8_t *p, size_t n)
 		take = sb->block_size - b->len;
 		if (take > n)
 			take = n;
-		memcpy(b->data + b->len, p, take);
+		sb->fill_iov[k].iov_base = b->data + b->len;
+		sb->fill_iov[k++].iov_len = take;
 		b->len += (uint32_t)take;
-		p += take;
 		n -= take;
+		/* Full: the next bytes go to a new block; sealed once filled. */
+		if (b->len == sb->block_size)
+			sb->open = 0;
+	}
+	return k;
+}
+
+/* Seals the blocks from mark's open block on that are full now. */
+static void sb_seal_filled(struct sendbuf *sb, const struct sb_mark *mark)
+{
+	for (uint64_t s = mark->open ? mark->next - 1 : mark->next; s < sb->next; s++) {
+		struct sb_block *b = sb_slot(sb, s);
+
 		if (b->len == sb->block_size)
 			sb_seal(sb, b);
+		else
+			sb->open = 1; /* the last one, partly filled */
+	}
+}
+
+static void sb_undo(struct sendbuf *sb, const struct sb_mark *mark)
+{
+	for (uint64_t s = mark->next; s < sb->next; s++)
+		sb_slot(sb, s)->state = SB_FREE;
+	if (mark->open) {
+		sb_slot(sb, mark->next - 1)->len = mark->open_len;
+		sb_slot(sb, mark->next - 1)->state = SB_OPEN;
+	}
+	sb->next = mark->next;
+	sb->open = mark->open;
+}
+
+int sendbuf_fill_copy(void *arg, const struct iovec *iov, int n)
+{
+	const uint8_t *p = arg;
+
+	for (int i = 0; i < n; i++) {
+		memcpy(iov[i].iov_base, p, iov[i].iov_len);
+		p += iov[i].iov_len;
 	}
 	return 0;
 }
@@ -136,11 +190,18 @@ static int sb_copy(struct sendbuf *sb, const uint8_t *p, size_t n)
 int sendbuf_append(struct sendbuf *sb, const struct wire_record *rec, const void *payload, uint64_t client,
 		   void *tag)
 {
+	return sendbuf_append_from(sb, rec, sendbuf_fill_copy, (void *)payload, client, tag);
+}
+
+int sendbuf_append_from(struct sendbuf *sb, const struct wire_record *rec, sb_fill_fn *fill, void *arg,
+			uint64_t client, void *tag)
+{
 	uint8_t hdr[WIRE_REC_FIXED + 2 * WIRE_ENDPOINT_MAX];
 	size_t hl = wire_encode_record_hdr(hdr, sizeof(hdr), rec);
+	struct sb_mark mark = { .next = sb->next, .open = sb->open };
 	size_t need;
 	struct sb_msg *m;
-	int r;
+	int n, r;
 
 	if (hl == 0)
 		return -EINVAL;
@@ -149,11 +210,34 @@ int sendbuf_append(struct sendbuf *sb, const struct wire_record *rec, const void
 		return -EMSGSIZE;
 	if (need > sendbuf_space(sb) || sb->msg_next - sb->msg_base >= sb->max_msgs || sb_reuse_busy(sb, need))
 		return -ENOSPC;
-	r = sb_copy(sb, hdr, hl);
-	if (r == 0)
-		r = sb_copy(sb, payload, rec->len);
-	if (r < 0)
-		return r; /* only on malloc failure; the stream is then broken for good */
+	if (mark.open)
+		mark.open_len = sb_slot(sb, sb->next - 1)->len;
+	n = sb_reserve(sb, need);
+	r = n < 0 ? n : 0;
+	if (r == 0) {
+		/* The header takes the first hl bytes of the regions. */
+		struct iovec *iov = sb->fill_iov;
+		size_t left = hl;
+
+		while (left > 0) {
+			size_t take = iov->iov_len < left ? iov->iov_len : left;
+
+			memcpy(iov->iov_base, hdr + (hl - left), take);
+			iov->iov_base = (uint8_t *)iov->iov_base + take;
+			iov->iov_len -= take;
+			left -= take;
+			if (iov->iov_len == 0) {
+				iov++;
+				n--;
+			}
+		}
+		r = fill(arg, iov, n);
+	}
+	if (r < 0) {
+		sb_undo(sb, &mark);
+		return r;
+	}
+	sb_seal_filled(sb, &mark);
 	m = &sb->msgs[sb->msg_next % sb->max_msgs];
 	m->client = client;
 	m->id = rec->msg_id;

@@ -17,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "wire.h"
 
@@ -65,6 +66,7 @@ struct sendbuf {
 	struct sb_msg *msgs;    /* ring indexed by msgno % max_msgs */
 	size_t max_msgs;
 	uint64_t msg_base, msg_next;
+	struct iovec *fill_iov; /* nslots + 2: where a payload goes, see sendbuf_append_from */
 
 	/* Counters for status output. */
 	uint64_t blocks_sent, blocks_resent, blocks_acked;
@@ -89,6 +91,19 @@ int sendbuf_idle(const struct sendbuf *sb);
  */
 int sendbuf_append(struct sendbuf *sb, const struct wire_record *rec, const void *payload,
 		   uint64_t client, void *tag);
+
+/*
+ * Fills the n regions of iov (rec->len bytes in all, in order) with the
+ * payload, from wherever it is (a socket: the bytes go straight into the
+ * blocks).  Returns 0, or a negative errno if it could not.
+ */
+typedef int sb_fill_fn(void *arg, const struct iovec *iov, int n);
+/* The sb_fill_fn for a payload in memory: arg points to it. */
+int sendbuf_fill_copy(void *arg, const struct iovec *iov, int n);
+/* As sendbuf_append, with the payload written by fill(arg, ...) in place.
+ * If fill fails, nothing was appended and its error is returned. */
+int sendbuf_append_from(struct sendbuf *sb, const struct wire_record *rec, sb_fill_fn *fill, void *arg,
+			uint64_t client, void *tag);
 
 /*
  * Picks the next block to write: the lowest block to resend, else the next

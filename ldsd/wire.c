@@ -599,6 +599,26 @@ int wire_decode_data(const struct wire_frame *f, uint64_t *seq, const uint8_t **
 	return 0;
 }
 
+int wire_peek_data(const uint8_t *prefix, uint64_t *seq, uint32_t *len)
+{
+	uint32_t flen = get_be32(prefix + 4);
+
+	if (get_be16(prefix) != WIRE_MAGIC || prefix[2] != WIRE_VERSION || prefix[3] != WIRE_DATA || flen <= 8 ||
+	    flen - 8 > WIRE_MAX_BLOCK)
+		return 0;
+	*seq = get_be64(prefix + WIRE_HDR_LEN);
+	*len = flen - 8;
+	return 1;
+}
+
+int wire_data_intact(const uint8_t *prefix, const void *block, uint32_t len)
+{
+	uint8_t want[WIRE_DATA_HDR_LEN];
+
+	wire_encode_data_hdr(want, get_be64(prefix + WIRE_HDR_LEN), block, len);
+	return memcmp(want, prefix, WIRE_DATA_HDR_LEN) == 0;
+}
+
 /* ---- records ------------------------------------------------------------- */
 
 static int endpoint_len_ok(uint8_t n)
@@ -644,6 +664,7 @@ size_t wire_encode_record_hdr(uint8_t *buf, size_t cap, const struct wire_record
 	buf[3] = (uint8_t)dlen;
 	put_be32(buf + 4, r->len);
 	put_be64(buf + 8, r->msg_id);
+	put_be64(buf + 16, r->incarnation);
 	memcpy(buf + WIRE_REC_FIXED, r->src, slen);
 	memcpy(buf + WIRE_REC_FIXED + slen, r->dst, dlen);
 	return total;
@@ -668,6 +689,7 @@ int wire_decode_record_hdr(const uint8_t *buf, size_t len, struct wire_record *r
 		return -EBADMSG;
 	r->len = get_be32(buf + 4);
 	r->msg_id = get_be64(buf + 8);
+	r->incarnation = get_be64(buf + 16);
 	memcpy(r->src, src, slen);
 	r->src[slen] = '\0';
 	memcpy(r->dst, dst, dlen);

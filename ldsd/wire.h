@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #define WIRE_MAGIC        0x4C44u
-#define WIRE_VERSION      1u
+#define WIRE_VERSION      2u
 #define WIRE_HDR_LEN      12u
 #define WIRE_NONCE_LEN    32u
 #define WIRE_MAC_LEN      32u            /* HMAC-SHA-256 */
@@ -161,6 +161,18 @@ int wire_decode_bye(const struct wire_frame *f, uint16_t *reason);
  * block or one over WIRE_MAX_BLOCK is -EBADMSG. */
 int wire_decode_data(const struct wire_frame *f, uint64_t *seq, const uint8_t **data, uint32_t *len);
 
+/*
+ * A DATA frame's first WIRE_DATA_HDR_LEN bytes, before its block has
+ * arrived, so that the block can be read straight to where it belongs:
+ * returns 1 and its seq and block length if prefix starts a DATA frame of
+ * this version with a block of 1 to WIRE_MAX_BLOCK bytes, else 0 (the frame
+ * is then left to wire_frame_parse, which says what is wrong).
+ */
+int wire_peek_data(const uint8_t *prefix, uint64_t *seq, uint32_t *len);
+/* True if the DATA frame that starts with prefix (as wire_peek_data took
+ * it) and carries block, len bytes, has the right CRC. */
+int wire_data_intact(const uint8_t *prefix, const void *block, uint32_t len);
+
 /* True if s is a valid cluster name or the first part of an endpoint
  * (the part before the '/'): 1..WIRE_NAME_MAX characters of
  * [A-Za-z0-9._-]. */
@@ -175,16 +187,20 @@ int wire_name_valid(const char *s);
  *   3  u8  dst length (1..WIRE_ENDPOINT_MAX)
  *   4  u32 payload length (0..WIRE_MAX_MSG)
  *   8  u64 sender's message id
- *  16  src bytes, dst bytes ("cluster/name"), then the payload
+ *  16  u64 sender's incarnation (random per liblds handle)
+ *  24  src bytes, dst bytes ("cluster/name"), then the payload
  */
 #define WIRE_REC_MAGIC     0xA5u
-#define WIRE_REC_FIXED     16u
+#define WIRE_REC_FIXED     24u
 #define WIRE_ENDPOINT_MAX  127u           /* "cluster/name", without NUL */
 #define WIRE_MAX_MSG       (256u << 20)
 
 struct wire_record {
 	uint32_t len;
 	uint64_t msg_id;
+	/* With src, names the sending handle: a resend keeps both id and
+	 * incarnation, so the receiving liblds recognises a copy. */
+	uint64_t incarnation;
 	char src[WIRE_ENDPOINT_MAX + 1];
 	char dst[WIRE_ENDPOINT_MAX + 1];
 };

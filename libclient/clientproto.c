@@ -131,6 +131,7 @@ int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m)
 	case CP_HELLO:
 		m->version = (uint16_t)rc_uint(&c, 2);
 		m->flags = (uint16_t)rc_uint(&c, 2);
+		m->incarnation = rc_uint(&c, 8);
 		rc_name(&c, m->name, sizeof(m->name), 1);
 		break;
 	case CP_WELCOME:
@@ -142,6 +143,8 @@ int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m)
 	case CP_SEND:
 	case CP_DELIVER:
 		m->msg_id = rc_uint(&c, 8);
+		if (h->type == CP_DELIVER)
+			m->incarnation = rc_uint(&c, 8);
 		rc_name(&c, m->name, sizeof(m->name), 0);
 		has_payload = 1;
 		break;
@@ -162,9 +165,9 @@ int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m)
 	case CP_BYE:
 		break;
 	case CP_RESUME:
-		m->last = rc_uint(&c, 8);
+		m->count = rc_uint(&c, 8);
 		rc_name(&c, m->name, sizeof(m->name), 0);
-		if (m->last == 0)
+		if (m->count == 0)
 			c.bad = 1;
 		break;
 	default:
@@ -183,8 +186,9 @@ int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m)
 
 int cp_decode_head(const struct cp_hdr *h, const uint8_t *body, size_t avail, struct cp_msg *m)
 {
-	/* u64 msg_id, then the name's length byte. */
-	const size_t fixed = 9;
+	/* u64 msg_id (and DELIVER's u64 incarnation), then the name's
+	 * length byte. */
+	const size_t fixed = h->type == CP_DELIVER ? 17 : 9;
 	struct cp_hdr fields = *h;
 	int rc;
 
@@ -263,6 +267,7 @@ size_t cp_encode(uint8_t *buf, size_t cap, const struct cp_msg *m)
 	case CP_HELLO:
 		wc_uint(&c, m->version, 2);
 		wc_uint(&c, m->flags, 2);
+		wc_uint(&c, m->incarnation, 8);
 		wc_name(&c, m->name);
 		break;
 	case CP_WELCOME:
@@ -274,6 +279,8 @@ size_t cp_encode(uint8_t *buf, size_t cap, const struct cp_msg *m)
 	case CP_SEND:
 	case CP_DELIVER:
 		wc_uint(&c, m->msg_id, 8);
+		if (m->type == CP_DELIVER)
+			wc_uint(&c, m->incarnation, 8);
 		wc_name(&c, m->name);
 		break;
 	case CP_ACKED:
@@ -294,7 +301,7 @@ size_t cp_encode(uint8_t *buf, size_t cap, const struct cp_msg *m)
 	case CP_BYE:
 		break;
 	case CP_RESUME:
-		wc_uint(&c, m->last, 8);
+		wc_uint(&c, m->count, 8);
 		wc_name(&c, m->name);
 		break;
 	default:

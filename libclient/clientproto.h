@@ -19,22 +19,22 @@
 
 #include "../ldsd/wire.h"
 
-#define CP_VERSION  1u
+#define CP_VERSION  2u
 #define CP_HDR_LEN  8u
 #define CP_MAX_BODY (WIRE_MAX_MSG + 512u)
 #define CP_TEXT_MAX 255u
 
 enum cp_type {
-	CP_HELLO = 1,  /* c->d  u16 version, u16 flags, str name ("" = daemon picks) */
+	CP_HELLO = 1,  /* c->d  u16 version, u16 flags, u64 incarnation, str name ("" = daemon picks) */
 	CP_WELCOME,    /* d->c  u16 version, u32 max_msg, str cluster, str endpoint */
 	CP_SEND,       /* c->d  u64 msg_id, str dst, payload */
-	CP_DELIVER,    /* d->c  u64 msg_id (sender's), str src, payload */
+	CP_DELIVER,    /* d->c  u64 msg_id, u64 incarnation (both the sender's), str src, payload */
 	CP_ACKED,      /* d->c  u64 first, u64 last: messages delivered to their destination */
 	CP_LOST,       /* d->c  u64 first, u64 last, str peer, str16 reason: never acknowledged, dropped */
 	CP_ERROR,      /* d->c  u64 msg_id (0 = none), i32 errno, str16 text */
 	CP_BYE,        /* c->d  empty: orderly close */
-	CP_RESUME,     /* c->d  u64 last, str peer: the application has seen a LOST
-			* (up to id `last`) for that peer; see clientsrv.h "fence" */
+	CP_RESUME,     /* c->d  u64 count, str peer: the application has taken `count`
+			* LOST frames naming that peer; see clientsrv.h "fence" */
 	CP_TYPE_MAX
 };
 extern const char *const cp_type_names[CP_TYPE_MAX];
@@ -52,7 +52,9 @@ struct cp_msg {
 	uint16_t flags;            /* HELLO */
 	uint32_t max_msg;          /* WELCOME */
 	uint64_t msg_id;           /* SEND, DELIVER, ERROR */
-	uint64_t first, last;      /* ACKED, LOST (inclusive); RESUME: last */
+	uint64_t incarnation;      /* HELLO: the handle's; DELIVER: the sender's */
+	uint64_t first, last;      /* ACKED, LOST (inclusive) */
+	uint64_t count;            /* RESUME */
 	int32_t err;               /* ERROR: positive errno */
 	char name[WIRE_ENDPOINT_MAX + 1];   /* HELLO name, WELCOME cluster, SEND dst, DELIVER src, LOST/RESUME peer */
 	char endpoint[WIRE_ENDPOINT_MAX + 1]; /* WELCOME: full "cluster/name" */

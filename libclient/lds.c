@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <sys/un.h>
@@ -24,6 +25,8 @@
 
 #include "../ldsd/clock.h"
 #include "clientproto.h"
+#include "dedup.h"
+#include "idset.h"
 #include "lds.h"
 
 #define IN_SIZE        (64u * 1024)  /* input buffer */
@@ -31,6 +34,13 @@
 #define READ_BURST     16            /* reads per round, so sends keep moving */
 #define CLOSE_FLUSH_MS 10000
 #define CONNECT_RETRY_MS 10          /* unix listener backlog full: try again */
+#define DEDUP_SOURCES  16384         /* senders a handle remembers, see dedup.h */
+/* Buffers of large messages given back are kept for the next ones: a fresh
+ * large allocation per message costs a page fault per page (and the heap
+ * shrinks and grows again).  Several, since one read may bring a few
+ * messages; below RX_POOL_MIN malloc is cheap anyway. */
+#define RX_POOL_MIN    (64u << 10)
+#define RX_POOL_MAX    8
 #define NEVER          INT64_MAX
 /* A SEND frame's header and fields: everything but the payload. */
 #define OUT_FIELDS_MAX (CP_HDR_LEN + 8 + 1 + WIRE_ENDPOINT_MAX)
@@ -44,6 +54,7 @@ _Static_assert(FIELD_SIZE(struct lds_event, text) >= FIELD_SIZE(struct cp_msg, t
 struct rxmsg {
 	struct rxmsg *next;
 	size_t cap;               /* bytes data can hold */
+	uint64_t incarnation;     /* the sender's */
 	struct lds_msg m;
 	unsigned char data[];
 };
@@ -60,9 +71,12 @@ struct outmsg {
 	uint8_t *owned;
 };
 
-/* An inclusive range of settled message ids. */
-struct idrange {
-	uint64_t first, last;
+/* LOST events naming one peer cluster that the application has taken:
+ * RESUME tells the daemon how many, so that it lifts its fence only once
+ * the application has seen every loss it reported. */
+struct resume_count {
+	char peer[WIRE_ENDPOINT_MAX + 1];
+	uint64_t taken;
 };
 
 struct lds {
@@ -70,15 +84,20 @@ struct lds {
 	int err;                  /* first fatal error; the handle is dead if set */
 	int welcomed;
 	int ack_events;
+	char *path;               /* the daemon's socket, for lds_reconnect */
+	char asked[WIRE_ENDPOINT_MAX + 1]; /* the name given to lds_open */
 	char cluster[WIRE_NAME_MAX + 1];
 	char name[WIRE_ENDPOINT_MAX + 1];
 	size_t max_msg;
+	uint64_t incarnation;     /* drawn at lds_open; names this handle with name */
 	uint64_t last_id;         /* id of the last message accepted */
 
-	uint64_t settled;         /* every id <= settled is settled */
-	struct idrange *ranges;   /* settled ids above settled + 1, sorted; no
-				   * two ranges touch */
-	size_t nranges, cap_ranges;
+	struct idset settled;     /* ids acknowledged, lost or refused */
+	/* Lost ids whose LOST event the application has taken and that it
+	 * may still resend: handing over a message abandons those below it
+	 * (see lds_resend). */
+	struct idset resendable;
+	struct dedup seen;        /* what was received, per sender */
 
 	uint8_t *in;              /* IN_SIZE bytes: frames, and the start of
 				   * a DELIVER too big for it */
@@ -90,13 +109,15 @@ struct lds {
 
 	struct rxmsg *rx_head, *rx_tail;
 	struct rxmsg *rx_cur;     /* returned by the last lds_recv */
-	/* The last message given back, kept for the next one that fits: a
-	 * fresh large allocation per message costs page faults. */
-	struct rxmsg *rx_spare;
+	struct rxmsg *rx_pool;    /* large buffers given back, see RX_POOL_MIN */
+	size_t rx_npool;
 
 	/* RESUME frames to send once no message is half written. */
 	struct cp_msg *resume;
 	size_t nresume;
+	struct resume_count *taken;
+	size_t ntaken;
+	size_t ev_stale;          /* events queued before the last reconnect */
 
 	struct lds_event *ev;     /* ring */
 	size_t ev_head, ev_n, ev_cap;
@@ -137,63 +158,6 @@ static int poll_ms(int64_t deadline)
 static int timed(int rc, int timeout_ms)
 {
 	return rc == -ETIMEDOUT && timeout_ms == 0 ? -EAGAIN : rc;
-}
-
-/* ---- settled ids ------------------------------------------------------ */
-
-/* Marks first..last settled; *added is how many were not already. */
-static int settle(struct lds *h, uint64_t first, uint64_t last, uint64_t *added)
-{
-	uint64_t lo, hi, n;
-	size_t i = 0, j;
-
-	*added = 0;
-	if (last <= h->settled)
-		return 0;
-	if (first <= h->settled)
-		first = h->settled + 1;
-	n = last - first + 1;
-	while (i < h->nranges && h->ranges[i].last + 1 < first)
-		i++;
-	lo = first;
-	hi = last;
-	for (j = i; j < h->nranges && h->ranges[j].first <= hi + 1; j++) {
-		uint64_t a = h->ranges[j].first > first ? h->ranges[j].first : first;
-		uint64_t b = h->ranges[j].last < last ? h->ranges[j].last : last;
-
-		if (a <= b)
-			n -= b - a + 1;
-		if (h->ranges[j].first < lo)
-			lo = h->ranges[j].first;
-		if (h->ranges[j].last > hi)
-			hi = h->ranges[j].last;
-	}
-	if (i == j) {
-		if (h->nranges == h->cap_ranges) {
-			size_t cap = h->cap_ranges ? 2 * h->cap_ranges : 8;
-			struct idrange *r = realloc(h->ranges, cap * sizeof(*r));
-
-			if (r == NULL)
-				return -ENOMEM;
-			h->ranges = r;
-			h->cap_ranges = cap;
-		}
-		memmove(&h->ranges[i + 1], &h->ranges[i], (h->nranges - i) * sizeof(*h->ranges));
-		h->nranges++;
-	} else {
-		memmove(&h->ranges[i + 1], &h->ranges[j], (h->nranges - j) * sizeof(*h->ranges));
-		h->nranges -= j - i - 1;
-	}
-	h->ranges[i].first = lo;
-	h->ranges[i].last = hi;
-	/* Ranges never touch, so only the first can join the settled prefix. */
-	if (h->ranges[0].first == h->settled + 1) {
-		h->settled = h->ranges[0].last;
-		h->nranges--;
-		memmove(&h->ranges[0], &h->ranges[1], h->nranges * sizeof(*h->ranges));
-	}
-	*added = n;
-	return 0;
 }
 
 /* ---- events ----------------------------------------------------------- */
@@ -246,16 +210,21 @@ static int on_welcome(struct lds *h, const struct cp_msg *m)
 /* A message for DELIVER m, payload not yet copied; NULL: h->err is set. */
 static struct rxmsg *rx_new(struct lds *h, const struct cp_msg *m)
 {
-	struct rxmsg *r;
+	struct rxmsg *r = NULL;
 
 	if (!wire_endpoint_valid(m->name)) {
 		fail(h, -EPROTO);
 		return NULL;
 	}
-	if (h->rx_spare && h->rx_spare->cap >= m->payload_len) {
-		r = h->rx_spare;
-		h->rx_spare = NULL;
-	} else {
+	for (struct rxmsg **pp = &h->rx_pool; *pp; pp = &(*pp)->next) {
+		if ((*pp)->cap >= m->payload_len) {
+			r = *pp;
+			*pp = r->next;
+			h->rx_npool--;
+			break;
+		}
+	}
+	if (r == NULL) {
 		r = malloc(sizeof(*r) + m->payload_len);
 		if (r == NULL) {
 			fail(h, -ENOMEM);
@@ -264,6 +233,7 @@ static struct rxmsg *rx_new(struct lds *h, const struct cp_msg *m)
 		r->cap = m->payload_len;
 	}
 	r->next = NULL;
+	r->incarnation = m->incarnation;
 	memcpy(r->m.src, m->name, sizeof(m->name));
 	r->m.id = m->msg_id;
 	r->m.len = m->payload_len;
@@ -271,13 +241,36 @@ static struct rxmsg *rx_new(struct lds *h, const struct cp_msg *m)
 	return r;
 }
 
-static void rx_queue(struct lds *h, struct rxmsg *r)
+static void rx_recycle(struct lds *h, struct rxmsg *r)
 {
+	if (r->cap < RX_POOL_MIN || h->rx_npool == RX_POOL_MAX) {
+		free(r);
+		return;
+	}
+	r->next = h->rx_pool;
+	h->rx_pool = r;
+	h->rx_npool++;
+}
+
+/* A message arrived whole: it is queued unless the application was given
+ * it before (its sender resent it after a gateway crash). */
+static int rx_complete(struct lds *h, struct rxmsg *r)
+{
+	int rc = dedup_admit(&h->seen, r->m.src, r->incarnation, r->m.id);
+
+	if (rc <= 0) {
+		rx_recycle(h, r);
+		if (rc < 0)
+			return fail(h, -ENOMEM);
+		h->st.duplicates++;
+		return 0;
+	}
 	if (h->rx_tail)
 		h->rx_tail->next = r;
 	else
 		h->rx_head = r;
 	h->rx_tail = r;
+	return 0;
 }
 
 static int on_deliver(struct lds *h, const struct cp_msg *m)
@@ -287,8 +280,7 @@ static int on_deliver(struct lds *h, const struct cp_msg *m)
 	if (r == NULL)
 		return h->err;
 	memcpy(r->data, m->payload, m->payload_len);
-	rx_queue(h, r);
-	return 0;
+	return rx_complete(h, r);
 }
 
 /* A frame that does not fit the input buffer can only be a DELIVER: its
@@ -325,15 +317,15 @@ static int on_outcome(struct lds *h, const struct cp_msg *m)
 	uint64_t first = m->type == CP_ERROR ? m->msg_id : m->first;
 	uint64_t last = m->type == CP_ERROR ? m->msg_id : m->last;
 	struct lds_event *ev;
-	uint64_t added = 0;
+	int64_t added = 0;
 
 	/* The daemon may refuse the message being written from its header. */
 	if (last > h->last_id && !(h->out.active && last == h->out.id))
 		return fail(h, -EPROTO);
-	if (first != 0 && settle(h, first, last, &added) < 0)
+	if (first != 0 && (added = idset_add(&h->settled, first, last)) < 0)
 		return fail(h, -ENOMEM);
 	if (m->type == CP_ACKED) {
-		h->st.acked += added;
+		h->st.acked += (uint64_t)added;
 		if (!h->ack_events)
 			return 0;
 	}
@@ -350,12 +342,12 @@ static int on_outcome(struct lds *h, const struct cp_msg *m)
 	case CP_LOST:
 		ev->type = LDS_EV_LOST;
 		memcpy(ev->peer, m->name, sizeof(m->name));
-		h->st.lost += added;
+		h->st.lost += (uint64_t)added;
 		break;
 	default:
 		ev->type = LDS_EV_ERROR;
 		ev->err = daemon_errno(m);
-		h->st.failed += added;
+		h->st.failed += (uint64_t)added;
 		break;
 	}
 	return 0;
@@ -436,8 +428,8 @@ static int read_input(struct lds *h)
 		if (f) {
 			h->fill_have += (size_t)n;
 			if (h->fill_have == f->m.len) {
-				rx_queue(h, f);
 				h->fill = NULL;
+				rc = rx_complete(h, f);
 			}
 		} else {
 			h->in_len += (size_t)n;
@@ -583,7 +575,7 @@ static int has_msg(const struct lds *h, uint64_t arg)
 
 static int is_settled(const struct lds *h, uint64_t id)
 {
-	return h->settled >= id;
+	return idset_prefix(&h->settled) >= id;
 }
 
 /* Moves bytes both ways until done(h, arg) or the deadline.  What already
@@ -704,12 +696,18 @@ static int connect_tcp(const char *spec, int64_t deadline)
 	return rc;
 }
 
-static int connect_daemon(const char *path, int64_t deadline)
+/* The socket lds_open was given, else $LDS_SOCKET, else the default. */
+static const char *daemon_path(const char *path)
 {
 	if (path == NULL || path[0] == '\0')
 		path = getenv(LDS_SOCKET_ENV);
 	if (path == NULL || path[0] == '\0')
 		path = LDS_DEFAULT_SOCKET;
+	return path;
+}
+
+static int connect_daemon(const char *path, int64_t deadline)
+{
 	if (strncmp(path, "tcp:", 4) == 0)
 		return connect_tcp(path + 4, deadline);
 	return connect_unix(path, deadline);
@@ -731,27 +729,56 @@ static int free_handle(struct lds *h)
 		free(r);
 	}
 	free(h->rx_cur);
-	free(h->rx_spare);
+	while (h->rx_pool) {
+		struct rxmsg *r = h->rx_pool;
+
+		h->rx_pool = r->next;
+		free(r);
+	}
 	free(h->fill);
 	out_clear(&h->out);
 	free(h->resume);
+	free(h->taken);
 	free(h->in);
-	free(h->ranges);
+	free(h->path);
+	idset_free(&h->settled);
+	idset_free(&h->resendable);
+	dedup_free(&h->seen);
 	free(h->ev);
 	free(h);
 	return rc;
 }
 
-static int hello(struct lds *h, const char *name, int64_t deadline)
+/* Connects to the daemon and registers the name asked for. */
+static int hello(struct lds *h, int64_t deadline)
 {
-	struct cp_msg m = { .type = CP_HELLO, .version = CP_VERSION };
-	int rc;
+	struct cp_msg m = { .type = CP_HELLO, .version = CP_VERSION, .incarnation = h->incarnation };
+	int rc = connect_daemon(h->path, deadline);
 
-	memcpy(m.name, name, strlen(name) + 1);
+	if (rc < 0)
+		return rc;
+	h->fd = rc;
+	memcpy(m.name, h->asked, sizeof(m.name));
 	rc = out_set(h, &m, NULL, 0);
 	if (rc == 0)
 		rc = wait_for(h, is_welcomed, 0, deadline);
 	return rc;
+}
+
+/* A random number that tells this handle's messages from those of an
+ * earlier process that had the same endpoint name.  Not a secret, so if
+ * the kernel has no random source, time and process id do. */
+static uint64_t new_incarnation(void)
+{
+	uint64_t x = 0;
+
+	while (x == 0) {
+		if (getrandom(&x, sizeof(x), 0) != (ssize_t)sizeof(x)) {
+			x = clock_now_ns() ^ ((uint64_t)getpid() << 40);
+			x = (x ^ (x >> 31)) * 0x9E3779B97F4A7C15ull;
+		}
+	}
+	return x;
 }
 
 static struct lds *open_failed(struct lds *h, int rc, int timeout_ms, int *err)
@@ -790,12 +817,12 @@ struct lds *lds_open(const char *socket_path, const char *name, int timeout_ms, 
 	if (h == NULL)
 		return open_failed(NULL, -ENOMEM, timeout_ms, err);
 	h->fd = -1;
+	memcpy(h->asked, name, strlen(name) + 1);
+	h->incarnation = new_incarnation();
+	dedup_init(&h->seen, DEDUP_SOURCES);
 	h->in = malloc(IN_SIZE);
-	rc = h->in == NULL ? -ENOMEM : connect_daemon(socket_path, deadline);
-	if (rc >= 0) {
-		h->fd = rc;
-		rc = hello(h, name, deadline);
-	}
+	h->path = strdup(daemon_path(socket_path));
+	rc = h->in == NULL || h->path == NULL ? -ENOMEM : hello(h, deadline);
 	if (rc < 0)
 		return open_failed(h, rc, timeout_ms, err);
 	return h;
@@ -853,8 +880,8 @@ static int full_dst(const struct lds *h, const char *dst, char out[WIRE_ENDPOINT
 	return 0;
 }
 
-/* Checks a message and makes it the frame being written, with the next id. */
-static int start_send(struct lds *h, const char *dst, const void *buf, size_t len)
+/* Checks a message and makes it the frame being written, with its id. */
+static int start_send(struct lds *h, const char *dst, const void *buf, size_t len, uint64_t id)
 {
 	struct cp_msg m = { .type = CP_SEND, .payload_len = (uint32_t)len };
 	int rc;
@@ -868,17 +895,33 @@ static int start_send(struct lds *h, const char *dst, const void *buf, size_t le
 	rc = full_dst(h, dst, m.name);
 	if (rc < 0)
 		return rc;
-	m.msg_id = h->last_id + 1;
+	m.msg_id = id;
 	return out_set(h, &m, buf, len);
 }
 
+/* A new message was handed over: lost ones the application knew of before
+ * can no longer be resent, as this one could overtake them (lds_resend). */
 static void accept_send(struct lds *h, size_t len, uint64_t *id)
 {
 	h->last_id++;
 	h->st.sent++;
 	h->st.bytes_sent += len;
+	idset_remove_upto(&h->resendable, h->last_id);
 	if (id != NULL)
 		*id = h->last_id;
+}
+
+/* Writes the frame start_send made, blocking until it is all out. */
+static int finish_send(struct lds *h)
+{
+	/* Most messages fit the socket at once: poll only when they do not. */
+	int rc = write_out(h);
+
+	if (rc == 0)
+		rc = wait_for(h, out_idle, 0, NEVER);
+	if (rc < 0)
+		out_clear(&h->out); /* dead handle: forget buf, which the caller may free */
+	return rc;
 }
 
 int lds_send(struct lds *h, const char *dst, const void *buf, size_t len, uint64_t *id)
@@ -887,20 +930,37 @@ int lds_send(struct lds *h, const char *dst, const void *buf, size_t len, uint64
 	int rc = wait_for(h, out_idle, 0, NEVER);
 
 	if (rc == 0)
-		rc = start_send(h, dst, buf, len);
+		rc = start_send(h, dst, buf, len, h->last_id + 1);
+	if (rc == 0)
+		rc = finish_send(h);
 	if (rc < 0)
 		return rc;
-	/* Most messages fit the socket at once: poll only when they do not. */
-	rc = write_out(h);
-	if (rc == 0)
-		rc = wait_for(h, out_idle, 0, NEVER);
-	if (rc < 0) {
-		/* Dead handle: forget buf, which the caller may free. */
-		out_clear(&h->out);
-		return rc;
-	}
 	accept_send(h, len, id);
 	return 0;
+}
+
+int lds_resend(struct lds *h, const char *dst, const void *buf, size_t len, uint64_t id)
+{
+	int rc;
+
+	if (!idset_contains(&h->resendable, id))
+		return -EINVAL;
+	rc = wait_for(h, out_idle, 0, NEVER);
+	if (rc == 0)
+		rc = start_send(h, dst, buf, len, id);
+	if (rc < 0)
+		return rc;
+	/* In doubt again from here on: its new outcome may come while it is
+	 * being written. */
+	if (idset_remove(&h->settled, id) < 0) {
+		out_clear(&h->out);
+		return fail(h, -ENOMEM);
+	}
+	idset_remove_upto(&h->resendable, id);
+	h->st.lost--;
+	h->st.resent++;
+	h->st.bytes_sent += len;
+	return finish_send(h);
 }
 
 /* The rest of a partly written message must outlive the caller's buffer. */
@@ -931,7 +991,7 @@ int lds_send_nb(struct lds *h, const char *dst, const void *buf, size_t len, uin
 		return rc;
 	if (h->out.active)
 		return -EAGAIN;
-	rc = start_send(h, dst, buf, len);
+	rc = start_send(h, dst, buf, len, h->last_id + 1);
 	if (rc < 0)
 		return rc;
 	rc = write_out(h);
@@ -960,12 +1020,8 @@ int lds_recv(struct lds *h, struct lds_msg *msg, int timeout_ms)
 	struct rxmsg *r;
 	int rc;
 
-	if (h->rx_cur && (h->rx_spare == NULL || h->rx_cur->cap > h->rx_spare->cap)) {
-		free(h->rx_spare);
-		h->rx_spare = h->rx_cur;
-	} else {
-		free(h->rx_cur);
-	}
+	if (h->rx_cur)
+		rx_recycle(h, h->rx_cur);
 	h->rx_cur = NULL;
 	rc = timed(wait_for(h, has_msg, 0, deadline_after(timeout_ms)), timeout_ms);
 	if (rc < 0)
@@ -991,45 +1047,139 @@ int lds_process(struct lds *h)
 	return rc == -ETIMEDOUT ? 0 : rc;
 }
 
-/* The application now knows about a loss: tell the daemon, which holds
- * back (reports lost) newer messages to that peer until then, so that the
- * application's resends cannot be overtaken. */
-static void queue_resume(struct lds *h, const struct lds_event *ev)
+/* The application took one more LOST naming peer: tell the daemon, which
+ * holds back (reports lost) newer messages to that peer until the
+ * application has taken every loss it reported, so that the application's
+ * resends cannot be overtaken. */
+static void queue_resume(struct lds *h, const char *peer)
 {
-	struct cp_msg *r;
+	struct resume_count *t = NULL;
+	struct cp_msg *r = NULL;
 
-	for (size_t i = 0; i < h->nresume; i++) {
-		if (strcmp(h->resume[i].name, ev->peer) == 0) {
-			if (ev->last > h->resume[i].last)
-				h->resume[i].last = ev->last;
+	for (size_t i = 0; i < h->ntaken && t == NULL; i++)
+		if (strcmp(h->taken[i].peer, peer) == 0)
+			t = &h->taken[i];
+	for (size_t i = 0; i < h->nresume && r == NULL; i++)
+		if (strcmp(h->resume[i].name, peer) == 0)
+			r = &h->resume[i];
+	if (t == NULL) {
+		t = realloc(h->taken, (h->ntaken + 1) * sizeof(*t));
+		if (t == NULL) {
+			fail(h, -ENOMEM);
 			return;
 		}
+		h->taken = t;
+		t = &h->taken[h->ntaken++];
+		memcpy(t->peer, peer, sizeof(t->peer));
+		t->taken = 0;
 	}
-	r = realloc(h->resume, (h->nresume + 1) * sizeof(*r));
 	if (r == NULL) {
-		fail(h, -ENOMEM);
-		return;
+		r = realloc(h->resume, (h->nresume + 1) * sizeof(*r));
+		if (r == NULL) {
+			fail(h, -ENOMEM);
+			return;
+		}
+		h->resume = r;
+		r = &h->resume[h->nresume++];
+		memset(r, 0, sizeof(*r));
+		r->type = CP_RESUME;
+		memcpy(r->name, peer, sizeof(r->name));
 	}
-	h->resume = r;
-	r = &h->resume[h->nresume++];
-	memset(r, 0, sizeof(*r));
-	r->type = CP_RESUME;
-	r->last = ev->last;
-	memcpy(r->name, ev->peer, sizeof(r->name));
+	r->count = ++t->taken;
 }
 
 int lds_next_event(struct lds *h, struct lds_event *ev)
 {
+	int stale = h->ev_stale > 0;
+
 	if (h->ev_n == 0)
 		return 0;
 	*ev = h->ev[h->ev_head];
 	h->ev_head = (h->ev_head + 1) % h->ev_cap;
 	h->ev_n--;
-	if (ev->type == LDS_EV_LOST && !h->err) {
-		queue_resume(h, ev);
+	if (stale)
+		h->ev_stale--;
+	/* Losses of the connection itself (empty peer) were resendable from
+	 * lds_reconnect on, and concern no fence. */
+	if (ev->type != LDS_EV_LOST || ev->peer[0] == '\0')
+		return 1;
+	if (idset_add(&h->resendable, ev->first, ev->last) < 0)
+		fail(h, -ENOMEM);
+	/* Losses reported on an earlier connection concern no fence of this
+	 * one. */
+	if (!h->err && !stale) {
+		queue_resume(h, ev->peer);
 		write_out(h);
 	}
 	return 1;
+}
+
+/* Forgets the connection to the daemon and whatever was half read or
+ * written on it. */
+static void drop_connection(struct lds *h)
+{
+	if (h->fd >= 0)
+		(void)close(h->fd); /* given up on: how it closes changes nothing */
+	h->fd = -1;
+	h->err = 0;
+	h->welcomed = 0;
+	h->in_len = 0;
+	free(h->fill);
+	h->fill = NULL;
+	h->fill_have = 0;
+	out_clear(&h->out);
+	h->nresume = 0;
+	h->ntaken = 0;
+	h->ev_stale = h->ev_n;
+}
+
+/* The messages whose outcome the old connection did not report: the daemon
+ * we reach next knows nothing of them, and they may or may not have
+ * arrived.  They are reported lost, and may be resent at once: no daemon
+ * holds newer messages back until the application knows, so it must
+ * resend them before it sends anything new (which makes them unsendable,
+ * see lds_resend).  Receivers drop copies of what they already have. */
+static int report_in_doubt(struct lds *h)
+{
+	uint64_t first, last, from = 1;
+
+	while (idset_gap(&h->settled, from, h->last_id, &first, &last)) {
+		struct lds_event *ev = ev_push(h);
+
+		if (ev == NULL || idset_add(&h->settled, first, last) < 0 ||
+		    idset_add(&h->resendable, first, last) < 0)
+			return -ENOMEM;
+		ev->type = LDS_EV_LOST;
+		ev->first = first;
+		ev->last = last;
+		snprintf(ev->text, sizeof(ev->text), "connection to the local ldsd lost: outcome unknown");
+		h->st.lost += last - first + 1;
+		from = last + 1;
+	}
+	return 0;
+}
+
+int lds_reconnect(struct lds *h, int timeout_ms)
+{
+	int64_t deadline = deadline_after(timeout_ms);
+	int rc;
+
+	drop_connection(h);
+	rc = report_in_doubt(h);
+	while (rc == 0) {
+		rc = hello(h, deadline);
+		if (rc != -EADDRINUSE || poll_ms(deadline) == 0)
+			break;
+		/* The daemon may not have seen our old connection close yet. */
+		drop_connection(h);
+		rc = poll(NULL, 0, CONNECT_RETRY_MS) < 0 && errno != EINTR ? -errno : 0;
+	}
+	if (rc < 0) {
+		/* Not connected: every call fails until a reconnect works. */
+		fail(h, -ECONNRESET);
+		return timed(rc, timeout_ms);
+	}
+	return 0;
 }
 
 int lds_set_ack_events(struct lds *h, int on)
@@ -1040,7 +1190,7 @@ int lds_set_ack_events(struct lds *h, int on)
 
 uint64_t lds_settled_upto(const struct lds *h)
 {
-	return h->settled;
+	return idset_prefix(&h->settled);
 }
 
 int lds_wait_settled(struct lds *h, uint64_t id, int timeout_ms)

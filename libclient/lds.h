@@ -22,9 +22,13 @@
  * Acknowledgements: every message sent gets an id (1, 2, 3... per handle).
  * The gateway reports when a message reached its destination client
  * (LDS_EV_ACKED, lds_settled_upto) and, if the peer gateway restarted and
- * lost state, exactly which messages were never acknowledged (LDS_EV_LOST):
- * those were dropped, and the application decides whether to send them
- * again.
+ * lost state, exactly which messages were never acknowledged (LDS_EV_LOST).
+ * Some of those may have arrived all the same (a gateway killed after
+ * handing them over could not say so); the application decides whether to
+ * send them again, with lds_resend, which keeps each message's id: the
+ * receiving liblds recognises a copy of a message it already has by its
+ * sender, the sender's incarnation (a random number drawn by lds_open) and
+ * the id, and drops it.  So a lost message that is resent arrives once.
  */
 #ifndef LDS_H
 #define LDS_H
@@ -66,10 +70,12 @@ struct lds_event {
 struct lds_stats {
 	uint64_t sent;           /* messages accepted by lds_send */
 	uint64_t acked;          /* ... of which acknowledged */
-	uint64_t lost;           /* ... of which reported lost */
+	uint64_t lost;           /* ... of which reported lost and not resent since */
 	uint64_t failed;         /* ... of which refused with an error */
 	uint64_t received;       /* messages returned by lds_recv */
 	uint64_t bytes_sent, bytes_received;
+	uint64_t resent;         /* lds_resend calls that handed a message over */
+	uint64_t duplicates;     /* copies of messages already received, dropped */
 };
 
 /*
@@ -82,6 +88,21 @@ struct lds_stats {
 struct lds *lds_open(const char *socket_path, const char *name, int timeout_ms, int *err);
 /* Flushes unsent bytes (up to 10 s), says goodbye and frees the handle. */
 int lds_close(struct lds *h);
+/*
+ * Connects the handle to its ldsd again, e.g. after -ECONNRESET when the
+ * gateway was restarted, under the same endpoint name (a daemon-chosen name
+ * is chosen anew).  Everything else is kept: messages received and not yet
+ * taken, pending events, message ids, and the record of what was received
+ * (so copies of messages resent after the crash are still dropped).  Sent
+ * messages whose outcome the old connection had not reported are reported
+ * lost (LDS_EV_LOST with an empty peer; a partially written lds_send_nb
+ * message is among them).  They may be resent at once, and must be resent
+ * before anything new is sent, which would make them impossible to resend
+ * (see lds_resend).  timeout_ms as for lds_open.  Returns 0, or a negative
+ * errno, after which the handle answers -ECONNRESET until a reconnect
+ * works.
+ */
+int lds_reconnect(struct lds *h, int timeout_ms);
 
 /* This endpoint's full name, "cluster/name". */
 const char *lds_name(const struct lds *h);
@@ -101,6 +122,19 @@ int lds_send(struct lds *h, const char *dst, const void *buf, size_t len, uint64
  * partially written message is kept inside the handle; it is finished by
  * later calls or by lds_flush. */
 int lds_send_nb(struct lds *h, const char *dst, const void *buf, size_t len, uint64_t *id);
+/*
+ * Sends message id again after an LDS_EV_LOST event named it, keeping the
+ * id: the receiver drops the copy if it got the message before.  dst, buf
+ * and len must be those of the original message.  Blocks as lds_send.
+ * Ids must reach a destination in increasing order, so resend the lost
+ * messages oldest first, before sending new ones: handing over a message
+ * (lds_send, lds_send_nb, lds_resend) makes the lost ids below it, whose
+ * events were taken before, impossible to resend (-EINVAL).  The message is
+ * in doubt again until it is acknowledged, lost or refused anew.  Returns
+ * 0, -EINVAL if id is not a lost message that may be resent (its LOST event
+ * must have been taken with lds_next_event), or as lds_send.
+ */
+int lds_resend(struct lds *h, const char *dst, const void *buf, size_t len, uint64_t id);
 /* Waits until everything accepted by lds_send_nb is handed to the gateway.
  * timeout_ms as for lds_recv: 0 = do not wait (-EAGAIN if not done),
  * < 0 = wait forever, else at most that long (-ETIMEDOUT). */

@@ -7,6 +7,12 @@
  * server.  LDS_Send cuts the caller's bytes into messages of at most
  * lds_max_msg bytes; LDS_Recv joins and splits received messages so that it
  * returns exactly the count asked for.
+ *
+ * A stream must not get holes, so this layer keeps a copy of every message
+ * until it is acknowledged, resends (lds_resend, same id) what a gateway
+ * crash lost, and reconnects when the local gateway restarts; the
+ * receiving liblds drops copies of what it already had.  The copies are
+ * bounded by what the gateways let one destination have outstanding.
  */
 #include <ctype.h>
 #include <errno.h>
@@ -18,6 +24,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "../ldsd/clock.h"
 #include "clientproto.h"
 #include "lds.h"
 
@@ -26,6 +33,7 @@
 #define CLIENT_ENDPOINT  "lds-client"
 #define INIT_TIMEOUT_MS  30000
 #define FINALIZE_WAIT_MS 60000
+#define RECONNECT_MS     INIT_TIMEOUT_MS
 
 /* Values as read; all are strings until finish_config checks them. */
 struct thesis_cfg {
@@ -34,6 +42,15 @@ struct thesis_cfg {
 	char socket[256];
 	char endpoint[WIRE_NAME_MAX + 1];
 	char peer[WIRE_ENDPOINT_MAX + 1];
+};
+
+/* A message sent and not yet acknowledged, in id order. */
+struct kept {
+	struct kept *next;
+	uint64_t id;
+	int lost;                         /* reported lost: to be resent */
+	size_t len;
+	unsigned char data[];
 };
 
 /* A message from an endpoint other than a client's Peer: not part of the
@@ -52,6 +69,8 @@ static struct {
 	struct lds_msg cur;               /* message LDS_Recv is reading */
 	size_t cur_off;
 	struct aside *aside;
+	struct kept *kept, *kept_tail;
+	int hole;                         /* a message was refused: the stream is broken */
 } g;
 
 /* ---- configuration file ----------------------------------------------- */
@@ -255,6 +274,8 @@ int LDS_Init(int aitCommInstances)
 	g.h = lds_open(c.socket[0] != '\0' ? c.socket : NULL, c.endpoint, INIT_TIMEOUT_MS, &err);
 	if (g.h == NULL)
 		return open_error(err);
+	/* Acknowledgements free the copies kept for resending. */
+	lds_set_ack_events(g.h, 1);
 	g.rank = c.server[0] == '1';
 	memcpy(g.peer, c.peer, sizeof(g.peer));
 	return LDS_OK;
@@ -265,38 +286,155 @@ int LDS_Rank(void)
 	return g.h != NULL ? g.rank : LDS_ESTATE;
 }
 
-/* A lost or refused message leaves a hole in the stream: from then on
- * LDS_Send and LDS_Finalize say so.  The events themselves carry nothing
- * the thesis API can pass on; draining them keeps the queue short. */
-static int stream_intact(void)
+/* ---- copies kept for resending ---------------------------------------- */
+
+static int keep(uint64_t id, const void *p, size_t n)
+{
+	struct kept *k = malloc(sizeof(*k) + n);
+
+	if (k == NULL)
+		return LDS_EIO;
+	k->next = NULL;
+	k->id = id;
+	k->lost = 0;
+	k->len = n;
+	memcpy(k->data, p, n);
+	if (g.kept_tail)
+		g.kept_tail->next = k;
+	else
+		g.kept = k;
+	g.kept_tail = k;
+	return LDS_OK;
+}
+
+/* Applies one outcome to the copies with ids first..last: acknowledged
+ * ones go, lost ones are marked for resending, refused ones leave a hole. */
+static void kept_outcome(const struct lds_event *ev)
+{
+	struct kept **pp = &g.kept, *prev = NULL;
+
+	if (ev->type == LDS_EV_ERROR && ev->first != 0)
+		g.hole = 1;
+	while (*pp && (*pp)->id <= ev->last) {
+		struct kept *k = *pp;
+
+		if (k->id < ev->first) {
+			prev = k;
+			pp = &k->next;
+			continue;
+		}
+		if (ev->type == LDS_EV_LOST) {
+			k->lost = 1;
+			prev = k;
+			pp = &k->next;
+			continue;
+		}
+		*pp = k->next;
+		if (g.kept_tail == k)
+			g.kept_tail = prev;
+		free(k);
+	}
+}
+
+/* Takes every pending event.  Returns how many, and sets *lost if one was
+ * a loss. */
+static int take_events(int *lost)
 {
 	struct lds_event ev;
-	struct lds_stats st;
+	int n = 0;
 
-	while (lds_next_event(g.h, &ev) == 1)
-		continue;
+	while (lds_next_event(g.h, &ev) == 1) {
+		kept_outcome(&ev);
+		*lost |= ev.type == LDS_EV_LOST;
+		n++;
+	}
+	return n;
+}
+
+/* The local gateway went away: connect again.  The messages in doubt are
+ * then reported lost, and resend_lost must resend them before anything
+ * new is sent. */
+static int recover(int rc)
+{
+	if (rc != -ECONNRESET || lds_reconnect(g.h, RECONNECT_MS) < 0)
+		return LDS_EIO;
+	return LDS_OK;
+}
+
+/* Waits until no message is in doubt (timeout_ms < 0: for ever). */
+static int settle_all(int timeout_ms)
+{
+	struct lds_stats st;
+	int rc;
+
 	lds_get_stats(g.h, &st);
-	return st.lost == 0 && st.failed == 0;
+	rc = lds_wait_settled(g.h, st.sent, timeout_ms);
+	return rc < 0 ? recover(rc) : LDS_OK;
+}
+
+/* Resends what was reported lost, oldest first.  After a loss it first
+ * waits until nothing is in doubt and takes every event: the gateway
+ * refuses newer messages to the peer until the application has taken
+ * every loss, so resending at once would only have them refused too. */
+static int resend_lost(void)
+{
+	struct kept *k = NULL;     /* the search for lost copies goes on here */
+
+	for (;;) {
+		int lost = 0, rc;
+
+		/* Events free copies: the search starts over. */
+		if (take_events(&lost) > 0)
+			k = NULL;
+		if (lost) {
+			rc = settle_all(-1);
+			if (rc != LDS_OK)
+				return rc;
+			continue;
+		}
+		for (k = k ? k : g.kept; k && !k->lost; k = k->next)
+			;
+		if (k == NULL)
+			break;
+		rc = lds_resend(g.h, g.peer, k->data, k->len, k->id);
+		if (rc == 0)
+			k->lost = 0;
+		else if (recover(rc) != LDS_OK)
+			return LDS_EIO;
+	}
+	return g.hole ? LDS_EIO : LDS_OK;
 }
 
 int LDS_Send(void *buf, int count)
 {
 	const unsigned char *p = buf;
 	size_t left = (size_t)count, max;
+	int rc;
 
 	if (g.h == NULL || g.peer[0] == '\0')
 		return LDS_ESTATE;
 	if (count < 0 || (buf == NULL && count > 0))
 		return LDS_EARG;
-	if (!stream_intact())
-		return LDS_EIO;
+	rc = resend_lost();
+	if (rc != LDS_OK)
+		return rc;
 	max = lds_max_msg(g.h);
 	while (left > 0) {
 		size_t n = left < max ? left : max;
-		int rc = lds_send(g.h, g.peer, p, n, NULL);
+		uint64_t id;
 
-		if (rc < 0)
-			return rc == -EINVAL ? LDS_EARG : LDS_EIO;
+		rc = lds_send(g.h, g.peer, p, n, &id);
+		if (rc == -EINVAL)
+			return LDS_EARG;
+		if (rc < 0) {
+			/* Not sent: it goes again after what the lost
+			 * connection left in doubt. */
+			if (recover(rc) != LDS_OK || resend_lost() != LDS_OK)
+				return LDS_EIO;
+			continue;
+		}
+		if (keep(id, p, n) != LDS_OK)
+			return LDS_EIO;
 		p += n;
 		left -= n;
 	}
@@ -325,8 +463,11 @@ static int next_stream_msg(void)
 		struct lds_msg m;
 		int rc = lds_recv(g.h, &m, -1);
 
-		if (rc < 0)
-			return LDS_EIO;
+		if (rc < 0) {
+			if (recover(rc) != LDS_OK)
+				return LDS_EIO;
+			continue;
+		}
 		if (g.rank == 1 && g.peer[0] == '\0')
 			memcpy(g.peer, m.src, sizeof(g.peer));
 		if (g.rank == 1 || strcmp(m.src, g.peer) == 0) {
@@ -371,15 +512,22 @@ int LDS_Recv(void *buf, int count)
 
 int LDS_Finalize(void)
 {
-	struct lds_stats st;
-	int rc;
+	int64_t deadline = (int64_t)clock_now_ns() / 1000000 + FINALIZE_WAIT_MS;
+	int rc = LDS_OK;
 
 	if (g.h == NULL)
 		return LDS_ESTATE;
-	/* Messages are settled once acknowledged, lost or refused: after
-	 * that nothing is still on its way. */
-	lds_get_stats(g.h, &st);
-	rc = lds_wait_settled(g.h, st.sent, FINALIZE_WAIT_MS) == 0 && stream_intact() ? LDS_OK : LDS_EIO;
+	/* Everything sent must be acknowledged; what is lost meanwhile goes
+	 * again. */
+	while (rc == LDS_OK && g.kept != NULL) {
+		int64_t left = deadline - (int64_t)clock_now_ns() / 1000000;
+
+		rc = left > 0 ? resend_lost() : LDS_EIO;
+		if (rc == LDS_OK && g.kept != NULL)
+			rc = settle_all((int)left);
+	}
+	if (g.hole)
+		rc = LDS_EIO;
 	if (lds_close(g.h) < 0)
 		rc = LDS_EIO;
 	while (g.aside != NULL) {
@@ -388,6 +536,14 @@ int LDS_Finalize(void)
 		g.aside = a->next;
 		free(a);
 	}
+	while (g.kept != NULL) {
+		struct kept *k = g.kept;
+
+		g.kept = k->next;
+		free(k);
+	}
+	g.kept_tail = NULL;
+	g.hole = 0;
 	g.h = NULL;
 	g.peer[0] = '\0';
 	memset(&g.cur, 0, sizeof(g.cur));

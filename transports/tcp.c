@@ -16,6 +16,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
 #include "transport.h"
@@ -346,13 +347,14 @@ static void tcp_push(struct lds_tp_conn *c)
 	(void)setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
-static int tcp_recv(struct lds_tp_conn *c, void *buf, size_t len, size_t *got)
+static int tcp_recv(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, size_t *got)
 {
+	struct msghdr mh = { .msg_iov = (struct iovec *)iov, .msg_iovlen = (size_t)iovcnt };
 	ssize_t n;
 
 	*got = 0;
 	do
-		n = recv(c->fd, buf, len, MSG_DONTWAIT);
+		n = recvmsg(c->fd, &mh, MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
@@ -361,6 +363,13 @@ static int tcp_recv(struct lds_tp_conn *c, void *buf, size_t len, size_t *got)
 	*got = (size_t)n;
 	c->recvd += (uint64_t)n;
 	return 0;
+}
+
+static size_t tcp_pending(struct lds_tp_conn *c)
+{
+	int n = 0;
+
+	return ioctl(c->fd, FIONREAD, &n) == 0 && n > 0 ? (size_t)n : 0;
 }
 
 static void tcp_want_write(struct lds_tp_conn *c, int on)
@@ -409,6 +418,7 @@ const struct lds_transport_ops tcp_transport_ops = {
 	.send = tcp_send,
 	.push = tcp_push,
 	.recv = tcp_recv,
+	.pending = tcp_pending,
 	.want_write = tcp_want_write,
 	.want_read = tcp_want_read,
 	.close = tcp_close,

@@ -106,9 +106,14 @@ struct lds_transport_ops {
 	int (*send)(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, unsigned flags, size_t *sent);
 	/* Sends now what an LDS_TP_MORE send held back. */
 	void (*push)(struct lds_tp_conn *c);
-	/* Reads up to len bytes; *got = bytes read.  Returns 0 with *got > 0,
-	 * -EAGAIN, -EPIPE at orderly end of stream, or -errno. */
-	int (*recv)(struct lds_tp_conn *c, void *buf, size_t len, size_t *got);
+	/* Reads up to the iovecs' total, filling them in order; *got = bytes
+	 * read.  Returns 0 with *got > 0, -EAGAIN, -EPIPE at orderly end of
+	 * stream, or -errno. */
+	int (*recv)(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, size_t *got);
+	/* Bytes that recv could take now without waiting (0 if unknown): the
+	 * core reads a frame straight to where it belongs when it is all
+	 * there. */
+	size_t (*pending)(struct lds_tp_conn *c);
 	/* Turns writable upcalls on or off. */
 	void (*want_write)(struct lds_tp_conn *c, int on);
 	/* Turns readable upcalls on (the default) or off: a conn not read

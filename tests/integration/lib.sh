@@ -116,6 +116,7 @@ wait_pair() {
 }
 
 # Options for a pair that lives through a gateway restart: the receiver
-# reopens its endpoint, the sender resends what it is told was lost.
-RESTART_RECV_OPTS="--reconnect --allow-dup-file $T/lost"
+# reconnects its handle, the sender resends what it is told was lost (and
+# lists it in $T/lost).
+RESTART_RECV_OPTS="--reconnect"
 RESTART_SEND_OPTS="--resend-lost --lost-file $T/lost"

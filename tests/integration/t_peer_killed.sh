@@ -1,15 +1,31 @@
 #!/usr/bin/env bash
 # The listening gateway is killed with SIGKILL mid-transfer and restarted.
-# The sender is told which messages were not acknowledged, resends them,
-# and every message arrives intact; only reported-lost ones may repeat.
+# First its streams are stalled, so that it goes on handing messages to the
+# receiver without being able to acknowledge them: the receiver surely has
+# messages that the sender is then told were lost.  The sender resends every
+# message reported lost, keeping its id; the receiver reconnects its handle
+# to the new gateway.  Every message must arrive intact, in order and
+# exactly once: liblds drops the copies of what it already had.
 . "$(dirname "$0")/lib.sh"
 two_clusters 4
 start_pair 40000 "$RESTART_RECV_OPTS" "$RESTART_SEND_OPTS" -B 256k -T 120
 sleep 0.5
-kill -9 $PID_clusterB; wait $PID_clusterB 2>/dev/null
+# The receiver pauses, so that clusterB holds as much for it as it may.
+kill -STOP "$rpid"
+sleep 0.5
+ctl clusterB fault stall clusterA | grep -q "stalled 4 streams" || fail "could not stall clusterB's streams"
+kill -CONT "$rpid"
+# Shorter than the 2 s after which clusterA gives up on a silent link and
+# reconnects, which would let clusterB acknowledge what it delivered.
+sleep 0.8
+kill -9 "$PID_clusterB"; wait "$PID_clusterB" 2>/dev/null
 sleep 2
 start_ldsd clusterB
 wait_pair
 lost=$(wc -l < "$T/lost")
 [ "$lost" -gt 0 ] || fail "no message was reported lost although the receiving gateway was killed mid-transfer"
-echo "measured: $lost messages reported lost and resent; $(cat "$T/r.out")"
+copies=$(sed -n 's/.*liblds dropped \([0-9]*\) copies.*/\1/p' "$T/r.out")
+[ "${copies:-0}" -gt 0 ] ||
+	fail "no resent message was one the receiver had: the test did not exercise de-duplication ($(cat "$T/r.out"))"
+echo "measured: $lost messages reported lost and resent, $copies of them already received and dropped as copies"
+echo "measured: $(cat "$T/r.out")"

@@ -2,7 +2,7 @@
 # The listening gateway stops with SIGTERM while data flows, stays away for
 # RESTART_GAP seconds (30 by default), and comes back.  Every message the
 # sender was told is lost is sent again; the receiver gets every message
-# intact; only messages reported lost may appear twice.
+# intact and once.
 . "$(dirname "$0")/lib.sh"
 GAP=${RESTART_GAP:-30}
 two_clusters 4

@@ -17,6 +17,7 @@ static void sample(uint8_t type, struct cp_msg *m)
 	case CP_HELLO:
 		m->version = CP_VERSION;
 		m->flags = 0x8001;
+		m->incarnation = 0xF1E2D3C4B5A69788ull;
 		strcpy(m->name, "cm");
 		break;
 	case CP_WELCOME:
@@ -28,6 +29,9 @@ static void sample(uint8_t type, struct cp_msg *m)
 	case CP_SEND:
 	case CP_DELIVER:
 		m->msg_id = 0x0102030405060708ull;
+		/* A SEND carries no incarnation: ldsd knows it from HELLO. */
+		if (type == CP_DELIVER)
+			m->incarnation = 0x1112131415161718ull;
 		strcpy(m->name, "clusterB/worker-7");
 		m->payload = (const uint8_t *)PAYLOAD;
 		m->payload_len = sizeof(PAYLOAD) - 1;
@@ -48,7 +52,7 @@ static void sample(uint8_t type, struct cp_msg *m)
 		strcpy(m->text, "no link to cluster clusterC");
 		break;
 	case CP_RESUME:
-		m->last = 77;
+		m->count = 77;
 		strcpy(m->name, "clusterB");
 		break;
 	default:
@@ -185,6 +189,7 @@ START_TEST(t_decode_head)
 		ck_assert_int_eq(cp_decode_head(&h, buf + CP_HDR_LEN, avail, &out), -EAGAIN);
 	ck_assert_int_eq(cp_decode_head(&h, buf + CP_HDR_LEN, fields, &out), 0);
 	ck_assert_uint_eq(out.msg_id, m.msg_id);
+	ck_assert_uint_eq(out.incarnation, m.incarnation);
 	ck_assert_str_eq(out.name, m.name);
 	ck_assert_uint_eq(out.payload_len, m.payload_len);
 	ck_assert_ptr_eq(out.payload, buf + CP_HDR_LEN + fields);
@@ -225,9 +230,10 @@ static size_t hello_body(uint8_t *b, size_t n, char c)
 	b[0] = 0;
 	b[1] = CP_VERSION;
 	b[2] = b[3] = 0;
-	b[4] = (uint8_t)n;
-	memset(b + 5, c, n);
-	return 5 + n;
+	memset(b + 4, 0x5A, 8);
+	b[12] = (uint8_t)n;
+	memset(b + 13, c, n);
+	return 13 + n;
 }
 
 /* An ERROR body with a text of n bytes of c. */
@@ -249,6 +255,7 @@ START_TEST(t_strings)
 
 	ck_assert_int_eq(decode_exact(CP_HELLO, b, hello_body(b, WIRE_ENDPOINT_MAX, 'a'), &m, &copy), 0);
 	ck_assert_uint_eq(strlen(m.name), WIRE_ENDPOINT_MAX);
+	ck_assert_uint_eq(m.incarnation, 0x5A5A5A5A5A5A5A5Aull);
 	free(copy);
 	ck_assert_int_eq(decode_exact(CP_HELLO, b, hello_body(b, WIRE_ENDPOINT_MAX + 1, 'a'), &m, &copy), -EBADMSG);
 	free(copy);

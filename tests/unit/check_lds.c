@@ -55,10 +55,11 @@ struct fake {
 	pthread_t thr;
 	/* Results, read by the test after fake_stop. */
 	char hello_name[WIRE_ENDPOINT_MAX + 1];
+	uint64_t hello_incarnation;
 	unsigned long got;
 	unsigned long resumes;    /* RESUME frames seen */
 	char resume_peer[WIRE_ENDPOINT_MAX + 1];
-	uint64_t resume_last;
+	uint64_t resume_count;     /* its count of LOST frames taken */
 	char fail[256];
 };
 
@@ -230,7 +231,7 @@ static int fk_read_hdr(struct fake *f, struct cp_hdr *h)
 		if (h->len > sizeof(body) || fk_read_all(f, body, h->len) < 0 || cp_decode(h, body, &m) < 0)
 			return FK_ERR(f, "bad RESUME from client");
 		f->resumes++;
-		f->resume_last = m.last;
+		f->resume_count = m.count;
 		memcpy(f->resume_peer, m.name, sizeof(f->resume_peer));
 	}
 	return FK_ERR(f, "too many RESUME frames");
@@ -294,12 +295,29 @@ static int fk_send(struct fake *f, const struct cp_msg *m)
 	return m->payload_len ? fk_write_all(f, m->payload, m->payload_len) : 0;
 }
 
-static int fk_deliver(struct fake *f, const char *src, uint64_t id, const void *data, size_t len)
+/* The incarnation of the senders of fk_deliver's messages. */
+#define FK_INCARNATION 0xC0FFEEull
+
+static int fk_deliver_from(struct fake *f, const char *src, uint64_t incarnation, uint64_t id, const void *data,
+			   size_t len)
 {
-	struct cp_msg m = { .type = CP_DELIVER, .msg_id = id, .payload = data, .payload_len = (uint32_t)len };
+	struct cp_msg m = { .type = CP_DELIVER, .msg_id = id, .incarnation = incarnation, .payload = data,
+			    .payload_len = (uint32_t)len };
 
 	snprintf(m.name, sizeof(m.name), "%s", src);
 	return fk_send(f, &m);
+}
+
+static int fk_deliver(struct fake *f, const char *src, uint64_t id, const void *data, size_t len)
+{
+	return fk_deliver_from(f, src, FK_INCARNATION, id, data, len);
+}
+
+/* The daemon dies: the client sees its connection end. */
+static void fk_hangup(struct fake *f)
+{
+	close(f->cfd);
+	f->cfd = -1;
 }
 
 static int fk_range(struct fake *f, uint8_t type, uint64_t first, uint64_t last, const char *peer, const char *text)
@@ -340,6 +358,7 @@ static int fk_welcome(struct fake *f, const char *cluster)
 	if (fr.m.version != CP_VERSION || fr.m.flags != 0)
 		return FK_ERR(f, "bad HELLO");
 	snprintf(f->hello_name, sizeof(f->hello_name), "%s", fr.m.name);
+	f->hello_incarnation = fr.m.incarnation;
 	snprintf(m.name, sizeof(m.name), "%s", cluster);
 	snprintf(m.endpoint, sizeof(m.endpoint), "%s/%.60s", cluster, fr.m.name[0] ? fr.m.name : "auto-1");
 	return fk_send(f, &m);
@@ -792,7 +811,7 @@ START_TEST(t_outcomes)
 	/* Taking the LOST event told the daemon the application knows. */
 	ck_assert_uint_eq(f.resumes, 1);
 	ck_assert_str_eq(f.resume_peer, "clusterB");
-	ck_assert_uint_eq(f.resume_last, 1);
+	ck_assert_uint_eq(f.resume_count, 1);
 }
 END_TEST
 
@@ -959,6 +978,253 @@ START_TEST(t_strerror)
 }
 END_TEST
 
+/* ---- resends, copies and reconnecting ---------------------------------- */
+
+#define PART_LEN 100000u
+
+/* Processes input until the daemon's connection ends. */
+static void wait_reset(struct lds *h)
+{
+	for (int i = 0; i < 500; i++) {
+		struct pollfd p = { .fd = lds_fd(h), .events = POLLIN };
+		int rc = lds_process(h);
+
+		if (rc == -ECONNRESET)
+			return;
+		ck_assert_int_eq(rc, 0);
+		ck_assert_int_ge(poll(&p, 1, 10), 0);
+	}
+	ck_abort_msg("the connection did not end");
+}
+
+/* Three messages and the start of a fourth, then the daemon dies.  The
+ * restarted daemon hands over again what the sender resent (2 to 4), then
+ * 5, and message 1 of the same sender name restarted (new incarnation). */
+static void s_copies(struct fake *f)
+{
+	uint8_t *big = malloc(PART_LEN);
+	struct cp_msg m = { .type = CP_DELIVER, .msg_id = 4, .incarnation = FK_INCARNATION,
+			    .payload_len = PART_LEN, .name = "clusterB/src" };
+	uint8_t hdr[CP_HDR_LEN + 512];
+	size_t n = cp_encode(hdr, sizeof(hdr), &m);
+	uint64_t inc;
+
+	FK_CHECK(f, big != NULL && n > 0);
+	fill(big, PART_LEN, 4);
+	if (fk_welcome(f, "clusterA") < 0)
+		goto out;
+	inc = f->hello_incarnation;
+	for (uint64_t id = 1; id <= 3; id++)
+		if (fk_deliver(f, "clusterB/src", id, "m", 1) < 0)
+			goto out;
+	if (fk_write_all(f, hdr, n) < 0 || fk_write_all(f, big, PART_LEN / 2) < 0)
+		goto out;
+	fk_hangup(f);
+	if (fk_welcome(f, "clusterA") < 0)
+		goto out;
+	if (f->hello_incarnation != inc || strcmp(f->hello_name, "cm") != 0) {
+		FK_ERR(f, "reconnect changed the HELLO");
+		goto out;
+	}
+	if (fk_deliver(f, "clusterB/src", 2, "m", 1) < 0 || fk_deliver(f, "clusterB/src", 3, "m", 1) < 0 ||
+	    fk_deliver(f, "clusterB/src", 4, big, PART_LEN) < 0 || fk_deliver(f, "clusterB/src", 5, "five", 4) < 0 ||
+	    fk_deliver_from(f, "clusterB/src", FK_INCARNATION + 1, 1, "new", 3) < 0)
+		goto out;
+	fk_bye(f);
+out:
+	free(big);
+}
+
+START_TEST(t_reconnect_drops_copies)
+{
+	struct fake f = { 0 };
+	struct lds_stats st;
+	struct lds_msg m;
+	struct lds *h;
+
+	fake_start(&f, s_copies);
+	h = open_ok(&f, "cm");
+	ck_assert_int_eq(lds_recv(h, &m, WAIT_MS), 0);
+	ck_assert_uint_eq(m.id, 1);
+	ck_assert_int_eq(lds_recv(h, &m, WAIT_MS), 0);
+	ck_assert_uint_eq(m.id, 2);
+	wait_reset(h);
+	ck_assert_int_eq(lds_reconnect(h, WAIT_MS), 0);
+	ck_assert_str_eq(lds_name(h), "clusterA/cm");
+	/* 3 was received before and not yet taken: it is still there. */
+	ck_assert_int_eq(lds_recv(h, &m, WAIT_MS), 0);
+	ck_assert_uint_eq(m.id, 3);
+	/* The half-received 4 arrives whole, once. */
+	ck_assert_int_eq(lds_recv(h, &m, WAIT_MS), 0);
+	ck_assert_uint_eq(m.id, 4);
+	ck_assert_uint_eq(m.len, PART_LEN);
+	ck_assert(filled(m.data, m.len, 4));
+	ck_assert_int_eq(lds_recv(h, &m, WAIT_MS), 0);
+	ck_assert_uint_eq(m.id, 5);
+	ck_assert_mem_eq(m.data, "five", 4);
+	ck_assert_int_eq(lds_recv(h, &m, WAIT_MS), 0);
+	ck_assert_uint_eq(m.id, 1);
+	ck_assert_mem_eq(m.data, "new", 3);
+	lds_get_stats(h, &st);
+	ck_assert_uint_eq(st.received, 6);
+	ck_assert_uint_eq(st.duplicates, 2);
+	ck_assert_int_eq(lds_close(h), 0);
+	fake_stop(&f);
+}
+END_TEST
+
+/* Reads one SEND and checks its id and payload. */
+static int fk_expect_send(struct fake *f, uint64_t id, const char *payload)
+{
+	struct fk_frame fr;
+	int rc = fk_read_frame(f, &fr, CP_SEND);
+
+	if (rc == 0 && (fr.m.msg_id != id || fr.m.payload_len != strlen(payload) ||
+			memcmp(fr.m.payload, payload, fr.m.payload_len) != 0))
+		rc = FK_ERR(f, "unexpected SEND");
+	free(fr.body);
+	return rc;
+}
+
+static int fk_lost(struct fake *f, uint64_t id)
+{
+	return fk_range(f, CP_LOST, id, id, "clusterB", "peer gateway restarted");
+}
+
+static void s_resend(struct fake *f)
+{
+	if (fk_welcome(f, "clusterA") < 0 || fk_read_sends(f, 3) < 0)
+		return;
+	if (fk_acked(f, 1, 1) < 0 || fk_lost(f, 2) < 0 || fk_lost(f, 3) < 0)
+		return;
+	if (fk_expect_send(f, 2, "m2") < 0 || fk_expect_send(f, 3, "m3") < 0 || fk_acked(f, 2, 3) < 0)
+		return;
+	/* Fresh 4 is lost; 5 and 6 too. */
+	if (fk_expect_send(f, 4, "m4") < 0 || fk_lost(f, 4) < 0 || fk_expect_send(f, 5, "m5") < 0 ||
+	    fk_expect_send(f, 6, "m6") < 0 || fk_lost(f, 5) < 0 || fk_lost(f, 6) < 0)
+		return;
+	if (fk_expect_send(f, 6, "m6") == 0 && fk_acked(f, 6, 6) == 0)
+		fk_bye(f);
+}
+
+START_TEST(t_resend)
+{
+	struct fake f = { 0 };
+	struct lds_stats st;
+	struct lds *h;
+
+	fake_start(&f, s_resend);
+	h = open_ok(&f, "cm");
+	ck_assert_int_eq(lds_send(h, "clusterB/x", "m1", 2, NULL), 0);
+	ck_assert_int_eq(lds_send(h, "clusterB/x", "m2", 2, NULL), 0);
+	ck_assert_int_eq(lds_send(h, "clusterB/x", "m3", 2, NULL), 0);
+	wait_stats(h, 1, 2, 0);
+	ck_assert_uint_eq(lds_settled_upto(h), 3);
+	/* Only a loss the application has taken may be resent. */
+	ck_assert_int_eq(lds_resend(h, "clusterB/x", "m2", 2, 2), -EINVAL);
+	expect_event(h, LDS_EV_LOST, 2, 2, 0, "clusterB", "peer gateway restarted");
+	expect_event(h, LDS_EV_LOST, 3, 3, 0, "clusterB", "peer gateway restarted");
+	ck_assert_int_eq(lds_resend(h, "clusterB/x", "m2", 2, 1), -EINVAL);
+	ck_assert_int_eq(lds_resend(h, "clusterB/x", "m2", 2, 2), 0);
+	/* In doubt again; and resent only once. */
+	ck_assert_uint_eq(lds_settled_upto(h), 1);
+	ck_assert_int_eq(lds_resend(h, "clusterB/x", "m2", 2, 2), -EINVAL);
+	ck_assert_int_eq(lds_resend(h, "clusterB/x", "m3", 2, 3), 0);
+	lds_get_stats(h, &st);
+	ck_assert_uint_eq(st.lost, 0);
+	ck_assert_uint_eq(st.resent, 2);
+	ck_assert_uint_eq(st.sent, 3);
+	ck_assert_int_eq(lds_wait_settled(h, 3, WAIT_MS), 0);
+	wait_stats(h, 3, 0, 0);
+
+	/* A new message overtakes losses taken before it: they can no
+	 * longer be resent, as the receiver could drop them for copies. */
+	ck_assert_int_eq(lds_send(h, "clusterB/x", "m4", 2, NULL), 0);
+	wait_stats(h, 3, 1, 0);
+	expect_event(h, LDS_EV_LOST, 4, 4, 0, "clusterB", "peer gateway restarted");
+	ck_assert_int_eq(lds_send(h, "clusterB/x", "m5", 2, NULL), 0);
+	ck_assert_int_eq(lds_resend(h, "clusterB/x", "m4", 2, 4), -EINVAL);
+	/* Resending 6 abandons 5 the same way. */
+	ck_assert_int_eq(lds_send(h, "clusterB/x", "m6", 2, NULL), 0);
+	wait_stats(h, 3, 3, 0);
+	expect_event(h, LDS_EV_LOST, 5, 5, 0, "clusterB", "peer gateway restarted");
+	expect_event(h, LDS_EV_LOST, 6, 6, 0, "clusterB", "peer gateway restarted");
+	ck_assert_int_eq(lds_resend(h, "clusterB/x", "m6", 2, 6), 0);
+	ck_assert_int_eq(lds_resend(h, "clusterB/x", "m5", 2, 5), -EINVAL);
+	ck_assert_int_eq(lds_wait_settled(h, 6, WAIT_MS), 0);
+	wait_stats(h, 4, 2, 0);
+	ck_assert_int_eq(lds_close(h), 0);
+	fake_stop(&f);
+	/* RESUME counts the LOST events taken naming the peer. */
+	ck_assert_str_eq(f.resume_peer, "clusterB");
+	ck_assert_uint_eq(f.resume_count, 5);
+}
+END_TEST
+
+/* The daemon dies with messages 2 and 3 in doubt; the restarted one gets
+ * 2 again, with its id. */
+static void s_in_doubt(struct fake *f)
+{
+	uint64_t inc;
+
+	if (fk_welcome(f, "clusterA") < 0 || fk_read_sends(f, 3) < 0 || fk_acked(f, 1, 1) < 0)
+		return;
+	inc = f->hello_incarnation;
+	fk_hangup(f);
+	if (fk_welcome(f, "clusterA") < 0)
+		return;
+	FK_CHECK(f, f->hello_incarnation == inc);
+	if (fk_expect_send(f, 2, "m2") == 0 && fk_acked(f, 2, 2) == 0)
+		fk_bye(f);
+}
+
+START_TEST(t_reconnect_reports_in_doubt)
+{
+	struct fake f = { 0 };
+	struct lds_event ev;
+	struct lds *h;
+
+	fake_start(&f, s_in_doubt);
+	h = open_ok(&f, "cm");
+	for (int i = 1; i <= 3; i++)
+		ck_assert_int_eq(lds_send(h, "clusterB/x", i == 2 ? "m2" : "mm", 2, NULL), 0);
+	wait_stats(h, 1, 0, 0);
+	wait_reset(h);
+	ck_assert_int_eq(lds_send(h, "clusterB/x", "m4", 2, NULL), -ECONNRESET);
+	ck_assert_int_eq(lds_reconnect(h, WAIT_MS), 0);
+	wait_stats(h, 1, 2, 0);
+	expect_event(h, LDS_EV_LOST, 2, 3, 0, "", "connection to the local ldsd lost: outcome unknown");
+	ck_assert_int_eq(lds_next_event(h, &ev), 0);
+	ck_assert_int_eq(lds_resend(h, "clusterB/x", "m2", 2, 2), 0);
+	ck_assert_int_eq(lds_wait_settled(h, 3, WAIT_MS), 0);
+	wait_stats(h, 2, 1, 0);
+	ck_assert_int_eq(lds_close(h), 0);
+	fake_stop(&f);
+	/* A lost connection is no fence of the new one's daemon. */
+	ck_assert_uint_eq(f.resumes, 0);
+}
+END_TEST
+
+/* No daemon to come back to: the handle says so until one is there. */
+START_TEST(t_reconnect_fails)
+{
+	struct fake f = { 0 };
+	struct lds_msg m;
+	struct lds *h;
+
+	fake_start(&f, s_gone);
+	h = open_ok(&f, "cm");
+	wait_reset(h);
+	fake_stop(&f);
+	ck_assert_int_eq(lds_reconnect(h, 200), -ENOENT);
+	ck_assert_int_eq(lds_recv(h, &m, 0), 0);
+	ck_assert_mem_eq(m.data, "last words", 10);
+	ck_assert_int_eq(lds_recv(h, &m, WAIT_MS), -ECONNRESET);
+	ck_assert_int_eq(lds_send(h, "x", "a", 1, NULL), -ECONNRESET);
+	ck_assert_int_eq(lds_close(h), 0);
+}
+END_TEST
+
 /* ---- the thesis API --------------------------------------------------- */
 
 static void write_file(const char *path, const char *text)
@@ -1076,7 +1342,9 @@ static void s_thesis_server(struct fake *f)
 	     memcmp(fr.m.payload, "pong", 4) == 0;
 	free(fr.body);
 	FK_CHECK(f, ok);
-	if (fk_range(f, CP_LOST, 1, 1, "clusterA", "peer gateway restarted") == 0)
+	/* The peer's gateway lost it: LDS_Finalize sends it again, same id. */
+	if (fk_range(f, CP_LOST, 1, 1, "clusterA", "peer gateway restarted") == 0 &&
+	    fk_expect_send(f, 1, "pong") == 0 && fk_acked(f, 1, 1) == 0)
 		fk_bye(f);
 }
 
@@ -1098,8 +1366,45 @@ START_TEST(t_thesis_server)
 	ck_assert_int_eq(LDS_Recv(buf, 10), LDS_OK);
 	ck_assert_mem_eq(buf, "0123456789", 10);
 	ck_assert_int_eq(LDS_Send("pong", 4), LDS_OK);
-	/* The peer's gateway lost message 1. */
-	ck_assert_int_eq(LDS_Finalize(), LDS_EIO);
+	/* The peer's gateway lost message 1, which is sent again. */
+	ck_assert_int_eq(LDS_Finalize(), LDS_OK);
+	ck_assert_int_eq(unlink(path), 0);
+	fake_stop(&f);
+	ck_assert_uint_eq(f.resumes, 1);
+}
+END_TEST
+
+/* The client's gateway dies after acknowledging message 1 of 2 and
+ * handing over "xy"; the restarted one hands "xy" over again (the server
+ * resent it) and "z", and gets message 2 again before anything new. */
+static void s_thesis_restart(struct fake *f)
+{
+	if (fk_welcome(f, "clusterA") < 0 || fk_expect_send(f, 1, "abcd") < 0 || fk_expect_send(f, 2, "efgh") < 0 ||
+	    fk_acked(f, 1, 1) < 0 || fk_deliver(f, "infoquir2/lds-server", 1, "xy", 2) < 0)
+		return;
+	fk_hangup(f);
+	if (fk_welcome(f, "clusterA") < 0 || fk_deliver(f, "infoquir2/lds-server", 1, "xy", 2) < 0 ||
+	    fk_deliver(f, "infoquir2/lds-server", 2, "z", 1) < 0)
+		return;
+	if (fk_expect_send(f, 2, "efgh") == 0 && fk_acked(f, 2, 2) == 0 && fk_expect_send(f, 3, "more") == 0 &&
+	    fk_acked(f, 3, 3) == 0)
+		fk_bye(f);
+}
+
+START_TEST(t_thesis_gateway_restart)
+{
+	struct fake f = { .max_msg = 4 };
+	char path[128], buf[8];
+
+	fake_start(&f, s_thesis_restart);
+	write_fig_a5(&f, path, sizeof(path));
+	ck_assert_int_eq(LDSM_SetConfigFile(path), LDS_OK);
+	ck_assert_int_eq(LDS_Init(1), LDS_OK);
+	ck_assert_int_eq(LDS_Send("abcdefgh", 8), LDS_OK);
+	ck_assert_int_eq(LDS_Recv(buf, 3), LDS_OK);
+	ck_assert_mem_eq(buf, "xyz", 3);
+	ck_assert_int_eq(LDS_Send("more", 4), LDS_OK);
+	ck_assert_int_eq(LDS_Finalize(), LDS_OK);
 	ck_assert_int_eq(unlink(path), 0);
 	fake_stop(&f);
 }
@@ -1189,6 +1494,10 @@ Suite *make_lds_suite(void)
 	tcase_add_test(api, t_oversize_frame);
 	tcase_add_test(api, t_big_control_frame);
 	tcase_add_test(api, t_strerror);
+	tcase_add_test(api, t_reconnect_drops_copies);
+	tcase_add_test(api, t_resend);
+	tcase_add_test(api, t_reconnect_reports_in_doubt);
+	tcase_add_test(api, t_reconnect_fails);
 	suite_add_tcase(s, api);
 
 	/* The thesis API has process-wide state: these tests rely on Check
@@ -1196,6 +1505,7 @@ Suite *make_lds_suite(void)
 	tcase_set_timeout(thesis, 60);
 	tcase_add_test(thesis, t_thesis_client);
 	tcase_add_test(thesis, t_thesis_server);
+	tcase_add_test(thesis, t_thesis_gateway_restart);
 	tcase_add_test(thesis, t_thesis_config);
 	tcase_add_test(thesis, t_thesis_default_config);
 	suite_add_tcase(s, thesis);

@@ -11,6 +11,8 @@ int main(void)
 	srunner_add_suite(sr, make_config_suite());
 	srunner_add_suite(sr, make_clientproto_suite());
 	srunner_add_suite(sr, make_lds_suite());
+	srunner_add_suite(sr, make_idset_suite());
+	srunner_add_suite(sr, make_dedup_suite());
 	srunner_add_suite(sr, make_sendbuf_suite());
 	srunner_add_suite(sr, make_recvbuf_suite());
 	srunner_add_suite(sr, make_evloop_suite());

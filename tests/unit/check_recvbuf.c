@@ -11,8 +11,8 @@
 /* ---- helpers --------------------------------------------------------- */
 
 #define MAXM 256
-/* Record header of the test streams: 16 + "clusterA/sNNN" + "clusterB/dNNN". */
-#define RHL 42u
+/* Record header of the test streams: WIRE_REC_FIXED + "clusterA/sNNN" + "clusterB/dNNN". */
+#define RHL (WIRE_REC_FIXED + 26u)
 
 static uint64_t rng_state;
 
@@ -458,6 +458,9 @@ START_TEST(window_accounting)
 	const size_t bs = 64;
 	/* Four messages of exactly two blocks each. */
 	const uint32_t lens[4] = { 128 - RHL, 128 - RHL, 128 - RHL, 128 - RHL };
+	/* The window once they are all held, and once two are delivered. */
+	const uint64_t held4 = 8 + (512 - 4 * (128 - RHL)) / bs;
+	const uint64_t held2 = held4 + (512 - (held4 - 8) * bs - 2 * (128 - RHL)) / bs;
 
 	rng_state = 5;
 	ts_build(&s, 4, lens, 0, 1);
@@ -472,25 +475,27 @@ START_TEST(window_accounting)
 	ck_assert_uint_eq(g.n, 4);
 	ck_assert_uint_eq(rb.msg_bytes, 4 * (128 - RHL));
 
-	/* Undelivered messages hold 344 bytes: only 2 more blocks fit. */
+	/* Undelivered messages hold 4 * (128 - RHL) bytes: only what is
+	 * left of 512 in whole blocks fits. */
 	open_window(&rb, &a);
 	ck_assert_uint_eq(a.recv_cum, 8);
-	ck_assert_uint_eq(a.window_end, 8 + (512 - 4 * (128 - RHL)) / bs);
-	ck_assert_uint_eq(a.window_end, 10);
+	ck_assert_uint_eq(a.window_end, held4);
+	ck_assert_uint_lt(held4, 16);
 	/* And it does not grow while they are held. */
 	open_window(&rb, &a);
-	ck_assert_uint_eq(a.window_end, 10);
+	ck_assert_uint_eq(a.window_end, held4);
 	open_window(&rb, &a);
-	ck_assert_uint_eq(a.window_end, 10);
+	ck_assert_uint_eq(a.window_end, held4);
 
-	/* Two delivered: 172 bytes back, committed 2 blocks. */
+	/* Two delivered: their bytes come back; the blocks granted stay
+	 * committed. */
 	ck_assert_int_eq(recvbuf_delivered(&rb, g.m[0]), 0);
 	ck_assert_int_eq(recvbuf_delivered(&rb, g.m[1]), 0);
 	g.m[0] = g.m[1] = NULL;
 	ck_assert_uint_eq(rb.msg_bytes, 2 * (128 - RHL));
 	open_window(&rb, &a);
-	ck_assert_uint_eq(a.window_end, 10 + (512 - 2 * 64 - 2 * (128 - RHL)) / bs);
-	ck_assert_uint_eq(a.window_end, 13);
+	ck_assert_uint_eq(a.window_end, held2);
+	ck_assert_uint_gt(held2, held4);
 	ck_assert_uint_eq(a.deliv_cum, 2);
 
 	/* All delivered: the window is capped by the slot ring. */
@@ -1063,6 +1068,112 @@ START_TEST(free_with_state)
 }
 END_TEST
 
+/* Blocks written straight into their message where recvbuf_place allows,
+ * the others taken by recvbuf_block, every other pair swapped so that
+ * held blocks follow placed ones: the messages come out as fed whole. */
+START_TEST(placed_blocks)
+{
+	struct recvbuf rb;
+	struct tstream s;
+	struct got g;
+	struct wire_ack a;
+	const size_t bs = 64 + 32 * (size_t)_i;
+	size_t placed = 0, held = 0;
+	uint64_t nb;
+
+	rng_state = 300 + (uint64_t)_i;
+	ts_build(&s, 30, NULL, 700, 9);
+	nb = nblocks(&s, bs);
+	ck_assert_int_eq(recvbuf_init(&rb, bs, bs * (nb + 8)), 0);
+	open_window(&rb, &a);
+	got_init(&g, &rb, &s);
+	for (uint64_t q = 0; q < nb; q++) {
+		/* Every fourth block arrives after the one behind it. */
+		uint64_t seq = q % 4 == 0 && q + 1 < nb ? q + 1 : q % 4 == 1 ? q - 1 : q;
+		size_t off = (size_t)seq * bs;
+		uint32_t len = (uint32_t)(s.len - off < bs ? s.len - off : bs);
+		uint8_t *dst = recvbuf_place(&rb, seq, len);
+
+		if (dst == NULL) {
+			ck_assert_int_eq(feed(&rb, &s, bs, seq, &g), 1);
+			continue;
+		}
+		/* The next block only wholly inside one payload; a later one
+		 * where it is held. */
+		if (seq == rb.recv_cum) {
+			ck_assert_ptr_nonnull(rb.cur);
+			ck_assert_ptr_eq(dst, rb.cur->data + rb.cur_have);
+			placed++;
+		} else {
+			held++;
+		}
+		memcpy(dst, s.buf + off, len);
+		ck_assert_int_eq(recvbuf_placed(&rb, seq, len, collect, &g), 1);
+	}
+	ck_assert_uint_gt(placed, 0);
+	ck_assert_uint_gt(held, 0);
+	ck_assert_uint_eq(g.n, s.n);
+	ck_assert_uint_eq(rb.recv_cum, nb);
+	ck_assert_uint_eq(rb.blocks_recv, nb);
+	ck_assert_uint_eq(rb.ooo_bytes, 0);
+	got_deliver_all(&g);
+	ck_assert_uint_eq(rb.msg_bytes, 0);
+	recvbuf_free(&rb);
+	ts_free(&s);
+}
+END_TEST
+
+/* Where a block may not go straight into a message. */
+START_TEST(place_refused)
+{
+	const uint32_t lens[2] = { 300, 5 };
+	const size_t bs = 64;
+	struct recvbuf rb;
+	struct tstream s;
+	struct got g;
+	struct wire_ack a;
+
+	rng_state = 8;
+	ts_build(&s, 2, lens, 0, 1);
+	ck_assert_uint_eq(nblocks(&s, bs), 7);
+	ck_assert_int_eq(recvbuf_init(&rb, bs, bs * 16), 0);
+	got_init(&g, &rb, &s);
+	/* Before any window, and with no message begun. */
+	ck_assert_ptr_null(recvbuf_place(&rb, 0, bs));
+	open_window(&rb, &a);
+	ck_assert_ptr_null(recvbuf_place(&rb, 0, bs));
+	ck_assert_int_eq(feed(&rb, &s, bs, 0, &g), 1);
+	/* Blocks 1 to 4 lie inside message 0's payload and may go straight
+	 * there in order; a later one where it is held, until it is held;
+	 * none larger than a block, before the window or beyond it. */
+	ck_assert_ptr_eq(recvbuf_place(&rb, 1, bs), rb.cur->data + rb.cur_have);
+	ck_assert_ptr_null(recvbuf_place(&rb, 1, bs + 1));
+	ck_assert_ptr_nonnull(recvbuf_place(&rb, 3, bs));
+	ck_assert_ptr_ne(recvbuf_place(&rb, 3, bs), rb.cur->data + rb.cur_have);
+	ck_assert_int_eq(feed(&rb, &s, bs, 3, &g), 1);
+	ck_assert_ptr_null(recvbuf_place(&rb, 3, bs));
+	ck_assert_ptr_null(recvbuf_place(&rb, 0, bs));
+	ck_assert_ptr_null(recvbuf_place(&rb, rb.window_end, bs));
+	for (uint64_t q = 1; q <= 4; q++)
+		if (q != 3)
+			ck_assert_int_eq(feed(&rb, &s, bs, q, &g), 1);
+	/* Block 5 holds the end of message 0 and the start of message 1's
+	 * header; block 6 the rest of message 1, whose header is not whole
+	 * yet. */
+	ck_assert_uint_lt(rb.cur->rec.len - rb.cur_have, bs);
+	ck_assert_ptr_null(recvbuf_place(&rb, 5, bs));
+	ck_assert_int_eq(feed(&rb, &s, bs, 5, &g), 1);
+	ck_assert_uint_eq(g.n, 1);
+	ck_assert_ptr_null(rb.cur);
+	ck_assert_ptr_null(recvbuf_place(&rb, 6, (uint32_t)(s.len - 6 * bs)));
+	ck_assert_int_eq(feed(&rb, &s, bs, 6, &g), 1);
+	ck_assert_uint_eq(g.n, 2);
+	got_deliver_all(&g);
+	recvbuf_free(&rb);
+	ts_free(&s);
+}
+END_TEST
+
 Suite *make_recvbuf_suite(void)
 {
 	Suite *s = suite_create("recvbuf");
@@ -1078,6 +1189,8 @@ Suite *make_recvbuf_suite(void)
 	tcase_add_test(ord, duplicates);
 	tcase_add_loop_test(ord, block_sizes, 0, 40);
 	tcase_add_test(ord, free_with_state);
+	tcase_add_loop_test(ord, placed_blocks, 0, 6);
+	tcase_add_test(ord, place_refused);
 	tcase_set_timeout(ord, 10);
 	suite_add_tcase(s, ord);
 

@@ -12,8 +12,8 @@
 
 #define SRC "clusterA/src"
 #define DST "clusterB/dst"
-/* Record header with SRC and DST: 16 + 12 + 12 bytes. */
-#define RHL 40u
+/* Record header with SRC and DST: WIRE_REC_FIXED + 12 + 12 bytes. */
+#define RHL (WIRE_REC_FIXED + 24u)
 
 static uint64_t rng_state;
 
@@ -141,7 +141,7 @@ START_TEST(append_accounting)
 	struct sendbuf sb;
 
 	ck_assert_int_eq(sendbuf_init(&sb, BS, 4 * BS), 0);
-	ck_assert_int_eq(append(&sb, 60, 1, 5), 0);             /* 100 bytes */
+	ck_assert_int_eq(append(&sb, 100 - RHL, 1, 5), 0);      /* 100 bytes */
 	ck_assert_uint_eq(sendbuf_space(&sb), 4 * BS - 100);
 	ck_assert_uint_eq(sendbuf_unacked_bytes(&sb), 100);
 	ck_assert_uint_eq(sb.next, 1);
@@ -153,7 +153,7 @@ START_TEST(append_accounting)
 	ck_assert_uint_eq(sb.msgs[0].id, 1);
 	ck_assert_int_eq(sendbuf_idle(&sb), 0);
 
-	ck_assert_int_eq(append(&sb, 200, 2, 6), 0);            /* 240 bytes: 340 in all */
+	ck_assert_int_eq(append(&sb, 240 - RHL, 2, 6), 0);      /* 240 bytes: 340 in all */
 	ck_assert_uint_eq(sb.next, 2);
 	ck_assert_int_eq(sb.slots[0].state, SB_READY);          /* sealed when full */
 	ck_assert_uint_eq(sb.slots[0].len, BS);
@@ -187,19 +187,19 @@ START_TEST(append_enospc)
 
 	ck_assert_int_eq(sendbuf_init(&sb, BS, 4 * BS), 0);
 	for (i = 0; i < 100; i++)
-		if (append(&sb, 100, (uint64_t)i, 1) != 0)
+		if (append(&sb, 150 - RHL, (uint64_t)i, 1) != 0)
 			break;
-	ck_assert_int_eq(i, 4 * BS / 140);                       /* 7 fit, 980 bytes */
+	ck_assert_int_eq(i, 4 * BS / 150);                       /* 6 fit, 900 bytes */
 	space = sendbuf_space(&sb);
-	ck_assert_uint_eq(space, 4 * BS - 7 * 140);
+	ck_assert_uint_eq(space, 4 * BS - 6 * 150);
 	next = sb.next;
 	msgs = sb.msg_next;
-	ck_assert_int_eq(append(&sb, 100, 99, 1), -ENOSPC);
+	ck_assert_int_eq(append(&sb, 150 - RHL, 99, 1), -ENOSPC);
 	/* A failed append changes nothing. */
 	ck_assert_uint_eq(sendbuf_space(&sb), space);
 	ck_assert_uint_eq(sb.next, next);
 	ck_assert_uint_eq(sb.msg_next, msgs);
-	ck_assert_uint_eq(sendbuf_unacked_bytes(&sb), 7 * 140);
+	ck_assert_uint_eq(sendbuf_unacked_bytes(&sb), 6 * 150);
 	/* What still fits does. */
 	ck_assert_int_eq(append(&sb, (uint32_t)(space - RHL), 100, 1), 0);
 	ck_assert_uint_eq(sendbuf_space(&sb), 0);
@@ -273,7 +273,7 @@ START_TEST(next_respects_window)
 
 	ck_assert_int_eq(sendbuf_init(&sb, BS, 8 * BS), 0);
 	fill_blocks(&sb, 3, 0);
-	ck_assert_int_eq(append(&sb, 10, 3, 1), 0);            /* block 3 open, 50 bytes */
+	ck_assert_int_eq(append(&sb, 50 - RHL, 3, 1), 0);      /* block 3 open, 50 bytes */
 	ck_assert_uint_eq(sb.next, 4);
 	/* Nothing before the first ACK opens the window. */
 	ck_assert_int_eq(sendbuf_has_next(&sb, 1), 0);
@@ -329,14 +329,14 @@ START_TEST(next_window_stops_at_open_block)
 
 	ck_assert_int_eq(sendbuf_init(&sb, BS, 8 * BS), 0);
 	fill_blocks(&sb, 1, 0);
-	ck_assert_int_eq(append(&sb, 10, 1, 1), 0);             /* block 1 open */
+	ck_assert_int_eq(append(&sb, 50 - RHL, 1, 1), 0);       /* block 1 open */
 	ck_assert_int_eq(ack(&sb, 0, 1), 0);
 	take(&sb, 0, 1, 0);
 	/* Block 1 is outside the window: not sealed even with allow_partial. */
 	ck_assert_ptr_null(sendbuf_next(&sb, 0, 1));
 	ck_assert_int_eq(sb.open, 1);
 	ck_assert_int_eq(sb.slots[1].state, SB_OPEN);
-	ck_assert_int_eq(append(&sb, 10, 2, 1), 0);             /* still appends to block 1 */
+	ck_assert_int_eq(append(&sb, 50 - RHL, 2, 1), 0);       /* still appends to block 1 */
 	ck_assert_uint_eq(sb.next, 2);
 	ck_assert_uint_eq(sb.slots[1].len, 100);
 	sendbuf_free(&sb);
@@ -1225,6 +1225,93 @@ START_TEST(resend_same_frame)
 }
 END_TEST
 
+/* sb_fill_fn for the tests: writes bytes i * 7 + 3 of the payload until
+ * fail_at of them, then fails (fail_at beyond the payload: never). */
+struct fill_test {
+	size_t done, fail_at;
+	int calls, regions;
+};
+
+static int fill_test(void *arg, const struct iovec *iov, int n)
+{
+	struct fill_test *t = arg;
+
+	t->calls++;
+	t->regions = n;
+	for (int k = 0; k < n; k++) {
+		for (size_t i = 0; i < iov[k].iov_len; i++, t->done++) {
+			if (t->done == t->fail_at)
+				return -ECONNRESET;
+			((uint8_t *)iov[k].iov_base)[i] = (uint8_t)(t->done * 7 + 3);
+		}
+	}
+	return 0;
+}
+
+/* The payload goes straight into the blocks, region by region; a fill
+ * that fails leaves no trace. */
+START_TEST(append_from_fills_in_place)
+{
+	struct fill_test ok = { .fail_at = SIZE_MAX }, bad = { .fail_at = 500 };
+	struct sendbuf sb;
+	struct wire_record r;
+	struct sb_block *b;
+	size_t space;
+	uint8_t *all;
+
+	ck_assert_int_eq(sendbuf_init(&sb, BS, 8 * BS), 0);
+	ck_assert_int_eq(append(&sb, 100 - RHL, 1, 1), 0);      /* block 0 open, 100 bytes */
+	space = sendbuf_space(&sb);
+	mkrec(&r, 3 * BS, 2);
+	ck_assert_int_eq(sendbuf_append_from(&sb, &r, fill_test, &bad, 1, NULL), -ECONNRESET);
+	ck_assert_uint_eq(sendbuf_space(&sb), space);
+	ck_assert_uint_eq(sb.next, 1);
+	ck_assert_int_eq(sb.open, 1);
+	ck_assert_int_eq(sb.slots[0].state, SB_OPEN);
+	ck_assert_uint_eq(sb.slots[0].len, 100);
+	ck_assert_uint_eq(sb.msg_next, 1);
+	ck_assert_uint_eq(sendbuf_unacked_bytes(&sb), 100);
+
+	/* 100 + RHL + 3 * BS bytes: blocks 0-2 full and sealed, block 3
+	 * open; the payload's regions are the rest of block 0, blocks 1 and
+	 * 2, the start of block 3. */
+	ck_assert_int_eq(sendbuf_append_from(&sb, &r, fill_test, &ok, 1, NULL), 0);
+	ck_assert_int_eq(ok.calls, 1);
+	ck_assert_int_eq(ok.regions, 4);
+	ck_assert_uint_eq(ok.done, 3 * BS);
+	ck_assert_uint_eq(sb.next, 4);
+	ck_assert_int_eq(sb.open, 1);
+	for (int i = 0; i < 3; i++)
+		ck_assert_int_eq(sb.slots[i].state, SB_READY);
+	ck_assert_int_eq(sb.slots[3].state, SB_OPEN);
+	ck_assert_uint_eq(sb.slots[3].len, 100 + RHL);
+	ck_assert_uint_eq(sb.msg_next, 2);
+	/* The record stream is header then payload, and each sealed block's
+	 * frame header checks out against its bytes. */
+	all = malloc(4 * BS);
+	ck_assert_ptr_nonnull(all);
+	for (int i = 0; i < 4; i++)
+		memcpy(all + i * BS, sb.slots[i].data, sb.slots[i].len);
+	ck_assert_uint_eq(all[100], WIRE_REC_MAGIC);
+	for (size_t i = 0; i < 3 * BS; i++)
+		ck_assert_uint_eq(all[100 + RHL + i], (uint8_t)(i * 7 + 3));
+	b = sendbuf_next(&sb, 0, 0);
+	ck_assert_ptr_null(b);                                 /* no window yet */
+	ck_assert_int_eq(ack(&sb, 0, 8), 0);
+	b = sendbuf_next(&sb, 0, 0);
+	ck_assert_ptr_nonnull(b);
+	{
+		uint8_t hdr[WIRE_DATA_HDR_LEN];
+
+		wire_encode_data_hdr(hdr, b->seq, b->data, b->len);
+		ck_assert_mem_eq(hdr, b->hdr, WIRE_DATA_HDR_LEN);
+	}
+	sendbuf_release(&sb, b);
+	free(all);
+	sendbuf_free(&sb);
+}
+END_TEST
+
 Suite *make_sendbuf_suite(void)
 {
 	Suite *s = suite_create("sendbuf");
@@ -1239,6 +1326,7 @@ Suite *make_sendbuf_suite(void)
 	tcase_add_test(ap, append_enospc);
 	tcase_add_test(ap, append_msg_table_full);
 	tcase_add_test(ap, append_emsgsize_einval);
+	tcase_add_test(ap, append_from_fills_in_place);
 	suite_add_tcase(s, ap);
 
 	tcase_add_test(tx, next_respects_window);

@@ -369,7 +369,7 @@ END_TEST
 /* Byte-exact layout of a PING, as docs/protocol.md gives it. */
 START_TEST(golden_ping)
 {
-	uint8_t want[20] = { 0x4C, 0x44, 0x01, WIRE_PING, 0, 0, 0, 8, 0, 0, 0, 0,
+	uint8_t want[20] = { 0x4C, 0x44, 0x02, WIRE_PING, 0, 0, 0, 8, 0, 0, 0, 0,
 			     0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08 };
 	uint8_t buf[64];
 
@@ -578,6 +578,49 @@ START_TEST(data_bad)
 	parse_whole(buf, mkframe(buf, WIRE_DATA, p, 9), &f);
 	ck_assert_int_eq(wire_decode_data(&f, &seq, &data, &len), 0);
 	ck_assert_uint_eq(len, 1);
+}
+END_TEST
+
+/* A DATA frame judged from its prefix before its block arrives, and its
+ * CRC checked once the block is in place elsewhere. */
+START_TEST(data_peek)
+{
+	enum { N = 5000 };
+	uint8_t *frame = malloc(WIRE_DATA_HDR_LEN + N), hdr[WIRE_DATA_HDR_LEN];
+	uint64_t seq = 0;
+	uint32_t len = 0;
+
+	rng_state = 5;
+	fill_random(frame + WIRE_DATA_HDR_LEN, N);
+	wire_encode_data_hdr(frame, 0x0102030405060708ull, frame + WIRE_DATA_HDR_LEN, N);
+	ck_assert_int_eq(wire_peek_data(frame, &seq, &len), 1);
+	ck_assert_uint_eq(seq, 0x0102030405060708ull);
+	ck_assert_uint_eq(len, N);
+	ck_assert(wire_data_intact(frame, frame + WIRE_DATA_HDR_LEN, N));
+	frame[WIRE_DATA_HDR_LEN + N / 2] ^= 0x10;
+	ck_assert(!wire_data_intact(frame, frame + WIRE_DATA_HDR_LEN, N));
+	ck_assert(!wire_data_intact(frame, frame + WIRE_DATA_HDR_LEN, N - 1));
+	frame[WIRE_DATA_HDR_LEN + N / 2] ^= 0x10;
+	/* Anything but a DATA frame of this version with a block of 1 to
+	 * WIRE_MAX_BLOCK bytes is left to wire_frame_parse. */
+	memcpy(hdr, frame, sizeof(hdr));
+	hdr[0] ^= 1;
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 0);
+	memcpy(hdr, frame, sizeof(hdr));
+	hdr[2] = WIRE_VERSION + 1;
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 0);
+	memcpy(hdr, frame, sizeof(hdr));
+	hdr[3] = WIRE_ACK;
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 0);
+	be32(hdr + 4, 8);
+	hdr[3] = WIRE_DATA;
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 0);
+	be32(hdr + 4, WIRE_MAX_BLOCK + 9);
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 0);
+	be32(hdr + 4, WIRE_MAX_BLOCK + 8);
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 1);
+	ck_assert_uint_eq(len, WIRE_MAX_BLOCK);
+	free(frame);
 }
 END_TEST
 
@@ -844,12 +887,12 @@ START_TEST(bad_magic_version_type)
 	ck_assert_int_eq(wire_frame_parse(buf, WIRE_HDR_LEN, &f, &used), -EPROTO);
 
 	n = sample(S_PING_F, buf);
-	buf[2] = 2;
+	buf[2] = 1;
 	be32(buf + 8, 0);
 	be32(buf + 8, ref_crc32c(0, buf, n));
 	memset(&f, 0, sizeof(f));
 	ck_assert_int_eq(wire_frame_parse(buf, n, &f, &used), -EPROTONOSUPPORT);
-	ck_assert_uint_eq(f.version, 2);
+	ck_assert_uint_eq(f.version, 1);
 	buf[2] = 0;
 	ck_assert_int_eq(wire_frame_parse(buf, WIRE_HDR_LEN, &f, &used), -EPROTONOSUPPORT);
 	ck_assert_uint_eq(f.version, 0);
@@ -1032,7 +1075,7 @@ END_TEST
 /* ---- records -------------------------------------------------------------- */
 
 static const struct wire_record s_rec = {
-	.len = 1234567, .msg_id = 0xA1B2C3D4E5F60718ull,
+	.len = 1234567, .msg_id = 0xA1B2C3D4E5F60718ull, .incarnation = 0x0102030405060708ull,
 	.src = "paris/job-17", .dst = "tokyo/collector.main",
 };
 
@@ -1042,14 +1085,16 @@ START_TEST(record_roundtrip)
 	struct wire_record r;
 	size_t n = wire_encode_record_hdr(buf, sizeof(buf), &s_rec);
 
-	ck_assert_uint_eq(n, 16 + 12 + 20);
+	ck_assert_uint_eq(n, 24 + 12 + 20);
 	ck_assert_uint_eq(wire_record_hdr_len(&s_rec), n);
-	ck_assert_mem_eq(buf, "\xA5\x00\x0c\x14\x00\x12\xd6\x87\xA1\xB2\xC3\xD4\xE5\xF6\x07\x18", 16);
-	ck_assert_mem_eq(buf + 16, "paris/job-17tokyo/collector.main", 32);
+	ck_assert_mem_eq(buf, "\xA5\x00\x0c\x14\x00\x12\xd6\x87\xA1\xB2\xC3\xD4\xE5\xF6\x07\x18"
+			 "\x01\x02\x03\x04\x05\x06\x07\x08", 24);
+	ck_assert_mem_eq(buf + 24, "paris/job-17tokyo/collector.main", 32);
 	memset(&r, 0xEE, sizeof(r));
 	ck_assert_int_eq(wire_decode_record_hdr(buf, n, &r), (int)n);
 	ck_assert_uint_eq(r.len, 1234567);
 	ck_assert_uint_eq(r.msg_id, 0xA1B2C3D4E5F60718ull);
+	ck_assert_uint_eq(r.incarnation, 0x0102030405060708ull);
 	ck_assert_str_eq(r.src, "paris/job-17");
 	ck_assert_str_eq(r.dst, "tokyo/collector.main");
 	/* Payload bytes after the header are not the decoder's business. */
@@ -1074,7 +1119,7 @@ START_TEST(record_limits)
 	r.len = WIRE_MAX_MSG;
 	r.msg_id = 0;
 	n = wire_encode_record_hdr(buf, sizeof(buf), &r);
-	ck_assert_uint_eq(n, 16 + 2 * WIRE_ENDPOINT_MAX);
+	ck_assert_uint_eq(n, 24 + 2 * WIRE_ENDPOINT_MAX);
 	ck_assert_int_eq(wire_decode_record_hdr(buf, n, &out), (int)n);
 	ck_assert_str_eq(out.src, r.src);
 	ck_assert_str_eq(out.dst, r.dst);
@@ -1113,9 +1158,10 @@ static size_t rec_raw(uint8_t *buf, uint32_t len, const char *src, size_t slen,
 	buf[3] = (uint8_t)dlen;
 	be32(buf + 4, len);
 	be64(buf + 8, 99);
-	memcpy(buf + 16, src, slen);
-	memcpy(buf + 16 + slen, dst, dlen);
-	return 16 + slen + dlen;
+	be64(buf + 16, 7);
+	memcpy(buf + 24, src, slen);
+	memcpy(buf + 24 + slen, dst, dlen);
+	return 24 + slen + dlen;
 }
 
 static int rec_check(uint32_t len, const char *src, size_t slen, const char *dst, size_t dlen)
@@ -1137,7 +1183,7 @@ START_TEST(record_bad)
 	memset(big, 'n', sizeof(big));
 	big[0] = 'c';
 	big[1] = '/';
-	ck_assert_int_eq(rec_check(5, "a/b", 3, "c/d", 3), 22);
+	ck_assert_int_eq(rec_check(5, "a/b", 3, "c/d", 3), 30);
 	ck_assert_int_eq(rec_check(WIRE_MAX_MSG + 1, "a/b", 3, "c/d", 3), -EBADMSG);
 	ck_assert_int_eq(rec_check(UINT32_MAX, "a/b", 3, "c/d", 3), -EBADMSG);
 	ck_assert_int_eq(rec_check(5, "ab", 2, "c/d", 3), -EBADMSG);
@@ -1147,7 +1193,7 @@ START_TEST(record_bad)
 	ck_assert_int_eq(rec_check(5, "a/b c", 5, "c/d", 3), -EBADMSG);
 	ck_assert_int_eq(rec_check(5, "a/b\0", 4, "c/d", 3), -EBADMSG);
 	ck_assert_int_eq(rec_check(5, "a/b", 3, "", 0), -EBADMSG);
-	ck_assert_int_eq(rec_check(5, big, WIRE_ENDPOINT_MAX, "c/d", 3), (int)(19 + WIRE_ENDPOINT_MAX));
+	ck_assert_int_eq(rec_check(5, big, WIRE_ENDPOINT_MAX, "c/d", 3), (int)(27 + WIRE_ENDPOINT_MAX));
 	ck_assert_int_eq(rec_check(5, big, WIRE_ENDPOINT_MAX + 1, "c/d", 3), -EBADMSG);
 	ck_assert_int_eq(rec_check(5, "c/d", 3, big, 255), -EBADMSG);
 
@@ -1226,6 +1272,7 @@ Suite *make_wire_suite(void)
 	tcase_add_test(fr, roundtrip_data);
 	tcase_add_test(fr, data_hdr_crc);
 	tcase_add_test(fr, data_bad);
+	tcase_add_test(fr, data_peek);
 	tcase_add_test(fr, roundtrip_ack);
 	tcase_add_test(fr, ack_full_and_empty);
 	tcase_add_test(fr, roundtrip_ping_pong_bye);

@@ -8,6 +8,8 @@ Suite *make_wire_suite(void);
 Suite *make_config_suite(void);
 Suite *make_clientproto_suite(void);
 Suite *make_lds_suite(void);
+Suite *make_idset_suite(void);
+Suite *make_dedup_suite(void);
 Suite *make_sendbuf_suite(void);
 Suite *make_recvbuf_suite(void);
 Suite *make_evloop_suite(void);
