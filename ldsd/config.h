@@ -9,7 +9,10 @@
  * its @include files) the only files read are the key files: each peer's
  * key file is checked (regular file, mode & 077 == 0, 16..1024 bytes after
  * one trailing newline) and read into its struct config_peer (key,
- * key_len), and key_file comes back as an absolute path.
+ * key_len), and key_file comes back as an absolute path.  A peer's
+ * congestion control must be one the kernel lists in
+ * /proc/sys/net/ipv4/tcp_available_congestion_control (an error otherwise:
+ * a link that cannot use what its file says should not start).
  */
 #ifndef LDS_CONFIG_H
 #define LDS_CONFIG_H
@@ -26,6 +29,7 @@
 #define CONFIG_MAX_STREAMS 64
 #define CONFIG_KEY_MIN 16        /* bytes of secret in a key file */
 #define CONFIG_KEY_MAX 1024
+#define CONFIG_CC_MAX 16         /* TCP_CA_NAME_MAX, NUL included */
 
 enum config_role { CONFIG_ROLE_CONNECT, CONFIG_ROLE_LISTEN };
 
@@ -35,6 +39,8 @@ struct config_peer {
 	uint16_t port;
 	enum config_role role;
 	char transport[16];              /* "tcp" (default) */
+	char congestion[CONFIG_CC_MAX];  /* TCP congestion control; default "bbr" if the kernel offers it, else the
+					    kernel's default; "" only where /proc does not say */
 	unsigned streams;                /* 1..CONFIG_MAX_STREAMS, or 0 = "auto"; default 4 */
 	unsigned streams_min, streams_max; /* bounds for "auto"; default 1 and 16 */
 	size_t block_size;               /* bytes, 512..WIRE_MAX_BLOCK; default 65536 */
@@ -76,6 +82,12 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen);
 /* Writes the effective configuration, defaults filled in, as libconfig text
  * (keys shown as key_file paths only, never their contents). */
 void config_print(const struct config *cfg, FILE *out);
+
+/* Fills *p with the defaults of every optional peer setting (keepalive
+ * still 0: it follows inactivity_timeout), congestion resolved against
+ * this kernel; for programs that build a link without a file (ldsbench
+ * --direct). */
+void config_peer_defaults(struct config_peer *p);
 
 /* The peer whose cluster is name, or NULL. */
 const struct config_peer *config_peer_find(const struct config *cfg, const char *name);

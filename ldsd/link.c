@@ -137,10 +137,21 @@ static struct stream *pending_streams; /* accepted, not yet identified */
 static void stream_close(struct stream *s, const char *why, int level_warn);
 static void stream_flush(struct stream *s);
 static void link_reconnect_later(struct link *l, int idx, uint64_t started_ns);
+static void link_log_refused(struct link *l, const char *msg, uint64_t code);
 
 const char *link_name(const struct link *l)
 {
 	return l->cfg->cluster;
+}
+
+/* The transport options this link's streams use. */
+static struct lds_tp_opts link_tp_opts(const struct link *l)
+{
+	struct lds_tp_opts o = { .connect_timeout = l->cfg->connect_timeout };
+
+	if (l->cfg->congestion[0])
+		o.congestion = l->cfg->congestion;
+	return o;
 }
 
 struct link *link_find(struct daemon *d, const char *cluster)
@@ -693,6 +704,14 @@ static int hs_on_hello(struct stream *s, const struct wire_frame *f)
 	}
 	pending_remove(s);
 	s->link = l;
+	if (s->ops->set_opts) {
+		struct lds_tp_opts o = link_tp_opts(l);
+		int r = s->ops->set_opts(s->conn, &o);
+
+		if (r < 0)
+			log_warnx("link %s: connection from %s keeps the kernel's congestion control: cannot set \"%s\": %s",
+				  link_name(l), s->peer_addr, l->cfg->congestion, strerror(-r));
+	}
 	s->peer_instance = h.instance;
 	s->peer_max_msg = h.max_msg;
 	s->peer_idx = h.stream_idx;
@@ -1124,7 +1143,7 @@ void link_free(struct link *l)
 static void link_connect_slot(struct link *l, unsigned idx)
 {
 	struct stream *s = stream_new(l->d, l->ops);
-	struct lds_tp_opts o = { .connect_timeout = l->cfg->connect_timeout };
+	struct lds_tp_opts o = link_tp_opts(l);
 	int r;
 
 	if (s == NULL)
@@ -1136,6 +1155,13 @@ static void link_connect_slot(struct link *l, unsigned idx)
 	l->streams[idx] = s;
 	r = l->ops->connect(l->tp, l->cfg->address, l->cfg->port, &o, s, &s->conn);
 	if (r < 0) {
+		char msg[512];
+
+		/* Said once, not at every retry: a bad address or an option
+		 * the kernel refuses fails every attempt the same way. */
+		snprintf(msg, sizeof(msg), "link %s: cannot connect to %s:%u (congestion control \"%s\"): %s",
+			 link_name(l), l->cfg->address, l->cfg->port, l->cfg->congestion, strerror(-r));
+		link_log_refused(l, msg, 2000 + (uint64_t)-r);
 		s->conn = NULL;
 		stream_close(s, strerror(-r), 1);
 	}
@@ -1439,6 +1465,8 @@ void link_status_json(const struct link *l, FILE *out)
 	json_str(out, l->cfg->cluster);
 	fputs(",\"address\":", out);
 	json_str(out, l->cfg->address);
+	fputs(",\"congestion\":", out);
+	json_str(out, l->cfg->congestion);
 	fprintf(out,
 		",\"port\":%u,\"role\":\"%s\",\"transport\":\"%s\","
 		"\"streams\":%u,\"streams_auto\":%s,\"streams_up\":%u,\"peer_instance\":\"%016" PRIx64 "\",\"srtt_ms\":%.3f,"
@@ -1471,10 +1499,11 @@ void link_status_text(const struct link *l, FILE *out)
 	const struct sendbuf *sb = &l->sb;
 	unsigned n = l->nfail < FAILLOG_MAX ? l->nfail : FAILLOG_MAX;
 
-	fprintf(out, "link %s (%s %s:%u, %s): %u/%u streams up%s, srtt %.1f ms, %" PRIu64 " reconnects, %" PRIu64
+	fprintf(out, "link %s (%s %s:%u, %s/%s): %u/%u streams up%s, srtt %.1f ms, %" PRIu64 " reconnects, %" PRIu64
 		" session resets, down %.1f s\n",
 		l->cfg->cluster, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->cfg->address,
-		l->cfg->port, l->ops->name, l->up, l->nstreams, l->as ? " (auto)" : "", link_rtt_ms(l), l->reconnects,
+		l->cfg->port, l->ops->name, l->cfg->congestion[0] ? l->cfg->congestion : "kernel default", l->up,
+		l->nstreams, l->as ? " (auto)" : "", link_rtt_ms(l), l->reconnects,
 		l->resets, link_downtime(l));
 	fprintf(out, "  sent     %" PRIu64 " bytes, %" PRIu64 " blocks (%" PRIu64 " acked, %" PRIu64
 		" resent), %zu bytes unacked, %" PRIu64 " messages delivered, %" PRIu64 " pending\n",

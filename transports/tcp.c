@@ -318,6 +318,11 @@ static void tcp_set_userdata(struct lds_tp_conn *c, void *ud)
 	c->ud = ud;
 }
 
+static int tcp_set_opts(struct lds_tp_conn *c, const struct lds_tp_opts *o)
+{
+	return tcp_tune(c->fd, o);
+}
+
 static int tcp_send(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, unsigned flags, size_t *sent)
 {
 	struct msghdr mh = { 0 };
@@ -406,6 +411,7 @@ const struct lds_transport_ops tcp_transport_ops = {
 	.listener_close = tcp_listener_close,
 	.connect = tcp_connect,
 	.set_userdata = tcp_set_userdata,
+	.set_opts = tcp_set_opts,
 	.send = tcp_send,
 	.push = tcp_push,
 	.recv = tcp_recv,

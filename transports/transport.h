@@ -96,6 +96,11 @@ struct lds_transport_ops {
 		       void *ud, struct lds_tp_conn **out);
 
 	void (*set_userdata)(struct lds_tp_conn *c, void *ud);
+	/* Applies o's congestion control and buffer sizes to an established
+	 * conn: a listener accepts before the core knows which link (and so
+	 * which options) a conn belongs to.  Returns 0 or -errno; the conn
+	 * stays usable either way. */
+	int (*set_opts)(struct lds_tp_conn *c, const struct lds_tp_opts *o);
 
 	/* Writes up to the iovecs' total; *sent = bytes taken (may be short).
 	 * flags: LDS_TP_MORE says more data follows at once, so the transport
