@@ -16,6 +16,7 @@
 struct link;
 struct clientsrv;
 struct ctl;
+struct rb_msg;
 
 #define DAEMON_MAX_LISTENERS CONFIG_MAX_PEERS
 
@@ -25,6 +26,22 @@ struct daemon_listener {
 	struct lds_tp_listener *l;
 	char address[CONFIG_ADDR_MAX];
 	uint16_t port;
+};
+
+/* Where links hand what concerns local processes: the client server in
+ * ldsd, the benchmark itself in ldsbench --direct.  Every call gets arg. */
+struct daemon_sink {
+	void *arg;
+	/* A message from link `from` for a local endpoint: the sink owns m
+	 * and calls link_delivered(from, m) once it is consumed. */
+	void (*deliver)(void *arg, struct link *from, struct rb_msg *m);
+	/* Message id of local client `client` reached its destination. */
+	void (*acked)(void *arg, uint64_t client, uint64_t id);
+	/* Message id of client, sent over l, will never be delivered (the
+	 * peer gateway lost its state). */
+	void (*lost)(void *arg, struct link *l, uint64_t client, uint64_t id, const char *reason);
+	/* Link l has send memory again: senders waiting on it may go on. */
+	void (*space)(void *arg, struct link *l);
 };
 
 struct daemon {
@@ -38,10 +55,30 @@ struct daemon {
 	size_t nlinks;
 	struct daemon_listener listeners[DAEMON_MAX_LISTENERS];
 	size_t nlisteners;
-	struct clientsrv *cs;
+	struct daemon_sink sink;
+	struct clientsrv *cs;       /* ldsd only: links reach it through sink */
 	struct ctl *ctl;
 	int draining;               /* SIGTERM seen: finishing unacknowledged data */
 	uint64_t drain_deadline_ns;
 };
+
+/* daemon.c: the parts of a daemon that drive links, shared by ldsd and
+ * by ldsbench --direct, which runs a link in-process.  The caller owns
+ * cfg and fills d->sink before daemon_start. */
+
+/* Event loop, instance id, transports, one link per configured peer
+ * (not started).  Returns 0, or -1 after logging what failed. */
+int daemon_init(struct daemon *d, struct config *cfg);
+/* Listens for the listen-role peers, then starts connecting the
+ * connect-role ones.  Returns 0, or -1 after logging. */
+int daemon_start(struct daemon *d);
+/* Periodic link work (call every 50 ms or so); returns 1 when every link
+ * is drained (link_drained). */
+int daemon_tick(struct daemon *d, uint64_t now_ns);
+/* Once per loop round: coalesced ACKs and new data on every link. */
+void daemon_flush(struct daemon *d);
+/* Says goodbye on every link, closes listeners, frees links, transports
+ * and the event loop.  Safe on a half-initialised d. */
+void daemon_fini(struct daemon *d);
 
 #endif

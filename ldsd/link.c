@@ -6,7 +6,6 @@
 
 #include "auth.h"
 #include "autostreams.h"
-#include "clientsrv.h"
 #include "clock.h"
 #include "json.h"
 #include "link.h"
@@ -219,14 +218,14 @@ static void dest_sub(struct link *l, struct dest *d, size_t len)
 	free(d);
 }
 
-/* ---- upcalls from clientsrv/sendbuf/recvbuf --------------------------- */
+/* ---- upcalls from sendbuf/recvbuf and the sink ----------------------- */
 
 static void on_delivered(void *arg, const struct sb_msg *m)
 {
 	struct link *l = arg;
 
 	dest_sub(l, m->tag, DEST_COST(m->len));
-	clientsrv_acked(l->d->cs, m->client, m->id);
+	l->d->sink.acked(l->d->sink.arg, m->client, m->id);
 }
 
 static void on_lost(void *arg, const struct sb_msg *m)
@@ -234,14 +233,14 @@ static void on_lost(void *arg, const struct sb_msg *m)
 	struct link *l = arg;
 
 	dest_sub(l, m->tag, DEST_COST(m->len));
-	clientsrv_lost(l->d->cs, l, m->client, m->id, "peer gateway restarted and lost its state");
+	l->d->sink.lost(l->d->sink.arg, l, m->client, m->id, "peer gateway restarted and lost its state");
 }
 
 static void on_message(void *arg, struct rb_msg *m)
 {
 	struct link *l = arg;
 
-	clientsrv_deliver(l->d->cs, l, m);
+	l->d->sink.deliver(l->d->sink.arg, l, m);
 }
 
 void link_delivered(struct link *l, struct rb_msg *m)
@@ -595,7 +594,7 @@ static void link_check_instance(struct link *l, uint64_t instance, struct stream
 		sendbuf_reset(&l->sb, on_lost, l);
 		recvbuf_reset(&l->rb);
 		l->resets++;
-		clientsrv_space(l->d->cs, l);
+		l->d->sink.space(l->d->sink.arg, l);
 	}
 	l->peer_instance = instance;
 }
@@ -915,7 +914,7 @@ static int stream_on_frame(struct stream *s, const struct wire_frame *f)
 			return -1;
 		}
 		l->kick_pending = 1;
-		clientsrv_space(l->d->cs, l);
+		l->d->sink.space(l->d->sink.arg, l);
 		return 0;
 	}
 	case WIRE_PING: {
