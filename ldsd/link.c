@@ -17,6 +17,7 @@
 #define FAILLOG_MAX 64
 #define READS_PER_EVENT 16         /* fairness between streams and clients */
 #define STREAM_BATCH 4             /* data blocks per write */
+#define AUTO_FIRST_GUESS 4         /* streams = "auto" starts with the fixed default */
 #define ACK_REFRESH_NS (200ull * 1000000)
 /* A healthy peer sends an ACK at least every ACK_REFRESH_NS, so a link on
  * which no stream has heard anything for this long (or 8 round trips, if
@@ -137,6 +138,7 @@ static void stream_close(struct stream *s, const char *why, int level_warn);
 static void stream_flush(struct stream *s);
 static void link_reconnect_later(struct link *l, int idx, uint64_t started_ns);
 static void link_log_refused(struct link *l, const char *msg, uint64_t code);
+static int link_auto_start(struct link *l);
 
 const char *link_name(const struct link *l)
 {
@@ -1094,19 +1096,16 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg)
 	l->tp = d->tcp;
 	l->dest_cap = cfg->recv_memory / 4;
 	l->nstreams = cfg->role == CONFIG_ROLE_CONNECT ? cfg->streams : 0;
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
+		l->backoff[i] = cfg->reconnect_min;
+	/* streams = "auto": the fixed default is the first guess. */
 	if (cfg->role == CONFIG_ROLE_CONNECT && cfg->streams == 0) {
-		/* streams = "auto": the fixed default is the first guess. */
-		l->as = malloc(sizeof(*l->as));
-		if (l->as == NULL) {
+		l->nstreams = AUTO_FIRST_GUESS;
+		if (link_auto_start(l) < 0) {
 			link_free(l);
 			return NULL;
 		}
-		autostreams_init(l->as, cfg->streams_min, cfg->streams_max, 4);
-		l->nstreams = l->as->n;
-		l->as_start_ns = clock_now_ns();
 	}
-	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
-		l->backoff[i] = cfg->reconnect_min;
 	if (sendbuf_init(&l->sb, cfg->block_size, cfg->send_memory) < 0 ||
 	    recvbuf_init(&l->rb, cfg->block_size, cfg->recv_memory) < 0) {
 		log_warnx("link %s: cannot allocate buffers (send_memory %zu, recv_memory %zu)", cfg->cluster,
@@ -1235,17 +1234,43 @@ static void link_check_silence(struct link *l, uint64_t now)
 			stream_close(l->streams[i], why, 1);
 }
 
-/* streams = "auto": more streams start at once; fewer are retired in
- * link_retire_streams once nothing they carried waits for an ACK. */
-static void link_set_streams(struct link *l, unsigned n, double rate)
+/* More streams start at once; fewer are retired in link_retire_streams
+ * once nothing they carried waits for an ACK. */
+static void link_resize(struct link *l, unsigned n)
 {
-	log_info("link %s: streams = auto: %u -> %u streams (goodput %.1f MB/s with %u)", link_name(l), l->nstreams,
-		 n, rate / 1e6, l->nstreams);
 	for (unsigned i = l->nstreams; i < n; i++) {
 		l->next_try_ns[i] = 0;
 		l->backoff[i] = l->cfg->reconnect_min;
 	}
 	l->nstreams = n;
+}
+
+/* streams = "auto" measures from now on, with the streams it has now. */
+static int link_auto_start(struct link *l)
+{
+	if (l->as == NULL && (l->as = malloc(sizeof(*l->as))) == NULL)
+		return -ENOMEM;
+	autostreams_init(l->as, l->cfg->streams_min, l->cfg->streams_max, l->nstreams);
+	link_resize(l, l->as->n);
+	l->as_start_ns = clock_now_ns();
+	l->as_acked = l->sb.bytes_acked;
+	l->as_ticks = l->as_busy = l->as_disturbed = 0;
+	return 0;
+}
+
+int link_set_stream_count(struct link *l, unsigned n)
+{
+	if (l->cfg->role != CONFIG_ROLE_CONNECT || n > CONFIG_MAX_STREAMS)
+		return -EINVAL;
+	if (n == 0) {
+		log_info("link %s: streams set to auto (%u now)", link_name(l), l->nstreams);
+		return link_auto_start(l);
+	}
+	log_info("link %s: streams set to %u (%u before)", link_name(l), n, l->nstreams);
+	free(l->as);
+	l->as = NULL;
+	link_resize(l, n);
+	return 0;
 }
 
 static void link_retire_streams(struct link *l)
@@ -1283,8 +1308,11 @@ static void link_auto_tick(struct link *l, uint64_t now)
 	rate = (double)(l->sb.bytes_acked - l->as_acked) / secs;
 	if (!l->as_disturbed && l->as_busy * 5 >= l->as_ticks * 4) {
 		want = autostreams_period(l->as, rate);
-		if (want != l->nstreams)
-			link_set_streams(l, want, rate);
+		if (want != l->nstreams) {
+			log_info("link %s: streams = auto: %u -> %u streams (goodput %.1f MB/s with %u)", link_name(l),
+				 l->nstreams, want, rate / 1e6, l->nstreams);
+			link_resize(l, want);
+		}
 	}
 	l->as_start_ns = now;
 	l->as_acked = l->sb.bytes_acked;
@@ -1298,14 +1326,15 @@ void link_tick(struct link *l, uint64_t now)
 			stream_tick(l->streams[i], now);
 	if (!l->shutting_down)
 		link_check_silence(l, now);
-	if (l->as && !l->shutting_down) {
+	if (l->as && !l->shutting_down)
 		link_auto_tick(l, now);
+	if (!l->shutting_down)
 		link_retire_streams(l);
-	}
 	if (l->cfg->role == CONFIG_ROLE_CONNECT && !l->shutting_down) {
 		for (unsigned i = 0; i < l->nstreams; i++)
 			if (l->streams[i] == NULL && now >= l->next_try_ns[i]) {
-				l->reconnects++;
+				/* A slot link_resize just added is no reconnection. */
+				l->reconnects += l->next_try_ns[i] != 0;
 				link_connect_slot(l, i);
 			}
 	}

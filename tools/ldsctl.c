@@ -1,4 +1,5 @@
-/* ldsctl - asks a running ldsd for its status, or injects faults in tests. */
+/* ldsctl - asks a running ldsd for its status, sets a link's stream count,
+ * or injects faults in tests. */
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ldsctl [-c FILE | -s SOCKET] status [--json]\n"
+		"       ldsctl [-c FILE | -s SOCKET] streams PEER N|auto\n"
 		"       ldsctl [-c FILE | -s SOCKET] fault break|stall PEER [STREAM]\n"
 		"  -c, --config FILE   find the control socket in ldsd's configuration\n"
 		"  -s, --socket PATH   control socket (default $LDSCTL_SOCKET or " DEFAULT_CTL ")\n"
@@ -104,6 +106,8 @@ int main(int argc, char **argv)
 		sock = DEFAULT_CTL;
 	if (optind < argc && strcmp(argv[optind], "status") == 0 && argc - optind == 1) {
 		snprintf(req, sizeof(req), "status%s\n", json ? " json" : "");
+	} else if (optind < argc && strcmp(argv[optind], "streams") == 0 && argc - optind == 3) {
+		snprintf(req, sizeof(req), "streams %s %s\n", argv[optind + 1], argv[optind + 2]);
 	} else if (optind < argc && strcmp(argv[optind], "fault") == 0 && argc - optind >= 3 && argc - optind <= 4 &&
 		   (strcmp(argv[optind + 1], "break") == 0 || strcmp(argv[optind + 1], "stall") == 0)) {
 		snprintf(req, sizeof(req), "fault %s %s %s\n", argv[optind + 1], argv[optind + 2],
