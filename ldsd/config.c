@@ -329,12 +329,17 @@ static void cc_default(char *buf, size_t len)
 }
 
 /* Where /proc does not say what is available, the socket option will. */
+int config_cc_available(const char *name, char *avail, size_t len)
+{
+	read_line(CC_AVAILABLE, avail, len);
+	return avail[0] == '\0' || word_listed(avail, name);
+}
+
 static int check_cc(struct ctx *c, const config_setting_t *s, const char *name)
 {
 	char avail[256];
 
-	read_line(CC_AVAILABLE, avail, sizeof(avail));
-	if (avail[0] == '\0' || word_listed(avail, name))
+	if (config_cc_available(name, avail, sizeof(avail)))
 		return 0;
 	return fail(c, s, NULL, "\"%s\" is not available in this kernel (available: %s); load it "
 		    "(modprobe tcp_%s) or choose one of those", name, avail, name);

@@ -89,6 +89,10 @@ void config_print(const struct config *cfg, FILE *out);
  * --direct). */
 void config_peer_defaults(struct config_peer *p);
 
+/* True if this kernel offers TCP congestion control name (or does not
+ * say what it offers); avail gets the kernel's list. */
+int config_cc_available(const char *name, char *avail, size_t len);
+
 /* The peer whose cluster is name, or NULL. */
 const struct config_peer *config_peer_find(const struct config *cfg, const char *name);
 

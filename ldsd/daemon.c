@@ -23,10 +23,13 @@ int daemon_init(struct daemon *d, struct config *cfg)
 	int r;
 
 	d->cfg = cfg;
-	d->ev = evloop_new();
 	if (d->ev == NULL) {
-		log_warn("cannot create the event loop");
-		return -1;
+		d->ev = evloop_new();
+		if (d->ev == NULL) {
+			log_warn("cannot create the event loop");
+			return -1;
+		}
+		d->own_ev = 1;
 	}
 	d->started_ns = clock_now_ns();
 	/* 0 means "no peer seen yet" to links, so it is never an instance. */
@@ -125,6 +128,8 @@ void daemon_fini(struct daemon *d)
 	if (d->tcp)
 		transport_find("tcp")->fini(d->tcp);
 	d->tcp = NULL;
-	evloop_free(d->ev);
+	if (d->own_ev)
+		evloop_free(d->ev);
 	d->ev = NULL;
+	d->own_ev = 0;
 }

@@ -46,7 +46,8 @@ struct daemon_sink {
 
 struct daemon {
 	struct config *cfg;
-	struct evloop *ev;
+	struct evloop *ev;          /* the caller's, if set before daemon_init */
+	int own_ev;                 /* daemon_init made ev: daemon_fini frees it */
 	uint64_t instance;          /* random per process: peers detect restarts by it */
 	uint64_t started_ns;
 	struct lds_tp_host host;    /* the event loop, as transports see it */
@@ -66,8 +67,9 @@ struct daemon {
  * by ldsbench --direct, which runs a link in-process.  The caller owns
  * cfg and fills d->sink before daemon_start. */
 
-/* Event loop, instance id, transports, one link per configured peer
- * (not started).  Returns 0, or -1 after logging what failed. */
+/* Event loop (unless d->ev is set), instance id, transports, one link per
+ * configured peer (not started).  Returns 0, or -1 after logging what
+ * failed. */
 int daemon_init(struct daemon *d, struct config *cfg);
 /* Listens for the listen-role peers, then starts connecting the
  * connect-role ones.  Returns 0, or -1 after logging. */
@@ -78,7 +80,8 @@ int daemon_tick(struct daemon *d, uint64_t now_ns);
 /* Once per loop round: coalesced ACKs and new data on every link. */
 void daemon_flush(struct daemon *d);
 /* Says goodbye on every link, closes listeners, frees links, transports
- * and the event loop.  Safe on a half-initialised d. */
+ * and the event loop if daemon_init made it.  Safe on a half-initialised
+ * d. */
 void daemon_fini(struct daemon *d);
 
 #endif

@@ -129,6 +129,7 @@ struct link {
 	double downtime;             /* seconds with no stream up, since start */
 	struct failure faillog[FAILLOG_MAX];
 	unsigned nfail;              /* total failures; faillog holds the last FAILLOG_MAX */
+	char last_error[96];         /* why the last stream that never came up failed */
 };
 
 
@@ -551,6 +552,7 @@ static void stream_close(struct stream *s, const char *why, int level_warn)
 					 why);
 		} else {
 			log_debug("link %s: stream %d (%s) failed: %s", link_name(l), s->idx, st_names[s->st], why);
+			snprintf(l->last_error, sizeof(l->last_error), "%s: %s", st_names[s->st], why);
 		}
 	}
 	if (s->conn)
@@ -1457,15 +1459,13 @@ int link_fault_stall(struct link *l, int idx)
 
 /* ---- status --------------------------------------------------------------- */
 
-/* Our PING samples when there are any (keepalive may be long), else the
- * kernel's smoothed RTT averaged over the streams that are up. */
-static double link_rtt_ms(const struct link *l)
+/* The transport's smoothed RTT averaged over the streams that are up: the
+ * path's round trip, without what waits in socket buffers. */
+static double link_tcp_rtt_ms(const struct link *l)
 {
 	double sum = 0;
 	unsigned n = 0;
 
-	if (l->rtt_samples > 0)
-		return (double)l->srtt_us / 1000.0;
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
 		struct lds_tp_info info;
 		const struct stream *s = l->streams[i];
@@ -1476,6 +1476,13 @@ static double link_rtt_ms(const struct link *l)
 		}
 	}
 	return n ? sum / n : 0.0;
+}
+
+/* Our PING samples when there are any (keepalive may be long), else the
+ * transport's. */
+static double link_rtt_ms(const struct link *l)
+{
+	return l->rtt_samples > 0 ? (double)l->srtt_us / 1000.0 : link_tcp_rtt_ms(l);
 }
 
 static double link_downtime(const struct link *l)
@@ -1498,13 +1505,14 @@ void link_status_json(const struct link *l, FILE *out)
 	fprintf(out,
 		",\"port\":%u,\"role\":\"%s\",\"transport\":\"%s\","
 		"\"streams\":%u,\"streams_auto\":%s,\"streams_up\":%u,\"peer_instance\":\"%016" PRIx64 "\",\"srtt_ms\":%.3f,"
+		"\"tcp_rtt_ms\":%.3f,"
 		"\"reconnects\":%" PRIu64 ",\"session_resets\":%" PRIu64 ",\"downtime_s\":%.3f,"
 		"\"sent\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"blocks_acked\":%" PRIu64
 		",\"blocks_resent\":%" PRIu64 ",\"bytes_acked\":%" PRIu64 ",\"unacked_bytes\":%zu,"
 		"\"messages_delivered\":%" PRIu64 ",\"messages_pending\":%" PRIu64 ",\"window_end\":%" PRIu64 "},"
 		"\"received\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"duplicates\":%" PRIu64
 		",\"messages\":%" PRIu64 ",\"held_bytes\":%zu},\"failures\":[",
-		l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->ops->name, l->nstreams, l->as ? "true" : "false", l->up, l->peer_instance, link_rtt_ms(l), l->reconnects,
+		l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->ops->name, l->nstreams, l->as ? "true" : "false", l->up, l->peer_instance, link_rtt_ms(l), link_tcp_rtt_ms(l), l->reconnects,
 		l->resets, link_downtime(l), sb->bytes_sent, sb->blocks_sent, sb->blocks_acked, sb->blocks_resent,
 		sb->bytes_acked, sendbuf_unacked_bytes(sb), sb->msgs_delivered, sb->msg_next - sb->msg_base,
 		sb->window_end, rb->bytes_recv, rb->blocks_recv, rb->blocks_dup, rb->msgs_recv,
@@ -1519,7 +1527,9 @@ void link_status_json(const struct link *l, FILE *out)
 		json_str(out, f->reason);
 		fputc('}', out);
 	}
-	fprintf(out, "],\"failures_total\":%u}", l->nfail);
+	fprintf(out, "],\"failures_total\":%u,\"last_error\":", l->nfail);
+	json_str(out, l->last_error);
+	fputc('}', out);
 }
 
 void link_status_text(const struct link *l, FILE *out)

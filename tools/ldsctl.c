@@ -1,15 +1,12 @@
 /* ldsctl - asks a running ldsd for its status, sets a link's stream count,
  * or injects faults in tests. */
-#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
 #include "ldsd/config.h"
+#include "ldsd/ctlclient.h"
 
 #define DEFAULT_CTL "/run/lds/ldsd.ctl"
 
@@ -27,42 +24,17 @@ static void usage(FILE *out)
 
 static int ask(const char *path, const char *req)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char buf[65536];
-	int fd, error = 0, first = 1;
-	ssize_t n;
+	char err[512], *reply;
+	int bad;
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "ldsctl: socket path %s is too long\n", path);
+	if (ctlclient_ask(path, req, 10.0, &reply, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ldsctl: %s\n", err);
 		return 1;
 	}
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "ldsctl: cannot reach ldsd at %s: %s (is it running? right -c/-s?)\n", path,
-			strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return 1;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ .tv_sec = 10 }, sizeof(struct timeval));
-	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req) || shutdown(fd, SHUT_WR) < 0) {
-		fprintf(stderr, "ldsctl: cannot send request to %s: %s\n", path, strerror(errno));
-		close(fd);
-		return 1;
-	}
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		if (first && n >= 7 && memcmp(buf, "error: ", 7) == 0)
-			error = 1;
-		first = 0;
-		fwrite(buf, 1, (size_t)n, error ? stderr : stdout);
-	}
-	if (n < 0) {
-		fprintf(stderr, "ldsctl: reading the reply from %s: %s\n", path, strerror(errno));
-		error = 1;
-	}
-	close(fd);
-	return error;
+	bad = ctlclient_is_error(reply);
+	fputs(reply, bad ? stderr : stdout);
+	free(reply);
+	return bad;
 }
 
 int main(int argc, char **argv)
