@@ -178,9 +178,9 @@ struct bench_io *io_ldsd_open(struct evloop *ev, const struct io_opts *o, const 
 	ctl_path(o, il->ctl, sizeof(il->ctl));
 	il->h = lds_open(o->socket, o->name ? o->name : "", 5000, &r);
 	if (il->h == NULL) {
-		snprintf(err, errlen, "cannot open endpoint \"%s\" at ldsd's socket %s: %s", o->name ? o->name : "",
+		snprintf(err, errlen, "cannot reach ldsd at %s%s%s%s: %s",
 			 o->socket ? o->socket : getenv(LDS_SOCKET_ENV) ? getenv(LDS_SOCKET_ENV) : LDS_DEFAULT_SOCKET,
-			 lds_strerror(r));
+			 o->name ? " as \"" : "", o->name ? o->name : "", o->name ? "\"" : "", lds_strerror(r));
 		free(il);
 		return NULL;
 	}

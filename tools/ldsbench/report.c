@@ -147,6 +147,11 @@ void report_end(const struct report *r, const struct run_result *res)
 		json_done(r);
 		return;
 	}
+	if (res->start_wall == 0) {
+		fprintf(r->out, "ldsbench: run %u failed before sending: %s\n", res->run, res->error);
+		fflush(r->out);
+		return;
+	}
 	fprintf(r->out, "run %u: %.2f Mb/s from %.1f to %.1f s; sent %llu messages (%llu bytes) in %.1f s, "
 		"%llu blocks resent, %llu reconnects\n",
 		res->run, res->bps / 1e6, res->omit, res->seconds, (unsigned long long)res->msgs_sent,
