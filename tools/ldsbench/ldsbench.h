@@ -205,8 +205,9 @@ struct report {
 	int quiet;                 /* no interval lines (text) */
 };
 
+/* streams: 0 = auto, -1 = unknown (no status of the link). */
 void report_start(const struct report *r, const char *mode, const char *from, const char *to, unsigned run,
-		  unsigned streams, const char *congestion, size_t size, double seconds, double interval, double omit);
+		  int streams, const char *congestion, size_t size, double seconds, double interval, double omit);
 void report_interval(const struct report *r, unsigned run, const struct interval *iv);
 void report_end(const struct report *r, const struct run_result *res);
 void report_sweep(const struct report *r, const struct run_result *res, size_t n);

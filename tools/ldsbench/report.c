@@ -28,14 +28,14 @@ static void json_done(const struct report *r)
 }
 
 void report_start(const struct report *r, const char *mode, const char *from, const char *to, unsigned run,
-		  unsigned streams, const char *congestion, size_t size, double seconds, double interval, double omit)
+		  int streams, const char *congestion, size_t size, double seconds, double interval, double omit)
 {
 	char sn[16];
 
-	if (streams)
-		snprintf(sn, sizeof(sn), "%u", streams);
+	if (streams > 0)
+		snprintf(sn, sizeof(sn), "%d", streams);
 	else
-		snprintf(sn, sizeof(sn), "auto");
+		snprintf(sn, sizeof(sn), "%s", streams == 0 ? "auto" : "?");
 	if (r->json) {
 		json_event(r, "start");
 		fprintf(r->out, "{\"run\":%u,\"mode\":", run);
@@ -144,6 +144,7 @@ void report_end(const struct report *r, const struct run_result *res)
 			json_str(r->out, res->error);
 		else
 			fputs("null", r->out);
+		fputc('}', r->out);
 		json_done(r);
 		return;
 	}
@@ -236,6 +237,7 @@ void report_recv_run(const struct report *r, const char *from, unsigned run, uin
 		fprintf(r->out, ",\"run\":%u,\"messages\":%llu,\"bytes\":%llu,\"seconds\":%.3f,\"errors\":%u,"
 			"\"first_error\":", run, (unsigned long long)msgs, (unsigned long long)bytes, seconds, errors);
 		json_str(r->out, first_error);
+		fputc('}', r->out);
 		json_done(r);
 		return;
 	}

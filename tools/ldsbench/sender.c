@@ -355,7 +355,8 @@ int sender_run(struct bench_io *io, const struct send_opts *o, const struct repo
 	io->ops->stats(io, s.peer, &st);
 	if (!o->set_streams)
 		res->streams = st.streams;
-	report_start(r, io->ops->name, io->ops->endpoint(io), o->to, run, o->set_streams ? o->streams : st.streams,
+	report_start(r, io->ops->name, io->ops->endpoint(io), o->to, run,
+		     o->set_streams ? (int)o->streams : st.valid ? (st.streams_auto ? 0 : (int)st.streams) : -1,
 		     st.congestion, o->size, o->seconds, o->interval, o->omit);
 	if (s.phase != P_DONE && evloop_run(io->ev) < 0)
 		snprintf(res->error, sizeof(res->error), "event loop failed: %s", strerror(errno));
