@@ -44,8 +44,8 @@ struct config_peer {
 	unsigned streams;                /* 1..CONFIG_MAX_STREAMS, or 0 = "auto"; default 4 */
 	unsigned streams_min, streams_max; /* bounds for "auto"; default 1 and 16 */
 	size_t block_size;               /* bytes, 512..WIRE_MAX_BLOCK; default 65536 */
-	size_t send_memory;              /* bytes, >= 4 * block_size; default 64 MiB */
-	size_t recv_memory;              /* bytes, >= 4 * block_size; default 64 MiB */
+	size_t send_memory;              /* bytes, >= 4 * block_size; default 128 MiB */
+	size_t recv_memory;              /* bytes, >= 4 * block_size; default 128 MiB */
 	double inactivity_timeout;       /* s, > 0; default 30 */
 	double keepalive;                /* s, > 0 and < inactivity_timeout; default inactivity_timeout / 4 */
 	double reconnect_min;            /* s, > 0; default 0.05 */

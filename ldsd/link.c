@@ -17,7 +17,21 @@
 #define FAILLOG_MAX 64
 #define READS_PER_EVENT 16         /* fairness between streams and clients */
 #define STREAM_BATCH 4             /* data blocks per write */
-#define AUTO_FIRST_GUESS 4         /* streams = "auto" starts with the fixed default */
+/* streams = "auto" starts here: on the benchmark matrix (20-300 ms, 0-1 %
+ * loss, docs/BENCHMARKS.md) 8 streams were best or within 7 % of the
+ * best everywhere, 4 fell to 55 % on long lossy paths, and every stream
+ * added later costs the receiver a wait behind the new stream's slow
+ * start. */
+#define AUTO_FIRST_GUESS 8
+/* A stream takes new blocks only while its socket holds less than this
+ * not yet sent.  Without a limit the kernel queues megabytes per socket
+ * on a long path, and a block given to a stream that then slows down
+ * (a loss, a smaller share of the bottleneck) waits behind them while
+ * the receiver holds everything after it: measured on 100 ms with 0.1 %
+ * loss, 2 MB queued in one socket, and 10 % less goodput with 8 streams
+ * (docs/BENCHMARKS.md).  Blocks not yet given out go to whichever stream
+ * can send first. */
+#define LINK_UNSENT_MAX (128u * 1024)
 #define ACK_REFRESH_NS (200ull * 1000000)
 /* A healthy peer sends an ACK at least every ACK_REFRESH_NS, so a link on
  * which no stream has heard anything for this long (or 8 round trips, if
@@ -63,6 +77,7 @@ struct stream {
 	 * runt on links whose MSS is near block_size (loopback). */
 	struct sb_block *out[STREAM_BATCH];
 	int nout;
+	int take;                    /* blocks to take next, 1..STREAM_BATCH */
 	size_t out_off;              /* bytes of out[0]'s header+payload written */
 	int blocked;
 	int corked;                  /* the last send said LDS_TP_MORE */
@@ -153,6 +168,7 @@ static struct lds_tp_opts link_tp_opts(const struct link *l)
 
 	if (l->cfg->congestion[0])
 		o.congestion = l->cfg->congestion;
+	o.unsent_max = LINK_UNSENT_MAX;
 	return o;
 }
 
@@ -346,18 +362,18 @@ static int stream_failed(struct stream *s)
 	return 1;
 }
 
-/* Writes queued control frames and data blocks until the transport pushes
- * back or nothing is left.  Never closes s: a write error is left in
- * s->failed for the caller. */
 /* Takes blocks to write once the previous batch is gone, so that a stream
- * that cannot write holds few blocks back from the others. */
+ * that cannot write holds few blocks back from the others: as many as its
+ * last writes took whole, doubling up to STREAM_BATCH, one after a short
+ * write.  A stream just up, or slowed down, holds one block that the
+ * receiver may wait for, not a batch. */
 static void stream_take_blocks(struct stream *s)
 {
 	struct link *l = s->link;
 
 	if (s->nout > 0 || s->st != ST_UP || l == NULL || l->shutting_down || (unsigned)s->idx >= l->nstreams)
 		return;
-	while (s->nout < STREAM_BATCH) {
+	while (s->nout < s->take) {
 		struct sb_block *b = sendbuf_next(&l->sb, s->idx, 1);
 
 		if (b == NULL)
@@ -384,6 +400,9 @@ static void stream_wrote_blocks(struct stream *s, size_t sent)
 	}
 }
 
+/* Writes queued control frames and data blocks until the transport pushes
+ * back or nothing is left.  Never closes s: a write error is left in
+ * s->failed for the caller. */
 static void stream_flush(struct stream *s)
 {
 	if (s->failed || s->stalled)
@@ -391,7 +410,7 @@ static void stream_flush(struct stream *s)
 	for (int rounds = 0; rounds < 64; rounds++) {
 		struct iovec iov[1 + 2 * STREAM_BATCH];
 		int n = 0, r, more;
-		size_t sent, ctl_part = 0, off = s->out_off;
+		size_t sent, ctl_part = 0, off = s->out_off, offered = 0;
 
 		stream_take_blocks(s);
 		/* Control frames go first unless a data frame is half written:
@@ -412,6 +431,8 @@ static void stream_flush(struct stream *s)
 			iov[n].iov_base = b->data + (off - WIRE_DATA_HDR_LEN);
 			iov[n++].iov_len = b->len - (off - WIRE_DATA_HDR_LEN);
 		}
+		for (int i = 0; i < n; i++)
+			offered += iov[i].iov_len;
 		if (n == 0) {
 			if (s->corked)
 				s->ops->push(s->conn);
@@ -422,9 +443,10 @@ static void stream_flush(struct stream *s)
 		}
 		/* A full batch with more behind it: the next write continues
 		 * the packet this one ends with. */
-		more = s->nout == STREAM_BATCH && sendbuf_has_next(&s->link->sb, 1);
+		more = s->nout == s->take && sendbuf_has_next(&s->link->sb, 1);
 		r = s->ops->send(s->conn, iov, n, more ? LDS_TP_MORE : 0, &sent);
 		if (r == -EAGAIN) {
+			s->take = 1;
 			s->blocked = 1;
 			s->ops->want_write(s->conn, 1);
 			return;
@@ -436,6 +458,7 @@ static void stream_flush(struct stream *s)
 			s->failed = r;
 			return;
 		}
+		s->take = sent < offered ? 1 : s->take * 2 < STREAM_BATCH ? s->take * 2 : STREAM_BATCH;
 		if (sent <= ctl_part) {
 			s->ctl_off += sent;
 			sent = 0;
@@ -566,6 +589,7 @@ static void stream_up(struct stream *s)
 	struct link *l = s->link;
 
 	s->st = ST_UP;
+	s->take = 1;
 	s->up_ns = s->last_ping_ns = clock_now_ns();
 	l->up++;
 	l->backoff[s->idx] = l->cfg->reconnect_min;
@@ -1234,6 +1258,11 @@ static void link_check_silence(struct link *l, uint64_t now)
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
 		if (l->streams[i] && l->streams[i]->st == ST_UP)
 			stream_close(l->streams[i], why, 1);
+	/* Each slot then probes the path once per SYN wait; spread over it,
+	 * the slots find a returning path within SYN wait / streams instead
+	 * of all missing it together. */
+	for (unsigned i = 0; i < l->nstreams; i++)
+		l->next_try_ns[i] = now + (uint64_t)(link_rtts(l, SYN_WAIT_S, 3) * 1e9 * i / l->nstreams);
 }
 
 /* More streams start at once; fewer are retired in link_retire_streams

@@ -85,6 +85,11 @@ static int tcp_tune(int fd, const struct lds_tp_opts *o)
 	if (o->congestion && o->congestion[0] &&
 	    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o->congestion, (socklen_t)strlen(o->congestion)) < 0)
 		return -errno;
+	if (o->unsent_max) {
+		int v = (int)o->unsent_max;
+		if (setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &v, sizeof(v)) < 0)
+			return -errno;
+	}
 	if (o->sndbuf) {
 		int v = (int)o->sndbuf;
 		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)) < 0)

@@ -70,6 +70,8 @@ struct lds_tp_info {
 struct lds_tp_opts {
 	const char *congestion;   /* congestion control name or NULL for default */
 	size_t sndbuf, rcvbuf;    /* socket buffers, 0 = kernel default/autotune */
+	size_t unsent_max;        /* a conn holding more bytes not yet sent than
+				     this is not writable; 0 = no limit */
 	double connect_timeout;   /* seconds, 0 = transport default */
 };
 

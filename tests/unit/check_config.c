@@ -159,8 +159,8 @@ START_TEST(test_defaults)
 	ck_assert_str_eq(p->transport, "tcp");
 	ck_assert_uint_eq(p->streams, 4);
 	ck_assert_uint_eq(p->block_size, 65536);
-	ck_assert_uint_eq(p->send_memory, 64u << 20);
-	ck_assert_uint_eq(p->recv_memory, 64u << 20);
+	ck_assert_uint_eq(p->send_memory, 128u << 20);
+	ck_assert_uint_eq(p->recv_memory, 128u << 20);
 	ck_assert_double_eq(p->inactivity_timeout, 30.0);
 	ck_assert_double_eq(p->keepalive, 7.5);
 	ck_assert_double_eq(p->reconnect_min, 0.05);
