@@ -45,15 +45,16 @@ mkdir -p "$RESULTS" || exit 1
 IPORT=$((PORT + 300))
 DPORT=$((PORT + 301))
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-fmt() { awk -v v="$1" -v r="$RATE" 'BEGIN {if (v == "FAIL") print "FAIL"; else printf "%.0f (%.2f)", v, v / r}'; }
+fmt() { awk -v v="$1" -v r="$RATE" 'BEGIN {if (v == "") print "-"; else if (v == "FAIL") print "FAIL"; else printf "%.0f (%.2f)", v, v / r}'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "FAIL" || b == "FAIL" || b <= 0) print "-"; else printf "%.2f", a / b}'; }
 max() { printf '%s\n' "$@" | grep -v FAIL | sort -g | tail -1; }
+r1() { for v in "$@"; do [ -n "$v" ] && awk -v v="$v" 'BEGIN {if (v == "FAIL") printf "FAIL "; else printf "%.1f ", v}'; done | sed 's/ $//'; }
 
 # Run lengths (seconds measured, seconds omitted first) by round trip:
 # slow start takes longer on longer paths.
 lengths() {
 	if [ "$QUICK" = 1 ]; then echo "3 2"; return; fi
-	case $1 in 20) echo "4 1" ;; 100) echo "4 2" ;; *) echo "5 3" ;; esac
+	case $1 in 20) echo "3 1" ;; 100) echo "3 2" ;; *) echo "4 3" ;; esac
 }
 
 # bed RTT LOSS [STREAMS]: a fresh bed, two gateways, an iperf3 server and
@@ -138,7 +139,10 @@ for sc in $SCENARIOS; do
 	auto_n=$(jq -r 'select(.event == "interval") | .data.streams' "$RESULTS/$name.ldsd-auto.json" | tail -1)
 	reps=1
 	[ "$sc" = "$TARGET" ] && reps=$REPS
-	for n in 1 4 8; do
+	# Fewer streams after more: retiring streams is quick, new ones would
+	# start each run with slow starts that iperf3's fresh connections
+	# also make, but the link then waits for them in order.
+	for n in 8 4 1; do
 		[ "$QUICK" = 1 ] && [ "$n" != 8 ] && continue
 		for cc in cubic bbr; do g[$cc$n]=""; done
 		g[lds$n]=""
@@ -149,7 +153,7 @@ for sc in $SCENARIOS; do
 			done
 		done
 		for k in lds$n cubic$n bbr$n; do
-			[ "$(echo ${g[$k]} | wc -w)" -gt 1 ] && echo "bench-wan: $name $k runs: ${g[$k]}"
+			[ "$(echo ${g[$k]} | wc -w)" -gt 1 ] && echo "bench-wan: $name $k runs (Mb/s): $(r1 ${g[$k]})"
 			g[$k]=$(printf '%s\n' ${g[$k]} | grep -v FAIL | median)
 			[ -n "${g[$k]}" ] || g[$k]=FAIL
 		done
@@ -171,9 +175,9 @@ for sc in $SCENARIOS; do
 			met_all=0
 		fi
 	fi
-	echo "bench-wan: $name: ldsd auto ${g[auto]} (${auto_n:-?} streams), 1/4/8: ${g[lds1]:-} ${g[lds4]:-} ${g[lds8]};" \
-		"iperf3 cubic ${g[cubic1]:-} ${g[cubic4]:-} ${g[cubic8]}, bbr ${g[bbr1]:-} ${g[bbr4]:-} ${g[bbr8]}"
-	rows1="$rows1| $rtt ms, ${loss} | $(fmt "${g[lds1]:-FAIL}") | $(fmt "${g[lds4]:-FAIL}") | $(fmt "${g[lds8]}") | $(fmt "${g[auto]}") → ${auto_n:-?} | $(fmt "${g[cubic1]:-FAIL}") | $(fmt "${g[cubic4]:-FAIL}") | $(fmt "${g[cubic8]}") | $(fmt "${g[bbr1]:-FAIL}") | $(fmt "${g[bbr4]:-FAIL}") | $(fmt "${g[bbr8]}") |
+	echo "bench-wan: $name (Mb/s): ldsd auto $(r1 "${g[auto]}") (${auto_n:-?} streams), 1/4/8: $(r1 "${g[lds1]:-}" "${g[lds4]:-}" "${g[lds8]}");" \
+		"iperf3 cubic $(r1 "${g[cubic1]:-}" "${g[cubic4]:-}" "${g[cubic8]}"), bbr $(r1 "${g[bbr1]:-}" "${g[bbr4]:-}" "${g[bbr8]}")"
+	rows1="$rows1| $rtt ms, ${loss} | $(fmt "${g[lds1]:-}") | $(fmt "${g[lds4]:-}") | $(fmt "${g[lds8]}") | $(fmt "${g[auto]}") → ${auto_n:-?} | $(fmt "${g[cubic1]:-}") | $(fmt "${g[cubic4]:-}") | $(fmt "${g[cubic8]}") | $(fmt "${g[bbr1]:-}") | $(fmt "${g[bbr4]:-}") | $(fmt "${g[bbr8]}") |
 "
 	rows2="$rows2| $rtt ms, ${loss} | $(ratio "${g[lds1]:-FAIL}" "$(max "${g[cubic1]:-FAIL}" "${g[bbr1]:-FAIL}")") | $(ratio "${g[lds4]:-FAIL}" "$(max "${g[cubic4]:-FAIL}" "${g[bbr4]:-FAIL}")") | $(ratio "${g[lds8]}" "$(max "${g[cubic8]}" "${g[bbr8]}")") | $auto_ratio | ${verdict:-} |
 "
@@ -225,12 +229,12 @@ if [ "$OUTAGE" = 1 ]; then
 	RECV=$!
 	PIDS="$PIDS $RECV"
 	sleep 0.3
-	"$BIN/ldsbench" send -s "$T/clusterA.sock" -T clusterB/bench -t 50 -i 0.5 -w 90 -J > "$RESULTS/outage.ldsd.json" 2>> "$T/send.err" &
+	"$BIN/ldsbench" send -s "$T/clusterA.sock" -T clusterB/bench -t 43 -i 0.5 -w 90 -J > "$RESULTS/outage.ldsd.json" 2>> "$T/send.err" &
 	lpid=$!
 	t_ip=$(date +%s.%N)
-	netbed_exec s1 iperf3 -c "$(netbed_addr s2)" -p "$IPORT" -P 4 -C bbr -t 50 -i 0.5 -J > "$RESULTS/outage.iperf3.json" 2>> "$T/send.err" &
+	netbed_exec s1 iperf3 -c "$(netbed_addr s2)" -p "$IPORT" -P 4 -C bbr -t 43 -i 0.5 -J > "$RESULTS/outage.iperf3.json" 2>> "$T/send.err" &
 	ipid=$!
-	sleep 10
+	sleep 5
 	t_down=$(date +%s.%N)
 	netbed_ctl s1-s2 down > /dev/null
 	sleep 30
@@ -249,7 +253,7 @@ if [ "$OUTAGE" = 1 ]; then
 	i_err=$(jq -r '.error // empty' "$RESULTS/outage.iperf3.json" 2> /dev/null)
 	echo
 	echo "Outage: 100 ms, ${RATE} Mb/s, a black hole (wanemu ctl down) from $(awk -v d="$t_down" -v s="$t_ip" 'BEGIN {printf "%.0f", d - s}') s to" \
-		"$(awk -v u="$t_up" -v s="$t_ip" 'BEGIN {printf "%.0f", u - s}') s of a 50 s transfer; ldsd (4 streams, bbr) and iperf3 -P 4 (bbr) side by side."
+		"$(awk -v u="$t_up" -v s="$t_ip" 'BEGIN {printf "%.0f", u - s}') s of a 43 s transfer; ldsd (4 streams, bbr) and iperf3 -P 4 (bbr) side by side."
 	echo
 	echo "| | traffic again after the path returned | data lost | notes |"
 	echo "|---|---|---|---|"

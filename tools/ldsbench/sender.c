@@ -5,7 +5,8 @@
  * message reaches the receiver (proof that the path and the receiver are
  * there, bounded by --wait); DATA messages go out for --time seconds,
  * their delivery to the receiving process sampled every --interval; the
- * sender waits until all are delivered (bounded), sends END and waits for
+ * sender waits until all are delivered (failing if none is delivered for
+ * --wait seconds), sends END and waits for
  * the receiver's REPORT, which says how many arrived intact and in order.
  * Throughput counts messages delivered to the receiving process, as the
  * gateway acknowledges them, not bytes handed to the local daemon.
@@ -23,6 +24,12 @@
 #define NS 1e9
 #define PUMP_MAX 256       /* messages per pump call: other events get a turn */
 #define POLL_S 0.1         /* how often the link's status is asked while waiting */
+/* Data sent ahead of what is delivered: enough to keep any path full
+ * (the gateway's own per-destination limit, a quarter of recv_memory,
+ * usually binds first), little enough that the end of a run on a slow
+ * path does not wait long for a backlog. */
+#define AHEAD_MIN (16u << 20)
+#define AHEAD_S 3.0
 
 enum phase { P_STREAMS, P_START, P_DATA, P_DRAIN, P_REPORT, P_DONE };
 
@@ -46,6 +53,9 @@ struct sender {
 	double omit_t;
 	int omit_taken;
 	size_t iv_cap;
+	uint64_t ahead;            /* bytes that may be sent and not yet delivered */
+	uint64_t progress_ns;      /* when the delivered count last moved */
+	uint64_t progress_at;
 };
 
 static void sender_fail(struct sender *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -105,6 +115,8 @@ static void pump(struct sender *s)
 		uint64_t id;
 		int r;
 
+		if ((s->sent + 1) * s->o->size > delivered_bytes(s) + s->ahead)
+			return;
 		msg_build_data(&s->pat, s->res->run, s->sent + 1, s->buf);
 		r = s->io->ops->send(s->io, s->o->to, s->buf, s->o->size, &id, err, sizeof(err));
 		if (r == -EAGAIN)
@@ -180,6 +192,10 @@ static void sample(struct sender *s, double t)
 	}
 	if (st.valid)
 		s->prev = st;
+	if (t > s->iv_t && (bytes - s->iv_bytes) * AHEAD_S / (t - s->iv_t) > AHEAD_MIN)
+		s->ahead = (uint64_t)((bytes - s->iv_bytes) * AHEAD_S / (t - s->iv_t));
+	else
+		s->ahead = AHEAD_MIN;
 	s->iv_bytes = bytes;
 	s->iv_t = t;
 }
@@ -250,11 +266,16 @@ static void on_tick(uint64_t now, void *arg)
 		}
 		if (t >= s->res->seconds) {
 			set_phase(s, P_DRAIN);
+			s->progress_ns = now;
 			break;
 		}
 		pump(s);
 		break;
 	case P_DRAIN:
+		if (s->io->ops->delivered(s->io) != s->progress_at) {
+			s->progress_at = s->io->ops->delivered(s->io);
+			s->progress_ns = now;
+		}
 		if (s->io->ops->delivered(s->io) >= s->last_id) {
 			struct msg_hdr h = { .kind = MSG_END, .run = s->res->run, .seq = s->sent,
 					     .a = s->sent * s->o->size, .b = (uint64_t)s->o->last };
@@ -263,11 +284,11 @@ static void on_tick(uint64_t now, void *arg)
 			send_control(s, &h, &id);
 			if (id)
 				set_phase(s, P_REPORT);
-		} else if (since(s->phase_ns) > s->o->wait || bench_interrupts > 1) {
+		} else if (since(s->progress_ns) > s->o->wait || bench_interrupts > 1) {
 			link_state(s, state, sizeof(state));
-			sender_fail(s, "%llu of %llu messages not delivered %.0f s after the run's end (%s)",
+			sender_fail(s, "%llu of %llu messages not delivered %.0f s after the run's end, none for %.0f s (%s)",
 				    (unsigned long long)(s->last_id - s->io->ops->delivered(s->io)),
-				    (unsigned long long)s->sent, since(s->phase_ns), state);
+				    (unsigned long long)s->sent, since(s->phase_ns), since(s->progress_ns), state);
 		}
 		break;
 	case P_REPORT:
@@ -331,6 +352,7 @@ int sender_run(struct bench_io *io, const struct send_opts *o, const struct repo
 	s.iv_cap = cap < BENCH_MAX_INTERVALS ? cap : BENCH_MAX_INTERVALS;
 	/* Without an omitted start the measurement starts with the run. */
 	s.omit_taken = o->omit <= 0;
+	s.ahead = AHEAD_MIN;
 	snprintf(s.peer, sizeof(s.peer), "%.*s", (int)strcspn(o->to, "/"), o->to);
 	if (res->iv == NULL || msg_pattern_init(&s.pat, o->size) < 0 || (s.buf = malloc(o->size)) == NULL) {
 		snprintf(res->error, sizeof(res->error), "out of memory");
