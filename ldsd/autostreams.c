@@ -13,9 +13,7 @@ void autostreams_init(struct autostreams *a, unsigned min, unsigned max, unsigne
 	a->min = min;
 	a->max = max;
 	a->n = start < min ? min : start > max ? max : start;
-	a->from = 0;
-	a->from_rate = 0;
-	a->hold = 0;
+	a->hold = AS_HOLD;
 	a->up = 1;
 }
 

@@ -35,8 +35,10 @@ struct autostreams {
 	unsigned seen_at[AS_MAX_STREAMS + 1]; /* ... in this period (0 = never) */
 };
 
-/* Starts at `start` (clamped to min..max, max to AS_MAX_STREAMS),
- * probing upwards first. */
+/* Starts at `start` (clamped to min..max, max to AS_MAX_STREAMS) and
+ * holds it for AS_HOLD periods before probing, upwards first: a probe
+ * costs (new streams start slowly, and the receiver waits for what they
+ * carry), so a transfer too short to gain from it should not pay it. */
 void autostreams_init(struct autostreams *a, unsigned min, unsigned max, unsigned start);
 
 /* One network-limited period ended with goodput `rate` (bytes/s) using
