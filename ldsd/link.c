@@ -1241,7 +1241,7 @@ static void stream_tick(struct stream *s, uint64_t now)
  * LINK_SILENCE_S) so that they reconnect. */
 static void link_check_silence(struct link *l, uint64_t now)
 {
-	double limit = link_rtts(l, LINK_SILENCE_S, 8);
+	double limit = link_rtts(l, LINK_SILENCE_S, 8), period;
 	uint64_t heard = 0;
 	char why[80];
 
@@ -1258,11 +1258,15 @@ static void link_check_silence(struct link *l, uint64_t now)
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
 		if (l->streams[i] && l->streams[i]->st == ST_UP)
 			stream_close(l->streams[i], why, 1);
-	/* Each slot then probes the path once per SYN wait; spread over it,
-	 * the slots find a returning path within SYN wait / streams instead
-	 * of all missing it together. */
+	/* Each slot then probes the path once per SYN wait or reconnect_max,
+	 * whichever is longer; spread over that period, the slots find a
+	 * returning path within period / streams instead of all missing it
+	 * together. */
+	period = link_rtts(l, SYN_WAIT_S, 3);
+	if (period < l->cfg->reconnect_max)
+		period = l->cfg->reconnect_max;
 	for (unsigned i = 0; i < l->nstreams; i++)
-		l->next_try_ns[i] = now + (uint64_t)(link_rtts(l, SYN_WAIT_S, 3) * 1e9 * i / l->nstreams);
+		l->next_try_ns[i] = now + (uint64_t)(period * 1e9 * i / l->nstreams);
 }
 
 /* More streams start at once; fewer are retired in link_retire_streams

@@ -54,7 +54,7 @@ r1() { for v in "$@"; do [ -n "$v" ] && awk -v v="$v" 'BEGIN {if (v == "FAIL") p
 # slow start takes longer on longer paths.
 lengths() {
 	if [ "$QUICK" = 1 ]; then echo "3 2"; return; fi
-	case $1 in 20) echo "3 1" ;; 100) echo "3 2" ;; *) echo "4 3" ;; esac
+	case $1 in 20) echo "2 1" ;; 100) echo "3 2" ;; *) echo "3 3" ;; esac
 }
 
 # bed RTT LOSS [STREAMS]: a fresh bed, two gateways, an iperf3 server and
@@ -129,7 +129,7 @@ echo "bench-wan: congestion controls: $(cat /proc/sys/net/ipv4/tcp_available_con
 echo "bench-wan: results (JSON of every run, a plot per scenario) in $RESULTS"
 rows1="" rows2="" met_all=1
 for sc in $SCENARIOS; do
-	rtt=${sc%%/*} loss=${sc#*/}
+	rtt=${sc%%/*} loss=${sc#*/} t_sc=$(date +%s)
 	read -r secs omit <<< "$(lengths "$rtt")"
 	name="rtt${rtt}ms-loss${loss%\%}"
 	rm -f "$RESULTS/$name".*.json
@@ -175,7 +175,7 @@ for sc in $SCENARIOS; do
 			met_all=0
 		fi
 	fi
-	echo "bench-wan: $name (Mb/s): ldsd auto $(r1 "${g[auto]}") (${auto_n:-?} streams), 1/4/8: $(r1 "${g[lds1]:-}" "${g[lds4]:-}" "${g[lds8]}");" \
+	echo "bench-wan: $name ($(($(date +%s) - t_sc)) s; Mb/s): ldsd auto $(r1 "${g[auto]}") (${auto_n:-?} streams), 1/4/8: $(r1 "${g[lds1]:-}" "${g[lds4]:-}" "${g[lds8]}");" \
 		"iperf3 cubic $(r1 "${g[cubic1]:-}" "${g[cubic4]:-}" "${g[cubic8]}"), bbr $(r1 "${g[bbr1]:-}" "${g[bbr4]:-}" "${g[bbr8]}")"
 	rows1="$rows1| $rtt ms, ${loss} | $(fmt "${g[lds1]:-}") | $(fmt "${g[lds4]:-}") | $(fmt "${g[lds8]}") | $(fmt "${g[auto]}") → ${auto_n:-?} | $(fmt "${g[cubic1]:-}") | $(fmt "${g[cubic4]:-}") | $(fmt "${g[cubic8]}") | $(fmt "${g[bbr1]:-}") | $(fmt "${g[bbr4]:-}") | $(fmt "${g[bbr8]}") |
 "

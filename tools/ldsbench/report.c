@@ -96,6 +96,7 @@ static void failure_json(const struct report *r, unsigned run, const struct benc
 		f->up_at > 0 ? f->up_at - f->down_at : -1.0, f->resent_at > 0 ? f->resent_at - f->down_at : -1.0,
 		(unsigned long long)f->blocks);
 	json_str(r->out, f->reason);
+	fputc('}', r->out);
 	json_done(r);
 }
 
