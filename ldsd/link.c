@@ -443,7 +443,7 @@ static void stream_flush(struct stream *s)
 		}
 		/* A full batch with more behind it: the next write continues
 		 * the packet this one ends with. */
-		more = s->nout == s->take && sendbuf_has_next(&s->link->sb, 1);
+		more = s->nout > 0 && s->nout == s->take && sendbuf_has_next(&s->link->sb, 1);
 		r = s->ops->send(s->conn, iov, n, more ? LDS_TP_MORE : 0, &sent);
 		if (r == -EAGAIN) {
 			s->take = 1;
