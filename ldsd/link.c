@@ -126,6 +126,7 @@ struct link {
 	struct autostreams *as;
 	uint64_t as_start_ns, as_acked;
 	unsigned as_ticks, as_busy, as_disturbed;
+	int as_refused;              /* a message waited for room since the last tick */
 
 	uint64_t peer_instance;
 	uint32_t peer_max_msg;
@@ -282,10 +283,13 @@ int link_send(struct link *l, const struct wire_record *rec, const void *payload
 		return -ENOMEM;
 	/* A destination with nothing outstanding may always take one message,
 	 * however large: the cap must not make a message unsendable. */
-	if (d->bytes > 0 && d->bytes + DEST_COST(rec->len) > l->dest_cap)
+	if (d->bytes > 0 && d->bytes + DEST_COST(rec->len) > l->dest_cap) {
+		l->as_refused = 1;
 		return -ENOSPC;
+	}
 	r = sendbuf_append(&l->sb, rec, payload, client, d);
 	if (r < 0) {
+		l->as_refused |= r == -ENOSPC;
 		if (d->bytes == 0)
 			dest_sub(l, d, 0);
 		return r;
@@ -1334,9 +1338,12 @@ static void link_auto_tick(struct link *l, uint64_t now)
 	unsigned want;
 
 	l->as_ticks++;
-	/* Blocks wait for the streams, or a quarter of the send memory is in
-	 * flight: the application offers more than the link carries. */
-	l->as_busy += sendbuf_has_next(&l->sb, 0) || sendbuf_unacked_bytes(&l->sb) >= l->sb.mem / 4;
+	/* Blocks wait for the streams, a quarter of the send memory is in
+	 * flight, or a message found no room (send memory or its
+	 * destination's share full): the application offers more than the
+	 * link carries. */
+	l->as_busy += sendbuf_has_next(&l->sb, 0) || sendbuf_unacked_bytes(&l->sb) >= l->sb.mem / 4 || l->as_refused;
+	l->as_refused = 0;
 	l->as_disturbed |= l->up != l->nstreams;
 	if (secs < link_rtts(l, 3.0, 20))
 		return;
