@@ -43,6 +43,8 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 MW_PURE_SRC := launcher/mw_buf.c launcher/mw_config.c launcher/mw_sched.c launcher/mw_journal.c \
 	launcher/mw_stats.c launcher/mw_proto.c launcher/mw_role.c launcher/mw_wan.c
 MW_MPI_SRC  := $(filter-out $(MW_PURE_SRC),$(wildcard launcher/mw_*.c))
+# ldsbench's message checks and status reader are unit-tested too.
+BENCH_PURE_SRC := tools/ldsbench/msg.c tools/ldsbench/jsonr.c tools/ldsbench/linkstat.c
 # Communication managers speak liblds, which libmw carries inside.
 MW_SRC      := $(sort $(MW_PURE_SRC) $(MW_MPI_SRC) ldsd/json.c $(LIBLDS_SRC))
 MW_EXAMPLES := $(patsubst examples/mw_%.c,$(BUILD)/examples/mw_%,$(wildcard examples/mw_*.c))
@@ -158,7 +160,7 @@ $(BUILD)/bench/mpi_loop: $(call obj,tests/bench/mpi_loop.c)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(MPI_LIBS)
 
-$(UNIT): $(call obj,$(UNIT_SRC) $(MW_PURE_SRC)) $(LIBLDSD) $(LIBLDS_A)
+$(UNIT): $(call obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC)) $(LIBLDSD) $(LIBLDS_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
@@ -170,7 +172,7 @@ $(BUILD)/asan/%.o: %.c
 	@$(if $(Q),echo "  CC/SAN  $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -O1 $(SAN) -c -o $@ $<
 
-$(UNIT_ASAN): $(call asan_obj,$(UNIT_SRC) $(MW_PURE_SRC) $(LDSD_SRC) $(filter-out $(LDSD_SRC),$(LIBLDS_SRC)))
+$(UNIT_ASAN): $(call asan_obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC) $(LDSD_SRC) $(filter-out $(LDSD_SRC),$(LIBLDS_SRC)))
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(SAN) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)

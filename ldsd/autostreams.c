@@ -1,14 +1,19 @@
 /* autostreams.c - hill climbing on goodput; see autostreams.h. */
+#include <string.h>
+
 #include "autostreams.h"
 
 void autostreams_init(struct autostreams *a, unsigned min, unsigned max, unsigned start)
 {
+	memset(a, 0, sizeof(*a));
+	if (max > AS_MAX_STREAMS)
+		max = AS_MAX_STREAMS;
+	if (min > max)
+		min = max;
 	a->min = min;
 	a->max = max;
 	a->n = start < min ? min : start > max ? max : start;
-	a->from = 0;
-	a->from_rate = 0;
-	a->hold = 0;
+	a->hold = AS_HOLD;
 	a->up = 1;
 }
 
@@ -42,11 +47,25 @@ static void as_probe(struct autostreams *a, double rate)
 	a->n = next;
 }
 
+/* The best goodput measured in the last AS_MEMORY periods, any count. */
+static double as_best(const struct autostreams *a)
+{
+	double best = 0;
+
+	for (unsigned n = a->min; n <= a->max; n++)
+		if (a->seen_at[n] && a->period - a->seen_at[n] < AS_MEMORY && a->rate_at[n] > best)
+			best = a->rate_at[n];
+	return best;
+}
+
 unsigned autostreams_period(struct autostreams *a, double rate)
 {
+	a->period++;
+	a->rate_at[a->n] = rate;
+	a->seen_at[a->n] = a->period;
 	if (a->from != 0) {
 		int better = a->n > a->from ? rate >= a->from_rate * (1 + AS_GAIN)
-					    : rate >= a->from_rate * (1 - AS_SLACK);
+					    : rate >= as_best(a) * (1 - AS_SLACK);
 
 		if (better) {
 			as_probe(a, rate);

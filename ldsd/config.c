@@ -39,6 +39,7 @@ enum kind {
 	K_NAME,      /* cluster name, wire_name_valid() */
 	K_HOSTPORT,  /* "host:port" */
 	K_WORD,      /* one of .words, stored as the string */
+	K_CC,        /* a TCP congestion control this kernel offers */
 	K_ENUM,      /* one of .words, stored as its index */
 	K_BOOL,      /* stored as int */
 	K_UINT,      /* integer in .min .. .max */
@@ -83,6 +84,7 @@ static const struct field peer_fields[] = {
 	{ .name = "port", .kind = K_UINT, AT(config_peer, port), .min = 1, .max = 65535, .required = true },
 	{ .name = "role", .kind = K_ENUM, AT(config_peer, role), .words = roles, .required = true },
 	{ .name = "transport", .kind = K_WORD, AT(config_peer, transport), .words = transports },
+	{ .name = "congestion", .kind = K_CC, AT(config_peer, congestion) },
 	{ .name = "streams", .kind = K_STREAMS, AT(config_peer, streams), .min = 1, .max = CONFIG_MAX_STREAMS },
 	{ .name = "streams_min", .kind = K_UINT, AT(config_peer, streams_min), .min = 1, .max = CONFIG_MAX_STREAMS },
 	{ .name = "streams_max", .kind = K_UINT, AT(config_peer, streams_max), .min = 1, .max = CONFIG_MAX_STREAMS },
@@ -138,13 +140,19 @@ static const struct config_peer peer_defaults = {
 	.streams_min = 1,
 	.streams_max = 16,
 	.block_size = 65536,
-	.send_memory = 64u << 20,
-	.recv_memory = 64u << 20,
+	.send_memory = 128u << 20,
+	.recv_memory = 128u << 20,
 	.inactivity_timeout = 30.0,
 	.reconnect_min = 0.05,
 	.reconnect_max = 1.0,
 	.connect_timeout = 10.0,
 };
+
+/* What this kernel offers: the algorithms loaded (or built in), and the
+ * one new sockets get. */
+#define CC_AVAILABLE "/proc/sys/net/ipv4/tcp_available_congestion_control"
+#define CC_KERNEL_DEFAULT "/proc/sys/net/ipv4/tcp_congestion_control"
+#define CC_PREFERRED "bbr"
 
 struct ctx {
 	const char *file;     /* the file as the caller named it */
@@ -308,6 +316,63 @@ static int fail_unknown(struct ctx *c, const config_setting_t *s, const struct f
 	return fail(c, s, NULL, "unknown setting");
 }
 
+/* ---- congestion control -------------------------------------------------- */
+
+/* The first line of a /proc file, without its newline; "" if unreadable. */
+static void read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+
+	buf[0] = '\0';
+	if (f == NULL)
+		return;
+	if (fgets(buf, (int)len, f) == NULL)
+		buf[0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* name is a word of the space-separated list. */
+static bool word_listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
+			return true;
+	return false;
+}
+
+/* bbr (steady on long lossy paths, where cubic backs off at every loss)
+ * when the kernel has it, else whatever the kernel gives new sockets. */
+static void cc_default(char *buf, size_t len)
+{
+	char avail[256];
+
+	read_line(CC_AVAILABLE, avail, sizeof(avail));
+	if (word_listed(avail, CC_PREFERRED))
+		snprintf(buf, len, "%s", CC_PREFERRED);
+	else
+		read_line(CC_KERNEL_DEFAULT, buf, len);
+}
+
+/* Where /proc does not say what is available, the socket option will. */
+int config_cc_available(const char *name, char *avail, size_t len)
+{
+	read_line(CC_AVAILABLE, avail, len);
+	return avail[0] == '\0' || word_listed(avail, name);
+}
+
+static int check_cc(struct ctx *c, const config_setting_t *s, const char *name)
+{
+	char avail[256];
+
+	if (config_cc_available(name, avail, sizeof(avail)))
+		return 0;
+	return fail(c, s, NULL, "\"%s\" is not available in this kernel (available: %s); load it "
+		    "(modprobe tcp_%s) or choose one of those", name, avail, name);
+}
+
 /* ---- scalar parsing ------------------------------------------------------ */
 
 /* Integer settings land in fields of several widths (uint16_t port,
@@ -440,6 +505,8 @@ static int parse_string(struct ctx *c, const config_setting_t *s, const struct f
 		return fail(c, s, NULL, "\"%s\" is not a valid cluster name: use letters, digits, '.', '_' and '-'", v);
 	if (f->kind == K_HOSTPORT && !hostport_valid(v))
 		return fail(c, s, NULL, "must be \"host:port\" with a port 1..65535 (got \"%s\")", v);
+	if (f->kind == K_CC && check_cc(c, s, v) < 0)
+		return -1;
 	memcpy(dst, v, strlen(v) + 1);
 	return 0;
 }
@@ -549,6 +616,7 @@ static int parse_setting(struct ctx *c, const config_setting_t *s, const struct 
 	case K_NAME:
 	case K_HOSTPORT:
 	case K_WORD:
+	case K_CC:
 	case K_ENUM:
 		return parse_string(c, s, f, dst);
 	case K_BOOL:
@@ -702,7 +770,7 @@ static int parse_peer(struct ctx *c, const config_setting_t *ps, struct config_p
 {
 	const config_setting_t *key;
 
-	*p = peer_defaults;
+	config_peer_defaults(p);
 	p->line = (int)config_setting_source_line(ps);
 	if (parse_group(c, ps, peer_fields, p) < 0)
 		return -1;
@@ -995,7 +1063,7 @@ static void print_double(FILE *out, double v)
 
 static bool is_string(enum kind k)
 {
-	return k == K_STR || k == K_NAME || k == K_HOSTPORT || k == K_WORD;
+	return k == K_STR || k == K_NAME || k == K_HOSTPORT || k == K_WORD || k == K_CC;
 }
 
 static void print_group(FILE *out, const struct field *table, const void *base, int indent);
@@ -1022,6 +1090,7 @@ static void print_value(FILE *out, const struct field *f, const void *base, int 
 	case K_NAME:
 	case K_HOSTPORT:
 	case K_WORD:
+	case K_CC:
 		print_string(out, src);
 		break;
 	case K_ENUM:
@@ -1085,6 +1154,12 @@ void config_print(const struct config *cfg, FILE *out)
 	print_string(out, cfg->file);
 	fprintf(out, ", defaults filled in\n");
 	print_group(out, root_fields, cfg, 0);
+}
+
+void config_peer_defaults(struct config_peer *p)
+{
+	*p = peer_defaults;
+	cc_default(p->congestion, sizeof(p->congestion));
 }
 
 const struct config_peer *config_peer_find(const struct config *cfg, const char *name)

@@ -9,7 +9,10 @@
  * its @include files) the only files read are the key files: each peer's
  * key file is checked (regular file, mode & 077 == 0, 16..1024 bytes after
  * one trailing newline) and read into its struct config_peer (key,
- * key_len), and key_file comes back as an absolute path.
+ * key_len), and key_file comes back as an absolute path.  A peer's
+ * congestion control must be one the kernel lists in
+ * /proc/sys/net/ipv4/tcp_available_congestion_control (an error otherwise:
+ * a link that cannot use what its file says should not start).
  */
 #ifndef LDS_CONFIG_H
 #define LDS_CONFIG_H
@@ -30,6 +33,7 @@
 #define CONFIG_EXEC_MAX_PROGRAMS 32
 #define CONFIG_EXEC_MAX_ARGS 16
 #define CONFIG_USER_MAX 64
+#define CONFIG_CC_MAX 16         /* TCP_CA_NAME_MAX, NUL included */
 
 enum config_role { CONFIG_ROLE_CONNECT, CONFIG_ROLE_LISTEN };
 
@@ -39,11 +43,13 @@ struct config_peer {
 	uint16_t port;
 	enum config_role role;
 	char transport[16];              /* "tcp" (default) */
+	char congestion[CONFIG_CC_MAX];  /* TCP congestion control; default "bbr" if the kernel offers it, else the
+					    kernel's default; "" only where /proc does not say */
 	unsigned streams;                /* 1..CONFIG_MAX_STREAMS, or 0 = "auto"; default 4 */
 	unsigned streams_min, streams_max; /* bounds for "auto"; default 1 and 16 */
 	size_t block_size;               /* bytes, 512..WIRE_MAX_BLOCK; default 65536 */
-	size_t send_memory;              /* bytes, >= 4 * block_size; default 64 MiB */
-	size_t recv_memory;              /* bytes, >= 4 * block_size; default 64 MiB */
+	size_t send_memory;              /* bytes, >= 4 * block_size; default 128 MiB */
+	size_t recv_memory;              /* bytes, >= 4 * block_size; default 128 MiB */
 	double inactivity_timeout;       /* s, > 0; default 30 */
 	double keepalive;                /* s, > 0 and < inactivity_timeout; default inactivity_timeout / 4 */
 	double reconnect_min;            /* s, > 0; default 0.05 */
@@ -111,6 +117,16 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen);
 /* Writes the effective configuration, defaults filled in, as libconfig text
  * (keys shown as key_file paths only, never their contents). */
 void config_print(const struct config *cfg, FILE *out);
+
+/* Fills *p with the defaults of every optional peer setting (keepalive
+ * still 0: it follows inactivity_timeout), congestion resolved against
+ * this kernel; for programs that build a link without a file (ldsbench
+ * --direct). */
+void config_peer_defaults(struct config_peer *p);
+
+/* True if this kernel offers TCP congestion control name (or does not
+ * say what it offers); avail gets the kernel's list. */
+int config_cc_available(const char *name, char *avail, size_t len);
 
 /* The peer whose cluster is name, or NULL. */
 const struct config_peer *config_peer_find(const struct config *cfg, const char *name);

@@ -81,6 +81,33 @@ static void ctl_fault(struct daemon *d, FILE *out, const char *args)
 	fprintf(out, "%s %d stream%s\n", verb[0] == 'b' ? "broke" : "stalled", n, n == 1 ? "" : "s");
 }
 
+static void ctl_streams(struct daemon *d, FILE *out, const char *args)
+{
+	char peer[WIRE_NAME_MAX + 1], count[16];
+	unsigned n = 0;
+	struct link *l;
+	int r;
+
+	if (sscanf(args, "%63s %15s", peer, count) != 2 ||
+	    (strcmp(count, "auto") != 0 && (sscanf(count, "%u", &n) != 1 || n < 1 || n > CONFIG_MAX_STREAMS))) {
+		fprintf(out, "error: usage: streams PEER N|auto, N from 1 to %d\n", CONFIG_MAX_STREAMS);
+		return;
+	}
+	l = link_find(d, peer);
+	if (l == NULL) {
+		fprintf(out, "error: no link to \"%s\"\n", peer);
+		return;
+	}
+	r = link_set_stream_count(l, n);
+	if (r == -EINVAL)
+		fprintf(out, "error: link %s: this gateway listens; set the streams on the connecting side (%s)\n",
+			peer, "its ldsd.conf or its ldsctl");
+	else if (r < 0)
+		fprintf(out, "error: link %s: %s\n", peer, strerror(-r));
+	else
+		fprintf(out, "link %s: streams %s\n", peer, count);
+}
+
 /* One ldsctl connection: nonblocking, so a client that says nothing or
  * reads slowly never holds the daemon up; dropped after CTL_CONN_TIMEOUT. */
 struct ctl_conn {
@@ -125,9 +152,11 @@ static void ctl_answer(struct ctl_conn *cc)
 		ctl_status(d, out, 1);
 	else if (strncmp(cc->req, "fault ", 6) == 0)
 		ctl_fault(d, out, cc->req + 6);
+	else if (strncmp(cc->req, "streams ", 8) == 0)
+		ctl_streams(d, out, cc->req + 8);
 	else
-		fprintf(out, "error: unknown request \"%s\" (try: status, status json, fault break|stall PEER)\n",
-			cc->req);
+		fprintf(out, "error: unknown request \"%s\" (try: status, status json, streams PEER N|auto, "
+			"fault break|stall PEER)\n", cc->req);
 	fclose(out);
 }
 

@@ -4,6 +4,8 @@
  * One request line per connection, one reply, then close:
  *   "status"            human-readable status
  *   "status json"       the same as one JSON object
+ *   "streams PEER N|auto"         the link's stream count from now on
+ *                                 (connect side; link_set_stream_count)
  *   "fault break PEER [STREAM]"   break streams (only with allow_faults)
  *   "fault stall PEER [STREAM]"   stop reading and writing streams without
  *                                 closing them, as a black hole would

@@ -18,6 +18,7 @@ struct link;
 struct clientsrv;
 struct ctl;
 struct jobexec;
+struct rb_msg;
 
 #define DAEMON_MAX_LISTENERS CONFIG_MAX_PEERS
 
@@ -29,9 +30,26 @@ struct daemon_listener {
 	uint16_t port;
 };
 
+/* Where links hand what concerns local processes: the client server in
+ * ldsd, the benchmark itself in ldsbench --direct.  Every call gets arg. */
+struct daemon_sink {
+	void *arg;
+	/* A message from link `from` for a local endpoint: the sink owns m
+	 * and calls link_delivered(from, m) once it is consumed. */
+	void (*deliver)(void *arg, struct link *from, struct rb_msg *m);
+	/* Message id of local client `client` reached its destination. */
+	void (*acked)(void *arg, uint64_t client, uint64_t id);
+	/* Message id of client, sent over l, will never be delivered (the
+	 * peer gateway lost its state). */
+	void (*lost)(void *arg, struct link *l, uint64_t client, uint64_t id, const char *reason);
+	/* Link l has send memory again: senders waiting on it may go on. */
+	void (*space)(void *arg, struct link *l);
+};
+
 struct daemon {
 	struct config *cfg;
-	struct evloop *ev;
+	struct evloop *ev;          /* the caller's, if set before daemon_init */
+	int own_ev;                 /* daemon_init made ev: daemon_fini frees it */
 	uint64_t instance;          /* random per process: peers detect restarts by it */
 	uint64_t started_ns;
 	struct lds_tp_host host;    /* the event loop, as transports see it */
@@ -40,11 +58,33 @@ struct daemon {
 	size_t nlinks;
 	struct daemon_listener listeners[DAEMON_MAX_LISTENERS];
 	size_t nlisteners;
-	struct clientsrv *cs;
+	struct daemon_sink sink;
+	struct clientsrv *cs;       /* ldsd only: links reach it through sink */
 	struct ctl *ctl;
 	struct jobexec *jx;         /* the exec service (jobexec.c) */
 	int draining;               /* SIGTERM seen: finishing unacknowledged data */
 	uint64_t drain_deadline_ns;
 };
+
+/* daemon.c: the parts of a daemon that drive links, shared by ldsd and
+ * by ldsbench --direct, which runs a link in-process.  The caller owns
+ * cfg and fills d->sink before daemon_start. */
+
+/* Event loop (unless d->ev is set), instance id, transports, one link per
+ * configured peer (not started).  Returns 0, or -1 after logging what
+ * failed. */
+int daemon_init(struct daemon *d, struct config *cfg);
+/* Listens for the listen-role peers, then starts connecting the
+ * connect-role ones.  Returns 0, or -1 after logging. */
+int daemon_start(struct daemon *d);
+/* Periodic link work (call every 50 ms or so); returns 1 when every link
+ * is drained (link_drained). */
+int daemon_tick(struct daemon *d, uint64_t now_ns);
+/* Once per loop round: coalesced ACKs and new data on every link. */
+void daemon_flush(struct daemon *d);
+/* Says goodbye on every link, closes listeners, frees links, transports
+ * and the event loop if daemon_init made it.  Safe on a half-initialised
+ * d. */
+void daemon_fini(struct daemon *d);
 
 #endif

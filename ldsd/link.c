@@ -6,7 +6,6 @@
 
 #include "auth.h"
 #include "autostreams.h"
-#include "clientsrv.h"
 #include "clock.h"
 #include "json.h"
 #include "link.h"
@@ -18,6 +17,21 @@
 #define FAILLOG_MAX 64
 #define READS_PER_EVENT 16         /* fairness between streams and clients */
 #define STREAM_BATCH 4             /* data blocks per write */
+/* streams = "auto" starts here: on the benchmark matrix (20-300 ms, 0-1 %
+ * loss, docs/BENCHMARKS.md) 8 streams were best or within 7 % of the
+ * best everywhere, 4 fell to 55 % on long lossy paths, and every stream
+ * added later costs the receiver a wait behind the new stream's slow
+ * start. */
+#define AUTO_FIRST_GUESS 8
+/* A stream takes new blocks only while its socket holds less than this
+ * not yet sent.  Without a limit the kernel queues megabytes per socket
+ * on a long path, and a block given to a stream that then slows down
+ * (a loss, a smaller share of the bottleneck) waits behind them while
+ * the receiver holds everything after it: measured on 100 ms with 0.1 %
+ * loss, 2 MB queued in one socket, and 10 % less goodput with 8 streams
+ * (docs/BENCHMARKS.md).  Blocks not yet given out go to whichever stream
+ * can send first. */
+#define LINK_UNSENT_MAX (128u * 1024)
 #define ACK_REFRESH_NS (200ull * 1000000)
 /* A healthy peer sends an ACK at least every ACK_REFRESH_NS, so a link on
  * which no stream has heard anything for this long (or 8 round trips, if
@@ -63,6 +77,7 @@ struct stream {
 	 * runt on links whose MSS is near block_size (loopback). */
 	struct sb_block *out[STREAM_BATCH];
 	int nout;
+	int take;                    /* blocks to take next, 1..STREAM_BATCH */
 	size_t out_off;              /* bytes of out[0]'s header+payload written */
 	int blocked;
 	int corked;                  /* the last send said LDS_TP_MORE */
@@ -113,6 +128,7 @@ struct link {
 	struct autostreams *as;
 	uint64_t as_start_ns, as_acked;
 	unsigned as_ticks, as_busy, as_disturbed;
+	int as_refused;              /* a message waited for room since the last tick */
 
 	uint64_t peer_instance;
 	uint32_t peer_max_msg;
@@ -131,6 +147,7 @@ struct link {
 	double downtime;             /* seconds with no stream up, since start */
 	struct failure faillog[FAILLOG_MAX];
 	unsigned nfail;              /* total failures; faillog holds the last FAILLOG_MAX */
+	char last_error[96];         /* why the last stream that never came up failed */
 };
 
 
@@ -139,10 +156,23 @@ static struct stream *pending_streams; /* accepted, not yet identified */
 static void stream_close(struct stream *s, const char *why, int level_warn);
 static void stream_flush(struct stream *s);
 static void link_reconnect_later(struct link *l, int idx, uint64_t started_ns);
+static void link_log_refused(struct link *l, const char *msg, uint64_t code);
+static int link_auto_start(struct link *l);
 
 const char *link_name(const struct link *l)
 {
 	return l->cfg->cluster;
+}
+
+/* The transport options this link's streams use. */
+static struct lds_tp_opts link_tp_opts(const struct link *l)
+{
+	struct lds_tp_opts o = { .connect_timeout = l->cfg->connect_timeout };
+
+	if (l->cfg->congestion[0])
+		o.congestion = l->cfg->congestion;
+	o.unsent_max = LINK_UNSENT_MAX;
+	return o;
 }
 
 struct link *link_find(struct daemon *d, const char *cluster)
@@ -210,14 +240,14 @@ static void dest_sub(struct link *l, struct dest *d, size_t len)
 	free(d);
 }
 
-/* ---- upcalls from clientsrv/sendbuf/recvbuf --------------------------- */
+/* ---- upcalls from sendbuf/recvbuf and the sink ----------------------- */
 
 static void on_delivered(void *arg, const struct sb_msg *m)
 {
 	struct link *l = arg;
 
 	dest_sub(l, m->tag, DEST_COST(m->len));
-	clientsrv_acked(l->d->cs, m->client, m->id);
+	l->d->sink.acked(l->d->sink.arg, m->client, m->id);
 }
 
 static void on_lost(void *arg, const struct sb_msg *m)
@@ -225,14 +255,14 @@ static void on_lost(void *arg, const struct sb_msg *m)
 	struct link *l = arg;
 
 	dest_sub(l, m->tag, DEST_COST(m->len));
-	clientsrv_lost(l->d->cs, l, m->client, m->id, "peer gateway restarted and lost its state");
+	l->d->sink.lost(l->d->sink.arg, l, m->client, m->id, "peer gateway restarted and lost its state");
 }
 
 static void on_message(void *arg, struct rb_msg *m)
 {
 	struct link *l = arg;
 
-	clientsrv_deliver(l->d->cs, l, m);
+	l->d->sink.deliver(l->d->sink.arg, l, m);
 }
 
 void link_delivered(struct link *l, struct rb_msg *m)
@@ -255,10 +285,13 @@ int link_send_from(struct link *l, const struct wire_record *rec, sb_fill_fn *fi
 		return -ENOMEM;
 	/* A destination with nothing outstanding may always take one message,
 	 * however large: the cap must not make a message unsendable. */
-	if (d->bytes > 0 && d->bytes + DEST_COST(rec->len) > l->dest_cap)
+	if (d->bytes > 0 && d->bytes + DEST_COST(rec->len) > l->dest_cap) {
+		l->as_refused = 1;
 		return -ENOSPC;
+	}
 	r = sendbuf_append_from(&l->sb, rec, fill, arg, client, d);
 	if (r < 0) {
+		l->as_refused |= r == -ENOSPC;
 		if (d->bytes == 0)
 			dest_sub(l, d, 0);
 		return r;
@@ -340,18 +373,18 @@ static int stream_failed(struct stream *s)
 	return 1;
 }
 
-/* Writes queued control frames and data blocks until the transport pushes
- * back or nothing is left.  Never closes s: a write error is left in
- * s->failed for the caller. */
 /* Takes blocks to write once the previous batch is gone, so that a stream
- * that cannot write holds few blocks back from the others. */
+ * that cannot write holds few blocks back from the others: as many as its
+ * last writes took whole, doubling up to STREAM_BATCH, one after a short
+ * write.  A stream just up, or slowed down, holds one block that the
+ * receiver may wait for, not a batch. */
 static void stream_take_blocks(struct stream *s)
 {
 	struct link *l = s->link;
 
 	if (s->nout > 0 || s->st != ST_UP || l == NULL || l->shutting_down || (unsigned)s->idx >= l->nstreams)
 		return;
-	while (s->nout < STREAM_BATCH) {
+	while (s->nout < s->take) {
 		struct sb_block *b = sendbuf_next(&l->sb, s->idx, 1);
 
 		if (b == NULL)
@@ -378,6 +411,9 @@ static void stream_wrote_blocks(struct stream *s, size_t sent)
 	}
 }
 
+/* Writes queued control frames and data blocks until the transport pushes
+ * back or nothing is left.  Never closes s: a write error is left in
+ * s->failed for the caller. */
 static void stream_flush(struct stream *s)
 {
 	if (s->failed || s->stalled)
@@ -385,7 +421,7 @@ static void stream_flush(struct stream *s)
 	for (int rounds = 0; rounds < 64; rounds++) {
 		struct iovec iov[1 + 2 * STREAM_BATCH];
 		int n = 0, r, more;
-		size_t sent, ctl_part = 0, off = s->out_off;
+		size_t sent, ctl_part = 0, off = s->out_off, offered = 0;
 
 		stream_take_blocks(s);
 		/* Control frames go first unless a data frame is half written:
@@ -406,6 +442,8 @@ static void stream_flush(struct stream *s)
 			iov[n].iov_base = b->data + (off - WIRE_DATA_HDR_LEN);
 			iov[n++].iov_len = b->len - (off - WIRE_DATA_HDR_LEN);
 		}
+		for (int i = 0; i < n; i++)
+			offered += iov[i].iov_len;
 		if (n == 0) {
 			if (s->corked)
 				s->ops->push(s->conn);
@@ -416,9 +454,10 @@ static void stream_flush(struct stream *s)
 		}
 		/* A full batch with more behind it: the next write continues
 		 * the packet this one ends with. */
-		more = s->nout == STREAM_BATCH && sendbuf_has_next(&s->link->sb, 1);
+		more = s->nout > 0 && s->nout == s->take && sendbuf_has_next(&s->link->sb, 1);
 		r = s->ops->send(s->conn, iov, n, more ? LDS_TP_MORE : 0, &sent);
 		if (r == -EAGAIN) {
+			s->take = 1;
 			s->blocked = 1;
 			s->ops->want_write(s->conn, 1);
 			return;
@@ -430,6 +469,7 @@ static void stream_flush(struct stream *s)
 			s->failed = r;
 			return;
 		}
+		s->take = sent < offered ? 1 : s->take * 2 < STREAM_BATCH ? s->take * 2 : STREAM_BATCH;
 		if (sent <= ctl_part) {
 			s->ctl_off += sent;
 			sent = 0;
@@ -546,6 +586,7 @@ static void stream_close(struct stream *s, const char *why, int level_warn)
 					 why);
 		} else {
 			log_debug("link %s: stream %d (%s) failed: %s", link_name(l), s->idx, st_names[s->st], why);
+			snprintf(l->last_error, sizeof(l->last_error), "%s: %s", st_names[s->st], why);
 		}
 	}
 	if (s->conn)
@@ -559,6 +600,7 @@ static void stream_up(struct stream *s)
 	struct link *l = s->link;
 
 	s->st = ST_UP;
+	s->take = 1;
 	s->up_ns = s->last_ping_ns = clock_now_ns();
 	l->up++;
 	l->backoff[s->idx] = l->cfg->reconnect_min;
@@ -591,7 +633,7 @@ static void link_check_instance(struct link *l, uint64_t instance, struct stream
 		sendbuf_reset(&l->sb, on_lost, l);
 		recvbuf_reset(&l->rb);
 		l->resets++;
-		clientsrv_space(l->d->cs, l);
+		l->d->sink.space(l->d->sink.arg, l);
 	}
 	l->peer_instance = instance;
 }
@@ -700,6 +742,14 @@ static int hs_on_hello(struct stream *s, const struct wire_frame *f)
 	}
 	pending_remove(s);
 	s->link = l;
+	if (s->ops->set_opts) {
+		struct lds_tp_opts o = link_tp_opts(l);
+		int r = s->ops->set_opts(s->conn, &o);
+
+		if (r < 0)
+			log_warnx("link %s: connection from %s keeps the kernel's congestion control: cannot set \"%s\": %s",
+				  link_name(l), s->peer_addr, l->cfg->congestion, strerror(-r));
+	}
 	s->peer_instance = h.instance;
 	s->peer_max_msg = h.max_msg;
 	s->peer_idx = h.stream_idx;
@@ -903,7 +953,7 @@ static int stream_on_frame(struct stream *s, const struct wire_frame *f)
 			return -1;
 		}
 		l->kick_pending = 1;
-		clientsrv_space(l->d->cs, l);
+		l->d->sink.space(l->d->sink.arg, l);
 		return 0;
 	}
 	case WIRE_PING: {
@@ -1189,19 +1239,16 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg)
 	l->tp = d->tcp;
 	l->dest_cap = cfg->recv_memory / 4;
 	l->nstreams = cfg->role == CONFIG_ROLE_CONNECT ? cfg->streams : 0;
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
+		l->backoff[i] = cfg->reconnect_min;
+	/* streams = "auto": the fixed default is the first guess. */
 	if (cfg->role == CONFIG_ROLE_CONNECT && cfg->streams == 0) {
-		/* streams = "auto": the fixed default is the first guess. */
-		l->as = malloc(sizeof(*l->as));
-		if (l->as == NULL) {
+		l->nstreams = AUTO_FIRST_GUESS;
+		if (link_auto_start(l) < 0) {
 			link_free(l);
 			return NULL;
 		}
-		autostreams_init(l->as, cfg->streams_min, cfg->streams_max, 4);
-		l->nstreams = l->as->n;
-		l->as_start_ns = clock_now_ns();
 	}
-	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
-		l->backoff[i] = cfg->reconnect_min;
 	if (sendbuf_init(&l->sb, cfg->block_size, cfg->send_memory) < 0 ||
 	    recvbuf_init(&l->rb, cfg->block_size, cfg->recv_memory) < 0) {
 		log_warnx("link %s: cannot allocate buffers (send_memory %zu, recv_memory %zu)", cfg->cluster,
@@ -1237,7 +1284,7 @@ void link_free(struct link *l)
 static void link_connect_slot(struct link *l, unsigned idx)
 {
 	struct stream *s = stream_new(l->d, l->ops);
-	struct lds_tp_opts o = { .connect_timeout = l->cfg->connect_timeout };
+	struct lds_tp_opts o = link_tp_opts(l);
 	int r;
 
 	if (s == NULL)
@@ -1249,6 +1296,13 @@ static void link_connect_slot(struct link *l, unsigned idx)
 	l->streams[idx] = s;
 	r = l->ops->connect(l->tp, l->cfg->address, l->cfg->port, &o, s, &s->conn);
 	if (r < 0) {
+		char msg[512];
+
+		/* Said once, not at every retry: a bad address or an option
+		 * the kernel refuses fails every attempt the same way. */
+		snprintf(msg, sizeof(msg), "link %s: cannot connect to %s:%u (congestion control \"%s\"): %s",
+			 link_name(l), l->cfg->address, l->cfg->port, l->cfg->congestion, strerror(-r));
+		link_log_refused(l, msg, 2000 + (uint64_t)-r);
 		s->conn = NULL;
 		stream_close(s, strerror(-r), 1);
 	}
@@ -1304,7 +1358,7 @@ static void stream_tick(struct stream *s, uint64_t now)
  * LINK_SILENCE_S) so that they reconnect. */
 static void link_check_silence(struct link *l, uint64_t now)
 {
-	double limit = link_rtts(l, LINK_SILENCE_S, 8);
+	double limit = link_rtts(l, LINK_SILENCE_S, 8), period;
 	uint64_t heard = 0;
 	char why[80];
 
@@ -1321,19 +1375,54 @@ static void link_check_silence(struct link *l, uint64_t now)
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
 		if (l->streams[i] && l->streams[i]->st == ST_UP)
 			stream_close(l->streams[i], why, 1);
+	/* Each slot then probes the path once per SYN wait or reconnect_max,
+	 * whichever is longer; spread over that period, the slots find a
+	 * returning path within period / streams instead of all missing it
+	 * together. */
+	period = link_rtts(l, SYN_WAIT_S, 3);
+	if (period < l->cfg->reconnect_max)
+		period = l->cfg->reconnect_max;
+	for (unsigned i = 0; i < l->nstreams; i++)
+		l->next_try_ns[i] = now + (uint64_t)(period * 1e9 * i / l->nstreams);
 }
 
-/* streams = "auto": more streams start at once; fewer are retired in
- * link_retire_streams once nothing they carried waits for an ACK. */
-static void link_set_streams(struct link *l, unsigned n, double rate)
+/* More streams start at once; fewer are retired in link_retire_streams
+ * once nothing they carried waits for an ACK. */
+static void link_resize(struct link *l, unsigned n)
 {
-	log_info("link %s: streams = auto: %u -> %u streams (goodput %.1f MB/s with %u)", link_name(l), l->nstreams,
-		 n, rate / 1e6, l->nstreams);
 	for (unsigned i = l->nstreams; i < n; i++) {
 		l->next_try_ns[i] = 0;
 		l->backoff[i] = l->cfg->reconnect_min;
 	}
 	l->nstreams = n;
+}
+
+/* streams = "auto" measures from now on, with the streams it has now. */
+static int link_auto_start(struct link *l)
+{
+	if (l->as == NULL && (l->as = malloc(sizeof(*l->as))) == NULL)
+		return -ENOMEM;
+	autostreams_init(l->as, l->cfg->streams_min, l->cfg->streams_max, l->nstreams);
+	link_resize(l, l->as->n);
+	l->as_start_ns = clock_now_ns();
+	l->as_acked = l->sb.bytes_acked;
+	l->as_ticks = l->as_busy = l->as_disturbed = 0;
+	return 0;
+}
+
+int link_set_stream_count(struct link *l, unsigned n)
+{
+	if (l->cfg->role != CONFIG_ROLE_CONNECT || n > CONFIG_MAX_STREAMS)
+		return -EINVAL;
+	if (n == 0) {
+		log_info("link %s: streams set to auto (%u now)", link_name(l), l->nstreams);
+		return link_auto_start(l);
+	}
+	log_info("link %s: streams set to %u (%u before)", link_name(l), n, l->nstreams);
+	free(l->as);
+	l->as = NULL;
+	link_resize(l, n);
+	return 0;
 }
 
 static void link_retire_streams(struct link *l)
@@ -1362,17 +1451,23 @@ static void link_auto_tick(struct link *l, uint64_t now)
 	unsigned want;
 
 	l->as_ticks++;
-	/* Blocks wait for the streams, or a quarter of the send memory is in
-	 * flight: the application offers more than the link carries. */
-	l->as_busy += sendbuf_has_next(&l->sb, 0) || sendbuf_unacked_bytes(&l->sb) >= l->sb.mem / 4;
+	/* Blocks wait for the streams, a quarter of the send memory is in
+	 * flight, or a message found no room (send memory or its
+	 * destination's share full): the application offers more than the
+	 * link carries. */
+	l->as_busy += sendbuf_has_next(&l->sb, 0) || sendbuf_unacked_bytes(&l->sb) >= l->sb.mem / 4 || l->as_refused;
+	l->as_refused = 0;
 	l->as_disturbed |= l->up != l->nstreams;
 	if (secs < link_rtts(l, 3.0, 20))
 		return;
 	rate = (double)(l->sb.bytes_acked - l->as_acked) / secs;
 	if (!l->as_disturbed && l->as_busy * 5 >= l->as_ticks * 4) {
 		want = autostreams_period(l->as, rate);
-		if (want != l->nstreams)
-			link_set_streams(l, want, rate);
+		if (want != l->nstreams) {
+			log_info("link %s: streams = auto: %u -> %u streams (goodput %.1f MB/s with %u)", link_name(l),
+				 l->nstreams, want, rate / 1e6, l->nstreams);
+			link_resize(l, want);
+		}
 	}
 	l->as_start_ns = now;
 	l->as_acked = l->sb.bytes_acked;
@@ -1386,14 +1481,15 @@ void link_tick(struct link *l, uint64_t now)
 			stream_tick(l->streams[i], now);
 	if (!l->shutting_down)
 		link_check_silence(l, now);
-	if (l->as && !l->shutting_down) {
+	if (l->as && !l->shutting_down)
 		link_auto_tick(l, now);
+	if (!l->shutting_down)
 		link_retire_streams(l);
-	}
 	if (l->cfg->role == CONFIG_ROLE_CONNECT && !l->shutting_down) {
 		for (unsigned i = 0; i < l->nstreams; i++)
 			if (l->streams[i] == NULL && now >= l->next_try_ns[i]) {
-				l->reconnects++;
+				/* A slot link_resize just added is no reconnection. */
+				l->reconnects += l->next_try_ns[i] != 0;
 				link_connect_slot(l, i);
 			}
 	}
@@ -1516,15 +1612,13 @@ int link_fault_stall(struct link *l, int idx)
 
 /* ---- status --------------------------------------------------------------- */
 
-/* Our PING samples when there are any (keepalive may be long), else the
- * kernel's smoothed RTT averaged over the streams that are up. */
-static double link_rtt_ms(const struct link *l)
+/* The transport's smoothed RTT averaged over the streams that are up: the
+ * path's round trip, without what waits in socket buffers. */
+static double link_tcp_rtt_ms(const struct link *l)
 {
 	double sum = 0;
 	unsigned n = 0;
 
-	if (l->rtt_samples > 0)
-		return (double)l->srtt_us / 1000.0;
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
 		struct lds_tp_info info;
 		const struct stream *s = l->streams[i];
@@ -1535,6 +1629,13 @@ static double link_rtt_ms(const struct link *l)
 		}
 	}
 	return n ? sum / n : 0.0;
+}
+
+/* Our PING samples when there are any (keepalive may be long), else the
+ * transport's. */
+static double link_rtt_ms(const struct link *l)
+{
+	return l->rtt_samples > 0 ? (double)l->srtt_us / 1000.0 : link_tcp_rtt_ms(l);
 }
 
 static double link_downtime(const struct link *l)
@@ -1552,16 +1653,19 @@ void link_status_json(const struct link *l, FILE *out)
 	json_str(out, l->cfg->cluster);
 	fputs(",\"address\":", out);
 	json_str(out, l->cfg->address);
+	fputs(",\"congestion\":", out);
+	json_str(out, l->cfg->congestion);
 	fprintf(out,
 		",\"port\":%u,\"role\":\"%s\",\"transport\":\"%s\","
 		"\"streams\":%u,\"streams_auto\":%s,\"streams_up\":%u,\"peer_instance\":\"%016" PRIx64 "\",\"srtt_ms\":%.3f,"
+		"\"tcp_rtt_ms\":%.3f,"
 		"\"reconnects\":%" PRIu64 ",\"session_resets\":%" PRIu64 ",\"downtime_s\":%.3f,"
 		"\"sent\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"blocks_acked\":%" PRIu64
 		",\"blocks_resent\":%" PRIu64 ",\"bytes_acked\":%" PRIu64 ",\"unacked_bytes\":%zu,"
 		"\"messages_delivered\":%" PRIu64 ",\"messages_pending\":%" PRIu64 ",\"window_end\":%" PRIu64 "},"
 		"\"received\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"duplicates\":%" PRIu64
 		",\"messages\":%" PRIu64 ",\"held_bytes\":%zu},\"failures\":[",
-		l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->ops->name, l->nstreams, l->as ? "true" : "false", l->up, l->peer_instance, link_rtt_ms(l), l->reconnects,
+		l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->ops->name, l->nstreams, l->as ? "true" : "false", l->up, l->peer_instance, link_rtt_ms(l), link_tcp_rtt_ms(l), l->reconnects,
 		l->resets, link_downtime(l), sb->bytes_sent, sb->blocks_sent, sb->blocks_acked, sb->blocks_resent,
 		sb->bytes_acked, sendbuf_unacked_bytes(sb), sb->msgs_delivered, sb->msg_next - sb->msg_base,
 		sb->window_end, rb->bytes_recv, rb->blocks_recv, rb->blocks_dup, rb->msgs_recv,
@@ -1576,7 +1680,9 @@ void link_status_json(const struct link *l, FILE *out)
 		json_str(out, f->reason);
 		fputc('}', out);
 	}
-	fprintf(out, "],\"failures_total\":%u}", l->nfail);
+	fprintf(out, "],\"failures_total\":%u,\"last_error\":", l->nfail);
+	json_str(out, l->last_error);
+	fputc('}', out);
 }
 
 void link_status_text(const struct link *l, FILE *out)
@@ -1584,10 +1690,11 @@ void link_status_text(const struct link *l, FILE *out)
 	const struct sendbuf *sb = &l->sb;
 	unsigned n = l->nfail < FAILLOG_MAX ? l->nfail : FAILLOG_MAX;
 
-	fprintf(out, "link %s (%s %s:%u, %s): %u/%u streams up%s, srtt %.1f ms, %" PRIu64 " reconnects, %" PRIu64
+	fprintf(out, "link %s (%s %s:%u, %s/%s): %u/%u streams up%s, srtt %.1f ms, %" PRIu64 " reconnects, %" PRIu64
 		" session resets, down %.1f s\n",
 		l->cfg->cluster, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->cfg->address,
-		l->cfg->port, l->ops->name, l->up, l->nstreams, l->as ? " (auto)" : "", link_rtt_ms(l), l->reconnects,
+		l->cfg->port, l->ops->name, l->cfg->congestion[0] ? l->cfg->congestion : "kernel default", l->up,
+		l->nstreams, l->as ? " (auto)" : "", link_rtt_ms(l), l->reconnects,
 		l->resets, link_downtime(l));
 	fprintf(out, "  sent     %" PRIu64 " bytes, %" PRIu64 " blocks (%" PRIu64 " acked, %" PRIu64
 		" resent), %zu bytes unacked, %" PRIu64 " messages delivered, %" PRIu64 " pending\n",

@@ -63,6 +63,14 @@ int link_drained(const struct link *l);
 /* Stops everything: BYE on every stream, then closes them. */
 void link_shutdown(struct link *l);
 
+/* Sets the number of streams of a connect-side link from now on: n
+ * (1..CONFIG_MAX_STREAMS), or 0 for "auto" (hill climbing from the count
+ * it has now, within streams_min..streams_max).  New streams connect at
+ * once; streams beyond n are retired, as "auto" does, once their blocks
+ * are acknowledged.  Returns 0, -EINVAL (n out of range, or a listen-side
+ * link, whose peer decides) or -ENOMEM. */
+int link_set_stream_count(struct link *l, unsigned n);
+
 /* Status as JSON (one object) or text, for ldsctl. */
 void link_status_json(const struct link *l, FILE *out);
 void link_status_text(const struct link *l, FILE *out);

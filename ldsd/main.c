@@ -11,7 +11,6 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 
-#include "auth.h"
 #include "clientsrv.h"
 #include "clock.h"
 #include "ctl.h"
@@ -20,7 +19,6 @@
 #include "log.h"
 
 #define TICK_MS 50
-#define HANDSHAKE_TIMEOUT 10.0
 
 /* Exit codes, also in ldsd(8). */
 enum { EXIT_OK = 0, EXIT_FAILURE_RUN = 1, EXIT_USAGE = 2, EXIT_CONFIG = 3 };
@@ -41,14 +39,9 @@ static void usage(FILE *out)
 static void on_tick(uint64_t now, void *arg)
 {
 	struct daemon *d = arg;
-	int idle = 1;
+	int idle = daemon_tick(d, now);
 
-	for (size_t i = 0; i < d->nlinks; i++) {
-		link_tick(d->links[i], now);
-		idle &= link_drained(d->links[i]);
-	}
 	idle &= clientsrv_drained(d->cs) && jobexec_idle(d->jx);
-	link_tick_pending(now, HANDSHAKE_TIMEOUT);
 	if (!d->draining)
 		return;
 	if (idle) {
@@ -69,8 +62,7 @@ static void on_idle(void *arg)
 	struct daemon *d = arg;
 
 	clientsrv_flush(d->cs);
-	for (size_t i = 0; i < d->nlinks; i++)
-		link_flush(d->links[i]);
+	daemon_flush(d);
 	/* Deliveries made while flushing links produce new client notices. */
 	clientsrv_flush(d->cs);
 }
@@ -100,75 +92,34 @@ static void on_signal(int fd, unsigned events, void *arg)
 	}
 }
 
-static int host_watch(void *ctx, int fd, unsigned events, void (*cb)(int, unsigned, void *), void *arg)
+/* Links reach the client server through the daemon's sink. */
+static void sink_deliver(void *cs, struct link *from, struct rb_msg *m)
 {
-	return evloop_watch(ctx, fd, events, cb, arg);
+	clientsrv_deliver(cs, from, m);
 }
 
-static void host_unwatch(void *ctx, int fd)
+static void sink_acked(void *cs, uint64_t client, uint64_t id)
 {
-	evloop_unwatch(ctx, fd);
+	clientsrv_acked(cs, client, id);
 }
 
-static int start_listeners(struct daemon *d)
+static void sink_lost(void *cs, struct link *l, uint64_t client, uint64_t id, const char *reason)
 {
-	const struct lds_tp_opts o = { 0 };
-
-	for (size_t i = 0; i < d->cfg->npeers; i++) {
-		const struct config_peer *p = &d->cfg->peers[i];
-		struct daemon_listener *dl = NULL;
-		int r;
-
-		if (p->role != CONFIG_ROLE_LISTEN)
-			continue;
-		for (size_t j = 0; j < d->nlisteners; j++)
-			if (strcmp(d->listeners[j].address, p->address) == 0 && d->listeners[j].port == p->port)
-				dl = &d->listeners[j];
-		if (dl)
-			continue; /* peers sharing an address are told apart by HELLO */
-		dl = &d->listeners[d->nlisteners];
-		dl->d = d;
-		dl->ops = transport_find(p->transport);
-		snprintf(dl->address, sizeof(dl->address), "%s", p->address);
-		dl->port = p->port;
-		r = dl->ops->listen(d->tcp, p->address, p->port, &o, dl, &dl->l);
-		if (r < 0) {
-			log_warnx("%s:%d: peers: cluster %s: cannot listen on %s:%u: %s", d->cfg->file, p->line,
-				  p->cluster, p->address, p->port, strerror(-r));
-			return -1;
-		}
-		log_info("listening for peer gateways on %s:%u", p->address, p->port);
-		d->nlisteners++;
-	}
-	return 0;
+	clientsrv_lost(cs, l, client, id, reason);
 }
 
-static int setup(struct daemon *d)
+static void sink_space(void *cs, struct link *l)
+{
+	clientsrv_space(cs, l);
+}
+
+static int setup(struct daemon *d, struct config *cfg)
 {
 	sigset_t mask;
-	int sfd, r;
+	int sfd;
 
-	d->ev = evloop_new();
-	if (d->ev == NULL) {
-		log_warn("cannot create the event loop");
+	if (daemon_init(d, cfg) < 0)
 		return -1;
-	}
-	d->started_ns = clock_now_ns();
-	/* 0 means "no peer seen yet" to links, so it is never an instance. */
-	while (d->instance == 0 && auth_random(&d->instance, sizeof(d->instance)) == 0)
-		;
-	if (d->instance == 0) {
-		log_warnx("cannot read random bytes for the instance id");
-		return -1;
-	}
-	d->host.ctx = d->ev;
-	d->host.watch = host_watch;
-	d->host.unwatch = host_unwatch;
-	r = transport_find("tcp")->init(&d->tcp, &d->host, &link_upcalls);
-	if (r < 0) {
-		log_warnx("tcp transport: %s", strerror(-r));
-		return -1;
-	}
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
@@ -180,44 +131,33 @@ static int setup(struct daemon *d)
 		log_warn("cannot set up signal handling");
 		return -1;
 	}
-	for (size_t i = 0; i < d->cfg->npeers; i++) {
-		d->links[i] = link_new(d, &d->cfg->peers[i]);
-		if (d->links[i] == NULL)
-			return -1;
-		d->nlinks++;
-	}
 	d->cs = clientsrv_new(d);
 	if (d->cs == NULL)
 		return -1;
+	d->sink = (struct daemon_sink){ .arg = d->cs, .deliver = sink_deliver, .acked = sink_acked,
+					.lost = sink_lost, .space = sink_space };
 	d->ctl = ctl_new(d);
 	if (d->ctl == NULL)
 		return -1;
 	d->jx = jobexec_new(d);
 	if (d->jx == NULL)
 		return -1;
-	if (start_listeners(d) < 0)
-		return -1;
 	if (evloop_tick_add(d->ev, TICK_MS, on_tick, d) < 0 || evloop_idle_add(d->ev, on_idle, d) < 0)
 		return -1;
-	for (size_t i = 0; i < d->nlinks; i++)
-		link_start(d->links[i]);
-	return 0;
+	return daemon_start(d);
 }
 
+/* The client server first: dropping a gone client's messages still
+ * reports them to their links. */
 static void teardown(struct daemon *d)
 {
 	jobexec_free(d->jx);
-	for (size_t i = 0; i < d->nlinks; i++)
-		link_shutdown(d->links[i]);
-	for (size_t i = 0; i < d->nlisteners; i++)
-		d->listeners[i].ops->listener_close(d->listeners[i].l);
-	for (size_t i = 0; i < d->nlinks; i++)
-		link_free(d->links[i]);
+	d->jx = NULL;
 	ctl_free(d->ctl);
 	clientsrv_free(d->cs);
-	if (d->tcp)
-		transport_find("tcp")->fini(d->tcp);
-	evloop_free(d->ev);
+	d->ctl = NULL;
+	d->cs = NULL;
+	daemon_fini(d);
 }
 
 int main(int argc, char **argv)
@@ -261,7 +201,6 @@ int main(int argc, char **argv)
 	}
 	lvl = log_level_parse(cfg.log_level);
 	log_init("ldsd", fg, debug ? LOG_LVL_DEBUG : (lvl < 0 ? LOG_LVL_INFO : (enum log_level)lvl));
-	d.cfg = &cfg;
 	/* Message buffers come and go at line rate: keep freed memory in the
 	 * heap rather than mapping and faulting in fresh pages for each.  The
 	 * link memory limits still bound how much is live. */
@@ -269,7 +208,7 @@ int main(int argc, char **argv)
 	mallopt(M_TRIM_THRESHOLD, 128 << 20);
 	/* Set up before detaching, so that a failure is this command's exit
 	 * status; the sockets and the event loop survive the fork. */
-	if (setup(&d) < 0) {
+	if (setup(&d, &cfg) < 0) {
 		log_warnx("start-up failed; see the messages above");
 		teardown(&d);
 		return EXIT_FAILURE_RUN;

@@ -1,14 +1,12 @@
-/* ldsctl - asks a running ldsd for its status, or injects faults in tests. */
-#include <errno.h>
+/* ldsctl - asks a running ldsd for its status, sets a link's stream count,
+ * or injects faults in tests. */
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
 #include "ldsd/config.h"
+#include "ldsd/ctlclient.h"
 
 #define DEFAULT_CTL "/run/lds/ldsd.ctl"
 
@@ -16,6 +14,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ldsctl [-c FILE | -s SOCKET] status [--json]\n"
+		"       ldsctl [-c FILE | -s SOCKET] streams PEER N|auto\n"
 		"       ldsctl [-c FILE | -s SOCKET] fault break|stall PEER [STREAM]\n"
 		"  -c, --config FILE   find the control socket in ldsd's configuration\n"
 		"  -s, --socket PATH   control socket (default $LDSCTL_SOCKET or " DEFAULT_CTL ")\n"
@@ -25,42 +24,17 @@ static void usage(FILE *out)
 
 static int ask(const char *path, const char *req)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	char buf[65536];
-	int fd, error = 0, first = 1;
-	ssize_t n;
+	char err[512], *reply;
+	int bad;
 
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "ldsctl: socket path %s is too long\n", path);
+	if (ctlclient_ask(path, req, 10.0, &reply, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ldsctl: %s\n", err);
 		return 1;
 	}
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "ldsctl: cannot reach ldsd at %s: %s (is it running? right -c/-s?)\n", path,
-			strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return 1;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ .tv_sec = 10 }, sizeof(struct timeval));
-	if (write(fd, req, strlen(req)) != (ssize_t)strlen(req) || shutdown(fd, SHUT_WR) < 0) {
-		fprintf(stderr, "ldsctl: cannot send request to %s: %s\n", path, strerror(errno));
-		close(fd);
-		return 1;
-	}
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		if (first && n >= 7 && memcmp(buf, "error: ", 7) == 0)
-			error = 1;
-		first = 0;
-		fwrite(buf, 1, (size_t)n, error ? stderr : stdout);
-	}
-	if (n < 0) {
-		fprintf(stderr, "ldsctl: reading the reply from %s: %s\n", path, strerror(errno));
-		error = 1;
-	}
-	close(fd);
-	return error;
+	bad = ctlclient_is_error(reply);
+	fputs(reply, bad ? stderr : stdout);
+	free(reply);
+	return bad;
 }
 
 int main(int argc, char **argv)
@@ -104,6 +78,8 @@ int main(int argc, char **argv)
 		sock = DEFAULT_CTL;
 	if (optind < argc && strcmp(argv[optind], "status") == 0 && argc - optind == 1) {
 		snprintf(req, sizeof(req), "status%s\n", json ? " json" : "");
+	} else if (optind < argc && strcmp(argv[optind], "streams") == 0 && argc - optind == 3) {
+		snprintf(req, sizeof(req), "streams %s %s\n", argv[optind + 1], argv[optind + 2]);
 	} else if (optind < argc && strcmp(argv[optind], "fault") == 0 && argc - optind >= 3 && argc - optind <= 4 &&
 		   (strcmp(argv[optind + 1], "break") == 0 || strcmp(argv[optind + 1], "stall") == 0)) {
 		snprintf(req, sizeof(req), "fault %s %s %s\n", argv[optind + 1], argv[optind + 2],

@@ -86,6 +86,11 @@ static int tcp_tune(int fd, const struct lds_tp_opts *o)
 	if (o->congestion && o->congestion[0] &&
 	    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o->congestion, (socklen_t)strlen(o->congestion)) < 0)
 		return -errno;
+	if (o->unsent_max) {
+		int v = (int)o->unsent_max;
+		if (setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &v, sizeof(v)) < 0)
+			return -errno;
+	}
 	if (o->sndbuf) {
 		int v = (int)o->sndbuf;
 		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)) < 0)
@@ -319,6 +324,11 @@ static void tcp_set_userdata(struct lds_tp_conn *c, void *ud)
 	c->ud = ud;
 }
 
+static int tcp_set_opts(struct lds_tp_conn *c, const struct lds_tp_opts *o)
+{
+	return tcp_tune(c->fd, o);
+}
+
 static int tcp_send(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, unsigned flags, size_t *sent)
 {
 	struct msghdr mh = { 0 };
@@ -415,6 +425,7 @@ const struct lds_transport_ops tcp_transport_ops = {
 	.listener_close = tcp_listener_close,
 	.connect = tcp_connect,
 	.set_userdata = tcp_set_userdata,
+	.set_opts = tcp_set_opts,
 	.send = tcp_send,
 	.push = tcp_push,
 	.recv = tcp_recv,

@@ -70,6 +70,8 @@ struct lds_tp_info {
 struct lds_tp_opts {
 	const char *congestion;   /* congestion control name or NULL for default */
 	size_t sndbuf, rcvbuf;    /* socket buffers, 0 = kernel default/autotune */
+	size_t unsent_max;        /* a conn holding more bytes not yet sent than
+				     this is not writable; 0 = no limit */
 	double connect_timeout;   /* seconds, 0 = transport default */
 };
 
@@ -96,6 +98,11 @@ struct lds_transport_ops {
 		       void *ud, struct lds_tp_conn **out);
 
 	void (*set_userdata)(struct lds_tp_conn *c, void *ud);
+	/* Applies o's congestion control and buffer sizes to an established
+	 * conn: a listener accepts before the core knows which link (and so
+	 * which options) a conn belongs to.  Returns 0 or -errno; the conn
+	 * stays usable either way. */
+	int (*set_opts)(struct lds_tp_conn *c, const struct lds_tp_opts *o);
 
 	/* Writes up to the iovecs' total; *sent = bytes taken (may be short).
 	 * flags: LDS_TP_MORE says more data follows at once, so the transport

@@ -9,7 +9,7 @@
 set -u
 QUICK=${QUICK:-0}
 RUNS=${RUNS:-3}
-SECS=$([ "$QUICK" = 1 ] && echo 3 || echo 8)
+SECS=$([ "$QUICK" = 1 ] && echo 3 || echo 5)
 PORT=$((20000 + ($$ % 12000)))
 why=$(netbed_check) || { echo "bench-wanemu: skipped: $why"; exit 0; }
 

@@ -6,13 +6,16 @@
 #   2. the same with 16 forced stream resets per second (target >= 80 % of 1)
 #   3. ldsd's resident memory while a producer sends into a dead link
 #      (target < send_memory + recv_memory + 32 MiB)
-# QUICK=1 shortens everything (make bench-quick).  Results are printed as a
-# Markdown table to paste into docs/BENCHMARKS.md.
+# Then wanemu's forwarding (issue 3), the master-worker runtime (issue 5)
+# and LDS against iperf3 over wanemu (issue 4), each its own script.
+# QUICK=1 shortens everything (make bench-quick).  Results are printed as
+# Markdown tables to paste into docs/BENCHMARKS.md.
 . "$(dirname "$0")/../integration/lib.sh"
 QUICK=${QUICK:-0}
-RUNS=${RUNS:-$([ "$QUICK" = 1 ] && echo 3 || echo 5)}
+RUNS=${RUNS:-3}
+BENCH_START=$(date +%s)
 COUNT=$([ "$QUICK" = 1 ] && echo 1500 || echo 4000)     # 1 MiB messages per run
-DEAD_SECS=$([ "$QUICK" = 1 ] && echo 10 || echo 60)
+DEAD_SECS=$([ "$QUICK" = 1 ] && echo 10 || echo 30)
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
@@ -87,3 +90,11 @@ QUICK=$QUICK RUNS=3 "$(dirname "$0")/bench-wanemu.sh"
 # The master-worker runtime (issue 5).
 echo
 BUILD=${BUILD:-build} QUICK=$QUICK "$(dirname "$0")/bench-mw.sh"
+
+# LDS against iperf3 over an emulated WAN (issue 4); WAN=0 leaves it out.
+if [ "${WAN:-1}" != 0 ]; then
+	echo
+	BUILD=${BUILD:-build} QUICK=$QUICK "$(dirname "$0")/bench-wan.sh"
+fi
+echo
+echo "bench: all benchmarks took $(( $(date +%s) - BENCH_START )) s"

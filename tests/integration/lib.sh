@@ -78,14 +78,14 @@ wait_up() {
 }
 
 # two_clusters STREAMS [EXTRA]: clusterA (connect) and clusterB (listen).
-# STREAMS may be '"auto"', which starts with 4.
+# STREAMS may be '"auto"', which starts with 8.
 two_clusters() {
 	make_key "$T/key"
 	write_conf clusterB clusterA listen "$1" "${2:-}"
 	write_conf clusterA clusterB connect "$1" "${2:-}"
 	start_ldsd clusterB
 	start_ldsd clusterA
-	wait_up clusterA "$([ "$1" = '"auto"' ] && echo 4 || echo "$1")"
+	wait_up clusterA "$([ "$1" = '"auto"' ] && echo 8 || echo "$1")"
 }
 
 ctl() { "$BIN/ldsctl" -s "$T/$1.ctl" "${@:2}"; }

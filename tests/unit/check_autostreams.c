@@ -25,8 +25,11 @@ START_TEST(t_grows_to_saturation)
 	struct autostreams a;
 
 	autostreams_init(&a, 1, 16, 4);
-	/* 4 -> 6 -> 9 gain, 13 does not: back to 9, hold, then down to 8
-	 * (as good), 7 is worse: settles at 8, the fewest that saturate. */
+	/* Holds the first guess a while; then 4 -> 6 -> 9 gain, 13 does
+	 * not: back to 9, hold, then down to 8 (as good), 7 is worse:
+	 * settles at 8, the fewest that saturate. */
+	for (int i = 0; i < AS_HOLD; i++)
+		ck_assert_uint_eq(autostreams_period(&a, linear_until(4, 8)), 4);
 	ck_assert_uint_eq(autostreams_period(&a, linear_until(4, 8)), 6);
 	ck_assert_uint_eq(autostreams_period(&a, linear_until(6, 8)), 9);
 	ck_assert_uint_eq(autostreams_period(&a, linear_until(9, 8)), 13);
@@ -69,6 +72,31 @@ START_TEST(t_follows_change)
 }
 END_TEST
 
+/* The count after a period that took no step (a hold). */
+static unsigned run_curve_settled(struct autostreams *a)
+{
+	for (int i = 0; i < 2 * (AS_HOLD + 4) && a->hold == 0; i++)
+		autostreams_period(a, 100.0 * (1 - 0.03 * (8 - a->n)));
+	return a->n;
+}
+
+/* Each stream fewer costs 3 %: one step down is within the slack, but a
+ * descent stops before it has lost more than 5 % in all (it may try 6,
+ * 9 % down, and comes back to 7). */
+START_TEST(t_descent_does_not_drift)
+{
+	struct autostreams a;
+	unsigned n;
+
+	autostreams_init(&a, 1, 8, 8);
+	for (int i = 0; i < 20 * (AS_HOLD + 4); i++) {
+		n = autostreams_period(&a, 100.0 * (1 - 0.03 * (8 - a.n)));
+		ck_assert_uint_ge(n, 6);
+	}
+	ck_assert_uint_ge(run_curve_settled(&a), 7);
+}
+END_TEST
+
 START_TEST(t_bounds)
 {
 	struct autostreams a;
@@ -91,6 +119,7 @@ Suite *make_autostreams_suite(void)
 	tcase_add_test(tc, t_grows_to_saturation);
 	tcase_add_test(tc, t_flat_goes_to_min);
 	tcase_add_test(tc, t_follows_change);
+	tcase_add_test(tc, t_descent_does_not_drift);
 	tcase_add_test(tc, t_bounds);
 	suite_add_tcase(s, tc);
 	return s;

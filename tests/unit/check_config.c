@@ -160,8 +160,8 @@ START_TEST(test_defaults)
 	ck_assert_str_eq(p->transport, "tcp");
 	ck_assert_uint_eq(p->streams, 4);
 	ck_assert_uint_eq(p->block_size, 65536);
-	ck_assert_uint_eq(p->send_memory, 64u << 20);
-	ck_assert_uint_eq(p->recv_memory, 64u << 20);
+	ck_assert_uint_eq(p->send_memory, 128u << 20);
+	ck_assert_uint_eq(p->recv_memory, 128u << 20);
 	ck_assert_double_eq(p->inactivity_timeout, 30.0);
 	ck_assert_double_eq(p->keepalive, 7.5);
 	ck_assert_double_eq(p->reconnect_min, 0.05);
@@ -368,6 +368,12 @@ static const struct bad bad_peer[] = {
 	{ "role", "role = 1;", "peers.[0].role", "must be a string" },
 	{ "key_file", "key_file = \"\";", "peers.[0].key_file", "must not be empty" },
 	{ NULL, "transport = \"sctp\";", "peers.[0].transport", "must be one of \"tcp\", \"udp\", \"rdma\"" },
+	{ NULL, "congestion = \"nosuchcc\";", "peers.[0].congestion",
+	  "\"nosuchcc\" is not available in this kernel (available: " },
+	{ NULL, "congestion = \"nosuchcc\";", "peers.[0].congestion", "(modprobe tcp_nosuchcc)" },
+	{ NULL, "congestion = \"\";", "peers.[0].congestion", "must not be empty" },
+	{ NULL, "congestion = 1;", "peers.[0].congestion", "must be a string (got an integer)" },
+	{ NULL, "congestion = \"a-very-long-name\";", "peers.[0].congestion", "too long: at most 15 bytes" },
 	{ NULL, "streams = 0;", "peers.[0].streams", "must be 1..64 (got 0)" },
 	{ NULL, "streams = 65;", "peers.[0].streams", "must be 1..64 (got 65)" },
 	{ NULL, "streams = 4.0;", "peers.[0].streams", "must be an integer or \"auto\" (got a float)" },
@@ -671,6 +677,40 @@ START_TEST(test_print_round_trip)
 }
 END_TEST
 
+/* The kernel's list, as config.c reads it. */
+static void proc_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	ck_assert_ptr_nonnull(f);
+	ck_assert_ptr_nonnull(fgets(buf, (int)len, f));
+	buf[strcspn(buf, "\n")] = '\0';
+	fclose(f);
+}
+
+/* Default: bbr where the kernel has it, else the kernel's own default;
+ * any listed algorithm is taken and printed back. */
+START_TEST(test_congestion)
+{
+	char avail[256], want[64], *first;
+
+	proc_line("/proc/sys/net/ipv4/tcp_available_congestion_control", avail, sizeof(avail));
+	if (strstr(avail, "bbr") != NULL)
+		snprintf(want, sizeof(want), "bbr");
+	else
+		proc_line("/proc/sys/net/ipv4/tcp_congestion_control", want, sizeof(want));
+	expect_ok(peer_conf(NULL, NULL));
+	ck_assert_str_eq(cfg.peers[0].congestion, want);
+	/* Every kernel lists reno: it is built in. */
+	ck_assert_msg(strstr(avail, "reno") != NULL, "%s", avail);
+	expect_ok(peer_conf(NULL, "congestion = \"reno\";"));
+	ck_assert_str_eq(cfg.peers[0].congestion, "reno");
+	first = print_to_string(&cfg);
+	ck_assert_msg(strstr(first, "congestion = \"reno\";") != NULL, "%s", first);
+	free(first);
+}
+END_TEST
+
 START_TEST(test_small_err_buffer)
 {
 	char small[8];
@@ -860,6 +900,7 @@ Suite *make_config_suite(void)
 	tcase_add_test(tc, test_exec_program_writable);
 	tcase_add_test(tc, test_exec_not_root);
 	tcase_add_test(tc, test_exec_print_round_trip);
+	tcase_add_test(tc, test_congestion);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -20,5 +20,6 @@ Suite *make_mw_journal_suite(void);
 Suite *make_mw_misc_suite(void);
 Suite *make_execmsg_suite(void);
 Suite *make_jobexec_suite(void);
+Suite *make_ldsbench_suite(void);
 
 #endif

@@ -1,0 +1,272 @@
+#!/usr/bin/env bash
+# bench-wan.sh - LDS against iperf3 on an emulated WAN (issue 4).
+#
+# Two gateways in two netbed sites joined by wanemu at RATE Mbit/s.  For
+# each scenario (round trip x random loss) it measures, one after the
+# other on the same bed: ldsd's striped TCP with streams = "auto", then
+# 1, 4 and 8 streams (ldsbench through the daemons, bytes checked at the
+# receiver), and iperf3 -P 1/4/8 with cubic and with bbr.  Goodput is
+# counted after the first OMIT seconds (slow start) by both tools.  Then:
+# a stream sweep with cubic on the lossy long path (ldsbench --direct,
+# Table A-2 of the thesis), and a 30 s black hole in the middle of an ldsd
+# transfer and an iperf3 transfer running side by side.
+#
+# Prints Markdown tables for docs/BENCHMARKS.md; JSON of every run and a
+# plot per scenario go to RESULTS (default build/bench-results).
+#   QUICK=1            the target scenario only, short runs (make bench-quick)
+#   SCENARIOS="100/0.1% 20/0"   only these (RTT ms / loss)
+#   REPS=N             runs of the target scenario's 8-stream figures (median)
+#   OUTAGE=0           leave the outage scenario out
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/../wan/netbed.sh"
+QUICK=${QUICK:-0}
+RATE=${RATE:-200}
+RESULTS=${RESULTS:-$ROOT/$BUILD/bench-results}
+TARGET="100/0.1%"
+if [ "$QUICK" = 1 ]; then
+	SCENARIOS=${SCENARIOS:-$TARGET}
+	REPS=${REPS:-1}
+	OUTAGE=${OUTAGE:-0}
+	SWEEP=${SWEEP:-0}
+else
+	SCENARIOS=${SCENARIOS:-"20/0 20/0.1% 20/1% 100/0 100/0.1% 100/1% 300/0 300/0.1% 300/1%"}
+	REPS=${REPS:-3}
+	OUTAGE=${OUTAGE:-1}
+	SWEEP=${SWEEP:-1}
+fi
+if ! why=$(netbed_check); then
+	echo "bench-wan: skipped: $why"
+	exit 0
+fi
+for c in iperf3 jq gnuplot; do
+	command -v $c > /dev/null || { echo "bench-wan: skipped: $c is missing (make deps)"; exit 0; }
+done
+mkdir -p "$RESULTS" || exit 1
+IPORT=$((PORT + 300))
+DPORT=$((PORT + 301))
+median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+fmt() { awk -v v="$1" -v r="$RATE" 'BEGIN {if (v == "") print "-"; else if (v == "FAIL") print "FAIL"; else printf "%.0f (%.2f)", v, v / r}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "FAIL" || b == "FAIL" || b <= 0) print "-"; else printf "%.2f", a / b}'; }
+max() { printf '%s\n' "$@" | grep -v FAIL | sort -g | tail -1; }
+r1() { for v in "$@"; do [ -n "$v" ] && awk -v v="$v" 'BEGIN {if (v == "FAIL") printf "FAIL "; else printf "%.1f ", v}'; done | sed 's/ $//'; }
+
+# Run lengths (seconds measured, seconds omitted first) by round trip:
+# slow start takes longer on longer paths.
+lengths() {
+	if [ "$QUICK" = 1 ]; then echo "3 2"; return; fi
+	case $1 in 20) echo "2 1" ;; 100) echo "3 2" ;; *) echo "3 3" ;; esac
+}
+
+# bed RTT LOSS [STREAMS]: a fresh bed, two gateways, an iperf3 server and
+# an ldsbench receiver.
+bed() {
+	local half
+	half=$(awk -v r="$1" 'BEGIN {print r / 2}')
+	netbed_up 2 "all:delay=${half}ms,rate=${RATE}mbit$([ "$2" != 0 ] && echo ",loss=$2")" || fail "bed did not start"
+	GW_ADDR=$(netbed_addr s2)
+	NS_clusterA=$(netbed_ns s1)
+	NS_clusterB=$(netbed_ns s2)
+	two_clusters "${3:-\"auto\"}"
+	netbed_exec s2 iperf3 -s -p "$IPORT" > /dev/null 2>&1 &
+	disown
+	"$BIN/ldsbench" recv -s "$T/clusterB.sock" -i 0 -q >> "$T/recv.log" 2>&1 &
+	RECV=$!
+	PIDS="$PIDS $RECV"
+	sleep 0.3
+}
+
+unbed() {
+	kill "$RECV" "$PID_clusterA" "$PID_clusterB" 2> /dev/null
+	wait "$RECV" "$PID_clusterA" "$PID_clusterB" 2> /dev/null
+	netbed_down
+	rm -f "$T"/*.sock "$T"/*.ctl
+	PORT=$((PORT + 1))
+}
+
+# lds STREAMS SECS OMIT OUT: ldsd goodput (Mb/s) or FAIL; the run's JSON in OUT.
+lds() {
+	local p=()
+	[ "$1" != auto ] && p=(-P "$1")
+	echo "  \$ ldsbench send -T clusterB/bench ${p[*]} -t $(($2 + $3)) -O $3 -i 0.5 -J" >> "$T/commands"
+	"$BIN/ldsbench" send -s "$T/clusterA.sock" -T clusterB/bench "${p[@]}" -t $(($2 + $3)) -O "$3" -i 0.5 -w 60 -J \
+		> "$4" 2>> "$T/send.err"
+	jq -r 'select(.event == "end") | .data | if .error == null then .bits_per_second / 1e6 else "FAIL" end' "$4" |
+		tail -1 | grep . || echo FAIL
+}
+
+# iperf CC STREAMS SECS OMIT OUT: iperf3's received goodput (Mb/s) or FAIL.
+iperf() {
+	echo "  \$ iperf3 -c ADDR -C $1 -P $2 -t $(($3 + $4)) -O $4 -J" >> "$T/commands"
+	netbed_exec s1 iperf3 -c "$(netbed_addr s2)" -p "$IPORT" -C "$1" -P "$2" -t $(($3 + $4)) -O "$4" -i 0.5 -J \
+		> "$5" 2>> "$T/send.err"
+	jq -r '.end.sum_received.bits_per_second / 1e6 // "FAIL"' "$5" 2> /dev/null | grep . || echo FAIL
+}
+
+# Throughput over time of every run of a scenario, one line each.
+plot_scenario() {
+	local name=$1 dat="$RESULTS/$1.dat" plots="" i=0 f title
+	: > "$dat"
+	for f in "$RESULTS/$name".*.json; do
+		title=$(basename "$f" .json)
+		title=${title#"$name".}
+		if grep -q '"event"' "$f"; then
+			jq -r 'select(.event == "interval") | .data | "\(.end) \(.bits_per_second / 1e6)"' "$f"
+		else
+			jq -r '.intervals[]?.sum | "\(.end) \(.bits_per_second / 1e6)"' "$f" 2> /dev/null
+		fi > "$dat.$i"
+		{ cat "$dat.$i"; printf '\n\n'; } >> "$dat"
+		rm -f "$dat.$i"
+		plots="$plots${plots:+, }'$dat' index $i using 1:2 with lines lw 2 $(case $title in iperf3*) echo "dt 2" ;; esac) title '$title'"
+		i=$((i + 1))
+	done
+	gnuplot -e "set terminal pngcairo size 1100,560; set output '$RESULTS/$name.png';
+		set title 'ldsd and iperf3 over wanemu: $name, ${RATE} Mb/s'; set xlabel 'time (s)';
+		set ylabel 'goodput (Mb/s)'; set yrange [0:*]; set key outside right; set grid; plot $plots" 2>> "$T/send.err"
+}
+
+echo "bench-wan: machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r)"
+echo "bench-wan: congestion controls: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control); ldsd's default: bbr where listed"
+echo "bench-wan: results (JSON of every run, a plot per scenario) in $RESULTS"
+rows1="" rows2="" met_all=1
+for sc in $SCENARIOS; do
+	rtt=${sc%%/*} loss=${sc#*/} t_sc=$(date +%s)
+	read -r secs omit <<< "$(lengths "$rtt")"
+	name="rtt${rtt}ms-loss${loss%\%}"
+	rm -f "$RESULTS/$name".*.json
+	bed "$rtt" "$loss"
+	declare -A g=()
+	g[auto]=$(lds auto "$secs" "$omit" "$RESULTS/$name.ldsd-auto.json")
+	auto_n=$(jq -r 'select(.event == "interval") | .data.streams' "$RESULTS/$name.ldsd-auto.json" | tail -1)
+	reps=1
+	[ "$sc" = "$TARGET" ] && reps=$REPS
+	# Fewer streams after more: retiring streams is quick, new ones would
+	# start each run with slow starts that iperf3's fresh connections
+	# also make, but the link then waits for them in order.
+	for n in 8 4 1; do
+		[ "$QUICK" = 1 ] && [ "$n" != 8 ] && continue
+		for cc in cubic bbr; do g[$cc$n]=""; done
+		g[lds$n]=""
+		for r in $(seq 1 $([ "$n" = 8 ] && echo "$reps" || echo 1)); do
+			g[lds$n]="${g[lds$n]} $(lds "$n" "$secs" "$omit" "$RESULTS/$name.ldsd-$n.json")"
+			for cc in cubic bbr; do
+				g[$cc$n]="${g[$cc$n]} $(iperf "$cc" "$n" "$secs" "$omit" "$RESULTS/$name.iperf3-$cc-$n.json")"
+			done
+		done
+		for k in lds$n cubic$n bbr$n; do
+			[ "$(echo ${g[$k]} | wc -w)" -gt 1 ] && echo "bench-wan: $name $k runs (Mb/s): $(r1 ${g[$k]})"
+			g[$k]=$(printf '%s\n' ${g[$k]} | grep -v FAIL | median)
+			[ -n "${g[$k]}" ] || g[$k]=FAIL
+		done
+	done
+	unbed
+	plot_scenario "$name"
+	best_fixed=$(max "${g[lds1]:-FAIL}" "${g[lds4]:-FAIL}" "${g[lds8]}")
+	auto_ratio=$(ratio "${g[auto]}" "$best_fixed")
+	verdict=""
+	if [ "$QUICK" != 1 ]; then
+		awk -v a="$auto_ratio" 'BEGIN {exit !(a != "-" && a >= 0.9)}' || { verdict="auto below 90 % of best fixed; "; met_all=0; }
+	fi
+	if [ "$sc" = "$TARGET" ]; then
+		ib=$(max "${g[cubic8]}" "${g[bbr8]}")
+		if awk -v l="${g[lds8]}" -v i="$ib" -v r="$RATE" 'BEGIN {exit !(l != "FAIL" && l >= 0.9 * r && l >= 0.95 * i)}'; then
+			verdict="${verdict}8 streams: >= 90 % of link and >= 95 % of iperf3 (met)"
+		else
+			verdict="${verdict}8 streams: target MISSED (want >= $((RATE * 9 / 10)) Mb/s and >= 95 % of $ib)"
+			met_all=0
+		fi
+	fi
+	echo "bench-wan: $name ($(($(date +%s) - t_sc)) s; Mb/s): ldsd auto $(r1 "${g[auto]}") (${auto_n:-?} streams), 1/4/8: $(r1 "${g[lds1]:-}" "${g[lds4]:-}" "${g[lds8]}");" \
+		"iperf3 cubic $(r1 "${g[cubic1]:-}" "${g[cubic4]:-}" "${g[cubic8]}"), bbr $(r1 "${g[bbr1]:-}" "${g[bbr4]:-}" "${g[bbr8]}")"
+	rows1="$rows1| $rtt ms, ${loss} | $(fmt "${g[lds1]:-}") | $(fmt "${g[lds4]:-}") | $(fmt "${g[lds8]}") | $(fmt "${g[auto]}") → ${auto_n:-?} | $(fmt "${g[cubic1]:-}") | $(fmt "${g[cubic4]:-}") | $(fmt "${g[cubic8]}") | $(fmt "${g[bbr1]:-}") | $(fmt "${g[bbr4]:-}") | $(fmt "${g[bbr8]}") |
+"
+	rows2="$rows2| $rtt ms, ${loss} | $(ratio "${g[lds1]:-FAIL}" "$(max "${g[cubic1]:-FAIL}" "${g[bbr1]:-FAIL}")") | $(ratio "${g[lds4]:-FAIL}" "$(max "${g[cubic4]:-FAIL}" "${g[bbr4]:-FAIL}")") | $(ratio "${g[lds8]}" "$(max "${g[cubic8]}" "${g[bbr8]}")") | $auto_ratio | ${verdict:-} |
+"
+	unset g
+done
+
+cat <<EOT
+
+Goodput in Mb/s (fraction of the ${RATE} Mb/s link), after the omitted start; ldsd
+with its default congestion control ($(grep -qw bbr /proc/sys/net/ipv4/tcp_available_congestion_control && echo bbr || cat /proc/sys/net/ipv4/tcp_congestion_control)); the target scenario's 8-stream figures are medians of $REPS runs.
+
+| RTT, loss | ldsd 1 | ldsd 4 | ldsd 8 | ldsd auto → streams | iperf3 cubic -P 1 | cubic -P 4 | cubic -P 8 | iperf3 bbr -P 1 | bbr -P 4 | bbr -P 8 |
+|---|---|---|---|---|---|---|---|---|---|---|
+$rows1
+Ratios: ldsd to the better iperf3 with the same number of streams; auto to the best fixed count.
+
+| RTT, loss | 1 stream | 4 streams | 8 streams | auto / best fixed | targets |
+|---|---|---|---|---|---|
+$rows2
+EOT
+
+# ---- the stream sweep with cubic on the lossy long path (thesis Table A-2) -------------------
+if [ "$SWEEP" = 1 ]; then
+	read -r secs omit <<< "$(lengths 100)"
+	netbed_up 2 "all:delay=50ms,rate=${RATE}mbit,loss=0.1%" || fail "bed did not start"
+	netbed_exec s2 "$BIN/ldsbench" recv --direct "$DPORT" -i 0 -q > /dev/null 2>&1 &
+	disown
+	sleep 0.3
+	echo
+	echo "Stream sweep, ldsbench --direct with cubic, 100 ms, 0.1 % loss, ${RATE} Mb/s ($((secs + omit)) s runs, first $omit s omitted):"
+	echo "  \$ ldsbench send --direct HOST:$DPORT --congestion cubic --sweep streams=1,2,4,6,8,16,32 -t $((secs + omit)) -O $omit -q"
+	netbed_exec s1 "$BIN/ldsbench" send --direct "$(netbed_addr s2):$DPORT" --congestion cubic \
+		--sweep streams=1,2,4,6,8,16,32 -t $((secs + omit)) -O "$omit" -q --plot "$RESULTS/sweep-cubic.png" \
+		-J > "$RESULTS/sweep-cubic.json" 2>> "$T/send.err" || echo "bench-wan: sweep failed (see $RESULTS/sweep-cubic.json)"
+	echo
+	echo "| streams | Mb/s | disconnections | relative to 1 stream |"
+	echo "|---|---|---|---|"
+	jq -r 'select(.event == "sweep") | .data.rows[] | "| \(.streams) | \(.bits_per_second / 1e6 | . * 10 | round / 10) | \(.disconnections) | \(.relative * 100 | round / 100) |"' \
+		"$RESULTS/sweep-cubic.json"
+	netbed_down
+fi
+
+# ---- a 30 s black hole: ldsd and iperf3 side by side ------------------------------------------
+if [ "$OUTAGE" = 1 ]; then
+	bed 100 0 4
+	kill "$RECV"
+	wait "$RECV" 2> /dev/null
+	"$BIN/ldsbench" recv -s "$T/clusterB.sock" -i 0.05 -J > "$RESULTS/outage-recv.json" 2>> "$T/send.err" &
+	RECV=$!
+	PIDS="$PIDS $RECV"
+	sleep 0.3
+	"$BIN/ldsbench" send -s "$T/clusterA.sock" -T clusterB/bench -t 43 -i 0.5 -w 90 -J > "$RESULTS/outage.ldsd.json" 2>> "$T/send.err" &
+	lpid=$!
+	t_ip=$(date +%s.%N)
+	netbed_exec s1 iperf3 -c "$(netbed_addr s2)" -p "$IPORT" -P 4 -C bbr -t 43 -i 0.5 -J > "$RESULTS/outage.iperf3.json" 2>> "$T/send.err" &
+	ipid=$!
+	sleep 5
+	t_down=$(date +%s.%N)
+	netbed_ctl s1-s2 down > /dev/null
+	sleep 30
+	netbed_ctl s1-s2 up > /dev/null
+	t_up=$(date +%s.%N)
+	wait "$lpid"
+	wait "$ipid"
+	unbed
+	# ldsd: the first 50 ms at the receiver with new bytes after the path came back.
+	l_resume=$(jq -r --argjson up "$t_up" 'select(.event == "recv_interval" and .data.bytes > 0 and .data.time > $up) | .data.time - $up' \
+		"$RESULTS/outage-recv.json" | head -1)
+	l_end=$(jq -c 'select(.event == "end") | .data | {error, bytes_sent, receiver, disconnections}' "$RESULTS/outage.ldsd.json")
+	l_ok=$(echo "$l_end" | jq '.error == null and .receiver.errors == 0 and .receiver.bytes == .bytes_sent')
+	i_resume=$(jq -r --argjson up "$(awk -v u="$t_up" -v s="$t_ip" 'BEGIN {print u - s}')" \
+		'[.intervals[].sum | select(.start >= $up - 0.5 and .bytes > 0)][0].start - $up' "$RESULTS/outage.iperf3.json" 2> /dev/null)
+	i_err=$(jq -r '.error // empty' "$RESULTS/outage.iperf3.json" 2> /dev/null)
+	echo
+	echo "Outage: 100 ms, ${RATE} Mb/s, a black hole (wanemu ctl down) from $(awk -v d="$t_down" -v s="$t_ip" 'BEGIN {printf "%.0f", d - s}') s to" \
+		"$(awk -v u="$t_up" -v s="$t_ip" 'BEGIN {printf "%.0f", u - s}') s of a 43 s transfer; ldsd (4 streams, bbr) and iperf3 -P 4 (bbr) side by side."
+	echo
+	echo "| | traffic again after the path returned | data lost | notes |"
+	echo "|---|---|---|---|"
+	echo "| ldsd + ldsbench | $(awk -v r="${l_resume:-}" 'BEGIN {if (r == "") print "never"; else printf "%.2f s", r}') |" \
+		"$([ "$l_ok" = true ] && echo "none: $(echo "$l_end" | jq .receiver.bytes) bytes verified" || echo "RUN FAILED: $l_end") |" \
+		"$(echo "$l_end" | jq .disconnections) stream failures logged |"
+	echo "| iperf3 -P 4 | $(awk -v r="${i_resume:-}" 'BEGIN {if (r == "" || r == "null") print "not within the run"; else printf "%.1f s", r}') |" \
+		"TCP's own retransmissions |${i_err:+ error: $i_err} |"
+	awk -v r="${l_resume:-99}" 'BEGIN {exit !(r <= 1.0)}' && [ "$l_ok" = true ] || met_all=0
+	plot_scenario outage
+fi
+echo
+echo "reproduce: $([ "$QUICK" = 1 ] && echo "QUICK=1 ")tests/bench/bench-wan.sh (as root; SCENARIOS=\"RTT/LOSS ...\" for some); commands run per scenario:"
+sort -u "$T/commands" | sed 's/^/  /'
+[ -s "$T/send.err" ] && { echo "bench-wan: messages from the runs:"; sort | uniq -c < "$T/send.err" | head -20; }
+[ "$met_all" = 1 ] && echo "bench-wan: targets met" || echo "bench-wan: TARGET MISSED"

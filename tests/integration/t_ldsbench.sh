@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# ldsbench through two real ldsd on loopback, whose links use cubic
+# (congestion = "cubic", checked on the sockets with ss): a timed run in
+# JSON whose bytes the receiver verified, the link's streams set for the
+# run and put back, a --sweep table, --plot, --direct mode, and the exit
+# codes of bad arguments and unreachable receivers.
+. "$(dirname "$0")/lib.sh"
+B=$BIN/ldsbench
+command -v jq > /dev/null || { echo "SKIP: jq is missing (make deps)"; exit 77; }
+two_clusters 2 'congestion = "cubic";'
+
+# ---- the congestion control the sockets really use ----------------------------
+cc_count() { ss -tin state established "( sport = :$PORT or dport = :$PORT )" | grep -cw "$1"; }
+[ "$(ctl clusterA status --json | jq -r '.links[0].congestion')" = cubic ] || fail "status does not say cubic"
+ctl clusterA status | grep -q "tcp/cubic" || fail "text status does not say tcp/cubic"
+# Both ends of both streams are on this host: 4 sockets, all cubic.
+[ "$(cc_count cubic)" -eq 4 ] || fail "sockets with cubic: $(cc_count cubic) of 4: $(ss -tin "( sport = :$PORT )")"
+[ "$(cc_count bbr)" -eq 0 ] || fail "a socket of the link does not use cubic"
+
+# ---- a run through the daemons, in JSON ----------------------------------------
+"$B" recv -s "$T/clusterB.sock" -1 -J -i 0.5 > "$T/recv.json" 2> "$T/recv.err" &
+rpid=$!
+PIDS="$PIDS $rpid"
+timeout 60 "$B" send -s "$T/clusterA.sock" -T clusterB/bench -P 3 -t 2 -i 0.5 -l 64k -J > "$T/send.json" ||
+	fail "send: $(cat "$T/send.json")"
+wait "$rpid" || fail "recv --once: $(cat "$T/recv.json" "$T/recv.err")"
+jq -e . "$T/send.json" > /dev/null || fail "send's JSON does not parse"
+jq -e . "$T/recv.json" > /dev/null || fail "recv's JSON does not parse"
+end=$(jq -c 'select(.event == "end") | .data' "$T/send.json")
+sent=$(echo "$end" | jq .bytes_sent)
+[ "$(echo "$end" | jq .error)" = null ] || fail "run failed: $end"
+[ "$(echo "$end" | jq .streams)" = 3 ] || fail "the run did not use 3 streams: $end"
+[ "$(echo "$end" | jq .receiver.bytes)" = "$sent" ] || fail "receiver verified other bytes than sent: $end"
+[ "$(echo "$end" | jq .receiver.errors)" = 0 ] || fail "receiver saw errors: $end"
+[ "$sent" -gt $((64 * 1024 * 100)) ] || fail "too little sent to mean anything: $end"
+[ "$(jq -c 'select(.event == "recv_run") | .data.bytes' "$T/recv.json")" = "$sent" ] ||
+	fail "recv's own count differs: $(cat "$T/recv.json")"
+n=$(jq -c 'select(.event == "interval")' "$T/send.json" | wc -l)
+[ "$n" -eq 4 ] || fail "$n intervals of 0.5 s in 2 s"
+[ "$(jq -s '[.[] | select(.event == "interval") | .data.bytes] | add' "$T/send.json")" = \
+	"$(echo "$end" | jq .bytes_measured)" ] || fail "intervals do not add up to the run's bytes"
+# The link has its configured 2 streams again.
+[ "$(ctl clusterA status --json | jq '.links[0].streams')" = 2 ] || fail "streams not put back: $(ctl clusterA status)"
+echo "measured: ldsbench through ldsd on loopback: $(echo "$end" | jq '.bits_per_second / 1e6 | floor') Mb/s," \
+	"$sent bytes verified"
+
+# ---- a sweep, in text, with a plot ----------------------------------------------
+"$B" recv -s "$T/clusterB.sock" -1 -i 0 > "$T/recv.txt" 2>&1 &
+rpid=$!
+PIDS="$PIDS $rpid"
+plot=""
+command -v gnuplot > /dev/null && plot="--plot $T/sweep.png"
+# shellcheck disable=SC2086
+timeout 60 "$B" send -s "$T/clusterA.sock" -T clusterB/bench --sweep streams=1,3 -t 1 -q $plot > "$T/sweep.txt" 2>&1 ||
+	fail "sweep: $(cat "$T/sweep.txt")"
+wait "$rpid" || fail "recv after the sweep: $(cat "$T/recv.txt")"
+grep -q "relative" "$T/sweep.txt" || fail "no table: $(cat "$T/sweep.txt")"
+awk '$1 == 1 && $5 == "1.00" {one = 1} $1 == 3 && NF >= 5 {three = 1} END {exit !(one && three)}' "$T/sweep.txt" ||
+	fail "table rows: $(cat "$T/sweep.txt")"
+[ "$(grep -c "all intact and in order" "$T/recv.txt")" -eq 2 ] || fail "receiver: $(cat "$T/recv.txt")"
+if [ -n "$plot" ]; then
+	[ "$(head -c 4 "$T/sweep.png" | tail -c 3)" = PNG ] || fail "--plot wrote no PNG"
+	[ "$(grep -c '^# run' "$T/sweep.dat")" -eq 2 ] || fail "plot data: $(head "$T/sweep.dat")"
+fi
+
+# ---- --direct: the link code in-process, no daemons --------------------------------
+DPORT=$((PORT + 100))
+"$B" recv --direct "127.0.0.1:$DPORT" -1 -J -i 0 > "$T/drecv.json" 2>&1 &
+rpid=$!
+PIDS="$PIDS $rpid"
+timeout 60 "$B" send --direct "127.0.0.1:$DPORT" -P 2 -t 1 --congestion cubic -J > "$T/dsend.json" ||
+	fail "direct send: $(cat "$T/dsend.json")"
+wait "$rpid" || fail "direct recv: $(cat "$T/drecv.json")"
+end=$(jq -c 'select(.event == "end") | .data' "$T/dsend.json")
+[ "$(echo "$end" | jq '.error == null and .receiver.errors == 0 and .receiver.bytes == .bytes_sent and .bytes_sent > 0')" = true ] ||
+	fail "direct run: $end"
+[ "$(jq -r 'select(.event == "start") | .data.mode + " " + .data.congestion' "$T/dsend.json")" = "direct cubic" ] ||
+	fail "direct start: $(head -1 "$T/dsend.json")"
+echo "measured: ldsbench --direct on loopback: $(echo "$end" | jq '.bits_per_second / 1e6 | floor') Mb/s"
+
+# ---- exit codes ------------------------------------------------------------------------
+expect() { # RC PATTERN CMD...: CMD exits RC and says PATTERN
+	local rc=$1 pat=$2 out got
+	shift 2
+	out=$(timeout 30 "$@" 2>&1)
+	got=$?
+	[ "$got" -eq "$rc" ] || fail "$* exited $got, want $rc: $out"
+	echo "$out" | grep -q -- "$pat" || fail "$* said: $out"
+}
+expect 2 "no command" "$B"
+expect 2 "unknown option --bogus" "$B" send -T clusterB/bench --bogus
+expect 2 "want CLUSTER/NAME" "$B" send -T clusterB
+expect 2 "want 1..64 or auto" "$B" send -T clusterB/bench -P 65
+expect 2 "--size 1X" "$B" send -T clusterB/bench -l 1X
+expect 2 "omit must be shorter" "$B" send -T clusterB/bench -t 1 -O 2
+expect 2 "recv takes no" "$B" recv --sweep streams=1,2
+expect 2 "are for --direct" "$B" send -T clusterB/bench --congestion cubic
+out=$("$B" send -J -P 0 -T clusterB/bench 2> /dev/null)
+[ $? -eq 2 ] && [ "$(echo "$out" | jq -r .event)" = error ] || fail "usage error in JSON mode: $out"
+expect 1 "cannot reach ldsd at $T/nothing.sock" "$B" send -s "$T/nothing.sock" -T clusterB/bench
+# Nobody receives: a clear error within --wait, not a hang.
+start=$(date +%s)
+expect 1 "clusterB/nobody did not answer within 2 s" "$B" send -s "$T/clusterA.sock" -T clusterB/nobody -t 1 -w 2
+[ $(($(date +%s) - start)) -le 10 ] || fail "unreachable receiver took over 10 s"
+expect 1 "Connection refused" "$B" send --direct "127.0.0.1:$((PORT + 101))" -t 1 -w 2
+expect 1 'no link to "clusterZ"' "$B" send -s "$T/clusterA.sock" -T clusterZ/bench -P 2 -t 1 -w 2
+expect 1 'were refused: no link to cluster "clusterZ"' "$B" send -s "$T/clusterA.sock" -T clusterZ/bench -t 1 -w 2

@@ -1,0 +1,297 @@
+/*
+ * io_direct.c - ldsbench's messages over a link of ldsd's own code run in
+ * this process (ldsd/daemon.h): the same streams, blocks, acknowledgements
+ * and reconnections as between two gateways, without the daemons and
+ * their client sockets, to measure the transport itself.
+ *
+ * The sender is cluster DIRECT_SEND_CLUSTER connecting to HOST:PORT, the
+ * receiver DIRECT_RECV_CLUSTER listening on [ADDR:]PORT.  Both prove the
+ * same key (--key FILE, or a built-in one that is no secret).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ldsd/clock.h"
+#include "ldsd/config.h"
+#include "ldsd/daemon.h"
+#include "ldsd/link.h"
+#include "ldsd/recvbuf.h"
+#include "tools/ldsbench/ldsbench.h"
+
+#define TICK_MS 50
+#define CLIENT_ID 1
+/* Anyone may read this key in the source: direct mode authenticates the
+ * two ends of a benchmark, it does not protect a gateway.  --key FILE
+ * for a real secret. */
+#define PUBLIC_KEY "ldsbench --direct: a public key, not a secret"
+
+struct io_direct {
+	struct bench_io io;
+	struct config cfg;
+	struct daemon d;
+	struct link *l;
+	uint64_t next_id, settled;
+	int tick;
+	int room_wanted;
+	int failed;
+	char self[WIRE_ENDPOINT_MAX + 1], peer[WIRE_ENDPOINT_MAX + 1];
+};
+
+static void id_fatal(struct io_direct *id, const char *text)
+{
+	if (id->failed)
+		return;
+	id->failed = 1;
+	id->io.events.fatal(id->io.events.arg, text);
+}
+
+static void sink_deliver(void *arg, struct link *from, struct rb_msg *m)
+{
+	struct io_direct *id = arg;
+
+	id->io.events.message(id->io.events.arg, m->rec.src, m->data, m->rec.len);
+	link_delivered(from, m);
+}
+
+/* Messages are delivered in order on one link: the latest id is the
+ * highest settled one. */
+static void sink_acked(void *arg, uint64_t client, uint64_t msg)
+{
+	struct io_direct *id = arg;
+
+	if (msg > id->settled)
+		id->settled = msg;
+}
+
+static void sink_lost(void *arg, struct link *l, uint64_t client, uint64_t msg, const char *reason)
+{
+	char text[256];
+
+	snprintf(text, sizeof(text), "message %llu was lost: %s", (unsigned long long)msg, reason);
+	id_fatal(arg, text);
+}
+
+static void sink_space(void *arg, struct link *l)
+{
+	struct io_direct *id = arg;
+
+	if (id->room_wanted) {
+		id->room_wanted = 0;
+		id->io.events.room(id->io.events.arg);
+	}
+}
+
+static void id_tick(uint64_t now, void *arg)
+{
+	struct io_direct *id = arg;
+
+	daemon_tick(&id->d, now);
+}
+
+static void id_idle(void *arg)
+{
+	struct io_direct *id = arg;
+
+	daemon_flush(&id->d);
+}
+
+static int id_send(struct bench_io *io, const char *dst, const void *buf, size_t len, uint64_t *msg_id, char *err,
+		   size_t errlen)
+{
+	struct io_direct *id = (struct io_direct *)io;
+	struct wire_record rec = { .len = (uint32_t)len, .msg_id = id->next_id + 1 };
+	int r;
+
+	snprintf(rec.src, sizeof(rec.src), "%s", id->self);
+	snprintf(rec.dst, sizeof(rec.dst), "%s", id->peer);
+	r = link_send(id->l, &rec, buf, CLIENT_ID);
+	if (r == -ENOSPC) {
+		id->room_wanted = 1;
+		return -EAGAIN;
+	}
+	if (r < 0) {
+		snprintf(err, errlen, "link %s: %s (largest message: %zu bytes)", link_name(id->l), strerror(-r),
+			 link_max_msg(id->l));
+		return r;
+	}
+	*msg_id = ++id->next_id;
+	return 0;
+}
+
+static uint64_t id_delivered(struct bench_io *io)
+{
+	return ((struct io_direct *)io)->settled;
+}
+
+static void id_stats(struct bench_io *io, const char *peer, struct linkstat *st)
+{
+	struct io_direct *id = (struct io_direct *)io;
+	char *text = NULL, err[BENCH_ERR_MAX];
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	memset(st, 0, sizeof(*st));
+	if (f == NULL)
+		return;
+	fputs("{\"links\":[", f);
+	link_status_json(id->l, f);
+	fputs("]}", f);
+	if (fclose(f) == 0 && linkstat_parse(text, id->cfg.peers[0].cluster, st, err, sizeof(err)) < 0)
+		st->valid = 0;
+	free(text);
+}
+
+static int id_set_streams(struct bench_io *io, const char *peer, unsigned n, char *err, size_t errlen)
+{
+	struct io_direct *id = (struct io_direct *)io;
+	int r = link_set_stream_count(id->l, n);
+
+	if (r < 0)
+		snprintf(err, errlen, "%s", r == -EINVAL ? "the receiving side cannot choose the streams" : strerror(-r));
+	return r < 0 ? -1 : 0;
+}
+
+static const char *id_endpoint(struct bench_io *io)
+{
+	return ((struct io_direct *)io)->self;
+}
+
+static void id_close(struct bench_io *io)
+{
+	struct io_direct *id = (struct io_direct *)io;
+
+	if (id->tick > 0)
+		evloop_tick_del(io->ev, id->tick);
+	daemon_fini(&id->d);
+	explicit_bzero(id->cfg.peers[0].key, sizeof(id->cfg.peers[0].key));
+	free(id);
+}
+
+static const struct bench_io_ops io_direct_ops = {
+	.name = "direct",
+	.send = id_send,
+	.delivered = id_delivered,
+	.stats = id_stats,
+	.set_streams = id_set_streams,
+	.endpoint = id_endpoint,
+	.close = id_close,
+};
+
+/* "HOST:PORT", "[V6]:PORT", or for a listener also a bare "PORT". */
+static int parse_where(const char *s, int listen, char *host, size_t hlen, uint16_t *port)
+{
+	const char *colon = strrchr(s, ':');
+	const char *p = colon ? colon + 1 : s;
+	char *end;
+	unsigned long v = strtoul(p, &end, 10);
+
+	if (*p == '\0' || *end != '\0' || v < 1 || v > 65535 || (colon == NULL && !listen) || colon == s)
+		return -1;
+	*port = (uint16_t)v;
+	if (colon == NULL) {
+		snprintf(host, hlen, "0.0.0.0");
+		return 0;
+	}
+	if (s[0] == '[' && colon[-1] == ']')
+		snprintf(host, hlen, "%.*s", (int)(colon - s - 2), s + 1);
+	else
+		snprintf(host, hlen, "%.*s", (int)(colon - s), s);
+	return host[0] ? 0 : -1;
+}
+
+static int read_key(const char *path, struct config_peer *p, char *err, size_t errlen)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0) {
+		snprintf(err, errlen, "--key %s: %s", path, strerror(errno));
+		return -1;
+	}
+	n = read(fd, p->key, sizeof(p->key));
+	close(fd);
+	if (n > 0 && p->key[n - 1] == '\n')
+		n--;
+	if (n < CONFIG_KEY_MIN) {
+		snprintf(err, errlen, "--key %s: %s", path, n < 0 ? strerror(errno) : "holds fewer than 16 bytes of key");
+		return -1;
+	}
+	p->key_len = (size_t)n;
+	return 0;
+}
+
+/* The one-peer configuration a gateway's file would give. */
+static int build_config(struct io_direct *id, const struct io_opts *o, char *err, size_t errlen)
+{
+	struct config *c = &id->cfg;
+	struct config_peer *p = &c->peers[0];
+	char avail[256];
+
+	snprintf(c->file, sizeof(c->file), "ldsbench --direct");
+	snprintf(c->cluster, sizeof(c->cluster), "%s", o->listen ? DIRECT_RECV_CLUSTER : DIRECT_SEND_CLUSTER);
+	snprintf(c->log_level, sizeof(c->log_level), "warn");
+	c->npeers = 1;
+	config_peer_defaults(p);
+	snprintf(p->cluster, sizeof(p->cluster), "%s", o->listen ? DIRECT_SEND_CLUSTER : DIRECT_RECV_CLUSTER);
+	p->role = o->listen ? CONFIG_ROLE_LISTEN : CONFIG_ROLE_CONNECT;
+	if (parse_where(o->direct, o->listen, p->address, sizeof(p->address), &p->port) < 0) {
+		snprintf(err, errlen, "--direct %s: want %s", o->direct, o->listen ? "[ADDR:]PORT" : "HOST:PORT");
+		return -1;
+	}
+	p->streams = o->streams;
+	p->streams_max = CONFIG_MAX_STREAMS;
+	p->keepalive = p->inactivity_timeout / 4;
+	if (o->block_size)
+		p->block_size = o->block_size;
+	if (o->memory)
+		p->send_memory = p->recv_memory = o->memory;
+	if (o->congestion) {
+		if (strlen(o->congestion) >= sizeof(p->congestion) || !config_cc_available(o->congestion, avail, sizeof(avail))) {
+			snprintf(err, errlen, "--congestion %s: not available in this kernel (available: %s)", o->congestion,
+				 avail);
+			return -1;
+		}
+		snprintf(p->congestion, sizeof(p->congestion), "%s", o->congestion);
+	}
+	if (o->key_file)
+		return read_key(o->key_file, p, err, errlen);
+	memcpy(p->key, PUBLIC_KEY, strlen(PUBLIC_KEY));
+	p->key_len = strlen(PUBLIC_KEY);
+	return 0;
+}
+
+struct bench_io *io_direct_open(struct evloop *ev, const struct io_opts *o, const struct bench_io_events *e,
+				char *err, size_t errlen)
+{
+	struct io_direct *id = calloc(1, sizeof(*id));
+
+	if (id == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	id->io.ops = &io_direct_ops;
+	id->io.ev = ev;
+	id->io.events = *e;
+	if (build_config(id, o, err, errlen) < 0) {
+		free(id);
+		return NULL;
+	}
+	snprintf(id->self, sizeof(id->self), "%s/%s", id->cfg.cluster, DIRECT_ENDPOINT);
+	snprintf(id->peer, sizeof(id->peer), "%s/%s", id->cfg.peers[0].cluster, DIRECT_ENDPOINT);
+	id->d.ev = ev;
+	id->d.sink = (struct daemon_sink){ .arg = id, .deliver = sink_deliver, .acked = sink_acked,
+					   .lost = sink_lost, .space = sink_space };
+	if (daemon_init(&id->d, &id->cfg) < 0 || (id->tick = evloop_tick_add(ev, TICK_MS, id_tick, id)) < 0 ||
+	    evloop_idle_add(ev, id_idle, id) < 0 || daemon_start(&id->d) < 0) {
+		snprintf(err, errlen, "cannot start the in-process link (%s %s); see the messages above",
+			 o->listen ? "listening on" : "connecting to", o->direct);
+		id_close(&id->io);
+		return NULL;
+	}
+	id->l = id->d.links[0];
+	return &id->io;
+}

@@ -1,0 +1,393 @@
+/*
+ * sender.c - one timed run of ldsbench send (thesis A.3, Figure A-11).
+ *
+ * Phases: the stream count is set and the streams come up; a START
+ * message reaches the receiver (proof that the path and the receiver are
+ * there, bounded by --wait); DATA messages go out for --time seconds,
+ * their delivery to the receiving process sampled every --interval; the
+ * sender waits until all are delivered (failing if none is delivered for
+ * --wait seconds), sends END and waits for
+ * the receiver's REPORT, which says how many arrived intact and in order.
+ * Throughput counts messages delivered to the receiving process, as the
+ * gateway acknowledges them, not bytes handed to the local daemon.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ldsd/clock.h"
+#include "tools/ldsbench/ldsbench.h"
+
+#define TICK_MS 10
+#define NS 1e9
+#define PUMP_MAX 256       /* messages per pump call: other events get a turn */
+#define POLL_S 0.1         /* how often the link's status is asked while waiting */
+/* Data sent ahead of what is delivered: enough to keep any path full
+ * (the gateway's own per-destination limit, a quarter of recv_memory,
+ * usually binds first), little enough that the end of a run on a slow
+ * path does not wait long for a backlog. */
+#define AHEAD_MIN (16u << 20)
+#define AHEAD_S 3.0
+
+enum phase { P_STREAMS, P_START, P_DATA, P_DRAIN, P_REPORT, P_DONE };
+
+struct sender {
+	struct bench_io *io;
+	const struct send_opts *o;
+	const struct report *r;
+	struct run_result *res;
+	char peer[64];             /* the destination's cluster */
+	struct msg_pattern pat;
+	uint8_t *buf;
+	enum phase phase;
+	uint64_t phase_ns, t0_ns, poll_ns;
+	uint64_t start_id, last_id;
+	uint64_t sent;             /* DATA messages accepted by the io */
+	double next_iv;            /* seconds after t0 of the next sample */
+	uint64_t iv_bytes;         /* delivered at the previous sample */
+	double iv_t;
+	struct linkstat first, prev;
+	uint64_t omit_bytes;
+	double omit_t;
+	int omit_taken;
+	size_t iv_cap;
+	uint64_t ahead;            /* bytes that may be sent and not yet delivered */
+	uint64_t progress_ns;      /* when the delivered count last moved */
+	uint64_t progress_at;
+};
+
+static void sender_fail(struct sender *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void sender_fail(struct sender *s, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (s->res->error[0] == '\0') {
+		va_start(ap, fmt);
+		vsnprintf(s->res->error, sizeof(s->res->error), fmt, ap);
+		va_end(ap);
+	}
+	s->phase = P_DONE;
+	evloop_stop(s->io->ev);
+}
+
+static void set_phase(struct sender *s, enum phase p)
+{
+	s->phase = p;
+	s->phase_ns = clock_now_ns();
+}
+
+static double since(uint64_t ns)
+{
+	return (double)(clock_now_ns() - ns) / NS;
+}
+
+/* DATA messages delivered to the receiving process, as bytes. */
+static uint64_t delivered_bytes(struct sender *s)
+{
+	uint64_t d = s->io->ops->delivered(s->io);
+	uint64_t n = d > s->start_id ? d - s->start_id : 0;
+
+	return (n < s->sent ? n : s->sent) * s->o->size;
+}
+
+static void send_control(struct sender *s, const struct msg_hdr *h, uint64_t *id)
+{
+	uint8_t buf[MSG_HDR];
+	char err[BENCH_ERR_MAX];
+	int r;
+
+	msg_build(h, buf);
+	/* Control messages are small; one that finds no room waits for the
+	 * next tick. */
+	r = s->io->ops->send(s->io, s->o->to, buf, sizeof(buf), id, err, sizeof(err));
+	if (r < 0 && r != -EAGAIN)
+		sender_fail(s, "%s", err);
+}
+
+static void pump(struct sender *s)
+{
+	char err[BENCH_ERR_MAX];
+
+	for (int i = 0; i < PUMP_MAX && s->phase == P_DATA; i++) {
+		uint64_t id;
+		int r;
+
+		if ((s->sent + 1) * s->o->size > delivered_bytes(s) + s->ahead)
+			return;
+		msg_build_data(&s->pat, s->res->run, s->sent + 1, s->buf);
+		r = s->io->ops->send(s->io, s->o->to, s->buf, s->o->size, &id, err, sizeof(err));
+		if (r == -EAGAIN)
+			return;
+		if (r < 0) {
+			sender_fail(s, "%s", err);
+			return;
+		}
+		s->sent++;
+		s->last_id = id;
+	}
+}
+
+static void on_room(void *arg)
+{
+	pump(arg);
+}
+
+static void on_fatal(void *arg, const char *text)
+{
+	sender_fail(arg, "%s", text);
+}
+
+static void on_message(void *arg, const char *src, const uint8_t *buf, size_t len)
+{
+	struct sender *s = arg;
+	struct msg_hdr h;
+	char why[256];
+
+	if (msg_parse(buf, len, &h, why, sizeof(why)) < 0 || h.kind != MSG_REPORT || h.run != s->res->run) {
+		fprintf(stderr, "ldsbench: ignoring a message from %s: %s\n", src,
+			h.kind == MSG_REPORT ? "the report of another run" : "not a report");
+		return;
+	}
+	s->res->have_report = 1;
+	s->res->recv_msgs = h.a;
+	s->res->recv_bytes = h.b;
+	s->res->recv_errors = h.errors;
+	s->phase = P_DONE;
+	evloop_stop(s->io->ev);
+}
+
+/* One sample: the interval since the previous one. */
+static void sample(struct sender *s, double t)
+{
+	struct interval *iv;
+	struct linkstat st;
+	uint64_t bytes = delivered_bytes(s);
+
+	s->io->ops->stats(s->io, s->peer, &st);
+	if (s->res->niv < s->iv_cap) {
+		iv = &s->res->iv[s->res->niv++];
+		memset(iv, 0, sizeof(*iv));
+		iv->start = s->iv_t;
+		iv->end = t;
+		iv->wall = clock_wall_s();
+		iv->bytes = bytes - s->iv_bytes;
+		iv->cum_bytes = bytes;
+		iv->omitted = t <= s->o->omit + 1e-9;
+		if (st.valid && s->prev.valid) {
+			iv->resent = st.blocks_resent - s->prev.blocks_resent;
+			iv->reconnects = st.reconnects - s->prev.reconnects;
+		}
+		iv->rtt_ms = st.rtt_ms;
+		iv->streams = st.streams;
+		iv->streams_up = st.streams_up;
+		report_interval(s->r, s->res->run, iv);
+	}
+	if (!s->omit_taken && t >= s->o->omit - 1e-9) {
+		s->omit_taken = 1;
+		s->omit_bytes = bytes;
+		s->omit_t = t;
+	}
+	if (st.valid)
+		s->prev = st;
+	if (t > s->iv_t && (bytes - s->iv_bytes) * AHEAD_S / (t - s->iv_t) > AHEAD_MIN)
+		s->ahead = (uint64_t)((bytes - s->iv_bytes) * AHEAD_S / (t - s->iv_t));
+	else
+		s->ahead = AHEAD_MIN;
+	s->iv_bytes = bytes;
+	s->iv_t = t;
+}
+
+/* Where the run stands: why it waits, for an error message. */
+static void link_state(struct sender *s, char *buf, size_t len)
+{
+	struct linkstat st;
+
+	s->io->ops->stats(s->io, s->peer, &st);
+	if (!st.valid)
+		snprintf(buf, len, "no status of the link to %s", s->peer);
+	else
+		snprintf(buf, len, "link %s: %u of %u streams up%s%s", s->peer, st.streams_up, st.streams,
+			 st.last_error[0] ? ", last connection attempt: " : "", st.last_error);
+}
+
+static void on_tick(uint64_t now, void *arg)
+{
+	struct sender *s = arg;
+	struct linkstat st;
+	char state[256];
+	double t;
+
+	switch (s->phase) {
+	case P_STREAMS:
+		if (since(s->poll_ns) < POLL_S)
+			break;
+		s->poll_ns = now;
+		s->io->ops->stats(s->io, s->peer, &st);
+		if ((st.valid && st.streams_up >= st.streams && st.streams_up > 0) || since(s->phase_ns) > s->o->wait) {
+			struct msg_hdr h = { .kind = MSG_START, .run = s->res->run, .a = s->o->size };
+
+			set_phase(s, P_START);
+			send_control(s, &h, &s->start_id);
+		}
+		break;
+	case P_START:
+		if (s->start_id == 0) {
+			struct msg_hdr h = { .kind = MSG_START, .run = s->res->run, .a = s->o->size };
+
+			send_control(s, &h, &s->start_id);
+		} else if (s->io->ops->delivered(s->io) >= s->start_id) {
+			set_phase(s, P_DATA);
+			s->t0_ns = s->phase_ns;
+			s->res->start_wall = clock_wall_s();
+			s->io->ops->stats(s->io, s->peer, &s->first);
+			s->prev = s->first;
+			s->next_iv = s->o->interval;
+			pump(s);
+			break;
+		}
+		if (since(s->phase_ns) > s->o->wait) {
+			link_state(s, state, sizeof(state));
+			sender_fail(s, "%s did not answer within %.0f s: is `ldsbench recv` running there, and the path up? (%s)",
+				    s->o->to, s->o->wait, state);
+		}
+		break;
+	case P_DATA:
+		t = since(s->t0_ns);
+		if (bench_interrupts > 0 && t < s->o->seconds) {
+			/* ^C: end the run here, with what it measured. */
+			s->res->seconds = t;
+		}
+		if (t >= s->next_iv || t >= s->res->seconds) {
+			sample(s, t < s->res->seconds ? t : s->res->seconds);
+			s->next_iv += s->o->interval;
+		}
+		if (t >= s->res->seconds) {
+			set_phase(s, P_DRAIN);
+			s->progress_ns = now;
+			break;
+		}
+		pump(s);
+		break;
+	case P_DRAIN:
+		if (s->io->ops->delivered(s->io) != s->progress_at) {
+			s->progress_at = s->io->ops->delivered(s->io);
+			s->progress_ns = now;
+		}
+		if (s->io->ops->delivered(s->io) >= s->last_id) {
+			struct msg_hdr h = { .kind = MSG_END, .run = s->res->run, .seq = s->sent,
+					     .a = s->sent * s->o->size, .b = (uint64_t)s->o->last };
+			uint64_t id = 0;
+
+			send_control(s, &h, &id);
+			if (id)
+				set_phase(s, P_REPORT);
+		} else if (since(s->progress_ns) > s->o->wait || bench_interrupts > 1) {
+			link_state(s, state, sizeof(state));
+			sender_fail(s, "%llu of %llu messages not delivered %.0f s after the run's end, none for %.0f s (%s)",
+				    (unsigned long long)(s->last_id - s->io->ops->delivered(s->io)),
+				    (unsigned long long)s->sent, since(s->phase_ns), since(s->progress_ns), state);
+		}
+		break;
+	case P_REPORT:
+		if (since(s->phase_ns) > s->o->wait || bench_interrupts > 1)
+			sender_fail(s, "%s did not report on the run within %.0f s", s->o->to, s->o->wait);
+		break;
+	case P_DONE:
+		evloop_stop(s->io->ev);
+		break;
+	}
+}
+
+/* The run's summary from its samples and the link's failure log. */
+static void finish(struct sender *s)
+{
+	struct run_result *res = s->res;
+	struct linkstat st;
+	double span = res->seconds - s->omit_t;
+
+	res->msgs_sent = s->sent;
+	res->bytes_sent = s->sent * s->o->size;
+	res->omit = s->omit_t;
+	if (res->niv > 0) {
+		res->bytes_measured = res->iv[res->niv - 1].cum_bytes - s->omit_bytes;
+		res->bps = span > 0 ? (double)res->bytes_measured * 8 / span : 0;
+	}
+	s->io->ops->stats(s->io, s->peer, &st);
+	if (st.valid) {
+		snprintf(res->congestion, sizeof(res->congestion), "%s", st.congestion);
+		if (s->first.valid) {
+			res->blocks_resent = st.blocks_resent - s->first.blocks_resent;
+			res->reconnects = st.reconnects - s->first.reconnects;
+		}
+		for (unsigned i = 0; i < st.nfail && res->nfail < BENCH_MAX_FAILURES; i++)
+			if (st.fail[i].down_at >= res->start_wall && res->start_wall > 0)
+				res->fail[res->nfail++] = st.fail[i];
+	}
+	if (res->error[0] == '\0' && res->have_report &&
+	    (res->recv_errors > 0 || res->recv_msgs != s->sent || res->recv_bytes != res->bytes_sent))
+		snprintf(res->error, sizeof(res->error),
+			 "the receiver got %llu of %llu messages intact and in order (%u errors): see its output",
+			 (unsigned long long)res->recv_msgs, (unsigned long long)s->sent, res->recv_errors);
+}
+
+int sender_run(struct bench_io *io, const struct send_opts *o, const struct report *r, unsigned run,
+	       struct run_result *res)
+{
+	struct sender s = { .io = io, .o = o, .r = r, .res = res };
+	struct bench_io_events saved = io->events;
+	char err[BENCH_ERR_MAX - 64];
+	int tick;
+
+	size_t cap = (size_t)(o->seconds / o->interval) + 16;
+	struct linkstat st;
+
+	memset(res, 0, sizeof(*res));
+	res->run = run;
+	res->streams = o->streams;
+	res->seconds = o->seconds;
+	res->iv = calloc(cap < BENCH_MAX_INTERVALS ? cap : BENCH_MAX_INTERVALS, sizeof(*res->iv));
+	s.iv_cap = cap < BENCH_MAX_INTERVALS ? cap : BENCH_MAX_INTERVALS;
+	/* Without an omitted start the measurement starts with the run. */
+	s.omit_taken = o->omit <= 0;
+	s.ahead = AHEAD_MIN;
+	snprintf(s.peer, sizeof(s.peer), "%.*s", (int)strcspn(o->to, "/"), o->to);
+	if (res->iv == NULL || msg_pattern_init(&s.pat, o->size) < 0 || (s.buf = malloc(o->size)) == NULL) {
+		snprintf(res->error, sizeof(res->error), "out of memory");
+		goto out;
+	}
+	if (o->set_streams && io->ops->set_streams(io, s.peer, o->streams, err, sizeof(err)) < 0) {
+		snprintf(res->error, sizeof(res->error), "cannot set %u streams: %s", o->streams, err);
+		goto out;
+	}
+	io->events = (struct bench_io_events){ .arg = &s, .message = on_message, .room = on_room, .fatal = on_fatal };
+	set_phase(&s, o->set_streams && o->streams > 0 ? P_STREAMS : P_START);
+	if (s.phase == P_START) {
+		struct msg_hdr h = { .kind = MSG_START, .run = run, .a = o->size };
+
+		send_control(&s, &h, &s.start_id);
+	}
+	tick = evloop_tick_add(io->ev, TICK_MS, on_tick, &s);
+	if (tick < 0) {
+		snprintf(res->error, sizeof(res->error), "cannot add a timer: %s", strerror(-tick));
+		goto out;
+	}
+	io->ops->stats(io, s.peer, &st);
+	if (!o->set_streams)
+		res->streams = st.streams;
+	report_start(r, io->ops->name, io->ops->endpoint(io), o->to, run,
+		     o->set_streams ? (int)o->streams : st.valid ? (st.streams_auto ? 0 : (int)st.streams) : -1,
+		     st.congestion, o->size, o->seconds, o->interval, o->omit);
+	if (s.phase != P_DONE && evloop_run(io->ev) < 0)
+		snprintf(res->error, sizeof(res->error), "event loop failed: %s", strerror(errno));
+	evloop_tick_del(io->ev, tick);
+	finish(&s);
+out:
+	io->events = saved;
+	msg_pattern_free(&s.pat);
+	free(s.buf);
+	report_end(r, res);
+	return res->error[0] ? -1 : 0;
+}
