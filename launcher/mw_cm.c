@@ -158,7 +158,8 @@ static int main_from_master(struct cm *c, const struct mw_msg *m)
 
 static int bye_to_master(struct cm *c)
 {
-	struct mw_hdr h = { .type = MW_MSG_BYE, .aux = (uint64_t)((mw_now() - c->r->t0) * 1e9) };
+	struct mw_hdr h = { .type = MW_MSG_BYE, .aux = (uint64_t)((mw_now() - c->r->t0) * 1e9),
+			    .id = (uint64_t)(mw_cpu() * 1e9) };
 
 	return port_send(c, &h, NULL) != 0 || mw_port_flush(c->port) < 0 ? 1 : 0;
 }

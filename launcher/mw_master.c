@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "launcher/mw_run.h"
 
@@ -49,6 +50,7 @@ static int handle(struct master *ms, const struct mw_msg *m, double now)
 		if (!ms->stopping)
 			return protocol_error(m, "it left before the end of the run");
 		sw->exec = (double)m->h.aux * 1e-9;
+		sw->cpu = (double)m->h.id * 1e-9;
 		ms->nbye++;
 		return 0;
 	default:
@@ -123,12 +125,26 @@ static int step(struct master *ms)
 	return (int)got + sent;
 }
 
+#define MIN_NAP 100e-6            /* s: shorter naps cost more than spinning */
+
+/* Nothing to do: while every busy worker has queued work for at least
+ * twice as long, the master sleeps (at most MasterNap), so that on a
+ * machine with fewer cores than ranks it leaves the workers the CPU;
+ * otherwise it waits on the port, which spins and yields, so that a
+ * worker about to run dry is served at once. */
 static int idle(struct master *ms)
 {
 	struct mw_run *r = ms->r;
 	double t = mw_now(), left = r->next_tick - t;
-	int rc = mw_port_wait(ms->port, left > 0 ? left : 0);
+	double nap = mw_sched_slack(&r->sched, t) / 2;
+	int rc = 0;
 
+	nap = nap < r->cfg.master_nap ? nap : r->cfg.master_nap;
+	nap = nap < left ? nap : left;
+	if (nap >= MIN_NAP)
+		nanosleep(&(struct timespec){ (time_t)nap, (long)((nap - (time_t)nap) * 1e9) }, NULL);
+	else
+		rc = mw_port_wait(ms->port, left > 0 ? left : 0);
 	r->stats.wait += mw_now() - t;
 	mw_gather_tick(r, mw_now());
 	if (rc < 0)
@@ -200,5 +216,6 @@ int mw_master_run(struct mw_run *r, struct mw_port *port)
 	if (mw_port_flush(port) < 0)
 		return mw_gather_end(r, 1);
 	r->stats.t_end = mw_now();
+	r->stats.cpu = mw_cpu();
 	return mw_gather_end(r, 0);
 }

@@ -8,7 +8,8 @@
  *   TASK    master -> worker  id; payload = the serialized task
  *   RESULT  worker -> master  id; aux = ns spent in task_run; payload = result
  *   STOP    master -> worker  no more tasks; drop what is queued
- *   BYE     worker -> master  aux = its execution time in ns; last message
+ *   BYE     worker -> master  aux = its execution time in ns, id = its CPU time
+ *                                 in ns (user + system); last message
  *   FAIL    worker -> master  id; payload = why a callback failed
  *
  * Between clusters (communication managers over liblds) the same header

@@ -38,6 +38,8 @@ struct mw_run {
 
 /* Seconds on the monotonic clock. */
 double mw_now(void);
+/* CPU seconds (user + system) this process has used so far. */
+double mw_cpu(void);
 
 /* mw_gather.c: split the problem for nworkers, open or replay the journal,
  * start the statistics.  0 or -1 (said why on stderr). */

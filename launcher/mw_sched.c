@@ -129,6 +129,25 @@ enum mw_sched_kind mw_sched_peek(const struct mw_sched *s, unsigned w, uint64_t 
 	return best >= 0 ? MW_SCHED_COPY : MW_SCHED_NONE;
 }
 
+double mw_sched_slack(const struct mw_sched *s, double now)
+{
+	double least = -1;
+
+	for (unsigned i = 0; i < s->nworkers; i++) {
+		const struct mw_sched_worker *wk = &s->w[i];
+		double left;
+
+		if (wk->n == 0)
+			continue;
+		if (wk->avg <= 0)
+			return 0;
+		left = expected_finish(wk, wk->n - 1, wk->avg) - now;
+		if (least < 0 || left < least)
+			least = left;
+	}
+	return least > 0 ? least : 0;
+}
+
 size_t mw_sched_window(const struct mw_sched *s, uint64_t *ids, size_t max)
 {
 	size_t n = 0;

@@ -89,6 +89,12 @@ int mw_sched_prune(struct mw_sched *s, uint64_t id);
  * -ENOENT when w did not hold the task (a worker that lies). */
 int mw_sched_complete(struct mw_sched *s, unsigned w, uint64_t id, double now);
 
+/* How long every worker that holds tasks stays busy with them at its
+ * measured pace: the least time until one of them runs dry, so the
+ * master may look away that long without starving anyone.  0 when no
+ * worker holds a task or one holding tasks has no measured pace yet. */
+double mw_sched_slack(const struct mw_sched *s, double now);
+
 static inline bool mw_sched_finished(const struct mw_sched *s)
 {
 	return s->ndone == s->ntasks;

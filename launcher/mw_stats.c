@@ -126,6 +126,7 @@ void mw_stats_report(const struct mw_stats *st, FILE *out)
 	fprintf(out, "Total Execution Time: %.4f sec\n", total);
 	fprintf(out, "Overall Execution Time: %.4f sec\n", overall);
 	fprintf(out, "Total Time Waiting for Workers: %.4f sec (%.4f %%)\n", st->wait, pct(st->wait, overall));
+	fprintf(out, "Master CPU Time: %.4f sec (%.4f %% of Overall)\n", st->cpu, pct(st->cpu, overall));
 	fprintf(out, "Average Performance: ");
 	perf(out, st, avg);
 	fprintf(out, "\n");
@@ -148,6 +149,7 @@ void mw_stats_report(const struct mw_stats *st, FILE *out)
 			pct(w->work, w->exec));
 		fprintf(out, "  Worker Work Time: %.4f sec\n", w->work);
 		fprintf(out, "  Worker Execution Time: %.4f sec\n", w->exec);
+		fprintf(out, "  Worker CPU Time: %.4f sec\n", w->cpu);
 	}
 	fflush(out);
 }
@@ -163,11 +165,11 @@ void mw_stats_json(const struct mw_stats *st, FILE *out)
 	json_str(out, st->cluster);
 	fprintf(out, ", \"tasks\": %llu, \"joined\": %llu, \"replayed\": %llu, \"pruned\": %llu,"
 		" \"worker_behaviour\": %d, \"prefetch\": %u, \"ops_per_task\": %.17g,"
-		" \"total_time\": %.6f, \"overall_time\": %.6f, \"master_wait\": %.6f,"
+		" \"total_time\": %.6f, \"overall_time\": %.6f, \"master_wait\": %.6f, \"master_cpu\": %.6f,"
 		" \"average_tasks_per_s\": %.6f, \"workers\": [",
 		(unsigned long long)st->ntasks, (unsigned long long)joined(st),
 		(unsigned long long)st->replayed, (unsigned long long)st->pruned, st->behaviour,
-		st->prefetch, st->ops_per_task, total, overall, st->wait, avg);
+		st->prefetch, st->ops_per_task, total, overall, st->wait, st->cpu, avg);
 	for (unsigned i = 0; i < st->nworkers; i++) {
 		const struct mw_stats_worker *w = &st->w[i];
 		double ran = (double)(w->done + w->discharged);
@@ -178,10 +180,10 @@ void mw_stats_json(const struct mw_stats *st, FILE *out)
 		json_str(out, w->role);
 		fprintf(out, ", \"done\": %llu, \"discharged\": %llu, \"useful_tasks_per_s\": %.6f,"
 			" \"working_tasks_per_s\": %.6f, \"efficiency\": %.6f, \"work_time\": %.6f,"
-			" \"exec_time\": %.6f, \"bytes_out\": %llu, \"bytes_in\": %llu}",
+			" \"exec_time\": %.6f, \"cpu_time\": %.6f, \"bytes_out\": %llu, \"bytes_in\": %llu}",
 			(unsigned long long)w->done, (unsigned long long)w->discharged,
 			total > 0 ? (double)w->done / total : 0, w->work > 0 ? ran / w->work : 0,
-			w->exec > 0 ? w->work / w->exec : 0, w->work, w->exec,
+			w->exec > 0 ? w->work / w->exec : 0, w->work, w->exec, w->cpu,
 			(unsigned long long)w->bytes_out, (unsigned long long)w->bytes_in);
 	}
 	fprintf(out, "]}\n");

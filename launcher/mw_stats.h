@@ -28,6 +28,7 @@ struct mw_stats_worker {
 	uint64_t discharged;
 	double work;               /* seconds inside task_run, as it reported */
 	double exec;               /* its execution time, as it reported */
+	double cpu;                /* its CPU time (user + system), as it reported */
 	uint64_t bytes_out;        /* task bytes sent to it */
 	uint64_t bytes_in;         /* result bytes from it */
 };
@@ -49,6 +50,7 @@ struct mw_stats {
 	double t_last;             /* last join */
 	double t_end;              /* last goodbye */
 	double wait;               /* master waiting time, s */
+	double cpu;                /* master's CPU time (user + system), s */
 
 	/* interval sampling */
 	double iv_t;

@@ -179,6 +179,7 @@ static int handle(struct sub *s, const struct mw_msg *m)
 		return s->stopping ? 0 : join(s, m->peer, m);
 	case MW_MSG_BYE:
 		s->r->stats.w[m->peer - 1].exec = (double)m->h.aux * 1e-9;
+		s->r->stats.w[m->peer - 1].cpu = (double)m->h.id * 1e-9;
 		s->nbye++;
 		return 0;
 	case MW_MSG_FAIL:
@@ -273,6 +274,7 @@ int mw_submaster_run(struct mw_run *r, struct mw_port *port)
 	if (mw_port_send(port, 0, &h, NULL) < 0 || mw_port_flush(port) < 0)
 		goto out;
 	r->stats.t_end = mw_now();
+	r->stats.cpu = mw_cpu();
 	r->stats.ntasks = s.received;
 	if (!r->quiet)
 		mw_stats_report(&r->stats, stdout);

@@ -78,6 +78,7 @@ static const struct {
 	{ "PrefetchDepth = 1.5;\n", ":1: PrefetchDepth must be an integer" },
 	{ "StatisticsInterval = \"10\";\n", ":1: StatisticsInterval must be a number of seconds" },
 	{ "PrefetchDepth = 0;\n", "PrefetchDepth must be at least 1" },
+	{ "MasterNap = 1.5;\n", ":1: MasterNap = 1.5 is out of range (0 to 1)" },
 	{ "StatisticsInterval = 1;\nWorkerBehaviour = = 2;\n", ":2: syntax error" },
 };
 
@@ -193,6 +194,7 @@ START_TEST(stats_report)
 	st.t_last = 103;            /* total 2 s */
 	st.t_end = 104;             /* overall 4 s */
 	st.wait = 1;
+	st.cpu = 0.5;
 	st.w[0].done = 6;
 	st.w[0].work = 1.5;
 	st.w[0].exec = 3;
@@ -200,12 +202,15 @@ START_TEST(stats_report)
 	st.w[1].discharged = 1;
 	st.w[1].work = 2.5;
 	st.w[1].exec = 3.5;
+	st.w[1].cpu = 3.25;
 	f = open_memstream(&buf, &len);
 	mw_stats_report(&st, f);
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(buf, "Total Execution Time: 2.0000 sec"));
 	ck_assert_ptr_nonnull(strstr(buf, "Overall Execution Time: 4.0000 sec"));
 	ck_assert_ptr_nonnull(strstr(buf, "Total Time Waiting for Workers: 1.0000 sec (25.0000 %)"));
+	ck_assert_ptr_nonnull(strstr(buf, "Master CPU Time: 0.5000 sec (12.5000 % of Overall)"));
+	ck_assert_ptr_nonnull(strstr(buf, "Worker CPU Time: 3.2500 sec"));
 	ck_assert_ptr_nonnull(strstr(buf, "Average Performance: 5.000000E+00 Tasks/sec (1.000000E+01 MFlops)"));
 	ck_assert_ptr_nonnull(strstr(buf, "Tasks Done: 6 (60.0000 %)"));
 	ck_assert_ptr_nonnull(strstr(buf, "Tasks Discharged: 1 (20.0000 %)"));
@@ -218,6 +223,8 @@ START_TEST(stats_report)
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(buf, "\"tasks\": 10, \"joined\": 10,"));
 	ck_assert_ptr_nonnull(strstr(buf, "\"done\": 4, \"discharged\": 1,"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"master_cpu\": 0.500000,"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"cpu_time\": 3.250000,"));
 	free(buf);
 	buf = NULL;
 	/* an interval: 4 tasks in 2 s, master waited 0.5 s of it */

@@ -159,6 +159,33 @@ START_TEST(replay_and_prune)
 }
 END_TEST
 
+START_TEST(slack_of_queued_work)
+{
+	ck_assert_int_eq(mw_sched_init(&s, 20, 2, 2), 0);
+	ck_assert_int_eq(mw_sched_set_depth(&s, 0, 4), 0);
+	ck_assert_int_eq(mw_sched_set_depth(&s, 1, 2), 0);
+	/* nobody holds anything: no slack */
+	ck_assert(mw_sched_slack(&s, 0) == 0);
+	for (int i = 0; i < 4; i++)
+		give(0, 0, MW_SCHED_NEW);
+	give(1, 0, MW_SCHED_NEW);
+	give(1, 0, MW_SCHED_NEW);
+	/* paces unknown: no slack */
+	ck_assert(mw_sched_slack(&s, 0) == 0);
+	/* worker 0: 1 s per task, 3 left after t = 1: busy until 4 */
+	ck_assert_int_eq(mw_sched_complete(&s, 0, 0, 1), MW_SCHED_JOIN);
+	ck_assert(mw_sched_slack(&s, 1) == 0);
+	/* worker 1: 2 s per task, 1 left after t = 2: busy until 4 */
+	ck_assert_int_eq(mw_sched_complete(&s, 1, 4, 2), MW_SCHED_JOIN);
+	ck_assert(mw_sched_slack(&s, 2) > 1.999 && mw_sched_slack(&s, 2) < 2.001);
+	/* worker 1 refilled: busy until 6; worker 0 still until 4 */
+	give(1, 2, MW_SCHED_NEW);
+	ck_assert(mw_sched_slack(&s, 3) > 0.999 && mw_sched_slack(&s, 3) < 1.001);
+	/* late: never negative */
+	ck_assert(mw_sched_slack(&s, 10) == 0);
+}
+END_TEST
+
 START_TEST(bad_init)
 {
 	ck_assert_int_eq(mw_sched_init(&s, 1, 0, 2), -EINVAL);
@@ -180,6 +207,7 @@ Suite *make_mw_sched_suite(void)
 	tcase_add_test(tc, copies_limited);
 	tcase_add_test(tc, lying_worker);
 	tcase_add_test(tc, replay_and_prune);
+	tcase_add_test(tc, slack_of_queued_work);
 	tcase_add_test(tc, bad_init);
 	suite_add_tcase(su, tc);
 	return su;
