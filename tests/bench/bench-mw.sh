@@ -14,7 +14,7 @@ set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=$ROOT/${BUILD:-build}
 QUICK=${QUICK:-0}
-RUNS=${RUNS:-3}
+RUNS=${RUNS:-5}
 TASKS=$([ "$QUICK" = 1 ] && echo 200000 || echo 1000000)
 N=${N:-$([ "$QUICK" = 1 ] && echo 1024 || echo 2048)}
 BLOCK=${BLOCK:-256}
