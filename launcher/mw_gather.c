@@ -52,7 +52,6 @@ static int open_series(struct mw_run *r)
 		fprintf(stderr, "mw: %s: cannot write the statistics log: %s\n", r->series_path, strerror(errno));
 		return -1;
 	}
-	mw_stats_series_header(r->stats.series);
 	return 0;
 }
 
@@ -156,6 +155,14 @@ int mw_gather_join(struct mw_run *r, uint64_t id, const void *res, size_t len)
 	return 0;
 }
 
+/* An interval of the statistics; every interval, so that the JSON report
+ * has the WAN time series also when progress lines are off. */
+static void interval(struct mw_run *r, double now, FILE *out)
+{
+	if (mw_stats_interval(&r->stats, now, r->sched.ndone, out, out != NULL && isatty(fileno(out))) < 0)
+		fprintf(stderr, "mw: out of memory for the WAN time series: the JSON report misses a sample\n");
+}
+
 void mw_gather_tick(struct mw_run *r, double now)
 {
 	double iv = r->cfg.stats_interval > 0 ? r->cfg.stats_interval : 1;
@@ -163,8 +170,7 @@ void mw_gather_tick(struct mw_run *r, double now)
 
 	if (now < r->next_tick)
 		return;
-	if (show || r->stats.series != NULL)
-		mw_stats_interval(&r->stats, now, r->sched.ndone, show ? stdout : NULL, isatty(STDOUT_FILENO));
+	interval(r, now, show ? stdout : NULL);
 	r->next_tick = r->next_tick + iv > now ? r->next_tick + iv : now + iv;
 }
 
@@ -191,9 +197,9 @@ int mw_gather_end(struct mw_run *r, int status)
 		for (unsigned i = 0; i < r->sched.nworkers; i++) {
 			r->stats.w[i].done = r->sched.w[i].done;
 			r->stats.w[i].discharged = r->sched.w[i].discharged;
+			r->stats.w[i].forfeited = r->sched.w[i].forfeited;
 		}
-		if (r->stats.series != NULL)
-			mw_stats_interval(&r->stats, mw_now(), r->sched.ndone, NULL, false);
+		interval(r, mw_now(), NULL);
 		if (r->app->finish != NULL && r->app->finish(r->app->ctx) < 0) {
 			fprintf(stderr, "mw: %s: finish() reported a failure\n", r->app->name);
 			status = 1;
@@ -204,9 +210,12 @@ int mw_gather_end(struct mw_run *r, int status)
 			status = 1;
 	}
 	if (r->stats.series != NULL) {
+		double iv = r->cfg.stats_interval > 0 ? r->cfg.stats_interval : 1;
+
 		fclose(r->stats.series);
 		r->stats.series = NULL;
-		if (status == 0 && r->plot_path != NULL && mw_plot(r->series_path, r->plot_path, r->app->name) < 0)
+		if (status == 0 && r->plot_path != NULL &&
+		    mw_plot(&r->stats, iv, r->series_path, r->plot_path, r->app->name) < 0)
 			status = 1;
 	}
 	mw_journal_close(&r->journal);

@@ -46,6 +46,20 @@ static int handle(struct master *ms, const struct mw_msg *m, double now)
 		fprintf(stderr, "mw: master: worker %u (%s) failed on task %llu: %.*s\n", m->peer + 1,
 			sw->host, (unsigned long long)m->h.id, (int)m->h.len, (const char *)m->data);
 		return -1;
+	case MW_MSG_AWAY:
+		/* Its tasks go to the others at the next refill, this step. */
+		rc = (int)mw_sched_forfeit(&r->sched, m->peer);
+		if (!r->quiet)
+			printf("mw: master: %s is away past its deadline; its %d outstanding tasks go to other "
+			       "workers\n", sw->host, rc);
+		return 0;
+	case MW_MSG_BACK:
+		mw_sched_back(&r->sched, m->peer);
+		if (!r->quiet)
+			printf("mw: master: %s is back\n", sw->host);
+		return 0;
+	case MW_MSG_STATS:
+		return mw_stats_msg_decode(&m->h, m->data, &sw->wan) < 0 ? protocol_error(m, "short STATS") : 0;
 	case MW_MSG_BYE:
 		if (!ms->stopping)
 			return protocol_error(m, "it left before the end of the run");

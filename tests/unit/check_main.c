@@ -19,6 +19,7 @@ int main(void)
 	srunner_add_suite(sr, make_mw_sched_suite());
 	srunner_add_suite(sr, make_mw_journal_suite());
 	srunner_add_suite(sr, make_mw_misc_suite());
+	srunner_add_suite(sr, make_mw_cache_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

@@ -243,6 +243,48 @@ START_TEST(stats_report)
 }
 END_TEST
 
+/* A communication manager's WAN traffic per interval: in the series file
+ * (two columns named after it), in the JSON report, and in the text. */
+START_TEST(stats_wan_series)
+{
+	struct mw_stats st;
+	char *buf = NULL, *ser = NULL;
+	size_t len = 0, slen = 0;
+	FILE *f;
+
+	ck_assert_int_eq(mw_stats_init(&st, "app", 10, 2, 100.0), 0);
+	st.w[1].role = "CommManager";
+	snprintf(st.w[1].host, sizeof(st.w[1].host), "cm:clusterB");
+	st.series = open_memstream(&ser, &slen);
+	st.w[1].wan = (struct mw_cm_stats){ .wan_out = 1000, .wan_in = 200 };
+	ck_assert_int_eq(mw_stats_interval(&st, 101, 1, NULL, false), 0);
+	st.w[1].wan = (struct mw_cm_stats){ .wan_out = 1500, .wan_in = 1200, .cache_saved = 77, .late = 3 };
+	st.w[1].forfeited = 5;
+	ck_assert_int_eq(mw_stats_interval(&st, 102, 2, NULL, false), 0);
+	fclose(st.series);
+	st.series = NULL;
+	ck_assert_ptr_nonnull(strstr(ser, "workers_busy\tto:cm:clusterB\tfrom:cm:clusterB\n"));
+	ck_assert_ptr_nonnull(strstr(ser, "\t1000\t200\n"));
+	ck_assert_ptr_nonnull(strstr(ser, "\t500\t1000\n"));
+	f = open_memstream(&buf, &len);
+	mw_stats_json(&st, f);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "\"wan_bytes_out\": 1500, \"wan_bytes_in\": 1200, \"cache_bytes_saved\": 77,"
+					  " \"forfeited\": 5, \"late\": 3, \"wan_series\": [{\"t\": 1.000, \"out\": 1000, \"in\": 200},"
+					  " {\"t\": 2.000, \"out\": 500, \"in\": 1000}]}"));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	mw_stats_report(&st, f);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "WAN Bytes Out / In: 1500 / 1200 (data cache saved 77)"));
+	ck_assert_ptr_nonnull(strstr(buf, "Tasks Forfeited (cluster away past its deadline): 5, Late Results Discarded: 3"));
+	free(buf);
+	free(ser);
+	mw_stats_free(&st);
+}
+END_TEST
+
 Suite *make_mw_misc_suite(void)
 {
 	Suite *s = suite_create("mw_misc");
@@ -256,6 +298,7 @@ Suite *make_mw_misc_suite(void)
 	tcase_add_test(tc, roles_of_a_cluster);
 	tcase_add_test(tc, coarse_items);
 	tcase_add_test(tc, stats_report);
+	tcase_add_test(tc, stats_wan_series);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -16,5 +16,6 @@ Suite *make_model_suite(void);
 Suite *make_mw_sched_suite(void);
 Suite *make_mw_journal_suite(void);
 Suite *make_mw_misc_suite(void);
+Suite *make_mw_cache_suite(void);
 
 #endif
