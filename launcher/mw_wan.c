@@ -20,6 +20,7 @@ struct mw_wan {
 	char peer[LDS_NAME_MAX];
 	struct queued *head, *tail;
 	size_t nqueued;
+	uint64_t bytes_out, bytes_in;
 	char err[512];
 };
 
@@ -82,6 +83,16 @@ size_t mw_wan_queued(const struct mw_wan *w)
 	return w->nqueued;
 }
 
+uint64_t mw_wan_bytes_out(const struct mw_wan *w)
+{
+	return w->bytes_out;
+}
+
+uint64_t mw_wan_bytes_in(const struct mw_wan *w)
+{
+	return w->bytes_in;
+}
+
 int mw_wan_pump(struct mw_wan *w)
 {
 	struct queued *q;
@@ -96,6 +107,7 @@ int mw_wan_pump(struct mw_wan *w)
 		w->head = q->next;
 		if (w->head == NULL)
 			w->tail = NULL;
+		w->bytes_out += q->len;
 		free(q);
 		w->nqueued--;
 		n++;
@@ -160,6 +172,7 @@ int mw_wan_poll(struct mw_wan *w, struct mw_msg *m, char src[LDS_NAME_MAX])
 		snprintf(w->err, sizeof(w->err), "malformed message of %zu bytes from %s", msg.len, msg.src);
 		return -EBADMSG;
 	}
+	w->bytes_in += msg.len;
 	m->peer = 0;
 	m->data = (const unsigned char *)msg.data + MW_HDR_LEN;
 	snprintf(src, LDS_NAME_MAX, "%s", msg.src);

@@ -41,21 +41,22 @@ star_clusters() {
 }
 
 # write_job N "APP-ARGS" [EXTRA-JOB-SETTINGS]: $T/job.conf for mw_matmul
-# over the star; WORKERS (per cluster), GRAIN, PREFETCH, DEADLINE tune it.
+# over the star; WORKERS (per cluster; MAIN_WORKERS for clusterA), GRAIN,
+# PREFETCH, DEADLINE, CACHE_MIB, FRAMEWORK (extra entries) tune it.
 write_job() {
 	local n=$1 args="" a cl=""
 	for a in $2; do args="$args${args:+, }\"$a\""; done
 	for ((k = 0; k < n; k++)); do
 		if [ "$k" = 0 ]; then
-			cl="{ name = \"clusterA\"; main = true; workers = ${WORKERS:-1}; socket = \"$T/clusterA.sock\"; }"
+			cl="{ name = \"clusterA\"; main = true; workers = ${MAIN_WORKERS:-${WORKERS:-1}}; socket = \"$T/clusterA.sock\"; }"
 		else
 			cl="$cl, { name = \"${CLUSTERS[$k]}\"; workers = ${WORKERS:-1}; socket = \"$T/${CLUSTERS[$k]}.sock\";
-			   grain = ${GRAIN:-4}; prefetch = ${PREFETCH:-32}; deadline = ${DEADLINE:-10.0}; }"
+			   grain = ${GRAIN:-4}; prefetch = ${PREFETCH:-32}; deadline = ${DEADLINE:-10.0}; ${CACHE_MIB:+cache_mib = $CACHE_MIB;} }"
 		fi
 	done
 	cat > "$T/job.conf" <<EOC
 application = { program = "$MWBIN/mw_matmul"; args = [ $args ]; };
-framework = { StatisticsInterval = 1.0; IdleSleepMax = 0.002; };
+framework = { StatisticsInterval = 1.0; IdleSleepMax = 0.002; ${FRAMEWORK:-} };
 timeout = ${JOB_TIMEOUT:-120.0};
 link_timeout = ${LINK_TIMEOUT:-20.0};
 ${3:-}

@@ -22,7 +22,8 @@ struct job_cluster {
 	char socket[1024];         /* its gateway's client socket */
 	unsigned grain;            /* remote: fine tasks per inter-cluster task */
 	unsigned prefetch;         /* remote: its main-side CM's queue depth */
-	double deadline;           /* remote: longest wait for its goodbye, s */
+	double deadline;           /* remote: longest silence before its tasks go elsewhere, s */
+	double cache_mib;          /* remote: its sub-master's data cache, MiB (0 = none) */
 };
 
 struct job {

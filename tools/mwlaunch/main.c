@@ -98,7 +98,8 @@ static void dry_run(const struct job *j, struct plan *p)
 		printf("\ncluster %s (%s): %u ranks on %s, gateway %s", c->name, c->main ? "main" : "remote",
 		       p[i].nranks, c->hosts[0] ? c->hosts : c->hostfile[0] ? c->hostfile : "this machine", c->socket);
 		if (!c->main)
-			printf(", grain %u, prefetch %u, deadline %g s", c->grain, c->prefetch, c->deadline);
+			printf(", grain %u, prefetch %u, deadline %g s, cache %g MiB", c->grain, c->prefetch,
+			       c->deadline, c->cache_mib);
 		printf("\n");
 		for (unsigned r = 0; r < p[i].nranks; r++)
 			printf("  rank %u: %s\n", r, p[i].roles[r]);

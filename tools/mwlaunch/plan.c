@@ -81,6 +81,14 @@ static void rank(const struct job *j, unsigned c, const char *role, const struct
 		env_u(p, "MWL_LINK_TIMEOUT", j->link_timeout);
 		env_u(p, "MWL_DEADLINE", (peer ? peer : cl)->deadline);
 	}
+	/* The data cache: its main-side mirror and the sub-master hold as
+	 * much as the remote cluster's entry says. */
+	if (strcmp(role, "submaster") == 0 || (strcmp(role, "cm") == 0 && peer != NULL)) {
+		char bytes[32];
+
+		snprintf(bytes, sizeof(bytes), "%.0f", (peer ? peer : cl)->cache_mib * 1048576.0);
+		env(p, "MWL_CACHE", bytes);
+	}
 	add(p, "%s", j->program);
 	for (int i = 0; i < j->nargs; i++)
 		add(p, "%s", j->args[i]);
