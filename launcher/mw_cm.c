@@ -209,6 +209,9 @@ static int main_from_master(struct cm *c, const struct mw_msg *m)
 {
 	if (m->h.type == MW_MSG_STOP)
 		return 1;
+	/* Sent before the master heard AWAY: forfeited already. */
+	if (m->h.type == MW_MSG_TASK && c->away)
+		return 0;
 	if (m->h.type != MW_MSG_TASK) {
 		fail(c, "unexpected %s from the master", mw_msg_names[m->h.type]);
 		return -1;

@@ -18,6 +18,11 @@ double mw_now(void)
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+void mw_nap(double s)
+{
+	nanosleep(&(struct timespec){ (time_t)s, (long)((s - (double)(time_t)s) * 1e9) }, NULL);
+}
+
 double mw_cpu(void)
 {
 	struct rusage ru;

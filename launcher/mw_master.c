@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "launcher/mw_run.h"
 
@@ -33,6 +32,13 @@ static int handle(struct master *ms, const struct mw_msg *m, double now)
 	switch (m->h.type) {
 	case MW_MSG_RESULT:
 		rc = mw_sched_complete(&r->sched, m->peer, m->h.id, now);
+		/* A CM whose cluster was away may pass on a result of a task
+		 * it had forfeited (sent to it just before the master heard
+		 * AWAY): late, dropped.  Anyone else lies. */
+		if (rc < 0 && r->sched.w[m->peer].forfeited > 0) {
+			sw->late++;
+			return 0;
+		}
 		if (rc < 0)
 			return protocol_error(m, "it does not hold that task");
 		sw->work += (double)m->h.aux * 1e-9;
@@ -142,7 +148,8 @@ static int step(struct master *ms)
 #define MIN_NAP 100e-6            /* s: shorter naps cost more than spinning */
 
 /* Nothing to do: while every busy worker has queued work for at least
- * twice as long, the master sleeps (at most MasterNap), so that on a
+ * twice as long, the master naps (at most MasterNap, looking for
+ * messages and pushing its sends every MW_NAP_SLICE), so that on a
  * machine with fewer cores than ranks it leaves the workers the CPU;
  * otherwise it waits on the port, which spins and yields, so that a
  * worker about to run dry is served at once. */
@@ -155,10 +162,7 @@ static int idle(struct master *ms)
 
 	nap = nap < r->cfg.master_nap ? nap : r->cfg.master_nap;
 	nap = nap < left ? nap : left;
-	if (nap >= MIN_NAP)
-		nanosleep(&(struct timespec){ (time_t)nap, (long)((nap - (time_t)nap) * 1e9) }, NULL);
-	else
-		rc = mw_port_wait(ms->port, left > 0 ? left : 0);
+	rc = nap >= MIN_NAP ? mw_port_nap(ms->port, nap) : mw_port_wait(ms->port, left > 0 ? left : 0);
 	r->stats.wait += mw_now() - t;
 	mw_gather_tick(r, mw_now());
 	if (rc < 0)

@@ -40,6 +40,8 @@ struct mw_run {
 double mw_now(void);
 /* CPU seconds (user + system) this process has used so far. */
 double mw_cpu(void);
+/* Sleeps that many seconds (a fraction). */
+void mw_nap(double seconds);
 
 /* mw_gather.c: split the problem for nworkers, open or replay the journal,
  * start the statistics.  0 or -1 (said why on stderr). */

@@ -202,7 +202,7 @@ void mw_stats_report(const struct mw_stats *st, FILE *out)
 				"  Tasks Forfeited (cluster away past its deadline): %llu, Late Results Discarded: %llu\n",
 				(unsigned long long)w->wan.wan_out, (unsigned long long)w->wan.wan_in,
 				(unsigned long long)w->wan.cache_saved, (unsigned long long)w->forfeited,
-				(unsigned long long)w->wan.late);
+				(unsigned long long)(w->wan.late + w->late));
 	}
 	fflush(out);
 }
@@ -243,7 +243,7 @@ void mw_stats_json(const struct mw_stats *st, FILE *out)
 				" \"forfeited\": %llu, \"late\": %llu, \"wan_series\": [",
 				(unsigned long long)w->wan.wan_out, (unsigned long long)w->wan.wan_in,
 				(unsigned long long)w->wan.cache_saved, (unsigned long long)w->forfeited,
-				(unsigned long long)w->wan.late);
+				(unsigned long long)(w->wan.late + w->late));
 			for (size_t k = 0; k < w->nsamples; k++)
 				fprintf(out, "%s{\"t\": %.3f, \"out\": %llu, \"in\": %llu}", k ? ", " : "",
 					w->samples[k].t, (unsigned long long)w->samples[k].out,

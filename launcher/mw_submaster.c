@@ -349,6 +349,23 @@ static int refill(struct sub *s)
 	return sent;
 }
 
+/* Idle, the sub-master naps (MasterNap, as the master does) while no
+ * worker can run dry before it looks again: each has a task queued
+ * behind the one it computes, or there is nothing to give it anyway.
+ * Across a WAN a few milliseconds more for a coarse message do not
+ * matter; a core spinning on a machine shared with the workers does. */
+static bool may_nap(const struct sub *s)
+{
+	if (s->r->cfg.master_nap <= 0)
+		return false;
+	if (s->qn == 0)
+		return true;
+	for (unsigned w = 1; w <= s->nw; w++)
+		if (s->held[w] < 2)
+			return false;
+	return true;
+}
+
 static int loop(struct sub *s)
 {
 	struct mw_run *r = s->r;
@@ -377,7 +394,7 @@ static int loop(struct sub *s)
 		if (got > 0)
 			continue;
 		t = mw_now();
-		if (mw_port_wait(s->port, 0.5) < 0)
+		if ((may_nap(s) ? mw_port_nap(s->port, r->cfg.master_nap) : mw_port_wait(s->port, 0.5)) < 0)
 			return say("waiting failed", 0);
 		r->stats.wait += mw_now() - t;
 	}

@@ -87,3 +87,7 @@ QUICK=$QUICK RUNS=3 "$(dirname "$0")/bench-wanemu.sh"
 # The master-worker runtime (issue 5).
 echo
 BUILD=${BUILD:-build} QUICK=$QUICK "$(dirname "$0")/bench-mw.sh"
+
+# Two clusters over wanemu (issue 6).
+echo
+BUILD=${BUILD:-build} QUICK=$QUICK "$(dirname "$0")/bench-mwlaunch.sh"

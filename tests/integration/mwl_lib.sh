@@ -32,6 +32,33 @@ peers = ( $peers );
 EOC
 }
 
+# star_on_netbed N LINK-SPEC STREAMS: N netbed sites joined by wanemu
+# (netbed.sh sourced), cluster K's gateway in site s(K+1), then
+# star_clusters N STREAMS.
+star_on_netbed() {
+	netbed_up "$1" "$2" || fail "the wanemu test bed did not start"
+	for ((k = 0; k < $1; k++)); do
+		eval "NS_${CLUSTERS[$k]}=$(netbed_ns "s$((k + 1))")"
+		[ "$k" = 0 ] || eval "ADDR_${CLUSTERS[$k]}=$(netbed_addr "s$((k + 1))")"
+	done
+	star_clusters "$1" "$3"
+}
+
+# outage_mid_run PID LINK SECONDS: once clusterB's sub-master has done some
+# of its work (its progress line in $T/out) while job PID runs, LINK of
+# the netbed goes black for SECONDS; the job must still run afterwards.
+outage_mid_run() {
+	for _ in $(seq 1 300); do
+		grep -q '^\[clusterB:0\] mw: [1-9][0-9]*/' "$T/out" && break
+		kill -0 "$1" 2> /dev/null || fail "the job ended before the outage: $(tail -20 "$T/out")"
+		sleep 0.1
+	done
+	netbed_ctl "$2" down > /dev/null || fail "wanemu ctl $2 down"
+	sleep "$3"
+	netbed_ctl "$2" up > /dev/null || fail "wanemu ctl $2 up"
+	kill -0 "$1" 2> /dev/null || fail "the job ended during the outage"
+}
+
 # star_clusters N STREAMS: starts them and waits until every link is up.
 star_clusters() {
 	star_conf "$1" "$2"
