@@ -116,6 +116,55 @@ START_TEST(proto_round_trip_and_bad_input)
 }
 END_TEST
 
+/* A communication manager's settings: defaults, values, bad values. */
+static const char *const *fake_env;
+
+static const char *fake_get(const char *name)
+{
+	for (const char *const *e = fake_env; *e != NULL; e += 2)
+		if (strcmp(e[0], name) == 0)
+			return e[1];
+	return NULL;
+}
+
+START_TEST(cm_env)
+{
+	static const char *const none[] = { NULL };
+	static const char *const set[] = { "MWL_REMOTE", "clusterB", "MWL_GRAIN", "4", "MWL_DEADLINE", "2.5",
+					   "MWL_CACHE", "1048576", NULL };
+	static const char *const bad[] = { "MWL_CACHE", "-1", NULL };
+	struct mw_cm_env e;
+
+	fake_env = none;
+	ck_assert_int_eq(mw_cm_env_read(&e, fake_get, err, sizeof(err)), 0);
+	ck_assert(e.grain == 1 && e.prefetch == 64 && e.deadline == 60 && e.cache == 64 << 20);
+	fake_env = set;
+	ck_assert_int_eq(mw_cm_env_read(&e, fake_get, err, sizeof(err)), 0);
+	ck_assert_str_eq(e.remote, "clusterB");
+	ck_assert(e.grain == 4 && e.deadline == 2.5 && e.cache == 1048576);
+	fake_env = bad;
+	ck_assert_int_eq(mw_cm_env_read(&e, fake_get, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "MWL_CACHE=-1"));
+}
+END_TEST
+
+/* A communication manager's link counters to the master and back. */
+START_TEST(stats_message)
+{
+	struct mw_cm_stats s = { .wan_out = 1ULL << 40, .wan_in = 7, .cache_saved = 123456789, .late = 3 }, t;
+	unsigned char p[MW_STATS_LEN];
+	struct mw_hdr h = { .type = MW_MSG_STATS, .len = MW_STATS_LEN, .id = s.wan_out, .aux = s.wan_in };
+
+	mw_stats_msg_encode(p, &s);
+	ck_assert_int_eq(mw_stats_msg_decode(&h, p, &t), 0);
+	ck_assert_mem_eq(&s, &t, sizeof(s));
+	h.len = MW_STATS_LEN - 1;
+	ck_assert_int_eq(mw_stats_msg_decode(&h, p, &t), -EBADMSG);
+	ck_assert_str_eq(mw_msg_names[MW_MSG_PING], "PING");
+	ck_assert_str_eq(mw_msg_names[MW_MSG_AWAY], "AWAY");
+}
+END_TEST
+
 START_TEST(roles)
 {
 	enum mw_role r;
@@ -294,6 +343,8 @@ Suite *make_mw_misc_suite(void)
 	tcase_add_test(tc, config_behaviour_one_means_one_buffer);
 	tcase_add_loop_test(tc, config_errors, 0, sizeof(bad_confs) / sizeof(bad_confs[0]));
 	tcase_add_test(tc, proto_round_trip_and_bad_input);
+	tcase_add_test(tc, stats_message);
+	tcase_add_test(tc, cm_env);
 	tcase_add_test(tc, roles);
 	tcase_add_test(tc, roles_of_a_cluster);
 	tcase_add_test(tc, coarse_items);
