@@ -14,7 +14,10 @@
  *  - coarse_split / fine_pack / fine_join / coarse_result let a remote
  *    cluster split a task of K products into K tasks of one product for
  *    its workers and sum their results, so that one block instead of K
- *    comes back.
+ *    comes back;
+ *  - pick gives a remote cluster the newest task it may choose from,
+ *    local workers the oldest: the clusters work from opposite ends of C,
+ *    and a remote cluster goes on reusing the rows of A it holds.
  *
  *   mpirun -np 3 mw_matmul -n 1024 -b 128 --verify
  */
@@ -352,6 +355,12 @@ static int mm_finish(void *ctx)
 	return worst < 1e-4 ? 0 : -1;
 }
 
+static long mm_pick(void *ctx, const struct mw_pick *p)
+{
+	(void)ctx;
+	return p->remote && p->n > 0 ? (long)p->n - 1 : -1;
+}
+
 static void mm_cleanup(void *ctx)
 {
 	struct matmul *m = ctx;
@@ -367,7 +376,7 @@ int main(int argc, char **argv)
 	struct mw_app app = {
 		.size = sizeof(app), .name = "matmul", .ctx = &m,
 		.setup = mm_setup, .split = mm_split, .task_pack = mm_pack, .task_run = mm_run,
-		.result_join = mm_join, .finish = mm_finish, .cleanup = mm_cleanup,
+		.result_join = mm_join, .finish = mm_finish, .cleanup = mm_cleanup, .pick = mm_pick,
 		.coarse_split = mm_coarse_split, .coarse_result = mm_coarse_result,
 		.fine_pack = mm_fine_pack, .fine_join = mm_fine_join, .task_blocks = mm_blocks,
 	};

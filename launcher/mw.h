@@ -73,6 +73,7 @@ struct mw_pick {
 	const uint64_t *ids;
 	size_t n;
 	unsigned worker;        /* 0-based worker index */
+	int remote;             /* the worker is a remote cluster (mwlaunch) */
 };
 
 struct mw_app {

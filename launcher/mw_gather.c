@@ -109,7 +109,7 @@ static void pick(struct mw_run *r, unsigned w, uint64_t *id)
 {
 	uint64_t win[256];
 	size_t max = r->cfg.pick_window < 256 ? r->cfg.pick_window : 256;
-	struct mw_pick p = { .ids = win, .worker = w };
+	struct mw_pick p = { .ids = win, .worker = w, .remote = mw_stats_is_cm(&r->stats.w[w]) };
 	long k;
 
 	p.n = mw_sched_window(&r->sched, win, max);

@@ -15,11 +15,19 @@ struct queued {
 	unsigned char data[];      /* header and payload */
 };
 
+/* A message ldsd took, until the remote gateway acknowledges it. */
+struct sent {
+	uint64_t id;
+	size_t len;
+};
+
 struct mw_wan {
 	struct lds *h;
 	char peer[LDS_NAME_MAX];
 	struct queued *head, *tail;
 	size_t nqueued;
+	struct sent *sent;         /* a ring, oldest first */
+	size_t shead, sn, scap;
 	uint64_t bytes_out, bytes_in;
 	char err[512];
 };
@@ -55,6 +63,7 @@ void mw_wan_close(struct mw_wan *w)
 		free(q);
 	}
 	lds_close(w->h);
+	free(w->sent);
 	free(w);
 }
 
@@ -83,9 +92,36 @@ size_t mw_wan_queued(const struct mw_wan *w)
 	return w->nqueued;
 }
 
-uint64_t mw_wan_bytes_out(const struct mw_wan *w)
+uint64_t mw_wan_bytes_out(struct mw_wan *w)
 {
+	uint64_t upto = lds_settled_upto(w->h);
+
+	while (w->sn > 0 && w->sent[w->shead].id <= upto) {
+		w->bytes_out += w->sent[w->shead].len;
+		w->shead = (w->shead + 1) % w->scap;
+		w->sn--;
+	}
 	return w->bytes_out;
+}
+
+/* Remembers a message ldsd took; 0 or -ENOMEM. */
+static int remember(struct mw_wan *w, uint64_t id, size_t len)
+{
+	if (w->sn == w->scap) {
+		size_t cap = w->scap ? w->scap * 2 : 64;
+		struct sent *s = malloc(cap * sizeof(*s));
+
+		if (s == NULL)
+			return -ENOMEM;
+		for (size_t i = 0; i < w->sn; i++)
+			s[i] = w->sent[(w->shead + i) % w->scap];
+		free(w->sent);
+		w->sent = s;
+		w->scap = cap;
+		w->shead = 0;
+	}
+	w->sent[(w->shead + w->sn++) % w->scap] = (struct sent){ id, len };
+	return 0;
 }
 
 uint64_t mw_wan_bytes_in(const struct mw_wan *w)
@@ -99,15 +135,18 @@ int mw_wan_pump(struct mw_wan *w)
 	int n = 0, rc;
 
 	while ((q = w->head) != NULL) {
-		rc = lds_send_nb(w->h, w->peer, q->data, q->len, NULL);
+		uint64_t id;
+
+		rc = lds_send_nb(w->h, w->peer, q->data, q->len, &id);
 		if (rc == -EAGAIN)
 			break;
 		if (rc < 0)
 			return failed(w, rc, w->peer);
+		if (remember(w, id, q->len) < 0)
+			return failed(w, -ENOMEM, "remembering a message sent");
 		w->head = q->next;
 		if (w->head == NULL)
 			w->tail = NULL;
-		w->bytes_out += q->len;
 		free(q);
 		w->nqueued--;
 		n++;

@@ -39,8 +39,9 @@ int mw_wan_send(struct mw_wan *w, const struct mw_hdr *h, const void *data);
 int mw_wan_pump(struct mw_wan *w);
 /* Messages queued here, not yet taken by ldsd. */
 size_t mw_wan_queued(const struct mw_wan *w);
-/* Bytes of messages ldsd took from us, and of messages received. */
-uint64_t mw_wan_bytes_out(const struct mw_wan *w);
+/* Bytes of messages the remote gateway acknowledged (they crossed the
+ * WAN), and of messages received. */
+uint64_t mw_wan_bytes_out(struct mw_wan *w);
 uint64_t mw_wan_bytes_in(const struct mw_wan *w);
 
 /* One received message (m->peer 0; payload valid until the next call)

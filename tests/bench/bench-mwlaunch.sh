@@ -10,10 +10,12 @@
 #   multi-cluster efficiency = speedup / 2 (clusterB has as many workers
 #   as clusterA: twice the computing power).
 # The grain is chosen for the link: a task is a whole C block (-k = N/B
-# block products, about 67 ms on this machine), which clusterB's
+# block products, about 90 ms on this machine), which clusterB's
 # sub-master splits into single products for its worker and joins back,
 # so one block returns per task; the data cache sends each block of A and
-# B over the WAN once.  Needs root and /dev/net/tun (skipped otherwise).
+# B over the WAN once, and mw_matmul's scheduler gives clusterB the rows
+# of C from the end, so that it keeps using the rows of A it holds.
+# Needs root and /dev/net/tun (skipped otherwise).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/../integration/mw_lib.sh"
 . "$(dirname "$0")/../integration/mwl_lib.sh"
@@ -22,7 +24,7 @@ why=$(netbed_check) || { echo "bench-mwlaunch: skipped: $why"; exit 0; }
 command -v jq > /dev/null || { echo "bench-mwlaunch: skipped: jq is missing"; exit 0; }
 QUICK=${QUICK:-0}
 RUNS=${RUNS:-3}
-N=${N:-$([ "$QUICK" = 1 ] && echo 2048 || echo 3072)}
+N=${N:-$([ "$QUICK" = 1 ] && echo 2048 || echo 4096)}
 B=${BLOCK:-256}
 K=${KSTEPS:-$((N / B))}
 # The benchmark measures what this machine's MPI does best (shared-memory
@@ -31,13 +33,13 @@ unset OMPI_MCA_btl_vader_single_copy_mechanism
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 star_on_netbed 2 'all:delay=50ms,rate=50mbit' 4
-FW="StatisticsInterval = 0.0; IdleSleepMax = 0.001;"
-printf '%s\n' "$FW" > "$T/mw.conf"
 ARGS="-n $N -b $B -k $K"
-GRAIN=1 PREFETCH=4 DEADLINE=60 CACHE_MIB=128 JOB_TIMEOUT=600 FRAMEWORK="IdleSleepMax = 0.001;" \
+GRAIN=1 PREFETCH=4 DEADLINE=60 CACHE_MIB=256 JOB_TIMEOUT=600 FRAMEWORK="PickWindow = 256;" \
 	write_job 2 "$ARGS --quiet"
+# The main cluster alone runs with the job's framework entries.
+sed -n 's/^framework = { \(.*\) };$/\1/p' "$T/job.conf" > "$T/mw.conf"
 echo "bench-mwlaunch: machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-echo "bench-mwlaunch: mw_matmul $ARGS: $((N / B * N / B * N / B / K)) tasks; link 100 ms RTT, 50 Mbit/s; grain 1, prefetch 4, cache 128 MiB"
+echo "bench-mwlaunch: mw_matmul $ARGS: $((N / B * N / B * N / B / K)) tasks; link 100 ms RTT, 50 Mbit/s; grain 1, prefetch 4, cache 256 MiB"
 declare -a alone two sp eff share
 for r in $(seq 1 "$RUNS"); do
 	timeout 600 mpirun --oversubscribe -np 2 "$MWBIN/mw_matmul" $ARGS -c "$T/mw.conf" --quiet --json "$T/alone.json" \

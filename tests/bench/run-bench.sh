@@ -6,6 +6,9 @@
 #   2. the same with 16 forced stream resets per second (target >= 80 % of 1)
 #   3. ldsd's resident memory while a producer sends into a dead link
 #      (target < send_memory + recv_memory + 32 MiB)
+# then wanemu's forwarding (bench-wanemu.sh), the master-worker runtime
+# (bench-mw.sh) and mw_matmul on two clusters over wanemu
+# (bench-mwlaunch.sh), each with its own table.
 # QUICK=1 shortens everything (make bench-quick).  Results are printed as a
 # Markdown table to paste into docs/BENCHMARKS.md.
 . "$(dirname "$0")/../integration/lib.sh"
