@@ -11,9 +11,9 @@
  *    message's payload stays valid until the next poll().
  *  - wait() blocks until a message may be ready or `seconds` passed, and
  *    progresses sends meanwhile; it answers at once (it spins).
- *  - nap() is wait() for a caller that can be late: it sleeps, looking
- *    for messages and progressing sends every MW_NAP_SLICE, so that it
- *    costs almost no CPU and a message waits at most that long.
+ *  - nap() is wait() for a caller that can be late: it sleeps, so that
+ *    it costs almost no CPU; while a send is unfinished it looks for
+ *    messages and progresses sends every MW_NAP_SLICE.
  *  - flush() blocks until every send completed.
  * Errors are negative errno values; single-threaded.
  */

@@ -129,8 +129,10 @@ static int pm_poll(struct mw_port *base, struct mw_msg *m)
 }
 
 /* Until a message may be ready or seconds passed, progressing sends:
- * with slice > 0 asleep between looks at most slice apart; else spinning,
- * then yielding or napping (IdleSleepMax). */
+ * with slice > 0 asleep, looking again at most slice later while a send
+ * is unfinished (an MPI without single-copy shared memory moves a large
+ * message only while its sender progresses it); else spinning, then
+ * yielding or napping (IdleSleepMax). */
 static int wait_for(struct port_mpi *p, double seconds, double slice)
 {
 	double t0 = mw_now(), nap = FIRST_NAP, el;
@@ -145,7 +147,7 @@ static int wait_for(struct port_mpi *p, double seconds, double slice)
 		if (flag || el >= seconds)
 			return 0;
 		if (slice > 0) {
-			mw_nap(seconds - el < slice ? seconds - el : slice);
+			mw_nap(seconds - el < slice || p->nfree == p->cap ? seconds - el : slice);
 			continue;
 		}
 		if (el < SPIN)
