@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "launcher/mw_cache.h"
+#include "launcher/mw_ring.h"
 #include "launcher/mw_role.h"
 #include "launcher/mw_run.h"
 
@@ -78,19 +79,11 @@ static int say(const char *what, unsigned long long n)
 
 static int queue_push(struct sub *s, uint32_t unit, uint32_t fine)
 {
-	if (s->qn == s->qcap) {
-		size_t cap = s->qcap ? s->qcap * 2 : 256;
-		struct pend *q = malloc(cap * sizeof(*q));
+	void *ring = s->q;
 
-		if (q == NULL)
-			return -ENOMEM;
-		for (size_t i = 0; i < s->qn; i++)
-			q[i] = s->q[(s->qhead + i) % s->qcap];
-		free(s->q);
-		s->q = q;
-		s->qcap = cap;
-		s->qhead = 0;
-	}
+	if (mw_ring_make_room(&ring, &s->qcap, &s->qhead, s->qn, sizeof(*s->q)) < 0)
+		return -ENOMEM;
+	s->q = ring;
 	s->q[(s->qhead + s->qn) % s->qcap] = (struct pend){ unit, fine };
 	s->qn++;
 	return 0;

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "launcher/mw.h"
+#include "launcher/mw_ring.h"
 #include "launcher/mw_wan.h"
 
 struct queued {
@@ -107,19 +108,11 @@ uint64_t mw_wan_bytes_out(struct mw_wan *w)
 /* Remembers a message ldsd took; 0 or -ENOMEM. */
 static int remember(struct mw_wan *w, uint64_t id, size_t len)
 {
-	if (w->sn == w->scap) {
-		size_t cap = w->scap ? w->scap * 2 : 64;
-		struct sent *s = malloc(cap * sizeof(*s));
+	void *ring = w->sent;
 
-		if (s == NULL)
-			return -ENOMEM;
-		for (size_t i = 0; i < w->sn; i++)
-			s[i] = w->sent[(w->shead + i) % w->scap];
-		free(w->sent);
-		w->sent = s;
-		w->scap = cap;
-		w->shead = 0;
-	}
+	if (mw_ring_make_room(&ring, &w->scap, &w->shead, w->sn, sizeof(*w->sent)) < 0)
+		return -ENOMEM;
+	w->sent = ring;
 	w->sent[(w->shead + w->sn++) % w->scap] = (struct sent){ id, len };
 	return 0;
 }

@@ -13,6 +13,7 @@
 
 #include "launcher/mw_config.h"
 #include "launcher/mw_proto.h"
+#include "launcher/mw_ring.h"
 #include "launcher/mw_role.h"
 #include "launcher/mw_stats.h"
 #include "suites.h"
@@ -145,6 +146,32 @@ START_TEST(cm_env)
 	fake_env = bad;
 	ck_assert_int_eq(mw_cm_env_read(&e, fake_get, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "MWL_CACHE=-1"));
+}
+END_TEST
+
+/* A ring that wrapped grows with its elements in order. */
+START_TEST(ring_grows_in_order)
+{
+	size_t cap = 0, head = 0, n = 0, next = 0;
+	void *v = NULL;
+	int *r;
+
+	for (int i = 0; i < 1000; i++) {
+		ck_assert_int_eq(mw_ring_make_room(&v, &cap, &head, n, sizeof(int)), 0);
+		r = v;
+		r[(head + n++) % cap] = i;
+		/* take one out every third time, so that the ring wraps */
+		if (i % 3 == 0) {
+			ck_assert_int_eq(r[head], (int)next++);
+			head = (head + 1) % cap;
+			n--;
+		}
+	}
+	r = v;
+	for (size_t k = 0; k < n; k++)
+		ck_assert_int_eq(r[(head + k) % cap], (int)(next + k));
+	ck_assert_uint_eq(next + n, 1000);
+	free(v);
 }
 END_TEST
 
@@ -345,6 +372,7 @@ Suite *make_mw_misc_suite(void)
 	tcase_add_test(tc, proto_round_trip_and_bad_input);
 	tcase_add_test(tc, stats_message);
 	tcase_add_test(tc, cm_env);
+	tcase_add_test(tc, ring_grows_in_order);
 	tcase_add_test(tc, roles);
 	tcase_add_test(tc, roles_of_a_cluster);
 	tcase_add_test(tc, coarse_items);
