@@ -255,17 +255,18 @@ static int bye_to_master(struct cm *c)
 }
 
 /* Main side: the remote cluster said nothing for its deadline.  What the
- * master gave this CM is forfeited (the partial coarse task is dropped,
- * whatever was shipped comes back late), and the master runs it
- * elsewhere; nothing more comes here until the remote answers again. */
+ * master gave this CM is forfeited, and the master runs it elsewhere;
+ * whatever was shipped comes back late, the partial coarse task too (it
+ * leaves now: the data cache's mirror already counts its blocks as
+ * sent).  Nothing more comes here until the remote answers again. */
 static int gone_away(struct cm *c)
 {
 	fprintf(stderr, "mw: cm (cluster %s): nothing from %s for %.0f s (deadline): its %llu outstanding tasks "
 		"go to other workers; late results will be dropped\n", c->r->cluster, mw_wan_peer(c->wan),
 		c->env.deadline, (unsigned long long)c->held);
+	if (ship(c) != 0)
+		return 1;
 	c->away = true;
-	c->nitems = 0;
-	c->coarse.len = 0;
 	c->held = 0;
 	c->late_below = c->next_coarse;
 	return port_send(c, &(struct mw_hdr){ .type = MW_MSG_AWAY }, NULL);

@@ -170,33 +170,42 @@ static int idle(struct master *ms)
 	return rc;
 }
 
+/* One HELLO from every peer.  A communication manager that said its
+ * HELLO may report its link (STATS) before the others said theirs. */
 static int hellos(struct master *ms)
 {
 	struct mw_run *r = ms->r;
+	bool *said = calloc(ms->nw, sizeof(*said));
 	unsigned n = 0;
 	struct mw_msg m;
-	int rc;
+	int rc = 0;
 
-	while (n < ms->nw) {
+	if (said == NULL)
+		return -1;
+	while (n < ms->nw && rc == 0) {
 		rc = mw_port_poll(ms->port, &m);
-		if (rc < 0)
-			return -1;
-		if (rc == 0) {
-			if (mw_port_wait(ms->port, 1.0) < 0)
-				return -1;
+		if (rc <= 0) {
+			rc = rc < 0 || mw_port_wait(ms->port, 1.0) < 0 ? -1 : 0;
 			continue;
 		}
+		rc = 0;
 		if (m.h.type != MW_MSG_HELLO)
-			return protocol_error(&m, "expected HELLO first");
-		if (mw_sched_set_depth(&r->sched, m.peer, (unsigned)(m.h.aux ? m.h.aux : 1)) < 0)
-			return protocol_error(&m, "prefetch depth out of range (1 to 4096)");
-		if (m.h.id == MW_HELLO_CM)
-			r->stats.w[m.peer].role = "CommManager";
-		snprintf(r->stats.w[m.peer].host, sizeof(r->stats.w[m.peer].host), "%.*s",
-			 (int)m.h.len, (const char *)m.data);
-		n++;
+			rc = said[m.peer] ? handle(ms, &m, mw_now()) : protocol_error(&m, "expected HELLO first");
+		else if (said[m.peer])
+			rc = protocol_error(&m, "HELLO twice");
+		else if (mw_sched_set_depth(&r->sched, m.peer, (unsigned)(m.h.aux ? m.h.aux : 1)) < 0)
+			rc = protocol_error(&m, "prefetch depth out of range (1 to 4096)");
+		else {
+			if (m.h.id == MW_HELLO_CM)
+				r->stats.w[m.peer].role = "CommManager";
+			snprintf(r->stats.w[m.peer].host, sizeof(r->stats.w[m.peer].host), "%.*s",
+				 (int)m.h.len, (const char *)m.data);
+			said[m.peer] = true;
+			n++;
+		}
 	}
-	return 0;
+	free(said);
+	return rc;
 }
 
 int mw_master_run(struct mw_run *r, struct mw_port *port)
