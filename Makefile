@@ -41,7 +41,7 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 # The master-worker runtime: modules without MPI are also unit-tested (and
 # built with the sanitizers); the others need mpicc's flags.
 MW_PURE_SRC := launcher/mw_buf.c launcher/mw_config.c launcher/mw_sched.c launcher/mw_journal.c \
-	launcher/mw_stats.c launcher/mw_proto.c launcher/mw_role.c launcher/mw_wan.c
+	launcher/mw_stats.c launcher/mw_proto.c launcher/mw_role.c launcher/mw_wan.c launcher/mw_cache.c launcher/mw_ring.c
 MW_MPI_SRC  := $(filter-out $(MW_PURE_SRC),$(wildcard launcher/mw_*.c))
 # ldsbench's message checks and status reader are unit-tested too.
 BENCH_PURE_SRC := tools/ldsbench/msg.c tools/ldsbench/jsonr.c tools/ldsbench/linkstat.c

@@ -35,7 +35,7 @@
 extern "C" {
 #endif
 
-#define MW_VERSION "0.1.0"
+#define MW_VERSION "0.2.0"
 
 /* A growable byte buffer the callbacks serialize into.  The runtime owns
  * it and reuses it; callbacks only append (mw_buf_put / mw_buf_reserve). */
@@ -60,11 +60,20 @@ enum mw_role { MW_ROLE_MASTER, MW_ROLE_WORKER, MW_ROLE_SERIAL, MW_ROLE_SUBMASTER
  * pruned it); it counts as done and is neither sent nor joined. */
 #define MW_PRUNED 1
 
+/* A range of a packed task that other tasks share (matmul: a block of A
+ * or B), named by the application's key: between clusters its bytes
+ * cross the WAN once (task_blocks). */
+struct mw_block {
+	uint64_t key;
+	size_t off, len;
+};
+
 /* What pick() chooses from: the oldest pending task ids, at most n. */
 struct mw_pick {
 	const uint64_t *ids;
 	size_t n;
 	unsigned worker;        /* 0-based worker index */
+	int remote;             /* the worker is a remote cluster (mwlaunch) */
 };
 
 struct mw_app {
@@ -103,17 +112,37 @@ struct mw_app {
 	 * for the default (the oldest). */
 	long (*pick)(void *ctx, const struct mw_pick *p);
 
-	/* Coarse grains for sub-masters (optional; both or neither).
-	 * coarse_split: a coarse task becomes the current problem, of
-	 * *nfine fine tasks, which the sub-master then packs with task_pack
-	 * and joins with result_join as a master would.  coarse_result:
-	 * after the last fine result was joined, serialize the coarse result. */
-	int (*coarse_split)(void *ctx, const void *task, size_t len, uint64_t *nfine);
-	int (*coarse_result)(void *ctx, struct mw_buf *out);
+	/* Coarse grains for sub-masters (optional; these two and fine_pack,
+	 * fine_join below, all or none).  A task the master sent to a remote
+	 * cluster is split there into *nfine finer tasks for that cluster's
+	 * workers, whose results are joined into the task's result, which
+	 * the master joins as if one worker had run the task.  Several such
+	 * tasks are in flight at once, each with the state coarse_split
+	 * makes (task stays valid until coarse_result).  coarse_result:
+	 * after the last fine_join, the task's result into out, and releases
+	 * state; with out NULL (the run stopped) it only releases. */
+	int (*coarse_split)(void *ctx, const void *task, size_t len, void **state, uint64_t *nfine);
+	int (*coarse_result)(void *ctx, void *state, struct mw_buf *out);
 
 	/* Release what setup allocated.  Optional. */
 	void (*cleanup)(void *ctx);
+
+	/* Coarse grains, continued: fine task i (0 .. nfine-1) of a coarse
+	 * task, serialized for task_run; its result joined. */
+	int (*fine_pack)(void *ctx, void *state, uint64_t i, struct mw_buf *out);
+	int (*fine_join)(void *ctx, void *state, uint64_t i, const void *res, size_t len);
+
+	/* Data cache between clusters (optional): the ranges of packed task
+	 * id (len bytes) that other tasks share, at most max, sorted by
+	 * offset; returns how many, or a negative value on failure.  Called
+	 * by the main cluster's communication managers, which have the
+	 * packed bytes, the id and what setup() made of the arguments. */
+	long (*task_blocks)(void *ctx, uint64_t id, const void *task, size_t len, struct mw_block *b, size_t max);
 };
+
+/* Whether app (of app->size bytes) has callback member m. */
+#define MW_HAS(app, m) \
+	((app)->size >= offsetof(struct mw_app, m) + sizeof((app)->m) && (app)->m != NULL)
 
 /* Initializes MPI, reads the runtime options and the configuration, runs
  * this rank's role and finalizes MPI.  Runtime options (removed from argv

@@ -13,7 +13,16 @@
  *
  * Both sides bound the handshake (MWL_LINK_TIMEOUT) and the goodbye
  * (MWL_DEADLINE), so that a link that never comes up, or a remote cluster
- * that died, ends in a message, never in a hang.
+ * that died, ends in a message, never in a hang.  While the run goes on,
+ * the remote side says PING every second it has said nothing else; a
+ * remote cluster silent for MWL_DEADLINE is away: the main side tells the
+ * master (AWAY), which runs the tasks it held elsewhere, and drops the
+ * results of those tasks when they arrive late; the first message after
+ * the silence brings it back (BACK).
+ *
+ * With the application's task_blocks and MWL_CACHE > 0, the main side
+ * sends each task as a data cache recipe (mw_cache.h): shared blocks
+ * cross once, and the sub-master rebuilds the task.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -21,12 +30,16 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "launcher/mw_cache.h"
 #include "launcher/mw_role.h"
 #include "launcher/mw_run.h"
 #include "launcher/mw_wan.h"
 
 #define NAP 0.002               /* s: longest wait on the gateway per loop */
 #define PACK_WAIT 0.05          /* s: longest a partial coarse task waits for more */
+#define PING_EVERY 1.0          /* s: the remote side's heartbeat */
+#define STATS_EVERY 0.25        /* s: the main side's reports to the master */
+#define MAX_BLOCKS 256          /* shared ranges of one task */
 
 struct cm {
 	struct mw_run *r;
@@ -41,12 +54,21 @@ struct cm {
 	double packed_since;       /* when its first item came */
 	uint64_t held;             /* main: tasks from the master not yet answered */
 	uint64_t next_coarse;
+	/* main side: the remote cluster's presence */
+	double last_heard;         /* its last message */
+	bool away;                 /* silent past the deadline: the master knows */
+	uint64_t late_below;       /* coarse results below this id are late */
+	struct mw_cm_stats st;     /* the link's counters */
+	struct mw_cm_stats told;   /* ... as the master last heard them */
+	double stats_at;
+	/* main side: the data cache's mirror, when the application names blocks */
+	bool caching;
+	struct mw_cache_tx cache;
+	struct mw_block *blocks;
+	struct mw_buf recipe;
+	/* remote side: when it last sent anything */
+	double sent_at;
 };
-
-static const char *get_env(const char *name)
-{
-	return getenv(name);
-}
 
 static int fail(struct cm *c, const char *fmt, const char *detail)
 {
@@ -58,6 +80,7 @@ static int fail(struct cm *c, const char *fmt, const char *detail)
 
 static int wan_send(struct cm *c, const struct mw_hdr *h, const void *data)
 {
+	c->sent_at = mw_now();
 	return mw_wan_send(c->wan, h, data) < 0 ? fail(c, "%s", mw_wan_error(c->wan)) : 0;
 }
 
@@ -83,9 +106,12 @@ static int ship(struct cm *c)
 	return wan_send(c, &h, c->coarse.data);
 }
 
-/* Main side: a coarse result becomes the master's fine results. */
+/* Main side: a coarse result becomes the master's fine results, unless
+ * its tasks were forfeited while the remote cluster was away: the master
+ * gave them to others, and a late result is dropped and counted. */
 static int unpack_results(struct cm *c, const struct mw_msg *m)
 {
+	bool late = m->h.id < c->late_below;
 	struct mw_item it;
 	size_t off = 0;
 	int rc;
@@ -93,6 +119,10 @@ static int unpack_results(struct cm *c, const struct mw_msg *m)
 	while ((rc = mw_item_next(m->data, m->h.len, &off, &it)) > 0) {
 		struct mw_hdr h = { .type = MW_MSG_RESULT, .id = it.id, .aux = it.aux, .len = it.len };
 
+		if (late) {
+			c->st.late++;
+			continue;
+		}
 		if (port_send(c, &h, it.data) != 0)
 			return 1;
 		c->held -= c->held > 0;
@@ -116,11 +146,20 @@ static int main_from_wan(struct cm *c, const struct mw_msg *m, const char *src)
 			mw_wan_peer(c->wan));
 		return 0;
 	}
+	c->last_heard = mw_now();
+	if (c->away) {
+		c->away = false;
+		fprintf(stderr, "mw: cm (cluster %s): %s answers again\n", c->r->cluster, src);
+		if (port_send(c, &(struct mw_hdr){ .type = MW_MSG_BACK }, NULL) != 0)
+			return -1;
+	}
 	switch (m->h.type) {
 	case MW_MSG_HELLO:
 		c->linked = true;
 		if (!c->r->quiet)
 			printf("mw: cm: linked to %s after %.2f s\n", src, mw_now() - c->t_start);
+		return 0;
+	case MW_MSG_PING:
 		return 0;
 	case MW_MSG_RESULT:
 		return unpack_results(c, m) != 0 ? -1 : 0;
@@ -135,19 +174,50 @@ static int main_from_wan(struct cm *c, const struct mw_msg *m, const char *src)
 	}
 }
 
+/* Main side: a task from the master into the coarse task being packed,
+ * as a recipe when the data cache is on.  0 or -1 (said why). */
+static int put_task(struct cm *c, const struct mw_msg *m)
+{
+	const struct mw_app *a = c->r->app;
+	unsigned long long id = m->h.id;
+	long n;
+	int rc;
+
+	if (!c->caching)
+		return mw_item_put(&c->coarse, id, 0, m->data, m->h.len) < 0 ? -fail(c, "%s", "out of memory") : 0;
+	n = a->task_blocks(a->ctx, id, m->data, m->h.len, c->blocks, MAX_BLOCKS);
+	if (n < 0 || n > MAX_BLOCKS) {
+		fprintf(stderr, "mw: cm: %s: task_blocks() failed for task %llu\n", a->name, id);
+		return -1;
+	}
+	c->recipe.len = 0;
+	rc = mw_cache_encode(&c->cache, m->data, m->h.len, c->blocks, (size_t)n, &c->recipe);
+	if (rc == -EINVAL) {
+		fprintf(stderr, "mw: cm: %s: task_blocks() named ranges outside task %llu (%u bytes) or out of "
+			"order\n", a->name, id, m->h.len);
+		return -1;
+	}
+	if (rc < 0 || c->recipe.len > UINT32_MAX ||
+	    mw_item_put(&c->coarse, id, MW_ITEM_RECIPE, c->recipe.data, (uint32_t)c->recipe.len) < 0)
+		return -fail(c, "%s", "out of memory");
+	c->st.cache_saved = c->cache.saved;
+	return 0;
+}
+
 /* Main side, one message from the master.  1 on STOP. */
 static int main_from_master(struct cm *c, const struct mw_msg *m)
 {
 	if (m->h.type == MW_MSG_STOP)
 		return 1;
+	/* Sent before the master heard AWAY: forfeited already. */
+	if (m->h.type == MW_MSG_TASK && c->away)
+		return 0;
 	if (m->h.type != MW_MSG_TASK) {
 		fail(c, "unexpected %s from the master", mw_msg_names[m->h.type]);
 		return -1;
 	}
-	if (mw_item_put(&c->coarse, m->h.id, 0, m->data, m->h.len) < 0) {
-		fail(c, "%s", "out of memory");
+	if (put_task(c, m) < 0)
 		return -1;
-	}
 	if (c->nitems == 0)
 		c->packed_since = mw_now();
 	c->held++;
@@ -156,11 +226,50 @@ static int main_from_master(struct cm *c, const struct mw_msg *m)
 	return 0;
 }
 
+/* Main side: the link's counters to the master when they changed, at
+ * most every STATS_EVERY (force: now, the last before BYE). */
+static int report(struct cm *c, bool force)
+{
+	unsigned char p[MW_STATS_LEN];
+	struct mw_cm_stats now = c->st;
+	struct mw_hdr h = { .type = MW_MSG_STATS, .len = MW_STATS_LEN };
+
+	now.wan_out = mw_wan_bytes_out(c->wan);
+	now.wan_in = mw_wan_bytes_in(c->wan);
+	if (!force && (mw_now() - c->stats_at < STATS_EVERY || memcmp(&now, &c->told, sizeof(now)) == 0))
+		return 0;
+	c->told = now;
+	c->stats_at = mw_now();
+	h.id = now.wan_out;
+	h.aux = now.wan_in;
+	mw_stats_msg_encode(p, &now);
+	return port_send(c, &h, p);
+}
+
 static int bye_to_master(struct cm *c)
 {
-	struct mw_hdr h = { .type = MW_MSG_BYE, .aux = (uint64_t)((mw_now() - c->r->t0) * 1e9) };
+	struct mw_hdr h = { .type = MW_MSG_BYE, .aux = (uint64_t)((mw_now() - c->r->t0) * 1e9),
+			    .id = (uint64_t)(mw_cpu() * 1e9) };
 
-	return port_send(c, &h, NULL) != 0 || mw_port_flush(c->port) < 0 ? 1 : 0;
+	return report(c, true) != 0 || port_send(c, &h, NULL) != 0 || mw_port_flush(c->port) < 0 ? 1 : 0;
+}
+
+/* Main side: the remote cluster said nothing for its deadline.  What the
+ * master gave this CM is forfeited, and the master runs it elsewhere;
+ * whatever was shipped comes back late, the partial coarse task too (it
+ * leaves now: the data cache's mirror already counts its blocks as
+ * sent).  Nothing more comes here until the remote answers again. */
+static int gone_away(struct cm *c)
+{
+	fprintf(stderr, "mw: cm (cluster %s): nothing from %s for %.0f s (deadline): its %llu outstanding tasks "
+		"go to other workers; late results will be dropped\n", c->r->cluster, mw_wan_peer(c->wan),
+		c->env.deadline, (unsigned long long)c->held);
+	if (ship(c) != 0)
+		return 1;
+	c->away = true;
+	c->held = 0;
+	c->late_below = c->next_coarse;
+	return port_send(c, &(struct mw_hdr){ .type = MW_MSG_AWAY }, NULL);
 }
 
 static int run_main_side(struct cm *c)
@@ -225,6 +334,11 @@ static int run_main_side(struct cm *c)
 				c->env.link_timeout, c->env.remote);
 			return 1;
 		}
+		if (c->linked && !c->away && !stopping && mw_now() - c->last_heard > c->env.deadline &&
+		    gone_away(c) != 0)
+			return 1;
+		if (report(c, false) != 0)
+			return 1;
 		if (stopping && mw_now() - stop_at > c->env.deadline) {
 			fprintf(stderr, "mw: cm (cluster %s): %s did not say goodbye within %.0f s (deadline); "
 				"its late results are dropped\n", c->r->cluster, mw_wan_peer(c->wan), c->env.deadline);
@@ -289,6 +403,11 @@ static int run_remote_side(struct cm *c)
 		}
 		if (rc < 0)
 			return fail(c, "receiving from the sub-master: %s", strerror(-rc));
+		/* A heartbeat only behind an empty queue: queued messages say
+		 * the same when they arrive. */
+		if (c->linked && mw_now() - c->sent_at >= PING_EVERY && mw_wan_queued(c->wan) == 0 &&
+		    wan_send(c, &(struct mw_hdr){ .type = MW_MSG_PING }, NULL) != 0)
+			return 1;
 		if (mw_wan_pump(c->wan) < 0)
 			return fail(c, "%s", mw_wan_error(c->wan));
 		if (!c->linked && mw_now() - c->t_start > c->env.link_timeout) {
@@ -308,18 +427,27 @@ int mw_cm_run(struct mw_run *r, struct mw_port *port, bool main_side)
 	char err[512], name[LDS_NAME_MAX];
 	int status;
 
-	if (mw_cm_env_read(&c.env, get_env, err, sizeof(err)) < 0)
+	if (mw_cm_env_read(&c.env, mw_getenv, err, sizeof(err)) < 0)
 		return fail(&c, "%s", err);
 	snprintf(name, sizeof(name), main_side ? "cm-%s" : "cm", c.env.remote ? c.env.remote : "");
 	c.wan = mw_wan_open(NULL, name, (int)(c.env.link_timeout * 1000), err, sizeof(err));
 	if (c.wan == NULL)
 		return fail(&c, "%s", err);
-	if (strcmp(mw_wan_cluster(c.wan), r->cluster) != 0)
+	/* The data cache is the main side's choice: the sub-master follows
+	 * the recipes it gets. */
+	c.caching = main_side && MW_HAS(r->app, task_blocks) && c.env.cache > 0;
+	mw_cache_tx_init(&c.cache, (size_t)c.env.cache);
+	if (c.caching && (c.blocks = calloc(MAX_BLOCKS, sizeof(*c.blocks))) == NULL)
+		status = fail(&c, "%s", "out of memory");
+	else if (strcmp(mw_wan_cluster(c.wan), r->cluster) != 0)
 		status = fail(&c, "the gateway at $LDS_SOCKET serves cluster %s, not this one: check the job "
 			      "file's socket", mw_wan_cluster(c.wan));
 	else
 		status = main_side ? run_main_side(&c) : run_remote_side(&c);
 	mw_wan_close(c.wan);
+	mw_cache_tx_free(&c.cache);
+	free(c.blocks);
+	free(c.recipe.data);
 	free(c.coarse.data);
 	return status;
 }

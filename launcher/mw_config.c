@@ -21,6 +21,7 @@ static const struct setting {
 	{ "StepLimit", K_UINT, offsetof(struct mw_config, step_limit), 1 << 20 },
 	{ "PickWindow", K_UINT, offsetof(struct mw_config, pick_window), 256 },
 	{ "IdleSleepMax", K_SECONDS, offsetof(struct mw_config, idle_sleep_max), 1 },
+	{ "MasterNap", K_SECONDS, offsetof(struct mw_config, master_nap), 1 },
 	{ "JournalSync", K_BOOL, offsetof(struct mw_config, journal_sync), 1 },
 };
 
@@ -35,6 +36,7 @@ void mw_config_defaults(struct mw_config *c)
 		.step_limit = 64,
 		.pick_window = 64,
 		.idle_sleep_max = 0,
+		.master_nap = 0.005,
 		.journal_sync = false,
 	};
 }

@@ -19,6 +19,8 @@ struct mw_config {
 	unsigned step_limit;       /* StepLimit: messages per scheduling step */
 	unsigned pick_window;      /* PickWindow: pending tasks offered to pick() */
 	double idle_sleep_max;     /* IdleSleepMax, s: longest idle nap; 0 = spin */
+	double master_nap;         /* MasterNap, s: longest nap of an idle master
+	                            * while its workers have queued work; 0 = never */
 	bool journal_sync;         /* JournalSync: fdatasync every record */
 };
 

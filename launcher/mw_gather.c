@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,6 +16,20 @@ double mw_now(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void mw_nap(double s)
+{
+	nanosleep(&(struct timespec){ (time_t)s, (long)((s - (double)(time_t)s) * 1e9) }, NULL);
+}
+
+double mw_cpu(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru) < 0)
+		return 0;
+	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
 static int replay_one(void *arg, uint64_t id, const void *data, size_t len)
@@ -42,7 +57,6 @@ static int open_series(struct mw_run *r)
 		fprintf(stderr, "mw: %s: cannot write the statistics log: %s\n", r->series_path, strerror(errno));
 		return -1;
 	}
-	mw_stats_series_header(r->stats.series);
 	return 0;
 }
 
@@ -95,7 +109,7 @@ static void pick(struct mw_run *r, unsigned w, uint64_t *id)
 {
 	uint64_t win[256];
 	size_t max = r->cfg.pick_window < 256 ? r->cfg.pick_window : 256;
-	struct mw_pick p = { .ids = win, .worker = w };
+	struct mw_pick p = { .ids = win, .worker = w, .remote = mw_stats_is_cm(&r->stats.w[w]) };
 	long k;
 
 	p.n = mw_sched_window(&r->sched, win, max);
@@ -146,6 +160,14 @@ int mw_gather_join(struct mw_run *r, uint64_t id, const void *res, size_t len)
 	return 0;
 }
 
+/* An interval of the statistics; every interval, so that the JSON report
+ * has the WAN time series also when progress lines are off. */
+static void interval(struct mw_run *r, double now, FILE *out)
+{
+	if (mw_stats_interval(&r->stats, now, r->sched.ndone, out, out != NULL && isatty(fileno(out))) < 0)
+		fprintf(stderr, "mw: out of memory for the WAN time series: the JSON report misses a sample\n");
+}
+
 void mw_gather_tick(struct mw_run *r, double now)
 {
 	double iv = r->cfg.stats_interval > 0 ? r->cfg.stats_interval : 1;
@@ -153,8 +175,7 @@ void mw_gather_tick(struct mw_run *r, double now)
 
 	if (now < r->next_tick)
 		return;
-	if (show || r->stats.series != NULL)
-		mw_stats_interval(&r->stats, now, r->sched.ndone, show ? stdout : NULL, isatty(STDOUT_FILENO));
+	interval(r, now, show ? stdout : NULL);
 	r->next_tick = r->next_tick + iv > now ? r->next_tick + iv : now + iv;
 }
 
@@ -181,9 +202,9 @@ int mw_gather_end(struct mw_run *r, int status)
 		for (unsigned i = 0; i < r->sched.nworkers; i++) {
 			r->stats.w[i].done = r->sched.w[i].done;
 			r->stats.w[i].discharged = r->sched.w[i].discharged;
+			r->stats.w[i].forfeited = r->sched.w[i].forfeited;
 		}
-		if (r->stats.series != NULL)
-			mw_stats_interval(&r->stats, mw_now(), r->sched.ndone, NULL, false);
+		interval(r, mw_now(), NULL);
 		if (r->app->finish != NULL && r->app->finish(r->app->ctx) < 0) {
 			fprintf(stderr, "mw: %s: finish() reported a failure\n", r->app->name);
 			status = 1;
@@ -194,9 +215,12 @@ int mw_gather_end(struct mw_run *r, int status)
 			status = 1;
 	}
 	if (r->stats.series != NULL) {
+		double iv = r->cfg.stats_interval > 0 ? r->cfg.stats_interval : 1;
+
 		fclose(r->stats.series);
 		r->stats.series = NULL;
-		if (status == 0 && r->plot_path != NULL && mw_plot(r->series_path, r->plot_path, r->app->name) < 0)
+		if (status == 0 && r->plot_path != NULL &&
+		    mw_plot(&r->stats, iv, r->series_path, r->plot_path, r->app->name) < 0)
 			status = 1;
 	}
 	mw_journal_close(&r->journal);

@@ -32,6 +32,13 @@ static int handle(struct master *ms, const struct mw_msg *m, double now)
 	switch (m->h.type) {
 	case MW_MSG_RESULT:
 		rc = mw_sched_complete(&r->sched, m->peer, m->h.id, now);
+		/* A CM whose cluster was away may pass on a result of a task
+		 * it had forfeited (sent to it just before the master heard
+		 * AWAY): late, dropped.  Anyone else lies. */
+		if (rc < 0 && r->sched.w[m->peer].forfeited > 0) {
+			sw->late++;
+			return 0;
+		}
 		if (rc < 0)
 			return protocol_error(m, "it does not hold that task");
 		sw->work += (double)m->h.aux * 1e-9;
@@ -45,10 +52,25 @@ static int handle(struct master *ms, const struct mw_msg *m, double now)
 		fprintf(stderr, "mw: master: worker %u (%s) failed on task %llu: %.*s\n", m->peer + 1,
 			sw->host, (unsigned long long)m->h.id, (int)m->h.len, (const char *)m->data);
 		return -1;
+	case MW_MSG_AWAY:
+		/* Its tasks go to the others at the next refill, this step. */
+		rc = (int)mw_sched_forfeit(&r->sched, m->peer);
+		if (!r->quiet)
+			printf("mw: master: %s is away past its deadline; its %d outstanding tasks go to other "
+			       "workers\n", sw->host, rc);
+		return 0;
+	case MW_MSG_BACK:
+		mw_sched_back(&r->sched, m->peer);
+		if (!r->quiet)
+			printf("mw: master: %s is back\n", sw->host);
+		return 0;
+	case MW_MSG_STATS:
+		return mw_stats_msg_decode(&m->h, m->data, &sw->wan) < 0 ? protocol_error(m, "short STATS") : 0;
 	case MW_MSG_BYE:
 		if (!ms->stopping)
 			return protocol_error(m, "it left before the end of the run");
 		sw->exec = (double)m->h.aux * 1e-9;
+		sw->cpu = (double)m->h.id * 1e-9;
 		ms->nbye++;
 		return 0;
 	default:
@@ -123,12 +145,24 @@ static int step(struct master *ms)
 	return (int)got + sent;
 }
 
+#define MIN_NAP 100e-6            /* s: shorter naps cost more than spinning */
+
+/* Nothing to do: while every busy worker has queued work for at least
+ * twice as long, the master naps (at most MasterNap, looking for
+ * messages and pushing its sends every MW_NAP_SLICE), so that on a
+ * machine with fewer cores than ranks it leaves the workers the CPU;
+ * otherwise it waits on the port, which spins and yields, so that a
+ * worker about to run dry is served at once. */
 static int idle(struct master *ms)
 {
 	struct mw_run *r = ms->r;
 	double t = mw_now(), left = r->next_tick - t;
-	int rc = mw_port_wait(ms->port, left > 0 ? left : 0);
+	double nap = mw_sched_slack(&r->sched, t) / 2;
+	int rc = 0;
 
+	nap = nap < r->cfg.master_nap ? nap : r->cfg.master_nap;
+	nap = nap < left ? nap : left;
+	rc = nap >= MIN_NAP ? mw_port_nap(ms->port, nap) : mw_port_wait(ms->port, left > 0 ? left : 0);
 	r->stats.wait += mw_now() - t;
 	mw_gather_tick(r, mw_now());
 	if (rc < 0)
@@ -136,33 +170,42 @@ static int idle(struct master *ms)
 	return rc;
 }
 
+/* One HELLO from every peer.  A communication manager that said its
+ * HELLO may report its link (STATS) before the others said theirs. */
 static int hellos(struct master *ms)
 {
 	struct mw_run *r = ms->r;
+	bool *said = calloc(ms->nw, sizeof(*said));
 	unsigned n = 0;
 	struct mw_msg m;
-	int rc;
+	int rc = 0;
 
-	while (n < ms->nw) {
+	if (said == NULL)
+		return -1;
+	while (n < ms->nw && rc == 0) {
 		rc = mw_port_poll(ms->port, &m);
-		if (rc < 0)
-			return -1;
-		if (rc == 0) {
-			if (mw_port_wait(ms->port, 1.0) < 0)
-				return -1;
+		if (rc <= 0) {
+			rc = rc < 0 || mw_port_wait(ms->port, 1.0) < 0 ? -1 : 0;
 			continue;
 		}
+		rc = 0;
 		if (m.h.type != MW_MSG_HELLO)
-			return protocol_error(&m, "expected HELLO first");
-		if (mw_sched_set_depth(&r->sched, m.peer, (unsigned)(m.h.aux ? m.h.aux : 1)) < 0)
-			return protocol_error(&m, "prefetch depth out of range (1 to 4096)");
-		if (m.h.id == MW_HELLO_CM)
-			r->stats.w[m.peer].role = "CommManager";
-		snprintf(r->stats.w[m.peer].host, sizeof(r->stats.w[m.peer].host), "%.*s",
-			 (int)m.h.len, (const char *)m.data);
-		n++;
+			rc = said[m.peer] ? handle(ms, &m, mw_now()) : protocol_error(&m, "expected HELLO first");
+		else if (said[m.peer])
+			rc = protocol_error(&m, "HELLO twice");
+		else if (mw_sched_set_depth(&r->sched, m.peer, (unsigned)(m.h.aux ? m.h.aux : 1)) < 0)
+			rc = protocol_error(&m, "prefetch depth out of range (1 to 4096)");
+		else {
+			if (m.h.id == MW_HELLO_CM)
+				r->stats.w[m.peer].role = "CommManager";
+			snprintf(r->stats.w[m.peer].host, sizeof(r->stats.w[m.peer].host), "%.*s",
+				 (int)m.h.len, (const char *)m.data);
+			said[m.peer] = true;
+			n++;
+		}
 	}
-	return 0;
+	free(said);
+	return rc;
 }
 
 int mw_master_run(struct mw_run *r, struct mw_port *port)
@@ -200,5 +243,6 @@ int mw_master_run(struct mw_run *r, struct mw_port *port)
 	if (mw_port_flush(port) < 0)
 		return mw_gather_end(r, 1);
 	r->stats.t_end = mw_now();
+	r->stats.cpu = mw_cpu();
 	return mw_gather_end(r, 0);
 }

@@ -10,7 +10,10 @@
  *  - poll() returns one received message or none, never blocks; the
  *    message's payload stays valid until the next poll().
  *  - wait() blocks until a message may be ready or `seconds` passed, and
- *    progresses sends meanwhile.
+ *    progresses sends meanwhile; it answers at once (it spins).
+ *  - nap() is wait() for a caller that can be late: it sleeps, so that
+ *    it costs almost no CPU; while a send is unfinished it looks for
+ *    messages and progresses sends every MW_NAP_SLICE.
  *  - flush() blocks until every send completed.
  * Errors are negative errno values; single-threaded.
  */
@@ -20,6 +23,8 @@
 #include <stddef.h>
 
 #include "launcher/mw_proto.h"
+
+#define MW_NAP_SLICE 0.0005     /* s */
 
 struct mw_msg {
 	unsigned peer;                  /* 0 .. npeers-1 */
@@ -35,6 +40,7 @@ struct mw_port_ops {
 	int (*send)(struct mw_port *p, unsigned peer, const struct mw_hdr *h, const void *data);
 	int (*poll)(struct mw_port *p, struct mw_msg *m);
 	int (*wait)(struct mw_port *p, double seconds);
+	int (*nap)(struct mw_port *p, double seconds);
 	int (*flush)(struct mw_port *p);
 	void (*close)(struct mw_port *p);
 };
@@ -57,6 +63,11 @@ static inline int mw_port_poll(struct mw_port *p, struct mw_msg *m)
 static inline int mw_port_wait(struct mw_port *p, double seconds)
 {
 	return p->ops->wait(p, seconds);
+}
+
+static inline int mw_port_nap(struct mw_port *p, double seconds)
+{
+	return p->ops->nap(p, seconds);
 }
 
 static inline int mw_port_flush(struct mw_port *p)

@@ -4,10 +4,9 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "launcher/mw.h"
 #include "launcher/mw_port_mpi.h"
+#include "launcher/mw_run.h"
 
 #define TAG 7
 #define SPIN 50e-6              /* seconds of pure polling before napping */
@@ -26,14 +25,6 @@ struct port_mpi {
 	struct mw_buf rbuf;
 	double idle_sleep_max;
 };
-
-static double now_s(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 static int progress(struct port_mpi *p)
 {
@@ -137,10 +128,14 @@ static int pm_poll(struct mw_port *base, struct mw_msg *m)
 	return 1;
 }
 
-static int pm_wait(struct mw_port *base, double seconds)
+/* Until a message may be ready or seconds passed, progressing sends:
+ * with slice > 0 asleep, looking again at most slice later while a send
+ * is unfinished (an MPI without single-copy shared memory moves a large
+ * message only while its sender progresses it); else spinning, then
+ * yielding or napping (IdleSleepMax). */
+static int wait_for(struct port_mpi *p, double seconds, double slice)
 {
-	struct port_mpi *p = (struct port_mpi *)base;
-	double t0 = now_s(), nap = FIRST_NAP, el;
+	double t0 = mw_now(), nap = FIRST_NAP, el;
 	int flag = 0, rc;
 
 	for (;;) {
@@ -148,9 +143,13 @@ static int pm_wait(struct mw_port *base, double seconds)
 			return rc;
 		if (MPI_Iprobe(MPI_ANY_SOURCE, TAG, p->comm, &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS)
 			return -EIO;
-		el = now_s() - t0;
+		el = mw_now() - t0;
 		if (flag || el >= seconds)
 			return 0;
+		if (slice > 0) {
+			mw_nap(seconds - el < slice || p->nfree == p->cap ? seconds - el : slice);
+			continue;
+		}
 		if (el < SPIN)
 			continue;
 		if (p->idle_sleep_max <= 0) {
@@ -159,9 +158,19 @@ static int pm_wait(struct mw_port *base, double seconds)
 		}
 		if (nap > seconds - el)
 			nap = seconds - el;
-		nanosleep(&(struct timespec){ 0, (long)(nap * 1e9) }, NULL);
+		mw_nap(nap);
 		nap = nap * 2 < p->idle_sleep_max ? nap * 2 : p->idle_sleep_max;
 	}
+}
+
+static int pm_wait(struct mw_port *base, double seconds)
+{
+	return wait_for((struct port_mpi *)base, seconds, 0);
+}
+
+static int pm_nap(struct mw_port *base, double seconds)
+{
+	return wait_for((struct port_mpi *)base, seconds, MW_NAP_SLICE);
 }
 
 static int pm_flush(struct mw_port *base)
@@ -198,6 +207,7 @@ static const struct mw_port_ops mpi_ops = {
 	.send = pm_send,
 	.poll = pm_poll,
 	.wait = pm_wait,
+	.nap = pm_nap,
 	.flush = pm_flush,
 	.close = pm_close,
 };

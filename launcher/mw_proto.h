@@ -8,15 +8,24 @@
  *   TASK    master -> worker  id; payload = the serialized task
  *   RESULT  worker -> master  id; aux = ns spent in task_run; payload = result
  *   STOP    master -> worker  no more tasks; drop what is queued
- *   BYE     worker -> master  aux = its execution time in ns; last message
+ *   BYE     worker -> master  aux = its execution time in ns, id = its CPU time
+ *                                 in ns (user + system); last message
  *   FAIL    worker -> master  id; payload = why a callback failed
+ *   AWAY    CM -> master      its remote cluster was silent past its deadline:
+ *                             every task the CM holds is forfeited
+ *   BACK    CM -> master      the remote cluster answers again
+ *   STATS   CM -> master      id = WAN bytes sent, aux = WAN bytes received;
+ *                             payload = MW_STATS_LEN bytes, struct mw_cm_stats
+ *   PING    CM -> CM          over the WAN: "still here", every second
  *
  * Between clusters (communication managers over liblds) the same header
  * and types travel as one liblds message each.  A TASK or RESULT there
  * is coarse: its id numbers the coarse task, aux counts its items, and
  * its payload is that many items, each a 20-byte item header (id, aux,
  * len) and len bytes: the fine tasks (aux 0) or their results (aux = ns
- * in task_run).  HELLO's id there is MW_HELLO_CM.
+ * in task_run).  HELLO's id there is MW_HELLO_CM.  A fine task whose item
+ * aux has MW_ITEM_RECIPE set is not the task's bytes but a recipe that
+ * rebuilds them from the sub-master's data cache (mw_cache.h).
  *
  * Pure encode/decode with bounds checks: unit-tested.
  */
@@ -39,6 +48,10 @@ enum mw_msg_type {
 	MW_MSG_STOP,
 	MW_MSG_BYE,
 	MW_MSG_FAIL,
+	MW_MSG_AWAY,
+	MW_MSG_BACK,
+	MW_MSG_STATS,
+	MW_MSG_PING,
 	MW_MSG_MAX
 };
 
@@ -56,6 +69,25 @@ void mw_hdr_encode(unsigned char out[MW_HDR_LEN], const struct mw_hdr *h);
 /* Decodes a whole message of n bytes.  0, or -EBADMSG when it is shorter
  * than a header, of an unknown type, or its length disagrees with n. */
 int mw_hdr_decode(const unsigned char *msg, size_t n, struct mw_hdr *h);
+
+#define MW_ITEM_RECIPE 1
+
+/* What a main-side CM tells the master about its link (STATS), all
+ * counted since the start: bytes of runtime messages over the WAN, task
+ * bytes the data cache did not have to send, and late results dropped
+ * because their tasks were forfeited (AWAY) and run elsewhere. */
+struct mw_cm_stats {
+	uint64_t wan_out, wan_in, cache_saved, late;
+};
+#define MW_STATS_LEN 16
+
+void mw_stats_msg_encode(unsigned char out[MW_STATS_LEN], const struct mw_cm_stats *s);
+/* h and its payload into s: 0, or -EBADMSG when the payload is short. */
+int mw_stats_msg_decode(const struct mw_hdr *h, const unsigned char *p, struct mw_cm_stats *s);
+
+/* Little-endian integers of n bytes, for the runtime's own formats. */
+void mw_put_le(unsigned char *p, uint64_t v, int n);
+uint64_t mw_get_le(const unsigned char *p, int n);
 
 /* One item of a coarse payload; data points into the payload. */
 struct mw_item {

@@ -54,6 +54,11 @@ int mw_role_check(const int *roles, int size, char *err, size_t errlen)
 	return -1;
 }
 
+const char *mw_getenv(const char *name)
+{
+	return getenv(name);
+}
+
 /* A number in [lo, hi] from variable name; unset keeps *v. */
 static int number(const char *(*get)(const char *), const char *name, double lo, double hi, double *v,
 		  char *err, size_t errlen)
@@ -75,13 +80,14 @@ static int number(const char *(*get)(const char *), const char *name, double lo,
 
 int mw_cm_env_read(struct mw_cm_env *e, const char *(*get)(const char *), char *err, size_t errlen)
 {
-	double grain = 1, prefetch = 64, link = 60, deadline = 60;
+	double grain = 1, prefetch = 64, link = 60, deadline = 60, cache = 64 << 20;
 
 	e->remote = get("MWL_REMOTE");
 	if (number(get, "MWL_GRAIN", 1, 65536, &grain, err, errlen) < 0 ||
 	    number(get, "MWL_PREFETCH", 1, 4096, &prefetch, err, errlen) < 0 ||
 	    number(get, "MWL_LINK_TIMEOUT", 0.1, 1e6, &link, err, errlen) < 0 ||
-	    number(get, "MWL_DEADLINE", 0.1, 1e6, &deadline, err, errlen) < 0)
+	    number(get, "MWL_DEADLINE", 0.1, 1e6, &deadline, err, errlen) < 0 ||
+	    number(get, "MWL_CACHE", 0, 1e12, &cache, err, errlen) < 0)
 		return -1;
 	if (grain != floor(grain) || prefetch != floor(prefetch)) {
 		snprintf(err, errlen, "MWL_GRAIN and MWL_PREFETCH must be whole numbers");
@@ -91,5 +97,6 @@ int mw_cm_env_read(struct mw_cm_env *e, const char *(*get)(const char *), char *
 	e->prefetch = (unsigned)prefetch;
 	e->link_timeout = link;
 	e->deadline = deadline;
+	e->cache = cache;
 	return 0;
 }

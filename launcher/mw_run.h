@@ -38,6 +38,10 @@ struct mw_run {
 
 /* Seconds on the monotonic clock. */
 double mw_now(void);
+/* CPU seconds (user + system) this process has used so far. */
+double mw_cpu(void);
+/* Sleeps that many seconds (a fraction). */
+void mw_nap(double seconds);
 
 /* mw_gather.c: split the problem for nworkers, open or replay the journal,
  * start the statistics.  0 or -1 (said why on stderr). */
@@ -57,8 +61,10 @@ int mw_gather_json(struct mw_run *r);
  * exit status. */
 int mw_gather_end(struct mw_run *r, int status);
 
-/* mw_plot.c: the time series as a PNG through gnuplot.  0 or -1. */
-int mw_plot(const char *series, const char *png, const char *title);
+/* mw_plot.c: the time series (rows every iv seconds) as a PNG through
+ * gnuplot, with a panel of WAN traffic when st has communication
+ * managers.  0 or -1. */
+int mw_plot(const struct mw_stats *st, double iv, const char *series, const char *png, const char *title);
 
 /* The roles. Each returns the process exit status. */
 int mw_master_run(struct mw_run *r, struct mw_port *port);

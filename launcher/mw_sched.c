@@ -95,7 +95,7 @@ enum mw_sched_kind mw_sched_peek(const struct mw_sched *s, unsigned w, uint64_t 
 	if (w >= s->nworkers)
 		return MW_SCHED_NONE;
 	wk = &s->w[w];
-	if (wk->n >= wk->depth)
+	if (wk->n >= wk->depth || wk->away)
 		return MW_SCHED_NONE;
 	if (s->cursor < s->ntasks) {
 		*id = s->cursor;
@@ -127,6 +127,25 @@ enum mw_sched_kind mw_sched_peek(const struct mw_sched *s, unsigned w, uint64_t 
 		}
 	}
 	return best >= 0 ? MW_SCHED_COPY : MW_SCHED_NONE;
+}
+
+double mw_sched_slack(const struct mw_sched *s, double now)
+{
+	double least = -1;
+
+	for (unsigned i = 0; i < s->nworkers; i++) {
+		const struct mw_sched_worker *wk = &s->w[i];
+		double left;
+
+		if (wk->n == 0)
+			continue;
+		if (wk->avg <= 0)
+			return 0;
+		left = expected_finish(wk, wk->n - 1, wk->avg) - now;
+		if (least < 0 || left < least)
+			least = left;
+	}
+	return least > 0 ? least : 0;
 }
 
 size_t mw_sched_window(const struct mw_sched *s, uint64_t *ids, size_t max)
@@ -162,6 +181,38 @@ int mw_sched_assign(struct mw_sched *s, unsigned w, uint64_t id, double now)
 	s->outstanding++;
 	advance_cursor(s);
 	return 0;
+}
+
+unsigned mw_sched_forfeit(struct mw_sched *s, unsigned w)
+{
+	struct mw_sched_worker *wk;
+	unsigned n;
+
+	if (w >= s->nworkers)
+		return 0;
+	wk = &s->w[w];
+	n = wk->n;
+	for (unsigned k = 0; k < n; k++) {
+		uint64_t id = wk->q[k].id;
+
+		s->ncopies[id]--;
+		s->outstanding--;
+		if (s->ncopies[id] == 0 && s->state[id] == OUTSTANDING) {
+			s->state[id] = PENDING;
+			if (id < s->cursor)
+				s->cursor = id;
+		}
+	}
+	wk->n = 0;
+	wk->forfeited += n;
+	wk->away = true;
+	return n;
+}
+
+void mw_sched_back(struct mw_sched *s, unsigned w)
+{
+	if (w < s->nworkers)
+		s->w[w].away = false;
 }
 
 int mw_sched_prune(struct mw_sched *s, uint64_t id)

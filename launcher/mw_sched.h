@@ -42,6 +42,8 @@ struct mw_sched_worker {
 	uint64_t done;             /* results joined */
 	uint64_t discharged;       /* results dropped: another copy won */
 	uint64_t copies;           /* copies it was given */
+	uint64_t forfeited;        /* tasks taken back when it went away */
+	bool away;                 /* gets nothing until it is back */
 };
 
 struct mw_sched {
@@ -82,12 +84,26 @@ size_t mw_sched_window(const struct mw_sched *s, uint64_t *ids, size_t max);
  * held by w). */
 int mw_sched_assign(struct mw_sched *s, unsigned w, uint64_t id, double now);
 
+/* Worker w went away (a remote cluster silent past its deadline): every
+ * task it holds is taken back, pending again unless another worker holds
+ * a copy, so that the next refill gives it to others at once; w gets
+ * nothing until mw_sched_back().  Its later results are not its to give
+ * (mw_sched_complete says -ENOENT).  Returns how many it held. */
+unsigned mw_sched_forfeit(struct mw_sched *s, unsigned w);
+void mw_sched_back(struct mw_sched *s, unsigned w);
+
 /* A pending task that needs no execution.  0 or -EINVAL. */
 int mw_sched_prune(struct mw_sched *s, uint64_t id);
 
 /* Worker w returned task id.  MW_SCHED_JOIN or MW_SCHED_DISCHARGED, or
  * -ENOENT when w did not hold the task (a worker that lies). */
 int mw_sched_complete(struct mw_sched *s, unsigned w, uint64_t id, double now);
+
+/* How long every worker that holds tasks stays busy with them at its
+ * measured pace: the least time until one of them runs dry, so the
+ * master may look away that long without starving anyone.  0 when no
+ * worker holds a task or one holding tasks has no measured pace yet. */
+double mw_sched_slack(const struct mw_sched *s, double now);
 
 static inline bool mw_sched_finished(const struct mw_sched *s)
 {

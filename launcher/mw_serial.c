@@ -47,6 +47,7 @@ int mw_serial_run(struct mw_run *r)
 		mw_gather_tick(r, r->stats.t_last);
 	}
 	r->stats.t_end = mw_now();
+	r->stats.cpu = mw_cpu();
 	sw->exec = r->stats.t_end - r->t0;
 	status = 0;
 out:

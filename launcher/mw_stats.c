@@ -24,6 +24,8 @@ int mw_stats_init(struct mw_stats *st, const char *app, uint64_t ntasks, unsigne
 
 void mw_stats_free(struct mw_stats *st)
 {
+	for (unsigned i = 0; st->w != NULL && i < st->nworkers; i++)
+		free(st->w[i].samples);
 	free(st->w);
 	st->w = NULL;
 }
@@ -52,12 +54,48 @@ static void bar(FILE *out, double frac)
 	fputc(']', out);
 }
 
-void mw_stats_series_header(FILE *f)
+void mw_stats_series_header(const struct mw_stats *st, FILE *f)
 {
-	fprintf(f, "# seconds\tdone\ttasks_per_s\tmaster_busy\tworkers_busy\n");
+	fprintf(f, "# seconds\tdone\ttasks_per_s\tmaster_busy\tworkers_busy");
+	for (unsigned i = 0; i < st->nworkers; i++)
+		if (mw_stats_is_cm(&st->w[i]))
+			fprintf(f, "\tto:%s\tfrom:%s", st->w[i].host, st->w[i].host);
+	fputc('\n', f);
 }
 
-void mw_stats_interval(struct mw_stats *st, double now, uint64_t done, FILE *out, bool tty)
+/* The WAN traffic of every communication manager in this interval: a
+ * sample kept for the JSON report, and columns of the series row. */
+static int wan_interval(struct mw_stats *st, double now)
+{
+	int rc = 0;
+
+	for (unsigned i = 0; i < st->nworkers; i++) {
+		struct mw_stats_worker *w = &st->w[i];
+		struct mw_wan_sample smp = { now - st->t_start, w->wan.wan_out - w->iv_wan.wan_out,
+					     w->wan.wan_in - w->iv_wan.wan_in };
+
+		if (!mw_stats_is_cm(w))
+			continue;
+		if (st->series != NULL)
+			fprintf(st->series, "\t%llu\t%llu", (unsigned long long)smp.out, (unsigned long long)smp.in);
+		w->iv_wan = w->wan;
+		if (w->nsamples == w->capsamples) {
+			size_t cap = w->capsamples ? 2 * w->capsamples : 64;
+			struct mw_wan_sample *s = realloc(w->samples, cap * sizeof(*s));
+
+			if (s == NULL) {
+				rc = -ENOMEM;
+				continue;
+			}
+			w->samples = s;
+			w->capsamples = cap;
+		}
+		w->samples[w->nsamples++] = smp;
+	}
+	return rc;
+}
+
+int mw_stats_interval(struct mw_stats *st, double now, uint64_t done, FILE *out, bool tty)
 {
 	double dt = now - st->iv_t, work = mw_stats_work(st);
 	double rate = dt > 0 ? (double)(done - st->iv_done) / dt : 0;
@@ -66,6 +104,7 @@ void mw_stats_interval(struct mw_stats *st, double now, uint64_t done, FILE *out
 	double run = now - st->t_first;
 	uint64_t fresh = done - st->replayed;
 	double avg = run > 0 ? (double)fresh / run : 0;
+	int rc;
 
 	mbusy = mbusy < 0 ? 0 : mbusy > 1 ? 1 : mbusy;
 	wbusy = wbusy < 0 ? 0 : wbusy > 1 ? 1 : wbusy;
@@ -86,15 +125,23 @@ void mw_stats_interval(struct mw_stats *st, double now, uint64_t done, FILE *out
 		fputc('\n', out);
 		fflush(out);
 	}
-	if (st->series != NULL) {
-		fprintf(st->series, "%.3f\t%llu\t%.3f\t%.4f\t%.4f\n", now - st->t_start,
+	if (st->series != NULL && !st->series_named) {
+		mw_stats_series_header(st, st->series);
+		st->series_named = true;
+	}
+	if (st->series != NULL)
+		fprintf(st->series, "%.3f\t%llu\t%.3f\t%.4f\t%.4f", now - st->t_start,
 			(unsigned long long)done, rate, mbusy, wbusy);
+	rc = wan_interval(st, now);
+	if (st->series != NULL) {
+		fputc('\n', st->series);
 		fflush(st->series);
 	}
 	st->iv_t = now;
 	st->iv_done = done;
 	st->iv_wait = st->wait;
 	st->iv_work = work;
+	return rc;
 }
 
 /* Tasks/s, with flop/s when the application stated its operations. */
@@ -126,6 +173,7 @@ void mw_stats_report(const struct mw_stats *st, FILE *out)
 	fprintf(out, "Total Execution Time: %.4f sec\n", total);
 	fprintf(out, "Overall Execution Time: %.4f sec\n", overall);
 	fprintf(out, "Total Time Waiting for Workers: %.4f sec (%.4f %%)\n", st->wait, pct(st->wait, overall));
+	fprintf(out, "Master CPU Time: %.4f sec (%.4f %% of Overall)\n", st->cpu, pct(st->cpu, overall));
 	fprintf(out, "Average Performance: ");
 	perf(out, st, avg);
 	fprintf(out, "\n");
@@ -148,6 +196,13 @@ void mw_stats_report(const struct mw_stats *st, FILE *out)
 			pct(w->work, w->exec));
 		fprintf(out, "  Worker Work Time: %.4f sec\n", w->work);
 		fprintf(out, "  Worker Execution Time: %.4f sec\n", w->exec);
+		fprintf(out, "  Worker CPU Time: %.4f sec\n", w->cpu);
+		if (mw_stats_is_cm(w))
+			fprintf(out, "  WAN Bytes Out / In: %llu / %llu (data cache saved %llu)\n"
+				"  Tasks Forfeited (cluster away past its deadline): %llu, Late Results Discarded: %llu\n",
+				(unsigned long long)w->wan.wan_out, (unsigned long long)w->wan.wan_in,
+				(unsigned long long)w->wan.cache_saved, (unsigned long long)w->forfeited,
+				(unsigned long long)(w->wan.late + w->late));
 	}
 	fflush(out);
 }
@@ -163,11 +218,11 @@ void mw_stats_json(const struct mw_stats *st, FILE *out)
 	json_str(out, st->cluster);
 	fprintf(out, ", \"tasks\": %llu, \"joined\": %llu, \"replayed\": %llu, \"pruned\": %llu,"
 		" \"worker_behaviour\": %d, \"prefetch\": %u, \"ops_per_task\": %.17g,"
-		" \"total_time\": %.6f, \"overall_time\": %.6f, \"master_wait\": %.6f,"
+		" \"total_time\": %.6f, \"overall_time\": %.6f, \"master_wait\": %.6f, \"master_cpu\": %.6f,"
 		" \"average_tasks_per_s\": %.6f, \"workers\": [",
 		(unsigned long long)st->ntasks, (unsigned long long)joined(st),
 		(unsigned long long)st->replayed, (unsigned long long)st->pruned, st->behaviour,
-		st->prefetch, st->ops_per_task, total, overall, st->wait, avg);
+		st->prefetch, st->ops_per_task, total, overall, st->wait, st->cpu, avg);
 	for (unsigned i = 0; i < st->nworkers; i++) {
 		const struct mw_stats_worker *w = &st->w[i];
 		double ran = (double)(w->done + w->discharged);
@@ -178,11 +233,24 @@ void mw_stats_json(const struct mw_stats *st, FILE *out)
 		json_str(out, w->role);
 		fprintf(out, ", \"done\": %llu, \"discharged\": %llu, \"useful_tasks_per_s\": %.6f,"
 			" \"working_tasks_per_s\": %.6f, \"efficiency\": %.6f, \"work_time\": %.6f,"
-			" \"exec_time\": %.6f, \"bytes_out\": %llu, \"bytes_in\": %llu}",
+			" \"exec_time\": %.6f, \"cpu_time\": %.6f, \"bytes_out\": %llu, \"bytes_in\": %llu",
 			(unsigned long long)w->done, (unsigned long long)w->discharged,
 			total > 0 ? (double)w->done / total : 0, w->work > 0 ? ran / w->work : 0,
-			w->exec > 0 ? w->work / w->exec : 0, w->work, w->exec,
+			w->exec > 0 ? w->work / w->exec : 0, w->work, w->exec, w->cpu,
 			(unsigned long long)w->bytes_out, (unsigned long long)w->bytes_in);
+		if (mw_stats_is_cm(w)) {
+			fprintf(out, ", \"wan_bytes_out\": %llu, \"wan_bytes_in\": %llu, \"cache_bytes_saved\": %llu,"
+				" \"forfeited\": %llu, \"late\": %llu, \"wan_series\": [",
+				(unsigned long long)w->wan.wan_out, (unsigned long long)w->wan.wan_in,
+				(unsigned long long)w->wan.cache_saved, (unsigned long long)w->forfeited,
+				(unsigned long long)(w->wan.late + w->late));
+			for (size_t k = 0; k < w->nsamples; k++)
+				fprintf(out, "%s{\"t\": %.3f, \"out\": %llu, \"in\": %llu}", k ? ", " : "",
+					w->samples[k].t, (unsigned long long)w->samples[k].out,
+					(unsigned long long)w->samples[k].in);
+			fputc(']', out);
+		}
+		fputc('}', out);
 	}
 	fprintf(out, "]}\n");
 	fflush(out);

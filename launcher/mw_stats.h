@@ -21,15 +21,31 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "launcher/mw_proto.h"
+
+/* One statistics interval of a communication manager's link. */
+struct mw_wan_sample {
+	double t;                  /* end of the interval, s since the start */
+	uint64_t out, in;          /* WAN bytes to and from its remote cluster in it */
+};
+
 struct mw_stats_worker {
 	char host[64];
-	const char *role;          /* "Worker"; "CommManager" later */
+	const char *role;          /* "Worker", or "CommManager" (a remote cluster) */
 	uint64_t done;
 	uint64_t discharged;
 	double work;               /* seconds inside task_run, as it reported */
 	double exec;               /* its execution time, as it reported */
+	double cpu;                /* its CPU time (user + system), as it reported */
 	uint64_t bytes_out;        /* task bytes sent to it */
 	uint64_t bytes_in;         /* result bytes from it */
+	/* communication managers only */
+	uint64_t forfeited;        /* tasks taken back when its cluster went away */
+	uint64_t late;             /* late results the master dropped (the CM drops most) */
+	struct mw_cm_stats wan;    /* its last STATS */
+	struct mw_cm_stats iv_wan; /* ... at the start of this interval */
+	struct mw_wan_sample *samples;
+	size_t nsamples, capsamples;
 };
 
 struct mw_stats {
@@ -49,6 +65,7 @@ struct mw_stats {
 	double t_last;             /* last join */
 	double t_end;              /* last goodbye */
 	double wait;               /* master waiting time, s */
+	double cpu;                /* master's CPU time (user + system), s */
 
 	/* interval sampling */
 	double iv_t;
@@ -56,6 +73,7 @@ struct mw_stats {
 	double iv_wait;
 	double iv_work;
 	FILE *series;              /* --stats-log, or NULL */
+	bool series_named;         /* its header is written */
 };
 
 /* 0 or -ENOMEM. */
@@ -65,12 +83,21 @@ void mw_stats_free(struct mw_stats *st);
 /* Sum of the workers' work time. */
 double mw_stats_work(const struct mw_stats *st);
 
-/* One interval: a progress line to out (NULL: none; bars when tty) and a
- * row to st->series.  done counts every finished task (replayed too). */
-void mw_stats_interval(struct mw_stats *st, double now, uint64_t done, FILE *out, bool tty);
+static inline bool mw_stats_is_cm(const struct mw_stats_worker *w)
+{
+	return w->role != NULL && w->role[0] == 'C';
+}
 
-/* The header line of the time series file. */
-void mw_stats_series_header(FILE *f);
+/* One interval: a progress line to out (NULL: none; bars when tty), a row
+ * to st->series and, for every communication manager, a sample of its
+ * WAN traffic.  done counts every finished task (replayed too).  0, or
+ * -ENOMEM (no sample kept). */
+int mw_stats_interval(struct mw_stats *st, double now, uint64_t done, FILE *out, bool tty);
+
+/* The header line of the time series file: after the runtime's columns,
+ * two per communication manager, bytes to and from its cluster in the
+ * interval ("to:cm:NAME", "from:cm:NAME"). */
+void mw_stats_series_header(const struct mw_stats *st, FILE *f);
 
 /* The end report (Figure 4-7) as text, and as one JSON object. */
 void mw_stats_report(const struct mw_stats *st, FILE *out);

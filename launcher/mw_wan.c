@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "launcher/mw.h"
+#include "launcher/mw_ring.h"
 #include "launcher/mw_wan.h"
 
 struct queued {
@@ -15,11 +16,20 @@ struct queued {
 	unsigned char data[];      /* header and payload */
 };
 
+/* A message ldsd took, until the remote gateway acknowledges it. */
+struct sent {
+	uint64_t id;
+	size_t len;
+};
+
 struct mw_wan {
 	struct lds *h;
 	char peer[LDS_NAME_MAX];
 	struct queued *head, *tail;
 	size_t nqueued;
+	struct sent *sent;         /* a ring, oldest first */
+	size_t shead, sn, scap;
+	uint64_t bytes_out, bytes_in;
 	char err[512];
 };
 
@@ -54,6 +64,7 @@ void mw_wan_close(struct mw_wan *w)
 		free(q);
 	}
 	lds_close(w->h);
+	free(w->sent);
 	free(w);
 }
 
@@ -82,17 +93,50 @@ size_t mw_wan_queued(const struct mw_wan *w)
 	return w->nqueued;
 }
 
+uint64_t mw_wan_bytes_out(struct mw_wan *w)
+{
+	uint64_t upto = lds_settled_upto(w->h);
+
+	while (w->sn > 0 && w->sent[w->shead].id <= upto) {
+		w->bytes_out += w->sent[w->shead].len;
+		w->shead = (w->shead + 1) % w->scap;
+		w->sn--;
+	}
+	return w->bytes_out;
+}
+
+/* Remembers a message ldsd took; 0 or -ENOMEM. */
+static int remember(struct mw_wan *w, uint64_t id, size_t len)
+{
+	void *ring = w->sent;
+
+	if (mw_ring_make_room(&ring, &w->scap, &w->shead, w->sn, sizeof(*w->sent)) < 0)
+		return -ENOMEM;
+	w->sent = ring;
+	w->sent[(w->shead + w->sn++) % w->scap] = (struct sent){ id, len };
+	return 0;
+}
+
+uint64_t mw_wan_bytes_in(const struct mw_wan *w)
+{
+	return w->bytes_in;
+}
+
 int mw_wan_pump(struct mw_wan *w)
 {
 	struct queued *q;
 	int n = 0, rc;
 
 	while ((q = w->head) != NULL) {
-		rc = lds_send_nb(w->h, w->peer, q->data, q->len, NULL);
+		uint64_t id;
+
+		rc = lds_send_nb(w->h, w->peer, q->data, q->len, &id);
 		if (rc == -EAGAIN)
 			break;
 		if (rc < 0)
 			return failed(w, rc, w->peer);
+		if (remember(w, id, q->len) < 0)
+			return failed(w, -ENOMEM, "remembering a message sent");
 		w->head = q->next;
 		if (w->head == NULL)
 			w->tail = NULL;
@@ -160,6 +204,7 @@ int mw_wan_poll(struct mw_wan *w, struct mw_msg *m, char src[LDS_NAME_MAX])
 		snprintf(w->err, sizeof(w->err), "malformed message of %zu bytes from %s", msg.len, msg.src);
 		return -EBADMSG;
 	}
+	w->bytes_in += msg.len;
 	m->peer = 0;
 	m->data = (const unsigned char *)msg.data + MW_HDR_LEN;
 	snprintf(src, LDS_NAME_MAX, "%s", msg.src);

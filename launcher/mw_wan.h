@@ -12,6 +12,7 @@
 #define MW_WAN_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "launcher/mw_port.h"
 #include "libclient/lds.h"
@@ -38,6 +39,10 @@ int mw_wan_send(struct mw_wan *w, const struct mw_hdr *h, const void *data);
 int mw_wan_pump(struct mw_wan *w);
 /* Messages queued here, not yet taken by ldsd. */
 size_t mw_wan_queued(const struct mw_wan *w);
+/* Bytes of messages the remote gateway acknowledged (they crossed the
+ * WAN), and of messages received. */
+uint64_t mw_wan_bytes_out(struct mw_wan *w);
+uint64_t mw_wan_bytes_in(const struct mw_wan *w);
 
 /* One received message (m->peer 0; payload valid until the next call)
  * and its sender in src: 1, 0 when none, or < 0 (a malformed message,

@@ -138,7 +138,8 @@ int mw_worker_run(struct mw_run *r, struct mw_port *port)
 		if (r->cfg.worker_behaviour == 1 && mw_port_flush(port) < 0)
 			goto out;
 	}
-	h = (struct mw_hdr){ .type = MW_MSG_BYE, .aux = (uint64_t)((mw_now() - r->t0) * 1e9) };
+	h = (struct mw_hdr){ .type = MW_MSG_BYE, .aux = (uint64_t)((mw_now() - r->t0) * 1e9),
+			     .id = (uint64_t)(mw_cpu() * 1e9) };
 	if (mw_port_send(port, 0, &h, NULL) < 0 || mw_port_flush(port) < 0)
 		goto out;
 	status = 0;

@@ -6,8 +6,9 @@
 #   2. the same with 16 forced stream resets per second (target >= 80 % of 1)
 #   3. ldsd's resident memory while a producer sends into a dead link
 #      (target < send_memory + recv_memory + 32 MiB)
-# Then wanemu's forwarding (issue 3), the master-worker runtime (issue 5)
-# and LDS against iperf3 over wanemu (issue 4), each its own script.
+# Then wanemu's forwarding (bench-wanemu.sh), the master-worker runtime
+# (bench-mw.sh), mw_matmul on two clusters over wanemu (bench-mwlaunch.sh)
+# and LDS against iperf3 over wanemu (bench-wan.sh), each with its own table.
 # QUICK=1 shortens everything (make bench-quick).  Results are printed as
 # Markdown tables to paste into docs/BENCHMARKS.md.
 . "$(dirname "$0")/../integration/lib.sh"
@@ -90,6 +91,10 @@ QUICK=$QUICK RUNS=3 "$(dirname "$0")/bench-wanemu.sh"
 # The master-worker runtime (issue 5).
 echo
 BUILD=${BUILD:-build} QUICK=$QUICK "$(dirname "$0")/bench-mw.sh"
+
+# Two clusters over wanemu (issue 6).
+echo
+BUILD=${BUILD:-build} QUICK=$QUICK "$(dirname "$0")/bench-mwlaunch.sh"
 
 # LDS against iperf3 over an emulated WAN (issue 4); WAN=0 leaves it out.
 if [ "${WAN:-1}" != 0 ]; then

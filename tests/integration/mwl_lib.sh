@@ -35,6 +35,33 @@ peers = ( $peers );
 EOC
 }
 
+# star_on_netbed N LINK-SPEC STREAMS: N netbed sites joined by wanemu
+# (netbed.sh sourced), cluster K's gateway in site s(K+1), then
+# star_clusters N STREAMS.
+star_on_netbed() {
+	netbed_up "$1" "$2" || fail "the wanemu test bed did not start"
+	for ((k = 0; k < $1; k++)); do
+		eval "NS_${CLUSTERS[$k]}=$(netbed_ns "s$((k + 1))")"
+		[ "$k" = 0 ] || eval "ADDR_${CLUSTERS[$k]}=$(netbed_addr "s$((k + 1))")"
+	done
+	star_clusters "$1" "$3"
+}
+
+# outage_mid_run PID LINK SECONDS: once clusterB's sub-master has done some
+# of its work (its progress line in $T/out) while job PID runs, LINK of
+# the netbed goes black for SECONDS; the job must still run afterwards.
+outage_mid_run() {
+	for _ in $(seq 1 300); do
+		grep -q '^\[clusterB:0\] mw: [1-9][0-9]*/' "$T/out" && break
+		kill -0 "$1" 2> /dev/null || fail "the job ended before the outage: $(tail -20 "$T/out")"
+		sleep 0.1
+	done
+	netbed_ctl "$2" down > /dev/null || fail "wanemu ctl $2 down"
+	sleep "$3"
+	netbed_ctl "$2" up > /dev/null || fail "wanemu ctl $2 up"
+	kill -0 "$1" 2> /dev/null || fail "the job ended during the outage"
+}
+
 # star_clusters N STREAMS: starts them and waits until every link is up.
 star_clusters() {
 	star_conf "$1" "$2"
@@ -44,23 +71,24 @@ star_clusters() {
 }
 
 # write_job N "APP-ARGS" [EXTRA-JOB-SETTINGS]: $T/job.conf for mw_matmul
-# (or APP) over the star; WORKERS (per cluster), GRAIN, PREFETCH, DEADLINE
-# tune it, START says how remote clusters start ("local" unless set).
+# (or APP) over the star; WORKERS (per cluster; MAIN_WORKERS for clusterA),
+# GRAIN, PREFETCH, DEADLINE, CACHE_MIB, FRAMEWORK (extra entries) tune it,
+# START says how remote clusters start ("local" unless set).
 write_job() {
 	local n=$1 args="" a cl=""
 	for a in $2; do args="$args${args:+, }\"$a\""; done
 	for ((k = 0; k < n; k++)); do
 		if [ "$k" = 0 ]; then
-			cl="{ name = \"clusterA\"; main = true; workers = ${WORKERS:-1}; socket = \"$T/clusterA.sock\"; }"
+			cl="{ name = \"clusterA\"; main = true; workers = ${MAIN_WORKERS:-${WORKERS:-1}}; socket = \"$T/clusterA.sock\"; }"
 		else
 			cl="$cl, { name = \"${CLUSTERS[$k]}\"; workers = ${WORKERS:-1}; socket = \"$T/${CLUSTERS[$k]}.sock\";
 			   start = \"${START:-local}\"; grain = ${GRAIN:-4}; prefetch = ${PREFETCH:-32};
-			   deadline = ${DEADLINE:-10.0}; }"
+			   deadline = ${DEADLINE:-10.0}; ${CACHE_MIB:+cache_mib = $CACHE_MIB;} }"
 		fi
 	done
 	cat > "$T/job.conf" <<EOC
 application = { program = "${APP:-$MWBIN/mw_matmul}"; args = [ $args ]; };
-framework = { StatisticsInterval = 1.0; IdleSleepMax = 0.002; };
+framework = { StatisticsInterval = 1.0; IdleSleepMax = 0.002; ${FRAMEWORK:-} };
 timeout = ${JOB_TIMEOUT:-120.0};
 link_timeout = ${LINK_TIMEOUT:-20.0};
 ${3:-}

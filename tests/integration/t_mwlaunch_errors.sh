@@ -38,6 +38,9 @@ a='{ name = "a"; main = true; socket = "/x"; }'
 check_bad "$app clusters = ( $a );" 'bad.conf:1: clusters: expected a list .* of at least 2 clusters'
 check_bad "$app clusters = ( $a, { name = \"a\"; socket = \"/y\"; } );" 'name: two clusters have this name'
 check_bad "$app clusters = ( $a, { name = \"b\"; socket = \"/y\"; grain = 0; } );" 'grain: 0 is out of range'
+check_bad "$app clusters = ( $a, { name = \"b\"; socket = \"/y\"; cache_mib = -1; } );" 'cache_mib: -1 is out of range'
+check_bad "$app clusters = ( { name = \"a\"; main = true; socket = \"/x\"; cache_mib = 8; }, { name = \"b\"; socket = \"/y\"; } );" \
+	'cache_mib belong to remote clusters'
 check_bad "$app clusters = ( { name = \"a\"; socket = \"/x\"; }, { name = \"b\"; socket = \"/y\"; } );" \
 	'main: exactly one cluster must have main = true'
 check_bad "$app clusters = ( $a, { name = \"b\"; socket = \"/y\"; colour = 1; } );" 'colour: unknown setting in a cluster'

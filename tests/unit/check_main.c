@@ -24,6 +24,7 @@ int main(void)
 	srunner_add_suite(sr, make_execmsg_suite());
 	srunner_add_suite(sr, make_jobexec_suite());
 	srunner_add_suite(sr, make_ldsbench_suite());
+	srunner_add_suite(sr, make_mw_cache_suite());
 	srunner_run_all(sr, CK_NORMAL);
 	failed = srunner_ntests_failed(sr);
 	srunner_free(sr);

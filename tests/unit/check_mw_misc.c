@@ -13,6 +13,7 @@
 
 #include "launcher/mw_config.h"
 #include "launcher/mw_proto.h"
+#include "launcher/mw_ring.h"
 #include "launcher/mw_role.h"
 #include "launcher/mw_stats.h"
 #include "suites.h"
@@ -78,6 +79,7 @@ static const struct {
 	{ "PrefetchDepth = 1.5;\n", ":1: PrefetchDepth must be an integer" },
 	{ "StatisticsInterval = \"10\";\n", ":1: StatisticsInterval must be a number of seconds" },
 	{ "PrefetchDepth = 0;\n", "PrefetchDepth must be at least 1" },
+	{ "MasterNap = 1.5;\n", ":1: MasterNap = 1.5 is out of range (0 to 1)" },
 	{ "StatisticsInterval = 1;\nWorkerBehaviour = = 2;\n", ":2: syntax error" },
 };
 
@@ -112,6 +114,81 @@ START_TEST(proto_round_trip_and_bad_input)
 	ck_assert_int_eq(mw_hdr_decode(msg, sizeof(msg), &g), -EBADMSG);
 	msg[0] = 0;
 	ck_assert_int_eq(mw_hdr_decode(msg, sizeof(msg), &g), -EBADMSG);
+}
+END_TEST
+
+/* A communication manager's settings: defaults, values, bad values. */
+static const char *const *fake_env;
+
+static const char *fake_get(const char *name)
+{
+	for (const char *const *e = fake_env; *e != NULL; e += 2)
+		if (strcmp(e[0], name) == 0)
+			return e[1];
+	return NULL;
+}
+
+START_TEST(cm_env)
+{
+	static const char *const none[] = { NULL };
+	static const char *const set[] = { "MWL_REMOTE", "clusterB", "MWL_GRAIN", "4", "MWL_DEADLINE", "2.5",
+					   "MWL_CACHE", "1048576", NULL };
+	static const char *const bad[] = { "MWL_CACHE", "-1", NULL };
+	struct mw_cm_env e;
+
+	fake_env = none;
+	ck_assert_int_eq(mw_cm_env_read(&e, fake_get, err, sizeof(err)), 0);
+	ck_assert(e.grain == 1 && e.prefetch == 64 && e.deadline == 60 && e.cache == 64 << 20);
+	fake_env = set;
+	ck_assert_int_eq(mw_cm_env_read(&e, fake_get, err, sizeof(err)), 0);
+	ck_assert_str_eq(e.remote, "clusterB");
+	ck_assert(e.grain == 4 && e.deadline == 2.5 && e.cache == 1048576);
+	fake_env = bad;
+	ck_assert_int_eq(mw_cm_env_read(&e, fake_get, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "MWL_CACHE=-1"));
+}
+END_TEST
+
+/* A ring that wrapped grows with its elements in order. */
+START_TEST(ring_grows_in_order)
+{
+	size_t cap = 0, head = 0, n = 0, next = 0;
+	void *v = NULL;
+	int *r;
+
+	for (int i = 0; i < 1000; i++) {
+		ck_assert_int_eq(mw_ring_make_room(&v, &cap, &head, n, sizeof(int)), 0);
+		r = v;
+		r[(head + n++) % cap] = i;
+		/* take one out every third time, so that the ring wraps */
+		if (i % 3 == 0) {
+			ck_assert_int_eq(r[head], (int)next++);
+			head = (head + 1) % cap;
+			n--;
+		}
+	}
+	r = v;
+	for (size_t k = 0; k < n; k++)
+		ck_assert_int_eq(r[(head + k) % cap], (int)(next + k));
+	ck_assert_uint_eq(next + n, 1000);
+	free(v);
+}
+END_TEST
+
+/* A communication manager's link counters to the master and back. */
+START_TEST(stats_message)
+{
+	struct mw_cm_stats s = { .wan_out = 1ULL << 40, .wan_in = 7, .cache_saved = 123456789, .late = 3 }, t;
+	unsigned char p[MW_STATS_LEN];
+	struct mw_hdr h = { .type = MW_MSG_STATS, .len = MW_STATS_LEN, .id = s.wan_out, .aux = s.wan_in };
+
+	mw_stats_msg_encode(p, &s);
+	ck_assert_int_eq(mw_stats_msg_decode(&h, p, &t), 0);
+	ck_assert_mem_eq(&s, &t, sizeof(s));
+	h.len = MW_STATS_LEN - 1;
+	ck_assert_int_eq(mw_stats_msg_decode(&h, p, &t), -EBADMSG);
+	ck_assert_str_eq(mw_msg_names[MW_MSG_PING], "PING");
+	ck_assert_str_eq(mw_msg_names[MW_MSG_AWAY], "AWAY");
 }
 END_TEST
 
@@ -193,6 +270,7 @@ START_TEST(stats_report)
 	st.t_last = 103;            /* total 2 s */
 	st.t_end = 104;             /* overall 4 s */
 	st.wait = 1;
+	st.cpu = 0.5;
 	st.w[0].done = 6;
 	st.w[0].work = 1.5;
 	st.w[0].exec = 3;
@@ -200,12 +278,15 @@ START_TEST(stats_report)
 	st.w[1].discharged = 1;
 	st.w[1].work = 2.5;
 	st.w[1].exec = 3.5;
+	st.w[1].cpu = 3.25;
 	f = open_memstream(&buf, &len);
 	mw_stats_report(&st, f);
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(buf, "Total Execution Time: 2.0000 sec"));
 	ck_assert_ptr_nonnull(strstr(buf, "Overall Execution Time: 4.0000 sec"));
 	ck_assert_ptr_nonnull(strstr(buf, "Total Time Waiting for Workers: 1.0000 sec (25.0000 %)"));
+	ck_assert_ptr_nonnull(strstr(buf, "Master CPU Time: 0.5000 sec (12.5000 % of Overall)"));
+	ck_assert_ptr_nonnull(strstr(buf, "Worker CPU Time: 3.2500 sec"));
 	ck_assert_ptr_nonnull(strstr(buf, "Average Performance: 5.000000E+00 Tasks/sec (1.000000E+01 MFlops)"));
 	ck_assert_ptr_nonnull(strstr(buf, "Tasks Done: 6 (60.0000 %)"));
 	ck_assert_ptr_nonnull(strstr(buf, "Tasks Discharged: 1 (20.0000 %)"));
@@ -218,6 +299,8 @@ START_TEST(stats_report)
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(buf, "\"tasks\": 10, \"joined\": 10,"));
 	ck_assert_ptr_nonnull(strstr(buf, "\"done\": 4, \"discharged\": 1,"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"master_cpu\": 0.500000,"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"cpu_time\": 3.250000,"));
 	free(buf);
 	buf = NULL;
 	/* an interval: 4 tasks in 2 s, master waited 0.5 s of it */
@@ -236,6 +319,48 @@ START_TEST(stats_report)
 }
 END_TEST
 
+/* A communication manager's WAN traffic per interval: in the series file
+ * (two columns named after it), in the JSON report, and in the text. */
+START_TEST(stats_wan_series)
+{
+	struct mw_stats st;
+	char *buf = NULL, *ser = NULL;
+	size_t len = 0, slen = 0;
+	FILE *f;
+
+	ck_assert_int_eq(mw_stats_init(&st, "app", 10, 2, 100.0), 0);
+	st.w[1].role = "CommManager";
+	snprintf(st.w[1].host, sizeof(st.w[1].host), "cm:clusterB");
+	st.series = open_memstream(&ser, &slen);
+	st.w[1].wan = (struct mw_cm_stats){ .wan_out = 1000, .wan_in = 200 };
+	ck_assert_int_eq(mw_stats_interval(&st, 101, 1, NULL, false), 0);
+	st.w[1].wan = (struct mw_cm_stats){ .wan_out = 1500, .wan_in = 1200, .cache_saved = 77, .late = 3 };
+	st.w[1].forfeited = 5;
+	ck_assert_int_eq(mw_stats_interval(&st, 102, 2, NULL, false), 0);
+	fclose(st.series);
+	st.series = NULL;
+	ck_assert_ptr_nonnull(strstr(ser, "workers_busy\tto:cm:clusterB\tfrom:cm:clusterB\n"));
+	ck_assert_ptr_nonnull(strstr(ser, "\t1000\t200\n"));
+	ck_assert_ptr_nonnull(strstr(ser, "\t500\t1000\n"));
+	f = open_memstream(&buf, &len);
+	mw_stats_json(&st, f);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "\"wan_bytes_out\": 1500, \"wan_bytes_in\": 1200, \"cache_bytes_saved\": 77,"
+					  " \"forfeited\": 5, \"late\": 3, \"wan_series\": [{\"t\": 1.000, \"out\": 1000, \"in\": 200},"
+					  " {\"t\": 2.000, \"out\": 500, \"in\": 1000}]}"));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	mw_stats_report(&st, f);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "WAN Bytes Out / In: 1500 / 1200 (data cache saved 77)"));
+	ck_assert_ptr_nonnull(strstr(buf, "Tasks Forfeited (cluster away past its deadline): 5, Late Results Discarded: 3"));
+	free(buf);
+	free(ser);
+	mw_stats_free(&st);
+}
+END_TEST
+
 Suite *make_mw_misc_suite(void)
 {
 	Suite *s = suite_create("mw_misc");
@@ -245,10 +370,14 @@ Suite *make_mw_misc_suite(void)
 	tcase_add_test(tc, config_behaviour_one_means_one_buffer);
 	tcase_add_loop_test(tc, config_errors, 0, sizeof(bad_confs) / sizeof(bad_confs[0]));
 	tcase_add_test(tc, proto_round_trip_and_bad_input);
+	tcase_add_test(tc, stats_message);
+	tcase_add_test(tc, cm_env);
+	tcase_add_test(tc, ring_grows_in_order);
 	tcase_add_test(tc, roles);
 	tcase_add_test(tc, roles_of_a_cluster);
 	tcase_add_test(tc, coarse_items);
 	tcase_add_test(tc, stats_report);
+	tcase_add_test(tc, stats_wan_series);
 	suite_add_tcase(s, tc);
 	return s;
 }

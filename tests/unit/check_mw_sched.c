@@ -159,6 +159,67 @@ START_TEST(replay_and_prune)
 }
 END_TEST
 
+START_TEST(slack_of_queued_work)
+{
+	ck_assert_int_eq(mw_sched_init(&s, 20, 2, 2), 0);
+	ck_assert_int_eq(mw_sched_set_depth(&s, 0, 4), 0);
+	ck_assert_int_eq(mw_sched_set_depth(&s, 1, 2), 0);
+	/* nobody holds anything: no slack */
+	ck_assert(mw_sched_slack(&s, 0) == 0);
+	for (int i = 0; i < 4; i++)
+		give(0, 0, MW_SCHED_NEW);
+	give(1, 0, MW_SCHED_NEW);
+	give(1, 0, MW_SCHED_NEW);
+	/* paces unknown: no slack */
+	ck_assert(mw_sched_slack(&s, 0) == 0);
+	/* worker 0: 1 s per task, 3 left after t = 1: busy until 4 */
+	ck_assert_int_eq(mw_sched_complete(&s, 0, 0, 1), MW_SCHED_JOIN);
+	ck_assert(mw_sched_slack(&s, 1) == 0);
+	/* worker 1: 2 s per task, 1 left after t = 2: busy until 4 */
+	ck_assert_int_eq(mw_sched_complete(&s, 1, 4, 2), MW_SCHED_JOIN);
+	ck_assert(mw_sched_slack(&s, 2) > 1.999 && mw_sched_slack(&s, 2) < 2.001);
+	/* worker 1 refilled: busy until 6; worker 0 still until 4 */
+	give(1, 2, MW_SCHED_NEW);
+	ck_assert(mw_sched_slack(&s, 3) > 0.999 && mw_sched_slack(&s, 3) < 1.001);
+	/* late: never negative */
+	ck_assert(mw_sched_slack(&s, 10) == 0);
+}
+END_TEST
+
+START_TEST(forfeit_reassigns_at_once)
+{
+	uint64_t id;
+
+	/* worker 0 is a remote cluster with a deep queue, worker 1 local */
+	ck_assert_int_eq(mw_sched_init(&s, 10, 2, 2), 0);
+	ck_assert_int_eq(mw_sched_set_depth(&s, 0, 4), 0);
+	for (uint64_t i = 0; i < 4; i++)
+		ck_assert_uint_eq(give(0, 0, MW_SCHED_NEW), i);
+	ck_assert_uint_eq(give(1, 0, MW_SCHED_NEW), 4);
+	ck_assert_int_eq(mw_sched_complete(&s, 0, 0, 1), MW_SCHED_JOIN);
+	/* task 3 also runs as a copy on worker 1 */
+	ck_assert_int_eq(mw_sched_complete(&s, 1, 4, 1), MW_SCHED_JOIN);
+	ck_assert_int_eq(mw_sched_assign(&s, 1, 3, 1), 0);
+	/* worker 0 goes away holding 1, 2, 3: 1 and 2 are pending again at
+	 * the front, 3 stays with its copy */
+	ck_assert_uint_eq(mw_sched_forfeit(&s, 0), 3);
+	ck_assert_uint_eq(s.w[0].forfeited, 3);
+	ck_assert_uint_eq(s.outstanding, 1);
+	ck_assert_int_eq(mw_sched_peek(&s, 0, &id), MW_SCHED_NONE);
+	ck_assert_int_eq(mw_sched_complete(&s, 1, 3, 2), MW_SCHED_JOIN);
+	ck_assert_uint_eq(give(1, 2, MW_SCHED_NEW), 1);
+	ck_assert_int_eq(mw_sched_complete(&s, 1, 1, 3), MW_SCHED_JOIN);
+	ck_assert_uint_eq(give(1, 3, MW_SCHED_NEW), 2);
+	/* its late results are not its to give */
+	ck_assert_int_eq(mw_sched_complete(&s, 0, 2, 3), -ENOENT);
+	ck_assert_int_eq(mw_sched_complete(&s, 1, 2, 4), MW_SCHED_JOIN);
+	/* back: it gets work again, from where the pending tasks are */
+	mw_sched_back(&s, 0);
+	ck_assert_uint_eq(give(0, 4, MW_SCHED_NEW), 5);
+	ck_assert_uint_eq(s.ndone, 5);
+}
+END_TEST
+
 START_TEST(bad_init)
 {
 	ck_assert_int_eq(mw_sched_init(&s, 1, 0, 2), -EINVAL);
@@ -180,6 +241,8 @@ Suite *make_mw_sched_suite(void)
 	tcase_add_test(tc, copies_limited);
 	tcase_add_test(tc, lying_worker);
 	tcase_add_test(tc, replay_and_prune);
+	tcase_add_test(tc, slack_of_queued_work);
+	tcase_add_test(tc, forfeit_reassigns_at_once);
 	tcase_add_test(tc, bad_init);
 	suite_add_tcase(su, tc);
 	return su;

@@ -21,5 +21,6 @@ Suite *make_mw_misc_suite(void);
 Suite *make_execmsg_suite(void);
 Suite *make_jobexec_suite(void);
 Suite *make_ldsbench_suite(void);
+Suite *make_mw_cache_suite(void);
 
 #endif

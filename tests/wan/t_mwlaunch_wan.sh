@@ -13,13 +13,7 @@ job_app "$T/app"
 EXEC_clusterB=$(exec_group "$JOBUSER" "$APP")
 EXEC_clusterC=$EXEC_clusterB
 START=gateway
-netbed_up 3 'all:delay=20ms,rate=100mbit' || fail "test bed did not start"
-NS_clusterA=$(netbed_ns s1)
-for k in 1 2; do
-	eval "NS_${CLUSTERS[$k]}=$(netbed_ns s$((k + 1)))"
-	eval "ADDR_${CLUSTERS[$k]}=$(netbed_addr s$((k + 1)))"
-done
-star_clusters 3 2
+star_on_netbed 3 'all:delay=20ms,rate=100mbit' 2
 write_job 2 "-n 768 -b 64 --verify"
 mwlaunch_job || fail "2 clusters: mwlaunch failed ($?): $(tail -30 "$T/out")"
 check_job 2

@@ -153,8 +153,8 @@ static int framework(struct reader *r, const config_setting_t *root, struct job 
 static int cluster(struct reader *r, const config_setting_t *g, struct job_cluster *c)
 {
 	static const char *const known[] = { "name", "main", "start", "hosts", "hostfile", "workers", "socket",
-					     "grain", "prefetch", "deadline", NULL };
-	double workers = 1, grain = 1, prefetch = 64, deadline = 60;
+					     "grain", "prefetch", "deadline", "cache_mib", NULL };
+	double workers = 1, grain = 1, prefetch = 64, deadline = 60, cache = 64;
 	char start[16] = "";
 
 	if (!config_setting_is_group(g))
@@ -165,7 +165,8 @@ static int cluster(struct reader *r, const config_setting_t *g, struct job_clust
 	    str(r, g, "hostfile", false, c->hostfile, sizeof(c->hostfile)) < 0 ||
 	    num(r, g, "workers", 0, 4096, true, &workers) < 0 ||
 	    num(r, g, "grain", 1, 65536, true, &grain) < 0 || num(r, g, "prefetch", 1, 4096, true, &prefetch) < 0 ||
-	    num(r, g, "deadline", 0.1, 1e6, false, &deadline) < 0)
+	    num(r, g, "deadline", 0.1, 1e6, false, &deadline) < 0 ||
+	    num(r, g, "cache_mib", 0, 1 << 20, false, &cache) < 0)
 		return -1;
 	/* A remote cluster is started through its gateway unless the job
 	 * file says it can be reached from here. */
@@ -187,12 +188,13 @@ static int cluster(struct reader *r, const config_setting_t *g, struct job_clust
 	if (workers == 0 && !c->main)
 		return bad(r, config_setting_get_member(g, "workers"), "workers", "a remote cluster needs workers");
 	if (c->main && (config_setting_get_member(g, "grain") || config_setting_get_member(g, "prefetch") ||
-			config_setting_get_member(g, "deadline")))
-		return bad(r, g, "grain", "grain, prefetch and deadline belong to remote clusters");
+			config_setting_get_member(g, "deadline") || config_setting_get_member(g, "cache_mib")))
+		return bad(r, g, "grain", "grain, prefetch, deadline and cache_mib belong to remote clusters");
 	c->workers = (unsigned)workers;
 	c->grain = (unsigned)grain;
 	c->prefetch = (unsigned)prefetch;
 	c->deadline = deadline;
+	c->cache_mib = cache;
 	return 0;
 }
 

@@ -24,7 +24,8 @@ struct job_cluster {
 				    * its ranks find it there, "" = the gateway's own */
 	unsigned grain;            /* remote: fine tasks per inter-cluster task */
 	unsigned prefetch;         /* remote: its main-side CM's queue depth */
-	double deadline;           /* remote: longest wait for its goodbye, s */
+	double deadline;           /* remote: longest silence before its tasks go elsewhere, s */
+	double cache_mib;          /* remote: its sub-master's data cache, MiB (0 = none) */
 };
 
 struct job {

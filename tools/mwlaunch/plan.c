@@ -97,6 +97,10 @@ static void rank(const struct job *j, unsigned c, const char *role, const struct
 		env(p, r, "MWL_LINK_TIMEOUT=%g", j->link_timeout);
 		env(p, r, "MWL_DEADLINE=%g", (peer ? peer : cl)->deadline);
 	}
+	/* The data cache: its main-side mirror and the sub-master hold as
+	 * much as the remote cluster's entry says. */
+	if (strcmp(role, "submaster") == 0 || (strcmp(role, "cm") == 0 && peer != NULL))
+		env(p, r, "MWL_CACHE=%.0f", (peer ? peer : cl)->cache_mib * 1048576.0);
 	for (int i = 0; i < j->nargs; i++)
 		arg(p, r, j->args[i]);
 	if (report != NULL && (strcmp(role, "master") == 0 || strcmp(role, "submaster") == 0)) {
