@@ -9,7 +9,7 @@ transfer() {
 	wan_clusters 4 "$1"
 	start_pair 10000 "" "" -b 1 -B 32k -T 120
 	wait_pair
-	grep -q "10000 messages intact and in order" "$T/r.out" || fail "receiver over $1: $(cat "$T/r.out")"
+	grep -q "10000 messages intact, in order and once" "$T/r.out" || fail "receiver over $1: $(cat "$T/r.out")"
 	echo "measured: over $1: $(cat "$T/r.out"); $(ctl clusterA status --json |
 		jq -r '.links[0] | "\(.sent.blocks) blocks sent, \(.sent.blocks_resent) resent, srtt \(.srtt_ms) ms"')"
 	kill "$PID_clusterA" "$PID_clusterB"
