@@ -19,5 +19,7 @@ done
 out=$(probe s2 s3 -c 300 -i 5ms)
 check "s2-s3 with 3 ms jitter: min RTT (ms)" "$(echo "$out" | jq .rtt_ms.min)" 14 21
 check "s2-s3 with 3 ms jitter: max RTT (ms)" "$(echo "$out" | jq .rtt_ms.max)" 19 27
-check "s2-s3 RTT spread (ms)" "$(echo "$out" | jq '.rtt_ms.max - .rtt_ms.min')" 2 12
+# +-3 ms each way spans 12 ms; the 1 ms beyond it is the same allowance for
+# a busy machine's scheduling as the bounds above (CI once saw 12.18).
+check "s2-s3 RTT spread (ms)" "$(echo "$out" | jq '.rtt_ms.max - .rtt_ms.min')" 2 13
 check "s2-s3 reordered" "$(echo "$out" | jq .reordered)" 0 0
