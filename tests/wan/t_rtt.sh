@@ -18,8 +18,10 @@ done
 
 out=$(probe s2 s3 -c 300 -i 5ms)
 check "s2-s3 with 3 ms jitter: min RTT (ms)" "$(echo "$out" | jq .rtt_ms.min)" 14 21
-check "s2-s3 with 3 ms jitter: max RTT (ms)" "$(echo "$out" | jq .rtt_ms.max)" 19 27
-# +-3 ms each way spans 12 ms; the 1 ms beyond it is the same allowance for
-# a busy machine's scheduling as the bounds above (CI once saw 12.18).
-check "s2-s3 RTT spread (ms)" "$(echo "$out" | jq '.rtt_ms.max - .rtt_ms.min')" 2 13
+# Single packets can be held up by a few ms more when the machine is busy
+# (CI saw 28.15 ms once), so the upper bounds leave room for that; the
+# median, which such outliers do not move, is held tight.
+check "s2-s3 with 3 ms jitter: median RTT (ms)" "$(echo "$out" | jq .rtt_ms.median)" 18 22
+check "s2-s3 with 3 ms jitter: max RTT (ms)" "$(echo "$out" | jq .rtt_ms.max)" 19 31
+check "s2-s3 RTT spread (ms)" "$(echo "$out" | jq '.rtt_ms.max - .rtt_ms.min')" 2 16
 check "s2-s3 reordered" "$(echo "$out" | jq .reordered)" 0 0
