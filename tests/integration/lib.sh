@@ -93,6 +93,9 @@ ctl() { "$BIN/ldsctl" -s "$T/$1.ctl" "${@:2}"; }
 # json_field NAME KEY: first numeric value of "KEY" in NAME's status.
 json_field() { ctl "$1" status --json | grep -o "\"$2\":[0-9.]*" | head -1 | cut -d: -f2; }
 
+# cpu_seconds PID: user + system CPU seconds a running process has used.
+cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"; }
+
 # start_pair COUNT "RECV-OPTS" "SEND-OPTS" [COMMON-OPTS...]: clusterA/src
 # sends COUNT checksummed messages to clusterB/sink, which verifies them.
 # Sets rpid and spid; output goes to $T/{r,s}.out and $T/{r,s}.log.
