@@ -24,7 +24,11 @@ cleanup() {
 	wait 2>/dev/null
 	if [ "${KEEP:-0}" = 1 ]; then echo "kept $T"; else rm -rf "$T"; fi
 }
-trap cleanup EXIT INT TERM
+# A signal ends the script (through the EXIT trap): cleaning up and going
+# on would run the rest without its processes and files, and exit 0.
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 fail() {
 	echo "FAIL: $*" >&2
