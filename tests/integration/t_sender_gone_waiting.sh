@@ -8,8 +8,10 @@
 # endpoints go.
 . "$(dirname "$0")/lib.sh"
 MEM='recv_memory = "16M";'          # a destination's share: 4 MiB
-FAR=33                              # 128 KiB each: 31 fit, 2 wait in the socket
-NEAR=257                            # 256 KiB each: 255 fill the local 64 MiB
+# 128 KiB messages; two more than fit wait in the sender's socket, which
+# holds them whatever net.core.wmem_max is (at least ~400 KiB).
+FAR=33                              # 31 fit the share
+NEAR=513                            # 511 fill the cluster's local 64 MiB
 make_key "$T/key"
 write_conf clusterB clusterA listen 2 "$MEM"
 write_conf clusterA clusterB connect 2 "$MEM"
@@ -20,18 +22,22 @@ start_ldsd clusterA                 # clusterB stays down for now
 "$TBIN/ldstest" send -s "$T/clusterA.sock" -n far -t clusterB/sink -c $FAR -b 128k -B 128k -T 1 \
 	> "$T/far.out" 2>&1 &
 fpid=$!; PIDS="$PIDS $fpid"
-"$TBIN/ldstest" send -s "$T/clusterA.sock" -n near -t clusterA/sink -c $NEAR -b 256k -B 256k -T 1 \
+"$TBIN/ldstest" send -s "$T/clusterA.sock" -n near -t clusterA/sink -c $NEAR -b 128k -B 128k -T 1 \
 	> "$T/near.out" 2>&1 &
 npid=$!; PIDS="$PIDS $npid"
-for p in $fpid $npid; do
-	for _ in $(seq 1 100); do kill -0 $p 2>/dev/null || break; sleep 0.1; done
-	kill -0 $p 2>/dev/null && fail "a sender still blocks in lds_send after 10 s: $(cat "$T/far.out" "$T/near.out")"
+for p in $fpid:far $npid:near; do
+	for _ in $(seq 1 100); do kill -0 ${p%:*} 2>/dev/null || break; sleep 0.1; done
+	kill -0 ${p%:*} 2>/dev/null && fail "sender ${p#*:} still blocks in lds_send after 10 s"
+	grep -q "not all messages acknowledged" "$T/${p#*:}.out" ||
+		fail "sender ${p#*:} did not hand over every message: $(cat "$T/${p#*:}.out")"
 done
-grep -q "not all messages acknowledged" "$T/far.out" "$T/near.out" ||
-	fail "senders did not hand over every message: $(cat "$T/far.out" "$T/near.out")"
-for ep in far near; do
-	ctl clusterA status | grep "clusterA/$ep .*waiting for memory" > /dev/null ||
-		fail "clusterA/$ep is not waiting for memory: the test's premise does not hold"
+# The premise: ldsd waits for memory for both, and has not yet read all
+# that they sent.
+for ep in far:$FAR near:$NEAR; do
+	line=$(ctl clusterA status | grep "clusterA/${ep%:*} .*waiting for memory") ||
+		fail "clusterA/${ep%:*} is not waiting for memory"
+	in=$(echo "$line" | sed 's/.* in \([0-9]*\) msgs.*/\1/')
+	[ "$in" -lt "${ep#*:}" ] || fail "ldsd read every message of clusterA/${ep%:*} before it exited: $line"
 done
 
 c0=$(cpu_seconds $PID_clusterA)
@@ -48,7 +54,7 @@ start_ldsd clusterB
 "$TBIN/ldstest" recv -s "$T/clusterB.sock" -n sink -f clusterA/far -c $FAR -b 128k -B 128k -T 20 \
 	> "$T/rfar.out" 2>&1 &
 rfar=$!; PIDS="$PIDS $rfar"
-"$TBIN/ldstest" recv -s "$T/clusterA.sock" -n sink -f clusterA/near -c $NEAR -b 256k -B 256k -T 20 \
+"$TBIN/ldstest" recv -s "$T/clusterA.sock" -n sink -f clusterA/near -c $NEAR -b 128k -B 128k -T 20 \
 	> "$T/rnear.out" 2>&1 || fail "local receiver: $(cat "$T/rnear.out")"
 wait $rfar || fail "remote receiver: $(cat "$T/rfar.out")"
 # Read to their end, the hung-up connections close and free their names;
