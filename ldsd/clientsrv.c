@@ -49,6 +49,7 @@ struct client {
 	size_t in_len, in_cap;
 	int paused;                   /* not reading: waiting for send memory */
 	struct link *wait_link;       /* NULL: waiting for local memory */
+	int hung_up;                  /* see client_hung_up */
 
 	uint8_t *ctl;                 /* encoded control frames to write */
 	size_t ctl_len, ctl_off, ctl_cap;
@@ -177,6 +178,8 @@ static int client_ctl_append(struct client *c, const struct cp_msg *m)
 
 	if (n == 0)
 		return -EINVAL;
+	if (c->hung_up)
+		return 0; /* nobody left to tell */
 	if (c->ctl_len + n > c->ctl_cap) {
 		size_t cap = c->ctl_cap ? c->ctl_cap : CS_CTL_INITIAL;
 		uint8_t *p;
@@ -227,6 +230,25 @@ static void client_set_events(struct client *c)
 		log_warn("client %s: cannot update its event mask", c->peer);
 }
 
+/*
+ * The client's socket hung up or failed: its process exited or closed the
+ * connection.  Nothing more is written to it, but what it sent is still
+ * read, up to the end, which closes it; if it waits for memory, that
+ * happens when memory frees.  lds_send returned once a message was in the
+ * socket, so a sender that exits (or calls lds_close) without waiting for
+ * acknowledgements still has every whole message delivered.
+ */
+static void client_hung_up(struct client *c, const char *why)
+{
+	if (c->hung_up)
+		return;
+	log_debug("client %s (%s) hung up (%s)%s", c->peer, c->ep ? c->ep->name : "no endpoint", why,
+		  c->paused ? "; its last messages are read when memory frees" : "");
+	c->hung_up = 1;
+	c->want_write = 0;
+	client_set_events(c);
+}
+
 /* Called when a DELIVER frame was written completely. */
 static void client_delivered(struct client *c, struct rb_msg *m)
 {
@@ -265,6 +287,8 @@ static void client_write(struct client *c)
 {
 	int more = 1;
 
+	if (c->hung_up)
+		return;
 	for (int rounds = 0; rounds < 64; rounds++) {
 		struct iovec iov[3];
 		size_t ctl_part = 0, total = 0;
@@ -305,8 +329,8 @@ static void client_write(struct client *c)
 				}
 				return;
 			}
-			/* The read side notices the dead socket and closes. */
-			log_debug("client %s: write failed: %s", c->peer, strerror(errno));
+			/* The read side closes it once it has read the rest. */
+			client_hung_up(c, strerror(errno));
 			return;
 		}
 		if ((size_t)w <= ctl_part) {
@@ -432,7 +456,10 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 	}
 	e = ep_find(cs, full);
 	if (e && e->client) {
-		client_send_error(c, 0, EADDRINUSE, "endpoint %s is already open by another process", full);
+		client_send_error(c, 0, EADDRINUSE, "endpoint %s is %s", full,
+				  e->client->hung_up ? "still held for a process that exited: ldsd reads the last "
+						       "messages it sent when memory frees; try again later"
+						     : "already open by another process");
 		return -1;
 	}
 	e = ep_get(cs, full);
@@ -808,6 +835,8 @@ static void client_event(int fd, unsigned events, void *arg)
 {
 	struct client *c = arg;
 
+	if (events & EV_ERROR)
+		client_hung_up(c, "socket closed or failed");
 	if (events & EV_WRITE)
 		client_write(c);
 	if (events & (EV_READ | EV_ERROR))
@@ -1074,7 +1103,7 @@ void clientsrv_free(struct clientsrv *cs)
 int clientsrv_drained(const struct clientsrv *cs)
 {
 	for (const struct client *c = cs->clients; c; c = c->next)
-		if (c->ctl_len > c->ctl_off || c->ack_first || (c->ep && c->ep->head))
+		if (!c->hung_up && (c->ctl_len > c->ctl_off || c->ack_first || (c->ep && c->ep->head)))
 			return 0;
 	return 1;
 }
@@ -1092,8 +1121,9 @@ void clientsrv_status_json(const struct clientsrv *cs, FILE *out)
 			e->name, c ? "true" : "false", e->queued, e->queued_bytes);
 		if (c)
 			fprintf(out, ",\"msgs_in\":%" PRIu64 ",\"bytes_in\":%" PRIu64 ",\"msgs_out\":%" PRIu64
-				",\"bytes_out\":%" PRIu64 ",\"waiting_for_memory\":%s",
-				c->msgs_in, c->bytes_in, c->msgs_out, c->bytes_out, c->paused ? "true" : "false");
+				",\"bytes_out\":%" PRIu64 ",\"waiting_for_memory\":%s,\"hung_up\":%s",
+				c->msgs_in, c->bytes_in, c->msgs_out, c->bytes_out, c->paused ? "true" : "false",
+				c->hung_up ? "true" : "false");
 		fputc('}', out);
 		first = 0;
 	}
@@ -1106,8 +1136,8 @@ void clientsrv_status_text(const struct clientsrv *cs, FILE *out)
 	for (const struct endpoint *e = cs->endpoints; e; e = e->next) {
 		const struct client *c = e->client;
 
-		fprintf(out, "  %-32s %s, %zu queued (%zu bytes)", e->name, c ? "connected" : "no process", e->queued,
-			e->queued_bytes);
+		fprintf(out, "  %-32s %s, %zu queued (%zu bytes)", e->name,
+			c == NULL ? "no process" : c->hung_up ? "hung up" : "connected", e->queued, e->queued_bytes);
 		if (c)
 			fprintf(out, ", in %" PRIu64 " msgs/%" PRIu64 " B, out %" PRIu64 " msgs/%" PRIu64 " B%s",
 				c->msgs_in, c->bytes_in, c->msgs_out, c->bytes_out, c->paused ? ", waiting for memory" : "");

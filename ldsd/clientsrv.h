@@ -5,7 +5,8 @@
  * queue outlives a client connection: a process that reconnects under the
  * same name gets what arrived meanwhile.  A SEND is accepted only whole and
  * only when the link has room; otherwise the client is not read from until
- * clientsrv_space says there is room (back-pressure reaches lds_send).
+ * clientsrv_space says there is room (back-pressure reaches lds_send).  A
+ * client that hangs up meanwhile is still read to its end then.
  * Every frame from a client is size- and syntax-checked; a bad one gets an
  * ERROR naming what was wrong and, if the stream cannot be resynchronised,
  * the connection is closed.  Other clients are unaffected.

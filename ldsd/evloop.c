@@ -91,6 +91,13 @@ static int ev_grow(struct evloop *ev, int fd)
 
 static uint32_t ev_epoll_events(unsigned events)
 {
+	/* epoll reports hang-up and error whatever the mask, and level-
+	 * triggered they would come back every round for a quiet watch whose
+	 * owner has chosen not to read (a client waiting for memory whose
+	 * process exited): the loop would spin instead of sleeping.  Edge-
+	 * triggered, a quiet watch hears of them once. */
+	if (events == 0)
+		return EPOLLET;
 	return (events & EV_READ ? EPOLLIN | EPOLLRDHUP : 0) | (events & EV_WRITE ? EPOLLOUT : 0);
 }
 

@@ -27,7 +27,9 @@ void evloop_free(struct evloop *ev);
 
 /* Starts watching fd for events (EV_READ|EV_WRITE) or, if it is already
  * watched, changes the events and callback.  events may be 0 (keep the fd
- * registered but quiet).  Returns 0 or -errno. */
+ * registered but quiet): then a hang-up or error is reported once, as
+ * EV_ERROR alone, not every round while it lasts; asking for EV_READ again
+ * reports it again if it is still there.  Returns 0 or -errno. */
 int evloop_watch(struct evloop *ev, int fd, unsigned events, evloop_fd_cb *cb, void *arg);
 /* Stops watching fd; a no-op if it is not watched.  Call before close(fd). */
 void evloop_unwatch(struct evloop *ev, int fd);

@@ -8,11 +8,8 @@
 . "$(dirname "$0")/../integration/lib.sh"
 RUNS=${RUNS:-3}
 COUNT=${COUNT:-2000}
-HZ=$(getconf CLK_TCK)
 
 median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
-# cpu PID: user + system CPU seconds of a running process.
-cpu() { awk -v hz="$HZ" '{print ($14 + $15) / hz}' "/proc/$1/stat"; }
 # per_gb SECONDS BYTES
 per_gb() { awk "BEGIN {printf \"%.3f\", $1 / ($2 / 1e9)}"; }
 
@@ -31,14 +28,14 @@ iperf_run() {
 # Prints MB/s and CPU s/GB of sender, ldsd A, ldsd B, receiver, total.
 lds_run() {
 	local a0 b0 a1 b1 bytes secs
-	a0=$(cpu "$PID_clusterA"); b0=$(cpu "$PID_clusterB")
+	a0=$(cpu_seconds "$PID_clusterA"); b0=$(cpu_seconds "$PID_clusterB")
 	/usr/bin/time -f "%U %S" -o "$T/r.time" "$TBIN/ldstest" recv -s "$T/clusterB.sock" -n sink -f clusterA/src \
 		-c "$COUNT" -b 1M -B 1M -T 120 --fast > "$T/r.out" 2>/dev/null &
 	local rpid=$!
 	/usr/bin/time -f "%U %S" -o "$T/s.time" "$TBIN/ldstest" send -s "$T/clusterA.sock" -n src -t clusterB/sink \
 		-c "$COUNT" -b 1M -B 1M -T 120 --fast > /dev/null 2>&1
 	wait $rpid || fail "transfer failed: $(cat "$T/r.out")"
-	a1=$(cpu "$PID_clusterA"); b1=$(cpu "$PID_clusterB")
+	a1=$(cpu_seconds "$PID_clusterA"); b1=$(cpu_seconds "$PID_clusterB")
 	bytes=$(awk '{for (i = 1; i <= NF; i++) if ($i == "bytes") print $(i-1)}' "$T/r.out")
 	secs=$(awk '{for (i = 1; i <= NF; i++) if ($i == "s,") print $(i-1)}' "$T/r.out")
 	awk -v b="$bytes" -v s="$secs" -v a="$(awk "BEGIN {print $a1 - $a0}")" -v bb="$(awk "BEGIN {print $b1 - $b0}")" \

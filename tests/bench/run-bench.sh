@@ -71,6 +71,9 @@ for _ in $(seq 1 "$DEAD_SECS"); do
 	rss=$(awk '/VmRSS/ {print $2}' "/proc/$PID_clusterA/status")
 	[ "$rss" -gt "$peak" ] && peak=$rss
 done
+# Gone before the benchmarks below run, not at exit.  SIGKILL: with its
+# link dead, a SIGTERMed ldsd would wait drain_timeout for acknowledgements.
+kill -9 $spid $PID_clusterA; wait $spid $PID_clusterA 2>/dev/null
 LIMIT_KB=$(( (64 + 64 + 32) * 1024 ))
 
 ratio() { awk "BEGIN {printf \"%.2f\", $1 / $2}"; }

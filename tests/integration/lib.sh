@@ -24,7 +24,11 @@ cleanup() {
 	wait 2>/dev/null
 	if [ "${KEEP:-0}" = 1 ]; then echo "kept $T"; else rm -rf "$T"; fi
 }
-trap cleanup EXIT INT TERM
+# A signal ends the script (through the EXIT trap): cleaning up and going
+# on would run the rest without its processes and files, and exit 0.
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 fail() {
 	echo "FAIL: $*" >&2
@@ -92,6 +96,9 @@ ctl() { "$BIN/ldsctl" -s "$T/$1.ctl" "${@:2}"; }
 
 # json_field NAME KEY: first numeric value of "KEY" in NAME's status.
 json_field() { ctl "$1" status --json | grep -o "\"$2\":[0-9.]*" | head -1 | cut -d: -f2; }
+
+# cpu_seconds PID: user + system CPU seconds a running process has used.
+cpu_seconds() { awk -v hz="$(getconf CLK_TCK)" '{print ($14 + $15) / hz}' "/proc/$1/stat"; }
 
 # start_pair COUNT "RECV-OPTS" "SEND-OPTS" [COMMON-OPTS...]: clusterA/src
 # sends COUNT checksummed messages to clusterB/sink, which verifies them.

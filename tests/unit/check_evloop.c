@@ -444,6 +444,49 @@ START_TEST(hangup_reported)
 }
 END_TEST
 
+/* A quiet watch hears of a hang-up once, not every round: its owner has
+ * chosen not to read, and a level-triggered report would keep the loop
+ * from sleeping (ldsd spun on a client that exited while it waited for
+ * memory).  Asking for EV_READ again brings the hang-up back. */
+START_TEST(hangup_on_quiet_watch_once)
+{
+	struct evloop *ev = evloop_new();
+	struct seen s;
+	int round = 0, p[2];
+
+	ck_assert_ptr_nonnull(ev);
+	xpipe(p);
+	memset(&s, 0, sizeof(s));
+	s.ev = ev;
+	ck_assert_int_eq(evloop_watch(ev, p[0], 0, seen_cb, &s), 0);
+	put(p[1], "left");
+	close(p[1]);
+	ck_assert_int_gt(evloop_idle_add(ev, round_idle, &round), 0);
+	run_for(ev, 100);
+	ck_assert_int_eq(s.calls, 1);
+	ck_assert_uint_eq(s.events[0], EV_ERROR);
+	ck_assert_int_lt(round, 50);            /* it slept; a spin makes thousands */
+
+	/* Still quiet: still once. */
+	ck_assert_int_eq(evloop_watch(ev, p[0], 0, seen_cb, &s), 0);
+	run_for(ev, 30);
+	ck_assert_int_eq(s.calls, 1);
+
+	/* Reading again: the data, then the hang-up, as EV_READ. */
+	s.drain = 1;
+	s.stop_after = 2;
+	ck_assert_int_eq(evloop_watch(ev, p[0], EV_READ, seen_cb, &s), 0);
+	run_for(ev, 2000);
+	ck_assert_int_eq(s.calls, 2);
+	ck_assert_uint_eq(s.events[1] & EV_READ, EV_READ);
+	ck_assert_uint_eq(s.ndata, 4);
+	ck_assert_mem_eq(s.data, "left", 4);
+	evloop_unwatch(ev, p[0]);
+	close(p[0]);
+	evloop_free(ev);
+}
+END_TEST
+
 START_TEST(high_fd)
 {
 	struct evloop *ev = evloop_new();
@@ -723,6 +766,7 @@ Suite *make_evloop_suite(void)
 	tcase_add_test(fd, unwatch_other_same_round);
 	tcase_add_test(fd, unwatch_rewatch_same_round);
 	tcase_add_test(fd, hangup_reported);
+	tcase_add_test(fd, hangup_on_quiet_watch_once);
 	tcase_add_test(fd, high_fd);
 	tcase_add_test(fd, bad_arguments);
 	tcase_set_timeout(fd, 10);
