@@ -15,7 +15,7 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
+#include <linux/tcp.h>     /* not netinet/tcp.h: its tcp_info lacks tcpi_min_rtt */
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -412,6 +412,7 @@ static int tcp_query(struct lds_tp_conn *c, struct lds_tp_info *info)
 	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) < 0)
 		return -errno;
 	info->rtt_us = ti.tcpi_rtt;
+	info->min_rtt_us = ti.tcpi_min_rtt;
 	info->cwnd = ti.tcpi_snd_cwnd;
 	info->retransmits = ti.tcpi_total_retrans;
 	return 0;

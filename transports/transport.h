@@ -61,6 +61,7 @@ struct lds_tp_info {
 	uint64_t bytes_sent;
 	uint64_t bytes_recv;
 	uint32_t rtt_us;       /* transport's smoothed RTT, 0 if unknown */
+	uint32_t min_rtt_us;   /* its lowest RTT lately: the path without queues; 0 if unknown */
 	uint32_t cwnd;         /* congestion window in packets, 0 if unknown */
 	uint32_t retransmits;  /* transport-level retransmissions so far */
 	char peer[64];         /* "address:port" */
