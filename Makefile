@@ -34,7 +34,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 # all link; main.c files are the only things outside it.
 # The analytical model (launcher/model*.c) has no main and no state: it goes
 # into the same library, for mwpredict, mwlaunch and the unit tests.
-MODEL_SRC  := launcher/model.c launcher/modelconf.c
+MODEL_SRC  := launcher/model.c launcher/modelconf.c launcher/modelout.c
 LDSD_SRC   := $(filter-out ldsd/main.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) libclient/clientproto.c $(MODEL_SRC)
 LIBLDS_SRC := $(wildcard libclient/*.c) ldsd/wire.c ldsd/crc32c.c
 UNIT_SRC   := $(wildcard tests/unit/*.c)
@@ -119,7 +119,7 @@ $(BUILD)/bin/%: $$(call obj,$$(wildcard tools/%/*.c)) $(LIBLDSD) $(LIBLDS_A)
 	$(Q)$(CC) -o $@ $^ $(LDLIBS_D) -lpthread
 
 # mwlaunch checks the job file's framework entries with the runtime's reader.
-$(BUILD)/bin/mwlaunch: $(call obj,launcher/mw_config.c)
+$(BUILD)/bin/mwlaunch: $(call obj,launcher/mw_config.c tools/ldsbench/jsonr.c)
 
 # Integration test programs (clients that send and verify checksummed data).
 $(BUILD)/tests/%: $(call obj,tests/integration/%.c) $(LIBLDS_A) $(LIBLDSD)
