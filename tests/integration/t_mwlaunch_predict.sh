@@ -76,3 +76,35 @@ jq -e --slurpfile p "$T/p.json" '
 	all($x.clusters[] , $x.job; .efficiency_measured > 0)' "$T/job.json" > /dev/null ||
 	fail "the prediction against the measurement does not add up: $(jq -c .prediction "$T/job.json")"
 echo "measured: predicted $best-$worst s, measured $(jq .prediction.job.time_measured "$T/job.json") s"
+
+# --benchmark: a calibration run of the job's first tasks and probes
+# write a model that mwpredict accepts, describing the job, with values
+# in plausible bounds.
+"$BIN/mwlaunch" --benchmark -o "$T/bm.conf" --calibrate-tasks 96 --probe-seconds 1 "$T/job.conf" > "$T/bm.out" 2>&1 ||
+	fail "--benchmark exited $?: $(tail -20 "$T/bm.out")"
+for s in "calibration run of the job's first 96 tasks" "cluster clusterA: LAN" "cluster clusterB: Internet in" \
+	"cluster clusterB: Internet out" "model written to $T/bm.conf"; do
+	grep -q "^mwlaunch: benchmark: .*$s" "$T/bm.out" || fail "--benchmark did not say '$s': $(cat "$T/bm.out")"
+done
+"$BIN/mwpredict" --json "$T/bm.conf" > "$T/bm.json" || fail "mwpredict refused the measured model: $(cat "$T/bm.conf")"
+"$BIN/mwlaunch" --predict-only -m "$T/bm.conf" "$T/job.conf" > /dev/null || fail "the measured model does not fit the job"
+# mw_matmul -n 256 -b 32: 512 tasks of 2 * 32^3 flop, a task two 32 x 32
+# blocks of floats (8 KiB), a result one (4 KiB), each with a header; an
+# inter-cluster result 4 of them (grain 4); a task less with the data cache.
+cfg() { sed -n "s/^[[:space:]]*$1 = \(.*\);$/\1/p" "$T/bm.conf" | sed -n "${2:-1}p"; }
+inside() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }' || fail "$4 = $1, not in [$2, $3]: $(cat "$T/bm.conf")"; }
+[ "$(cfg tasks)" = 512 ] || fail "tasks $(cfg tasks)"
+inside "$(cfg oper)" 65536 65536 oper
+inside "$(cfg task_bytes)" 8192 9216 task_bytes
+inside "$(cfg result_bytes)" 4096 5120 result_bytes
+inside "$(cfg lan_throughput 1)" 1e6 1e12 "clusterA lan_throughput"
+inside "$(cfg lan_throughput 2)" 1e6 1e12 "clusterB lan_throughput"
+inside "$(cfg inet_in)" 1e5 1e11 inet_in
+inside "$(cfg inet_out)" 1e5 1e11 inet_out
+inside "$(cfg inter_task_bytes)" 1 $((4 * 9216)) inter_task_bytes
+inside "$(cfg inter_result_bytes)" $((4 * 4096)) $((4 * 5120)) inter_result_bytes
+for k in 1 2; do
+	w=$(cfg workers "$k" | tr -d '()[] ')
+	inside "$w" 1e6 1e12 "workers of cluster $k"
+done
+echo "measured: --benchmark: $(jq -c '[.clusters[] | {name, cperf, bound}]' "$T/bm.json")"

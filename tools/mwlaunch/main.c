@@ -15,6 +15,7 @@
 
 #include "launcher/mw_config.h"
 #include "ldsd/json.h"
+#include "tools/mwlaunch/calibrate.h"
 #include "tools/mwlaunch/gwstart.h"
 #include "tools/mwlaunch/jobconf.h"
 #include "launcher/modelout.h"
@@ -25,8 +26,9 @@
 #define GRACE_EXTRA 15.0        /* s beyond the largest deadline */
 
 struct opts {
-	bool dry_run, keep, quiet, predict_only;
+	bool dry_run, keep, quiet, predict_only, benchmark;
 	const char *workdir, *json, *model;
+	struct calib_opts calib;
 };
 
 static void usage(FILE *out)
@@ -34,12 +36,19 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: mwlaunch [-n] [-k] [-w DIR] [-j FILE] [-m MODEL] JOB.conf\n"
 		"       mwlaunch --predict-only [-j FILE] [-m MODEL] JOB.conf\n"
+		"       mwlaunch --benchmark [-o MODEL] [--calibrate-tasks N] [--probe-seconds S] JOB.conf\n"
 		"Runs a master-worker job over the clusters of JOB.conf, one mpirun per\n"
 		"cluster, joined by their ldsd gateways (docs/mwlaunch.md).\n"
 		"  -n, --dry-run       print what would be started where, start nothing\n"
 		"  -p, --predict-only  print the model's prediction for the job (mwpredict's\n"
 		"                      report; with -j its JSON), start nothing\n"
 		"  -m, --model FILE    the model file (docs/model.md) instead of the job's `model'\n"
+		"  -b, --benchmark     measure the model's parameters of the job (a calibration run\n"
+		"                      of its first tasks, LAN and Internet probes), write a model\n"
+		"  -o, --output FILE   --benchmark's model file (default model.conf; - = stdout)\n"
+		"      --calibrate-tasks N  tasks of the calibration run (default 8 per worker x grain)\n"
+		"      --probe-seconds S    each LAN and Internet probe (default 4)\n"
+		"      --threshold E   efficiency_threshold written into the model (default 0.8)\n"
 		"  -w, --workdir DIR   runtime configuration and reports here (kept)\n"
 		"  -k, --keep          keep the temporary work directory\n"
 		"  -j, --json FILE     job summary with every cluster's report as JSON (- = stdout)\n"
@@ -194,12 +203,39 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "workdir", required_argument, NULL, 'w' }, { "json", required_argument, NULL, 'j' },
 		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
 		{ "predict-only", no_argument, NULL, 'p' }, { "model", required_argument, NULL, 'm' },
-		{ NULL, 0, NULL, 0 },
+		{ "benchmark", no_argument, NULL, 'b' }, { "output", required_argument, NULL, 'o' },
+		{ "calibrate-tasks", required_argument, NULL, 'T' }, { "probe-seconds", required_argument, NULL, 'S' },
+		{ "threshold", required_argument, NULL, 'E' }, { NULL, 0, NULL, 0 },
 	};
+	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "nkw:j:qhpm:", lo, NULL)) != -1)
+	o->calib = (struct calib_opts){ .seconds = 4, .threshold = 0.8, .out = "model.conf" };
+	while ((c = getopt_long(argc, argv, "nkw:j:qhpm:bo:", lo, NULL)) != -1)
 		switch (c) {
+		case 'b': o->benchmark = true; break;
+		case 'o': o->calib.out = optarg; break;
+		case 'T':
+			o->calib.tasks = strtol(optarg, &end, 10);
+			if (*end != '\0' || o->calib.tasks < 1) {
+				fprintf(stderr, "mwlaunch: --calibrate-tasks: expected a number of tasks >= 1, got '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'S':
+			o->calib.seconds = strtod(optarg, &end);
+			if (*end != '\0' || !(o->calib.seconds >= 0.5 && o->calib.seconds <= 600)) {
+				fprintf(stderr, "mwlaunch: --probe-seconds: expected 0.5 to 600 seconds, got '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'E':
+			o->calib.threshold = strtod(optarg, &end);
+			if (*end != '\0' || !(o->calib.threshold > 0 && o->calib.threshold < 1)) {
+				fprintf(stderr, "mwlaunch: --threshold: expected a fraction between 0 and 1, got '%s'\n", optarg);
+				return -1;
+			}
+			break;
 		case 'p': o->predict_only = true; break;
 		case 'm': o->model = optarg; break;
 		case 'n': o->dry_run = true; break;
@@ -289,7 +325,18 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mwlaunch: %s\n", err);
 		return 2;
 	}
+	if (o.benchmark && (o.predict_only || o.dry_run)) {
+		fprintf(stderr, "mwlaunch: --benchmark runs the job: not with --predict-only or --dry-run\n");
+		return 2;
+	}
 	model = o.model != NULL ? o.model : j.model[0] ? j.model : NULL;
+	/* A calibration run predicts nothing: it measures for the model. */
+	if (o.benchmark) {
+		if (calib_prepare(&j, &o.calib) < 0)
+			return 1;
+		model = NULL;
+		o.quiet = true;
+	}
 	if (o.predict_only && model == NULL) {
 		fprintf(stderr, "mwlaunch: --predict-only needs a model: set `model' in %s or give -m FILE "
 			"(mwlaunch --benchmark writes one)\n", j.path);
@@ -376,6 +423,10 @@ int main(int argc, char **argv)
 	if (out == RUN_OK)
 		out = rc;
 	summary(&j, c, p, reports, out, run_now() - t0, &o, model != NULL ? &pr : NULL);
+	if (o.benchmark && out != RUN_OK)
+		fprintf(stderr, "mwlaunch: --benchmark: the calibration run failed; no model written\n");
+	else if (o.benchmark && calib_finish(&j, reports, mwconf, &o.calib) < 0)
+		out = RUN_FAILED;
 	if (o.workdir == NULL && !o.keep)
 		remove_workdir(dir, reports, j.ncl, mwconf);
 	else
