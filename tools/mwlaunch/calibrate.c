@@ -43,7 +43,11 @@ int calib_prepare(struct job *j, const struct calib_opts *o)
 			grain = j->cl[i].grain;
 		j->cl[i].predict_best = j->cl[i].predict_worst = 0;
 	}
-	j->task_limit = o->tasks > 0 ? o->tasks : 8L * workers * grain;
+	/* Enough for the remote clusters' first results to cross the WAN
+	 * before the main cluster's workers have run everything. */
+	j->task_limit = o->tasks > 0 ? o->tasks : 16L * workers * grain;
+	if (j->task_limit < 64 && o->tasks == 0)
+		j->task_limit = 64;
 	printf("mwlaunch: benchmark: calibration run of the job's first %ld tasks\n", j->task_limit);
 	fflush(stdout);
 	return 0;
@@ -140,27 +144,6 @@ static int capture(char *const argv[], double limit, char *out, size_t len)
 	close(fd[0]);
 	rc = reap(pid, deadline);
 	return rc;
-}
-
-static struct jsonr *load(const char *path)
-{
-	char err[256], *text;
-	FILE *f = fopen(path, "r");
-	long len;
-	struct jsonr *v = NULL;
-
-	if (f == NULL || fseek(f, 0, SEEK_END) < 0 || (len = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) < 0 ||
-	    (text = calloc(1, (size_t)len + 1)) == NULL) {
-		fprintf(stderr, "mwlaunch: --benchmark: cannot read the report %s: %s\n", path, strerror(errno));
-		if (f != NULL)
-			fclose(f);
-		return NULL;
-	}
-	if (fread(text, 1, (size_t)len, f) == (size_t)len && (v = jsonr_parse(text, err, sizeof(err))) == NULL)
-		fprintf(stderr, "mwlaunch: --benchmark: report %s: %s\n", path, err);
-	free(text);
-	fclose(f);
-	return v;
 }
 
 /* What the calibration run measured of one cluster. */
@@ -370,8 +353,10 @@ int calib_finish(const struct job *j, char reports[][PATH_MAX], const char *mwco
 		return -1;
 	}
 	for (unsigned i = 0; i < j->ncl; i++)
-		if ((rep[i] = load(reports[i])) == NULL)
+		if ((rep[i] = jsonr_read_file(reports[i], err, sizeof(err))) == NULL) {
+			fprintf(stderr, "mwlaunch: --benchmark: cluster %s's report: %s\n", j->cl[i].name, err);
 			goto out;
+		}
 	oper = jsonr_num(jsonr_get(rep[j->main], "ops_per_task"), 0);
 	if (oper <= 0)
 		oper = 1;
@@ -382,7 +367,9 @@ int calib_finish(const struct job *j, char reports[][PATH_MAX], const char *mwco
 
 		if (!c->main) {
 			const struct jsonr *cm = cm_of(rep[j->main], c->name);
-			double done = jsonr_num(jsonr_get(cm, "done"), 0), fine = jsonr_num(jsonr_get(rep[i], "joined"), 0);
+			/* What the cluster ran, also the tasks whose copies elsewhere won at the end. */
+			double done = jsonr_num(jsonr_get(cm, "done"), 0) + jsonr_num(jsonr_get(cm, "discharged"), 0);
+			double fine = jsonr_num(jsonr_get(rep[i], "joined"), 0);
 
 			if (done <= 0 || fine <= 0) {
 				fprintf(stderr, "mwlaunch: --benchmark: cluster %s did no calibration task: give more "

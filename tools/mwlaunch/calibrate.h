@@ -21,7 +21,7 @@
 #include "tools/mwlaunch/jobconf.h"
 
 struct calib_opts {
-	long tasks;                /* calibration tasks; 0 = 8 per worker of the job, times the largest grain */
+	long tasks;                /* calibration tasks; 0 = 16 per worker of the job times the largest grain, >= 64 */
 	double seconds;            /* each LAN and Internet measurement */
 	double threshold;          /* efficiency_threshold written into the model */
 	const char *out;           /* the model file to write; "-" = stdout */

@@ -46,7 +46,7 @@ static void usage(FILE *out)
 		"  -b, --benchmark     measure the model's parameters of the job (a calibration run\n"
 		"                      of its first tasks, LAN and Internet probes), write a model\n"
 		"  -o, --output FILE   --benchmark's model file (default model.conf; - = stdout)\n"
-		"      --calibrate-tasks N  tasks of the calibration run (default 8 per worker x grain)\n"
+		"      --calibrate-tasks N  tasks of the calibration run (default 16 per worker x grain, >= 64)\n"
 		"      --probe-seconds S    each LAN and Internet probe (default 4)\n"
 		"      --threshold E   efficiency_threshold written into the model (default 0.8)\n"
 		"  -w, --workdir DIR   runtime configuration and reports here (kept)\n"

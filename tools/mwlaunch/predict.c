@@ -1,5 +1,4 @@
 /* predict.c - a job's prediction, and the prediction against the run. */
-#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,36 +89,6 @@ static void measure(const struct jsonr *rep, const struct job_cluster *c, struct
 	}
 }
 
-static struct jsonr *read_report(const char *path, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "r");
-	char *text = NULL;
-	size_t len = 0, cap = 0, n;
-	struct jsonr *v = NULL;
-
-	if (f == NULL) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return NULL;
-	}
-	do {
-		char *t = len + 4096 >= cap ? realloc(text, cap = 2 * cap + 8192) : text;
-
-		if (t == NULL) {
-			snprintf(err, errlen, "%s: out of memory", path);
-			goto out;
-		}
-		text = t;
-		len += n = fread(text + len, 1, cap - len - 1, f);
-	} while (n > 0);
-	text[len] = '\0';
-	if ((v = jsonr_parse(text, err, errlen)) == NULL)
-		snprintf(err + strlen(err), errlen - strlen(err), " (in %s)", path);
-out:
-	free(text);
-	fclose(f);
-	return v;
-}
-
 /* Eq. 7 for a measurement: the time the cluster's computers would take
  * for its tasks at their available performance, over the time taken. */
 static double efficiency(double tasks, double oper, double cperf, double time)
@@ -167,7 +136,7 @@ int predict_compare(const struct job *j, const struct prediction *p, const char 
 	char err[512];
 	double mcperf = 0;
 
-	if ((rep = read_report(report, err, sizeof(err))) == NULL) {
+	if ((rep = jsonr_read_file(report, err, sizeof(err))) == NULL) {
 		if (text != NULL)
 			fprintf(text, "mwlaunch: no measurement to set against the prediction: %s\n", err);
 		if (json != NULL)
