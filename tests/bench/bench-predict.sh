@@ -6,8 +6,9 @@
 # the model's input.  For each case: one --benchmark, then RUNS runs with
 # that model; the median measured time against the predicted best and
 # worst time, their ratio, and the efficiencies (eq. 7).  The calibration
-# runs a fifth of the job's tasks, so that it sees the same contention for
-# the cores as the run.  The target:
+# runs a fifth (montecarlo) or a third (matmul) of the job's tasks, so that
+# the remote clusters' start-up, which takes the cores of this machine
+# for about a second, weighs in it about as much as in the run.  The target:
 # the measured time within 10 % of the prediction (of the nearer of the
 # best- and worst-end times, or between them).
 #   CASES="matmul:2 matmul:3 montecarlo:2 montecarlo:3" (default: all)
@@ -36,7 +37,7 @@ rows=()
 for c in $CASES; do
 	app=${c%%:*} n=${c#*:}
 	if [ "$app" = matmul ]; then
-		CAL=$([ "$QUICK" = 1 ] && echo 48 || echo 80)
+		CAL=$([ "$QUICK" = 1 ] && echo 48 || echo 134)
 		APP=$MWBIN/mw_matmul GRAIN=1 PREFETCH=4 CACHE_MIB=256 FRAMEWORK="PickWindow = 256;" write_job "$n" "$MM_ARGS --quiet"
 	else
 		CAL=$([ "$QUICK" = 1 ] && echo 160 || echo 320)
@@ -54,6 +55,7 @@ for c in $CASES; do
 		echo "bench-predict: $c: run $r: measured ${tm[-1]} s; per cluster (tasks predicted/measured, time predicted/measured):" \
 			"$(jq -r '[.prediction.clusters[] | "\(.name) \(.tasks_best)/\(.tasks_measured) \(.time_best*100|round/100)/\(.time_measured*100|round/100) s"] | join("; ")' "$T/job.json")"
 	done
+	sed -n '/^mwlaunch: predicted (model/,/^  job /p' "$T/out" | sed "s/^/bench-predict: $c: run $RUNS: /"
 	TB=$(jq .prediction.job.time_best "$T/job.json"); TW=$(jq .prediction.job.time_worst "$T/job.json")
 	EB=$(jq .prediction.job.efficiency_best "$T/job.json"); EW=$(jq .prediction.job.efficiency_worst "$T/job.json")
 	TM=$(printf '%s\n' "${tm[@]}" | median); EM=$(printf '%s\n' "${eff[@]}" | median)
