@@ -279,6 +279,7 @@ static int write_model(const struct job *j, const struct calib_opts *o, const st
 {
 	FILE *f = strcmp(o->out, "-") == 0 ? stdout : fopen(o->out, "w");
 	time_t now = time(NULL);
+	double tasks = jsonr_num(jsonr_get(master, "problem_tasks"), 0);
 	char when[64];
 
 	if (f == NULL) {
@@ -292,10 +293,12 @@ static int write_model(const struct job *j, const struct calib_opts *o, const st
 	if (jsonr_num(jsonr_get(master, "ops_per_task"), 0) <= 0)
 		fprintf(f, "# The application states no operations per task: one task is the operation,\n"
 			"# performances are tasks/s.\n");
-	fprintf(f, "efficiency_threshold = %g;\n\napplication = {\n\ttasks = %.0f;\n\toper = %.9g;\n"
+	/* Numbers as libconfig reads them back: %.9g writes any value that
+	 * does not fit an int with a point or an exponent (a float); a whole
+	 * count beyond an int needs libconfig's L. */
+	fprintf(f, "efficiency_threshold = %g;\n\napplication = {\n\ttasks = %.0f%s;\n\toper = %.9g;\n"
 		"\ttask_bytes = %.9g;\n\tresult_bytes = %.9g;\n\treassign_last_task = %s;\n};\n\nclusters = (",
-		o->threshold, jsonr_num(jsonr_get(master, "problem_tasks"), 0), oper, task, result,
-		reassign ? "true" : "false");
+		o->threshold, tasks, tasks > INT_MAX ? "L" : "", oper, task, result, reassign ? "true" : "false");
 	for (unsigned i = 0; i < j->ncl; i++) {
 		const struct job_cluster *c = &j->cl[i];
 
@@ -399,13 +402,13 @@ int calib_finish(const struct job *j, char reports[][PATH_MAX], const char *mwco
 		if (c->main)
 			continue;
 		printf("mwlaunch: benchmark: cluster %s: Internet in, %g s of %.0f-byte messages from %s\n", c->name,
-		       o->seconds, m[i].inter_task, mc->name);
+		       o->seconds, fmax(m[i].inter_task, MIN_PROBE_BYTES), mc->name);
 		fflush(stdout);
 		snprintf(to, sizeof(to), "%s/mwlbench-in", c->name);
 		if (probe_inet(mc->socket, c->socket, to, m[i].inter_task, o->seconds, &m[i].inet_in) < 0)
 			goto out;
 		printf("mwlaunch: benchmark: cluster %s: Internet out, %g s of %.0f-byte messages to %s\n", c->name,
-		       o->seconds, m[i].inter_result, mc->name);
+		       o->seconds, fmax(m[i].inter_result, MIN_PROBE_BYTES), mc->name);
 		fflush(stdout);
 		snprintf(to, sizeof(to), "%s/mwlbench-%s", mc->name, c->name);
 		if (probe_inet(c->socket, mc->socket, to, m[i].inter_result, o->seconds, &m[i].inet_out) < 0)
