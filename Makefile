@@ -34,7 +34,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 # all link; main.c files are the only things outside it.
 # The analytical model (launcher/model*.c) has no main and no state: it goes
 # into the same library, for mwpredict, mwlaunch and the unit tests.
-MODEL_SRC  := launcher/model.c launcher/modelconf.c
+MODEL_SRC  := launcher/model.c launcher/modelconf.c launcher/modelout.c
 LDSD_SRC   := $(filter-out ldsd/main.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) libclient/clientproto.c $(MODEL_SRC)
 LIBLDS_SRC := $(wildcard libclient/*.c) ldsd/wire.c ldsd/crc32c.c
 UNIT_SRC   := $(wildcard tests/unit/*.c)
@@ -49,6 +49,7 @@ BENCH_PURE_SRC := tools/ldsbench/msg.c tools/ldsbench/jsonr.c tools/ldsbench/lin
 MW_SRC      := $(sort $(MW_PURE_SRC) $(MW_MPI_SRC) ldsd/json.c $(LIBLDS_SRC))
 MW_EXAMPLES := $(patsubst examples/mw_%.c,$(BUILD)/examples/mw_%,$(wildcard examples/mw_*.c))
 MW_BENCH    := $(BUILD)/bench/mpi_loop $(BUILD)/bench/mw_empty
+LANPROBE    := $(BUILD)/bin/mw_lanprobe
 MPI_CFLAGS  := $(shell mpicc --showme:compile 2>/dev/null)
 MPI_LIBS    := $(shell mpicc --showme:link 2>/dev/null)
 
@@ -71,7 +72,7 @@ MW_PC      := $(BUILD)/lib/pkgconfig/mw.pc
 
 .PHONY: all check unit unit-asan integration wan fuzz fuzz-smoke demo bench bench-quick install deps clean
 all: $(LDSD) $(LDSCTL) $(LIBLDS_A) $(LIBLDS_SO) $(LDS_PC) $(TOOLS) $(TESTBINS) \
-	$(LIBMW_A) $(LIBMW_SO) $(MW_PC) $(MW_EXAMPLES) $(MW_BENCH)
+	$(LIBMW_A) $(LIBMW_SO) $(MW_PC) $(MW_EXAMPLES) $(MW_BENCH) $(LANPROBE)
 
 deps:
 	$(Q)tools/install-deps.sh
@@ -119,7 +120,7 @@ $(BUILD)/bin/%: $$(call obj,$$(wildcard tools/%/*.c)) $(LIBLDSD) $(LIBLDS_A)
 	$(Q)$(CC) -o $@ $^ $(LDLIBS_D) -lpthread
 
 # mwlaunch checks the job file's framework entries with the runtime's reader.
-$(BUILD)/bin/mwlaunch: $(call obj,launcher/mw_config.c)
+$(BUILD)/bin/mwlaunch: $(call obj,launcher/mw_config.c tools/ldsbench/jsonr.c)
 
 # Integration test programs (clients that send and verify checksummed data).
 $(BUILD)/tests/%: $(call obj,tests/integration/%.c) $(LIBLDS_A) $(LIBLDSD)
@@ -128,7 +129,7 @@ $(BUILD)/tests/%: $(call obj,tests/integration/%.c) $(LIBLDS_A) $(LIBLDSD)
 	$(Q)$(CC) -o $@ $^ $(LDLIBS_D)
 
 # ---- the master-worker runtime, its examples and benchmark programs -------
-$(call obj,$(MW_MPI_SRC) $(wildcard examples/mw_*.c) tests/bench/mpi_loop.c tests/bench/mw_empty.c): \
+$(call obj,$(MW_MPI_SRC) $(wildcard examples/mw_*.c) tests/bench/mpi_loop.c tests/bench/mw_empty.c tools/lanprobe/lanprobe.c): \
 	ALL_CFLAGS += $(MPI_CFLAGS) -Ilauncher
 
 $(LIBMW_A): $(call obj,$(MW_SRC))
@@ -154,6 +155,12 @@ $(BUILD)/bench/mw_empty: $(call obj,tests/bench/mw_empty.c) $(LIBMW_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(MPI_LIBS) $(LDLIBS_D)
+
+# mwlaunch --benchmark's LAN probe, an MPI program.
+$(LANPROBE): $(call obj,tools/lanprobe/lanprobe.c)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(MPI_LIBS)
 
 $(BUILD)/bench/mpi_loop: $(call obj,tests/bench/mpi_loop.c)
 	@mkdir -p $(@D)
@@ -231,7 +238,7 @@ install: all
 		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 \
 		$(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man8
 	install -m 755 $(LDSD) $(DESTDIR)$(PREFIX)/sbin/ldsd
-	install -m 755 $(LDSCTL) $(TOOLS) $(DESTDIR)$(PREFIX)/bin/
+	install -m 755 $(LDSCTL) $(TOOLS) $(LANPROBE) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(LIBLDS_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBLDS_SO) $(DESTDIR)$(PREFIX)/lib/liblds.so.1
 	ln -sf liblds.so.1 $(DESTDIR)$(PREFIX)/lib/liblds.so

@@ -60,17 +60,39 @@ static int open_series(struct mw_run *r)
 	return 0;
 }
 
+/* mwlaunch --benchmark's calibration runs the first MWL_TASK_LIMIT tasks
+ * of the problem only.  The limit, or 0 for none; -1 if it is bad. */
+static long long task_limit(void)
+{
+	const char *s = getenv("MWL_TASK_LIMIT");
+	char *end;
+	long long v;
+
+	if (s == NULL || *s == '\0')
+		return 0;
+	v = strtoll(s, &end, 10);
+	return *end != '\0' || v < 1 ? -1 : v;
+}
+
 int mw_gather_start(struct mw_run *r, unsigned nworkers)
 {
 	const struct mw_app *a = r->app;
 	char err[1024];
-	uint64_t n = 0;
+	uint64_t n = 0, problem;
+	long long limit = task_limit();
 
 	r->journal.fd = -1;
 	if (a->split(a->ctx, &n) < 0) {
 		fprintf(stderr, "mw: %s: split() failed; see the application's message above\n", a->name);
 		return -1;
 	}
+	if (limit < 0) {
+		fprintf(stderr, "mw: MWL_TASK_LIMIT=%s is not a number of tasks >= 1\n", getenv("MWL_TASK_LIMIT"));
+		return -1;
+	}
+	problem = n;
+	if (limit > 0 && (uint64_t)limit < n)
+		n = (uint64_t)limit;
 	if (mw_sched_init(&r->sched, n, nworkers, r->cfg.load_balance ? r->cfg.max_copies : 1) < 0 ||
 	    mw_stats_init(&r->stats, a->name, n, nworkers, r->t0) < 0) {
 		fprintf(stderr, "mw: out of memory for %llu tasks and %u workers\n", (unsigned long long)n, nworkers);
@@ -80,6 +102,11 @@ int mw_gather_start(struct mw_run *r, unsigned nworkers)
 	r->stats.prefetch = r->cfg.prefetch;
 	r->stats.ops_per_task = a->ops_per_task;
 	r->stats.cluster = r->cluster;
+	r->stats.problem_tasks = problem;
+	if (mw_stats_predicted(&r->stats, getenv("MWL_PREDICT")) < 0) {
+		fprintf(stderr, "mw: MWL_PREDICT=%s is not BEST,WORST seconds\n", getenv("MWL_PREDICT"));
+		return -1;
+	}
 	if (open_series(r) < 0)
 		return -1;
 	if (r->resume && r->journal_path == NULL) {
@@ -205,7 +232,11 @@ int mw_gather_end(struct mw_run *r, int status)
 			r->stats.w[i].forfeited = r->sched.w[i].forfeited;
 		}
 		interval(r, mw_now(), NULL);
-		if (r->app->finish != NULL && r->app->finish(r->app->ctx) < 0) {
+		/* A calibration run's answer is partial: nothing to check. */
+		if (r->stats.ntasks < r->stats.problem_tasks && !r->quiet)
+			printf("mw: calibration: %llu of the problem's %llu tasks run\n",
+			       (unsigned long long)r->stats.ntasks, (unsigned long long)r->stats.problem_tasks);
+		else if (r->app->finish != NULL && r->app->finish(r->app->ctx) < 0) {
 			fprintf(stderr, "mw: %s: finish() reported a failure\n", r->app->name);
 			status = 1;
 		}

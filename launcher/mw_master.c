@@ -44,7 +44,7 @@ static int handle(struct master *ms, const struct mw_msg *m, double now)
 		sw->work += (double)m->h.aux * 1e-9;
 		sw->bytes_in += m->h.len;
 		if (rc == MW_SCHED_JOIN) {
-			r->stats.t_last = now;
+			r->stats.t_last = sw->last = now;
 			return mw_gather_join(r, m->h.id, m->data, m->h.len);
 		}
 		return 0;

@@ -1,5 +1,6 @@
 /* mw_stats.c - progress lines, time series, end report (text and JSON). */
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,7 +17,7 @@ int mw_stats_init(struct mw_stats *st, const char *app, uint64_t ntasks, unsigne
 		st->w[i].role = "Worker";
 	st->app = app;
 	st->cluster = "local";
-	st->ntasks = ntasks;
+	st->ntasks = st->problem_tasks = ntasks;
 	st->nworkers = nworkers;
 	st->t_start = st->t_first = st->t_last = st->t_end = st->iv_t = now;
 	return 0;
@@ -28,6 +29,20 @@ void mw_stats_free(struct mw_stats *st)
 		free(st->w[i].samples);
 	free(st->w);
 	st->w = NULL;
+}
+
+int mw_stats_predicted(struct mw_stats *st, const char *text)
+{
+	double b, w;
+	int n = -1;
+
+	if (text == NULL || *text == '\0')
+		return 0;
+	if (sscanf(text, "%lf,%lf%n", &b, &w, &n) != 2 || text[n] != '\0' || !isfinite(w) || !(b > 0) || w < b)
+		return -1;
+	st->predict_best = b;
+	st->predict_worst = w;
+	return 0;
 }
 
 double mw_stats_work(const struct mw_stats *st)
@@ -116,6 +131,8 @@ int mw_stats_interval(struct mw_stats *st, double now, uint64_t done, FILE *out,
 
 			fprintf(out, " ETA %lu:%02lu:%02lu", eta / 3600, eta / 60 % 60, eta % 60);
 		}
+		if (st->predict_best > 0)
+			fprintf(out, " | %.1f s, predicted %.1f-%.1f s", run, st->predict_best, st->predict_worst);
 		fprintf(out, " | master busy %3.0f%%", 100 * mbusy);
 		if (tty)
 			bar(out, mbusy);
@@ -171,6 +188,9 @@ void mw_stats_report(const struct mw_stats *st, FILE *out)
 		st->app, (unsigned long long)st->ntasks, (unsigned long long)st->replayed,
 		(unsigned long long)st->pruned, st->cluster, st->behaviour, st->prefetch);
 	fprintf(out, "Total Execution Time: %.4f sec\n", total);
+	if (st->predict_best > 0)
+		fprintf(out, "Predicted Execution Time: %.4f .. %.4f sec (measured / predicted %.3f .. %.3f)\n",
+			st->predict_best, st->predict_worst, total / st->predict_best, total / st->predict_worst);
 	fprintf(out, "Overall Execution Time: %.4f sec\n", overall);
 	fprintf(out, "Total Time Waiting for Workers: %.4f sec (%.4f %%)\n", st->wait, pct(st->wait, overall));
 	fprintf(out, "Master CPU Time: %.4f sec (%.4f %% of Overall)\n", st->cpu, pct(st->cpu, overall));
@@ -216,13 +236,16 @@ void mw_stats_json(const struct mw_stats *st, FILE *out)
 	json_str(out, st->app);
 	fprintf(out, ", \"cluster\": ");
 	json_str(out, st->cluster);
-	fprintf(out, ", \"tasks\": %llu, \"joined\": %llu, \"replayed\": %llu, \"pruned\": %llu,"
+	fprintf(out, ", \"tasks\": %llu, \"problem_tasks\": %llu, \"joined\": %llu, \"replayed\": %llu, \"pruned\": %llu,"
 		" \"worker_behaviour\": %d, \"prefetch\": %u, \"ops_per_task\": %.17g,"
 		" \"total_time\": %.6f, \"overall_time\": %.6f, \"master_wait\": %.6f, \"master_cpu\": %.6f,"
-		" \"average_tasks_per_s\": %.6f, \"workers\": [",
-		(unsigned long long)st->ntasks, (unsigned long long)joined(st),
+		" \"average_tasks_per_s\": %.6f",
+		(unsigned long long)st->ntasks, (unsigned long long)st->problem_tasks, (unsigned long long)joined(st),
 		(unsigned long long)st->replayed, (unsigned long long)st->pruned, st->behaviour,
 		st->prefetch, st->ops_per_task, total, overall, st->wait, st->cpu, avg);
+	if (st->predict_best > 0)
+		fprintf(out, ", \"predicted_best\": %.6f, \"predicted_worst\": %.6f", st->predict_best, st->predict_worst);
+	fprintf(out, ", \"workers\": [");
 	for (unsigned i = 0; i < st->nworkers; i++) {
 		const struct mw_stats_worker *w = &st->w[i];
 		double ran = (double)(w->done + w->discharged);
@@ -233,11 +256,13 @@ void mw_stats_json(const struct mw_stats *st, FILE *out)
 		json_str(out, w->role);
 		fprintf(out, ", \"done\": %llu, \"discharged\": %llu, \"useful_tasks_per_s\": %.6f,"
 			" \"working_tasks_per_s\": %.6f, \"efficiency\": %.6f, \"work_time\": %.6f,"
-			" \"exec_time\": %.6f, \"cpu_time\": %.6f, \"bytes_out\": %llu, \"bytes_in\": %llu",
+			" \"exec_time\": %.6f, \"cpu_time\": %.6f, \"bytes_out\": %llu, \"bytes_in\": %llu,"
+			" \"last_result\": %.6f",
 			(unsigned long long)w->done, (unsigned long long)w->discharged,
 			total > 0 ? (double)w->done / total : 0, w->work > 0 ? ran / w->work : 0,
 			w->exec > 0 ? w->work / w->exec : 0, w->work, w->exec, w->cpu,
-			(unsigned long long)w->bytes_out, (unsigned long long)w->bytes_in);
+			(unsigned long long)w->bytes_out, (unsigned long long)w->bytes_in,
+			w->last > 0 ? w->last - st->t_first : 0);
 		if (mw_stats_is_cm(w)) {
 			fprintf(out, ", \"wan_bytes_out\": %llu, \"wan_bytes_in\": %llu, \"cache_bytes_saved\": %llu,"
 				" \"forfeited\": %llu, \"late\": %llu, \"wan_series\": [",

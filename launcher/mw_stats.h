@@ -37,6 +37,7 @@ struct mw_stats_worker {
 	double work;               /* seconds inside task_run, as it reported */
 	double exec;               /* its execution time, as it reported */
 	double cpu;                /* its CPU time (user + system), as it reported */
+	double last;               /* when its last joined result came (0: none) */
 	uint64_t bytes_out;        /* task bytes sent to it */
 	uint64_t bytes_in;         /* result bytes from it */
 	/* communication managers only */
@@ -52,6 +53,7 @@ struct mw_stats {
 	const char *app;
 	const char *cluster;
 	uint64_t ntasks;
+	uint64_t problem_tasks;    /* the problem's tasks; more than ntasks in a calibration run */
 	uint64_t replayed;         /* joined from the journal, not run */
 	uint64_t pruned;
 	int behaviour;             /* WorkerBehaviour */
@@ -66,6 +68,8 @@ struct mw_stats {
 	double t_end;              /* last goodbye */
 	double wait;               /* master waiting time, s */
 	double cpu;                /* master's CPU time (user + system), s */
+	double predict_best;       /* the model's total time for this run (mwlaunch), s; 0 = none */
+	double predict_worst;
 
 	/* interval sampling */
 	double iv_t;
@@ -79,6 +83,11 @@ struct mw_stats {
 /* 0 or -ENOMEM. */
 int mw_stats_init(struct mw_stats *st, const char *app, uint64_t ntasks, unsigned nworkers, double now);
 void mw_stats_free(struct mw_stats *st);
+
+/* The model's prediction from the launcher: "BEST,WORST" seconds
+ * (MWL_PREDICT; NULL or "" = none).  0, or -1 if it is not two
+ * positive numbers (best <= worst). */
+int mw_stats_predicted(struct mw_stats *st, const char *text);
 
 /* Sum of the workers' work time. */
 double mw_stats_work(const struct mw_stats *st);

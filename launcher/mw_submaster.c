@@ -235,7 +235,7 @@ static int join(struct sub *s, unsigned w, const struct mw_msg *m)
 	sw->work += (double)m->h.aux * 1e-9;
 	sw->bytes_in += m->h.len;
 	s->done++;
-	s->r->stats.t_last = mw_now();
+	s->r->stats.t_last = sw->last = mw_now();
 	u->ns += m->h.aux;
 	if (!s->hooks)
 		return unit_result(s, u, m->data, m->h.len) < 0 || unit_done(s, u, NULL) < 0 ? -1 : 0;
@@ -443,6 +443,10 @@ int mw_submaster_run(struct mw_run *r, struct mw_port *port)
 	r->stats.behaviour = r->cfg.worker_behaviour;
 	r->stats.prefetch = r->cfg.prefetch;
 	r->stats.ops_per_task = a->ops_per_task;
+	if (mw_stats_predicted(&r->stats, getenv("MWL_PREDICT")) < 0) {
+		fprintf(stderr, "mw: submaster: MWL_PREDICT=%s is not BEST,WORST seconds\n", getenv("MWL_PREDICT"));
+		goto out;
+	}
 	r->next_tick = mw_now() + r->cfg.stats_interval;
 	if (loop(&s) < 0)
 		goto out;

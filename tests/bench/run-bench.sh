@@ -7,8 +7,9 @@
 #   3. ldsd's resident memory while a producer sends into a dead link
 #      (target < send_memory + recv_memory + 32 MiB)
 # Then wanemu's forwarding (bench-wanemu.sh), the master-worker runtime
-# (bench-mw.sh), mw_matmul on two clusters over wanemu (bench-mwlaunch.sh)
-# and LDS against iperf3 over wanemu (bench-wan.sh), each with its own table.
+# (bench-mw.sh), mw_matmul on two clusters over wanemu (bench-mwlaunch.sh),
+# the model's prediction against measured runs (bench-predict.sh) and LDS
+# against iperf3 over wanemu (bench-wan.sh), each with its own table.
 # QUICK=1 shortens everything (make bench-quick).  Results are printed as
 # Markdown tables to paste into docs/BENCHMARKS.md.
 . "$(dirname "$0")/../integration/lib.sh"
@@ -98,6 +99,10 @@ BUILD=${BUILD:-build} QUICK=$QUICK "$(dirname "$0")/bench-mw.sh"
 # Two clusters over wanemu (issue 6).
 echo
 BUILD=${BUILD:-build} QUICK=$QUICK "$(dirname "$0")/bench-mwlaunch.sh"
+
+# The model's prediction against measured runs over wanemu (issue 7).
+echo
+BUILD=${BUILD:-build} QUICK=$QUICK "$(dirname "$0")/bench-predict.sh"
 
 # LDS against iperf3 over an emulated WAN (issue 4); WAN=0 leaves it out.
 if [ "${WAN:-1}" != 0 ]; then

@@ -72,7 +72,8 @@ star_clusters() {
 
 # write_job N "APP-ARGS" [EXTRA-JOB-SETTINGS]: $T/job.conf for mw_matmul
 # (or APP) over the star; WORKERS (per cluster; MAIN_WORKERS for clusterA),
-# GRAIN, PREFETCH, DEADLINE, CACHE_MIB, FRAMEWORK (extra entries) tune it,
+# GRAIN, PREFETCH, DEADLINE, CACHE_MIB, STATS_IV (StatisticsInterval),
+# FRAMEWORK (extra entries) tune it,
 # START says how remote clusters start ("local" unless set).
 write_job() {
 	local n=$1 args="" a cl=""
@@ -88,7 +89,7 @@ write_job() {
 	done
 	cat > "$T/job.conf" <<EOC
 application = { program = "${APP:-$MWBIN/mw_matmul}"; args = [ $args ]; };
-framework = { StatisticsInterval = 1.0; IdleSleepMax = 0.002; ${FRAMEWORK:-} };
+framework = { StatisticsInterval = ${STATS_IV:-1.0}; IdleSleepMax = 0.002; ${FRAMEWORK:-} };
 timeout = ${JOB_TIMEOUT:-120.0};
 link_timeout = ${LINK_TIMEOUT:-20.0};
 ${3:-}

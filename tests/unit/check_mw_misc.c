@@ -297,7 +297,7 @@ START_TEST(stats_report)
 	f = open_memstream(&buf, &len);
 	mw_stats_json(&st, f);
 	fclose(f);
-	ck_assert_ptr_nonnull(strstr(buf, "\"tasks\": 10, \"joined\": 10,"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"tasks\": 10, \"problem_tasks\": 10, \"joined\": 10,"));
 	ck_assert_ptr_nonnull(strstr(buf, "\"done\": 4, \"discharged\": 1,"));
 	ck_assert_ptr_nonnull(strstr(buf, "\"master_cpu\": 0.500000,"));
 	ck_assert_ptr_nonnull(strstr(buf, "\"cpu_time\": 3.250000,"));
@@ -314,6 +314,54 @@ START_TEST(stats_report)
 	mw_stats_interval(&st, 103, 4, f, true);
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(buf, "mw: 4/10 tasks (40.0%) 2.0 tasks/s ETA 0:00:03 | master busy  75%[########--] workers busy  50%[#####-----]"));
+	free(buf);
+	mw_stats_free(&st);
+}
+END_TEST
+
+/* The launcher's prediction: parsed from MWL_PREDICT, shown beside the
+ * elapsed time in the progress line, against the total time in the
+ * report (measured / predicted), in the JSON; and each worker's last
+ * result, the end of its share. */
+START_TEST(stats_prediction)
+{
+	struct mw_stats st;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_int_eq(mw_stats_init(&st, "app", 10, 1, 100.0), 0);
+	ck_assert_int_eq(mw_stats_predicted(&st, NULL), 0);
+	ck_assert_int_eq(mw_stats_predicted(&st, ""), 0);
+	ck_assert(st.predict_best == 0);
+	ck_assert_int_eq(mw_stats_predicted(&st, "5"), -1);
+	ck_assert_int_eq(mw_stats_predicted(&st, "5,4"), -1);
+	ck_assert_int_eq(mw_stats_predicted(&st, "0,4"), -1);
+	ck_assert_int_eq(mw_stats_predicted(&st, "4,5x"), -1);
+	ck_assert(st.predict_best == 0);
+	ck_assert_int_eq(mw_stats_predicted(&st, "4,5"), 0);
+	ck_assert(st.predict_best == 4 && st.predict_worst == 5);
+	st.t_first = 101;
+	st.t_last = 106;              /* total 5 s */
+	st.w[0].done = 10;
+	st.w[0].last = 105.5;
+	f = open_memstream(&buf, &len);
+	mw_stats_interval(&st, 103, 4, f, false);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "ETA 0:00:03 | 2.0 s, predicted 4.0-5.0 s | master busy"));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	mw_stats_report(&st, f);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "Predicted Execution Time: 4.0000 .. 5.0000 sec (measured / predicted 1.250 .. 1.000)"));
+	free(buf);
+	buf = NULL;
+	f = open_memstream(&buf, &len);
+	mw_stats_json(&st, f);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "\"predicted_best\": 4.000000, \"predicted_worst\": 5.000000, \"workers\""));
+	ck_assert_ptr_nonnull(strstr(buf, "\"last_result\": 4.500000"));
 	free(buf);
 	mw_stats_free(&st);
 }
@@ -378,6 +426,7 @@ Suite *make_mw_misc_suite(void)
 	tcase_add_test(tc, coarse_items);
 	tcase_add_test(tc, stats_report);
 	tcase_add_test(tc, stats_wan_series);
+	tcase_add_test(tc, stats_prediction);
 	suite_add_tcase(s, tc);
 	return s;
 }

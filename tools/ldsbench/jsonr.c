@@ -253,3 +253,35 @@ const char *jsonr_str(const struct jsonr *v)
 {
 	return v && v->type == JSONR_STR ? v->str : "";
 }
+
+struct jsonr *jsonr_read_file(const char *path, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	char *text = NULL;
+	size_t len = 0, cap = 0, n;
+	struct jsonr *v = NULL;
+
+	if (f == NULL) {
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	do {
+		char *t = len + 4096 >= cap ? realloc(text, cap = 2 * cap + 8192) : text;
+
+		if (t == NULL) {
+			snprintf(err, errlen, "%s: out of memory", path);
+			goto out;
+		}
+		text = t;
+		len += n = fread(text + len, 1, cap - len - 1, f);
+	} while (n > 0);
+	text[len] = '\0';
+	if (ferror(f))
+		snprintf(err, errlen, "%s: %s", path, strerror(errno));
+	else if ((v = jsonr_parse(text, err, errlen)) == NULL)
+		snprintf(err + strlen(err), errlen - strlen(err), " (in %s)", path);
+out:
+	free(text);
+	fclose(f);
+	return v;
+}

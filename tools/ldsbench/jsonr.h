@@ -26,6 +26,8 @@ struct jsonr {
 /* The tree of text, or NULL with err filled ("offset N: what"). */
 struct jsonr *jsonr_parse(const char *text, char *err, size_t errlen);
 void jsonr_free(struct jsonr *v);
+/* The tree of the file at path, or NULL with err filled ("PATH: what"). */
+struct jsonr *jsonr_read_file(const char *path, char *err, size_t errlen);
 
 /* Member key of object v; NULL if v is no object or has none. */
 const struct jsonr *jsonr_get(const struct jsonr *v, const char *key);

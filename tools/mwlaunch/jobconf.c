@@ -241,10 +241,29 @@ static int clusters(struct reader *r, const config_setting_t *root, struct job *
 	return 0;
 }
 
+/* The model file is named relative to the job file, as a user keeps the
+ * two side by side. */
+static int model_path(struct reader *r, const config_setting_t *root, struct job *j)
+{
+	char rel[sizeof(j->model)] = "";
+	const char *slash = strrchr(j->path, '/');
+	int dir = slash ? (int)(slash - j->path) : 0;
+
+	if (str(r, root, "model", false, rel, sizeof(rel)) < 0)
+		return -1;
+	if (rel[0] == '\0')
+		return 0;
+	if (rel[0] == '/' || slash == NULL)
+		snprintf(j->model, sizeof(j->model), "%s", rel);
+	else if (snprintf(j->model, sizeof(j->model), "%.*s/%s", dir, j->path, rel) >= (int)sizeof(j->model))
+		return bad(r, config_setting_get_member(root, "model"), "model", "path too long");
+	return 0;
+}
+
 int job_read(const char *path, struct job *j, char *err, size_t errlen)
 {
 	static const char *const known[] = { "application", "framework", "clusters", "mpirun", "mpirun_args",
-					     "timeout", "link_timeout", "on_remote_failure", NULL };
+					     "timeout", "link_timeout", "on_remote_failure", "model", NULL };
 	struct reader r = { path, err, errlen };
 	config_t cfg;
 	const config_setting_t *root, *app;
@@ -279,7 +298,8 @@ int job_read(const char *path, struct job *j, char *err, size_t errlen)
 	    strings(&r, root, "mpirun_args", j->mpirun_args, &j->nmpirun_args) < 0 ||
 	    num(&r, root, "timeout", 1, 1e7, false, &j->timeout) < 0 ||
 	    num(&r, root, "link_timeout", 0.1, 1e6, false, &j->link_timeout) < 0 ||
-	    str(&r, root, "on_remote_failure", false, policy, sizeof(policy)) < 0 || clusters(&r, root, j) < 0)
+	    str(&r, root, "on_remote_failure", false, policy, sizeof(policy)) < 0 || clusters(&r, root, j) < 0 ||
+	    model_path(&r, root, j) < 0)
 		goto out;
 	if (strcmp(policy, "abort") != 0 && strcmp(policy, "continue") != 0) {
 		bad(&r, config_setting_get_member(root, "on_remote_failure"), "on_remote_failure",

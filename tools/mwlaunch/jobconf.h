@@ -26,6 +26,9 @@ struct job_cluster {
 	unsigned prefetch;         /* remote: its main-side CM's queue depth */
 	double deadline;           /* remote: longest silence before its tasks go elsewhere, s */
 	double cache_mib;          /* remote: its sub-master's data cache, MiB (0 = none) */
+	/* Not from the file: what the model predicts for this cluster (the
+	 * main one: for the job), shown by its master or sub-master; 0 = none. */
+	double predict_best, predict_worst;
 };
 
 struct job {
@@ -40,6 +43,8 @@ struct job {
 	double timeout;            /* whole job, s */
 	double link_timeout;       /* CMs must reach each other by then, s */
 	bool continue_on_remote_failure;
+	char model[1024];          /* the model file (docs/model.md), relative to the job file's directory; "" = none */
+	long task_limit;           /* not from the file: --benchmark's calibration runs this many tasks; 0 = all */
 	struct job_cluster cl[JOB_MAX_CLUSTERS];
 	unsigned ncl;
 	unsigned main;             /* index of the main cluster */

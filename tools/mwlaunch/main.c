@@ -15,28 +15,44 @@
 
 #include "launcher/mw_config.h"
 #include "ldsd/json.h"
+#include "tools/mwlaunch/calibrate.h"
 #include "tools/mwlaunch/gwstart.h"
 #include "tools/mwlaunch/jobconf.h"
+#include "launcher/modelout.h"
 #include "tools/mwlaunch/plan.h"
+#include "tools/mwlaunch/predict.h"
 #include "tools/mwlaunch/run.h"
 
 #define GRACE_EXTRA 15.0        /* s beyond the largest deadline */
 
 struct opts {
-	bool dry_run, keep, quiet;
-	const char *workdir, *json;
+	bool dry_run, keep, quiet, predict_only, benchmark;
+	const char *workdir, *json, *model;
+	struct calib_opts calib;
 };
 
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: mwlaunch [-n] [-k] [-w DIR] [-j FILE] JOB.conf\n"
+		"usage: mwlaunch [-n] [-k] [-w DIR] [-j FILE] [-m MODEL] JOB.conf\n"
+		"       mwlaunch --predict-only [-j FILE] [-m MODEL] JOB.conf\n"
+		"       mwlaunch --benchmark [-o MODEL] [--calibrate-tasks N] [--probe-seconds S] JOB.conf\n"
 		"Runs a master-worker job over the clusters of JOB.conf, one mpirun per\n"
 		"cluster, joined by their ldsd gateways (docs/mwlaunch.md).\n"
 		"  -n, --dry-run       print what would be started where, start nothing\n"
+		"  -p, --predict-only  print the model's prediction for the job (mwpredict's\n"
+		"                      report; with -j its JSON), start nothing\n"
+		"  -m, --model FILE    the model file (docs/model.md) instead of the job's `model'\n"
+		"  -b, --benchmark     measure the model's parameters of the job (a calibration run\n"
+		"                      of its first tasks, LAN and Internet probes), write a model\n"
+		"  -o, --output FILE   --benchmark's model file (default model.conf; - = stdout)\n"
+		"      --calibrate-tasks N  tasks of the calibration run (default 16 per worker x grain, >= 64)\n"
+		"      --probe-seconds S    each LAN and Internet probe (default 4)\n"
+		"      --threshold E   efficiency_threshold written into the model (default 0.8)\n"
 		"  -w, --workdir DIR   runtime configuration and reports here (kept)\n"
 		"  -k, --keep          keep the temporary work directory\n"
 		"  -j, --json FILE     job summary with every cluster's report as JSON (- = stdout)\n"
+		"                      (--predict-only: the prediction as JSON)\n"
 		"  -q, --quiet         only the summary and errors (no ranks' output)\n"
 		"  -h, --help          this text\n"
 		"exit status: 0 job done, 1 a cluster failed or could not start, 2 usage or\n"
@@ -139,7 +155,7 @@ static const char *const outcome_names[] = { [RUN_OK] = "ok", [RUN_FAILED] = "fa
 					     [RUN_TIMEOUT] = "timeout", [RUN_INTERRUPTED] = "interrupted" };
 
 static void summary(const struct job *j, const struct child *c, const struct plan *p, char reports[][PATH_MAX],
-		    enum run_outcome out, double seconds, const struct opts *o)
+		    enum run_outcome out, double seconds, const struct opts *o, const struct prediction *pr)
 {
 	FILE *f = stdout;
 	char st[64];
@@ -149,6 +165,8 @@ static void summary(const struct job *j, const struct child *c, const struct pla
 	for (unsigned i = 0; i < j->ncl; i++)
 		printf("  %-16s %-6s %5u %-22s %8.1f\n", j->cl[i].name, j->cl[i].main ? "main" : "remote", p[i].nranks,
 		       run_status_text(&c[i], st, sizeof(st)), c[i].t_end - c[i].t_start);
+	if (pr != NULL && out == RUN_OK)
+		predict_compare(j, pr, reports[j->main], stdout, NULL);
 	if (o->json == NULL)
 		return;
 	if (strcmp(o->json, "-") != 0 && (f = fopen(o->json, "w")) == NULL) {
@@ -157,7 +175,13 @@ static void summary(const struct job *j, const struct child *c, const struct pla
 	}
 	fputs("{\"job\":", f);
 	json_str(f, j->path);
-	fprintf(f, ",\"status\":\"%s\",\"seconds\":%.3f,\"clusters\":[", outcome_names[out], seconds);
+	fprintf(f, ",\"status\":\"%s\",\"seconds\":%.3f,", outcome_names[out], seconds);
+	if (pr != NULL && out == RUN_OK) {
+		fputs("\"prediction\":", f);
+		predict_compare(j, pr, reports[j->main], NULL, f);
+		fputc(',', f);
+	}
+	fputs("\"clusters\":[", f);
 	for (unsigned i = 0; i < j->ncl; i++) {
 		fputs(i ? ",{\"name\":" : "{\"name\":", f);
 		json_str(f, j->cl[i].name);
@@ -177,12 +201,43 @@ static int parse(int argc, char **argv, struct opts *o)
 	static const struct option lo[] = {
 		{ "dry-run", no_argument, NULL, 'n' }, { "keep", no_argument, NULL, 'k' },
 		{ "workdir", required_argument, NULL, 'w' }, { "json", required_argument, NULL, 'j' },
-		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' }, { NULL, 0, NULL, 0 },
+		{ "quiet", no_argument, NULL, 'q' }, { "help", no_argument, NULL, 'h' },
+		{ "predict-only", no_argument, NULL, 'p' }, { "model", required_argument, NULL, 'm' },
+		{ "benchmark", no_argument, NULL, 'b' }, { "output", required_argument, NULL, 'o' },
+		{ "calibrate-tasks", required_argument, NULL, 'T' }, { "probe-seconds", required_argument, NULL, 'S' },
+		{ "threshold", required_argument, NULL, 'E' }, { NULL, 0, NULL, 0 },
 	};
+	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "nkw:j:qh", lo, NULL)) != -1)
+	o->calib = (struct calib_opts){ .seconds = 4, .threshold = 0.8, .out = "model.conf" };
+	while ((c = getopt_long(argc, argv, "nkw:j:qhpm:bo:", lo, NULL)) != -1)
 		switch (c) {
+		case 'b': o->benchmark = true; break;
+		case 'o': o->calib.out = optarg; break;
+		case 'T':
+			o->calib.tasks = strtol(optarg, &end, 10);
+			if (*end != '\0' || o->calib.tasks < 1) {
+				fprintf(stderr, "mwlaunch: --calibrate-tasks: expected a number of tasks >= 1, got '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'S':
+			o->calib.seconds = strtod(optarg, &end);
+			if (*end != '\0' || !(o->calib.seconds >= 0.5 && o->calib.seconds <= 600)) {
+				fprintf(stderr, "mwlaunch: --probe-seconds: expected 0.5 to 600 seconds, got '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'E':
+			o->calib.threshold = strtod(optarg, &end);
+			if (*end != '\0' || !(o->calib.threshold > 0 && o->calib.threshold < 1)) {
+				fprintf(stderr, "mwlaunch: --threshold: expected a fraction between 0 and 1, got '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'p': o->predict_only = true; break;
+		case 'm': o->model = optarg; break;
 		case 'n': o->dry_run = true; break;
 		case 'k': o->keep = true; break;
 		case 'w': o->workdir = optarg; break;
@@ -225,15 +280,39 @@ static void remove_workdir(const char *dir, char reports[][PATH_MAX], unsigned n
 	rmdir(dir);
 }
 
+/* The prediction for the job as mwpredict prints it (text, or JSON to
+ * o->json).  Returns the exit status. */
+static int predict_only(const struct prediction *pr, const struct opts *o)
+{
+	FILE *f = stdout;
+
+	if (o->json == NULL) {
+		model_print_report(stdout, pr->path, &pr->m, &pr->r);
+	} else {
+		if (strcmp(o->json, "-") != 0 && (f = fopen(o->json, "w")) == NULL) {
+			fprintf(stderr, "mwlaunch: %s: %s\n", o->json, strerror(errno));
+			return 1;
+		}
+		model_print_json(f, pr->path, &pr->m, &pr->m, &pr->r, NULL, NULL, NULL, 0);
+	}
+	if (fflush(f) != 0 || ferror(f) || (f != stdout && fclose(f) != 0)) {
+		fprintf(stderr, "mwlaunch: writing the prediction: %s\n", strerror(errno));
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static struct job j;
+	static struct prediction pr;
 	static struct plan p[JOB_MAX_CLUSTERS];
 	static struct child c[JOB_MAX_CLUSTERS];
 	static char reports[JOB_MAX_CLUSTERS][PATH_MAX];
 	struct gw *gw = NULL;
 	char err[2048], dir[2048], mwconf[PATH_MAX];
 	struct opts o = { 0 };
+	const char *model;
 	struct run_policy pol;
 	enum run_outcome out = RUN_OK;
 	double t0, grace = 0;
@@ -246,6 +325,31 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mwlaunch: %s\n", err);
 		return 2;
 	}
+	if (o.benchmark && (o.predict_only || o.dry_run)) {
+		fprintf(stderr, "mwlaunch: --benchmark runs the job: not with --predict-only or --dry-run\n");
+		return 2;
+	}
+	model = o.model != NULL ? o.model : j.model[0] ? j.model : NULL;
+	/* A calibration run predicts nothing: it measures for the model. */
+	if (o.benchmark) {
+		if (calib_prepare(&j, &o.calib) < 0)
+			return 1;
+		model = NULL;
+		o.quiet = true;
+	}
+	if (o.predict_only && model == NULL) {
+		fprintf(stderr, "mwlaunch: --predict-only needs a model: set `model' in %s or give -m FILE "
+			"(mwlaunch --benchmark writes one)\n", j.path);
+		return 2;
+	}
+	if (model != NULL && predict_load(&j, model, &pr, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mwlaunch: %s\n", err);
+		return 2;
+	}
+	if (o.predict_only)
+		return predict_only(&pr, &o);
+	if (model != NULL)
+		predict_apply(&pr, &j);
 	if (o.workdir != NULL && strlen(o.workdir) >= sizeof(dir)) {
 		fprintf(stderr, "mwlaunch: --workdir: path too long\n");
 		return 2;
@@ -291,6 +395,10 @@ int main(int argc, char **argv)
 		}
 	pol = (struct run_policy){ .timeout = j.timeout, .grace = grace + GRACE_EXTRA, .quiet = o.quiet,
 				   .continue_on_remote_failure = j.continue_on_remote_failure, .gw = gw };
+	if (model != NULL)
+		printf("mwlaunch: predicted %.1f s (best end) to %.1f s (worst end), efficiency %.1f%% to %.1f%% "
+		       "(model %s)\n", pr.r.time_best, pr.r.time_worst, 100 * pr.r.efficiency_best,
+		       100 * pr.r.efficiency_worst, pr.path);
 	t0 = run_now();
 	/* Clusters started through gateways first: their requests cross
 	 * the WAN, so they take longest to come up. */
@@ -314,7 +422,11 @@ int main(int argc, char **argv)
 	rc = run_wait(c, j.ncl, &pol);
 	if (out == RUN_OK)
 		out = rc;
-	summary(&j, c, p, reports, out, run_now() - t0, &o);
+	summary(&j, c, p, reports, out, run_now() - t0, &o, model != NULL ? &pr : NULL);
+	if (o.benchmark && out != RUN_OK)
+		fprintf(stderr, "mwlaunch: --benchmark: the calibration run failed; no model written\n");
+	else if (o.benchmark && calib_finish(&j, reports, mwconf, &o.calib) < 0)
+		out = RUN_FAILED;
 	if (o.workdir == NULL && !o.keep)
 		remove_workdir(dir, reports, j.ncl, mwconf);
 	else

@@ -101,6 +101,10 @@ static void rank(const struct job *j, unsigned c, const char *role, const struct
 	 * much as the remote cluster's entry says. */
 	if (strcmp(role, "submaster") == 0 || (strcmp(role, "cm") == 0 && peer != NULL))
 		env(p, r, "MWL_CACHE=%.0f", (peer ? peer : cl)->cache_mib * 1048576.0);
+	if (cl->predict_best > 0 && (strcmp(role, "master") == 0 || strcmp(role, "submaster") == 0))
+		env(p, r, "MWL_PREDICT=%.6f,%.6f", cl->predict_best, cl->predict_worst);
+	if (j->task_limit > 0 && strcmp(role, "master") == 0)
+		env(p, r, "MWL_TASK_LIMIT=%ld", j->task_limit);
 	for (int i = 0; i < j->nargs; i++)
 		arg(p, r, j->args[i]);
 	if (report != NULL && (strcmp(role, "master") == 0 || strcmp(role, "submaster") == 0)) {

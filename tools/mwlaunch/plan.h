@@ -2,7 +2,9 @@
  * plan.h - what mwlaunch starts for one cluster: its ranks, each with its
  * role in the environment (MWL_ROLE, MWL_CLUSTER, MWL_RANK, LDS_SOCKET,
  * MW_CONFIG and a communication manager's MWL_REMOTE, MWL_GRAIN,
- * MWL_PREFETCH, MWL_LINK_TIMEOUT, MWL_DEADLINE), and from them one
+ * MWL_PREFETCH, MWL_LINK_TIMEOUT, MWL_DEADLINE; a master's or sub-master's
+ * MWL_PREDICT when the job has a prediction, the master's MWL_TASK_LIMIT
+ * in a calibration run), and from them one
  * `mpirun` command line whose app contexts are the ranks.
  *
  *   main cluster:   0 master, 1..W workers, then one CM per remote cluster

@@ -1,0 +1,429 @@
+/* calibrate.c - mwlaunch --benchmark: measure the model's parameters. */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "launcher/mw_config.h"
+#include "tools/ldsbench/jsonr.h"
+#include "tools/mwlaunch/calibrate.h"
+#include "tools/mwlaunch/run.h"
+
+#define PROBE_GRACE 30.0           /* s beyond a probe's own time before it is killed */
+#define MIN_PROBE_BYTES 4096       /* ldsbench's messages carry a header and a checked pattern */
+
+int calib_prepare(struct job *j, const struct calib_opts *o)
+{
+	unsigned workers = 0, grain = 1;
+
+	for (unsigned i = 0; i < j->ncl; i++) {
+		/* The probes run on both sides of a link; a cluster behind
+		 * its gateway would need them on its allow-list. */
+		if (j->cl[i].gateway) {
+			fprintf(stderr, "mwlaunch: --benchmark: cluster %s is started through its gateway; the "
+				"benchmark runs its probes (mw_lanprobe, ldsbench) only for clusters with start = "
+				"\"local\": measure it from a machine that reaches it, or write its part of the model "
+				"by hand (docs/model.md)\n", j->cl[i].name);
+			return -1;
+		}
+		if (j->cl[i].workers == 0) {
+			fprintf(stderr, "mwlaunch: --benchmark: cluster %s has no workers to measure\n", j->cl[i].name);
+			return -1;
+		}
+		workers += j->cl[i].workers;
+		if (j->cl[i].grain > grain)
+			grain = j->cl[i].grain;
+		j->cl[i].predict_best = j->cl[i].predict_worst = 0;
+	}
+	/* Enough for the remote clusters' first results to cross the WAN
+	 * before the main cluster's workers have run everything. */
+	j->task_limit = o->tasks > 0 ? o->tasks : 16L * workers * grain;
+	if (j->task_limit < 64 && o->tasks == 0)
+		j->task_limit = 64;
+	printf("mwlaunch: benchmark: calibration run of the job's first %ld tasks\n", j->task_limit);
+	fflush(stdout);
+	return 0;
+}
+
+/* A program next to mwlaunch (build/bin, or where make install put it),
+ * else found in PATH. */
+static void sibling(const char *name, char *out, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	char *slash;
+
+	if (n > 0) {
+		self[n] = '\0';
+		if ((slash = strrchr(self, '/')) != NULL) {
+			snprintf(out, len, "%.*s/%s", (int)(slash - self), self, name);
+			if (access(out, X_OK) == 0)
+				return;
+		}
+	}
+	snprintf(out, len, "%s", name);
+}
+
+static pid_t spawn(char *const argv[], int out_fd)
+{
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDWR);
+
+		dup2(null, STDIN_FILENO);
+		dup2(out_fd >= 0 ? out_fd : null, STDOUT_FILENO);
+		dup2(out_fd >= 0 ? out_fd : null, STDERR_FILENO);
+		setpgid(0, 0);
+		execvp(argv[0], argv);
+		fprintf(stderr, "%s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Waits for pid at most until deadline, then kills its group; its exit
+ * status, or -1 when it had to be killed. */
+static int reap(pid_t pid, double deadline)
+{
+	int st;
+
+	while (waitpid(pid, &st, WNOHANG) == 0) {
+		if (run_now() > deadline) {
+			kill(-pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return -1;
+		}
+		nanosleep(&(struct timespec){ 0, 20000000 }, NULL);
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Runs argv for at most limit seconds with its output (stdout and
+ * stderr) in out; its exit status, or -1 (timed out, could not start). */
+static int capture(char *const argv[], double limit, char *out, size_t len)
+{
+	int fd[2], rc;
+	size_t n = 0;
+	double deadline = run_now() + limit;
+	pid_t pid;
+
+	if (pipe(fd) < 0 || (pid = spawn(argv, fd[1])) < 0) {
+		snprintf(out, len, "cannot start %s: %s", argv[0], strerror(errno));
+		return -1;
+	}
+	close(fd[1]);
+	for (;;) {
+		struct pollfd p = { fd[0], POLLIN, 0 };
+		ssize_t k;
+
+		if (poll(&p, 1, 200) > 0) {
+			k = read(fd[0], out + n, n + 1 < len ? len - n - 1 : 0);
+			if (k <= 0 && (k == 0 || errno != EINTR))
+				break;
+			if (k > 0)
+				n += (size_t)k;
+			/* A full buffer keeps the newest output. */
+			if (n + 1 >= len) {
+				memmove(out, out + len / 2, n - len / 2);
+				n -= len / 2;
+			}
+		}
+		if (run_now() > deadline)
+			break;
+	}
+	out[n] = '\0';
+	close(fd[0]);
+	rc = reap(pid, deadline);
+	return rc;
+}
+
+/* What the calibration run measured of one cluster. */
+struct meas {
+	double perf[4096];         /* each worker's available performance, op/s */
+	unsigned nperf;
+	double lan;                /* bytes/s */
+	double inet_in, inet_out;  /* bytes/s, remote only */
+	double inter_task, inter_result; /* bytes per inter-cluster task and result */
+};
+
+/* The workers' performance in a report, in the master's tasks: scale is
+ * the master's tasks per task of this report (a sub-master splitting
+ * with coarse hooks runs finer tasks). */
+static int workers_perf(const struct jsonr *rep, const char *cluster, double oper, double scale, struct meas *m)
+{
+	const struct jsonr *w = jsonr_get(rep, "workers");
+
+	m->nperf = 0;
+	for (size_t i = 0; w != NULL && w->type == JSONR_ARR && i < w->n && m->nperf < 4096; i++) {
+		const struct jsonr *e = &w->kids[i];
+		double ran = jsonr_num(jsonr_get(e, "done"), 0) + jsonr_num(jsonr_get(e, "discharged"), 0);
+		double work = jsonr_num(jsonr_get(e, "work_time"), 0);
+
+		if (strcmp(jsonr_str(jsonr_get(e, "role")), "Worker") != 0)
+			continue;
+		if (ran <= 0 || work <= 0) {
+			fprintf(stderr, "mwlaunch: --benchmark: cluster %s: worker %u ran no calibration task: give "
+				"more with --calibrate-tasks\n", cluster, m->nperf + 1);
+			return -1;
+		}
+		m->perf[m->nperf++] = oper * scale * ran / work;
+	}
+	return 0;
+}
+
+static const struct jsonr *cm_of(const struct jsonr *master, const char *cluster)
+{
+	const struct jsonr *w = jsonr_get(master, "workers");
+	char host[80];
+
+	snprintf(host, sizeof(host), "cm:%s", cluster);
+	for (size_t i = 0; w != NULL && w->type == JSONR_ARR && i < w->n; i++)
+		if (strcmp(jsonr_str(jsonr_get(&w->kids[i], "host")), host) == 0)
+			return &w->kids[i];
+	return NULL;
+}
+
+/* LAN throughput of cluster c with task + result sized messages. */
+static int probe_lan(const struct job *j, const struct job_cluster *c, double task, double result, double secs,
+		     double *lan)
+{
+	char prog[PATH_MAX], a_task[32], a_res[32], a_secs[32], out[8192];
+	char *argv[JOB_MAX_ARGS + 16];
+	int n = 0;
+	const char *p;
+
+	sibling("mw_lanprobe", prog, sizeof(prog));
+	snprintf(a_task, sizeof(a_task), "%.0f", task < 1 ? 1 : task);
+	snprintf(a_res, sizeof(a_res), "%.0f", result < 1 ? 1 : result);
+	snprintf(a_secs, sizeof(a_secs), "%g", secs);
+	argv[n++] = (char *)j->mpirun;
+	argv[n++] = "--oversubscribe";
+	for (int i = 0; i < j->nmpirun_args; i++)
+		argv[n++] = j->mpirun_args[i];
+	if (c->hosts[0]) {
+		argv[n++] = "-H";
+		argv[n++] = (char *)c->hosts;
+	} else if (c->hostfile[0]) {
+		argv[n++] = "--hostfile";
+		argv[n++] = (char *)c->hostfile;
+	}
+	argv[n++] = "-np";
+	argv[n++] = "2";
+	argv[n++] = prog;
+	argv[n++] = a_task;
+	argv[n++] = a_res;
+	argv[n++] = a_secs;
+	argv[n] = NULL;
+	printf("mwlaunch: benchmark: cluster %s: LAN, %g s of %s-byte tasks and %s-byte results\n", c->name, secs,
+	       a_task, a_res);
+	fflush(stdout);
+	if (capture(argv, secs + PROBE_GRACE, out, sizeof(out)) != 0 || (p = strstr(out, "lan_bytes_per_s ")) == NULL ||
+	    (*lan = atof(p + 16)) <= 0) {
+		fprintf(stderr, "mwlaunch: --benchmark: cluster %s: the LAN probe (%s) failed: %s\n", c->name, prog, out);
+		return -1;
+	}
+	return 0;
+}
+
+/* Internet throughput from the gateway at from_sock to endpoint to (a
+ * receiver at to_sock), with messages of size bytes. */
+static int probe_inet(const char *from_sock, const char *to_sock, const char *to, double size, double secs,
+		      double *tput)
+{
+	char prog[PATH_MAX], a_size[32], a_secs[32], a_omit[32], a_iv[32], out[65536];
+	char name[80], *slash = strchr(to, '/');
+	const char *p, *last = NULL;
+	pid_t rpid;
+	int rc;
+
+	sibling("ldsbench", prog, sizeof(prog));
+	snprintf(name, sizeof(name), "%s", slash + 1);
+	snprintf(a_size, sizeof(a_size), "%.0f", size < MIN_PROBE_BYTES ? MIN_PROBE_BYTES : size);
+	snprintf(a_secs, sizeof(a_secs), "%g", secs);
+	/* The first quarter is the link's ramp-up, not its throughput;
+	 * ldsbench omits whole intervals. */
+	snprintf(a_omit, sizeof(a_omit), "%g", secs / 4);
+	snprintf(a_iv, sizeof(a_iv), "%g", secs / 8);
+	{
+		char *rargv[] = { prog, "recv", "-s", (char *)to_sock, "-n", name, "-1", "-q", "-i", "0", NULL };
+		char *sargv[] = { prog, "send", "-s", (char *)from_sock, "-T", (char *)to, "-l", a_size, "-t", a_secs,
+				  "-O", a_omit, "-i", a_iv, "-J", "-q", "-w", "20", NULL };
+
+		if ((rpid = spawn(rargv, -1)) < 0) {
+			fprintf(stderr, "mwlaunch: --benchmark: cannot start %s: %s\n", prog, strerror(errno));
+			return -1;
+		}
+		rc = capture(sargv, secs + PROBE_GRACE, out, sizeof(out));
+	}
+	reap(rpid, run_now() + 5);
+	for (p = out; (p = strstr(p, "\"bits_per_second\":")) != NULL; p++)
+		last = p;
+	if (rc != 0 || last == NULL || (*tput = atof(last + 18) / 8) <= 0) {
+		fprintf(stderr, "mwlaunch: --benchmark: ldsbench to %s failed (exit %d): %.2000s\n", to, rc, out);
+		return -1;
+	}
+	return 0;
+}
+
+static int write_model(const struct job *j, const struct calib_opts *o, const struct jsonr *master,
+		       const struct meas *m, double oper, double task, double result, bool reassign)
+{
+	FILE *f = strcmp(o->out, "-") == 0 ? stdout : fopen(o->out, "w");
+	time_t now = time(NULL);
+	double tasks = jsonr_num(jsonr_get(master, "problem_tasks"), 0);
+	char when[64];
+
+	if (f == NULL) {
+		fprintf(stderr, "mwlaunch: --benchmark: %s: %s\n", o->out, strerror(errno));
+		return -1;
+	}
+	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&now));
+	fprintf(f, "# Model of job %s, measured by mwlaunch --benchmark on %s (docs/model.md):\n"
+		"# %.0f calibration tasks; LAN and Internet probes of %g s each.\n", j->path, when,
+		jsonr_num(jsonr_get(master, "joined"), 0), o->seconds);
+	if (jsonr_num(jsonr_get(master, "ops_per_task"), 0) <= 0)
+		fprintf(f, "# The application states no operations per task: one task is the operation,\n"
+			"# performances are tasks/s.\n");
+	/* Numbers as libconfig reads them back: %.9g writes any value that
+	 * does not fit an int with a point or an exponent (a float); a whole
+	 * count beyond an int needs libconfig's L. */
+	fprintf(f, "efficiency_threshold = %g;\n\napplication = {\n\ttasks = %.0f%s;\n\toper = %.9g;\n"
+		"\ttask_bytes = %.9g;\n\tresult_bytes = %.9g;\n\treassign_last_task = %s;\n};\n\nclusters = (",
+		o->threshold, tasks, tasks > INT_MAX ? "L" : "", oper, task, result, reassign ? "true" : "false");
+	for (unsigned i = 0; i < j->ncl; i++) {
+		const struct job_cluster *c = &j->cl[i];
+
+		fprintf(f, "%s\n\t{\n\t\tname = \"%s\";\n\t\tmain = %s;\n\t\tlan_throughput = %.6g;\n\t\tworkers = ( ",
+			i ? "," : "", c->name, c->main ? "true" : "false", m[i].lan);
+		for (unsigned k = 0; k < m[i].nperf; k++)
+			fprintf(f, "%s%.6g", k ? ", " : "", m[i].perf[k]);
+		fputs(" );\n", f);
+		if (!c->main)
+			fprintf(f, "\t\tinet_in = %.6g;\n\t\tinet_out = %.6g;\n\t\tgrain = %u;\n"
+				"\t\tinter_task_bytes = %.9g;\n\t\tinter_result_bytes = %.9g;\n", m[i].inet_in,
+				m[i].inet_out, c->grain, m[i].inter_task, m[i].inter_result);
+		fputs("\t}", f);
+	}
+	fputs("\n);\n", f);
+	if (f != stdout ? fclose(f) != 0 : fflush(f) != 0) {
+		fprintf(stderr, "mwlaunch: --benchmark: %s: %s\n", o->out, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The task and result sizes of the main cluster's workers. */
+static void sizes(const struct jsonr *master, double *task, double *result)
+{
+	const struct jsonr *w = jsonr_get(master, "workers");
+	double n = 0, out = 0, in = 0;
+
+	for (size_t i = 0; w != NULL && w->type == JSONR_ARR && i < w->n; i++) {
+		const struct jsonr *e = &w->kids[i];
+
+		if (strcmp(jsonr_str(jsonr_get(e, "role")), "Worker") != 0)
+			continue;
+		n += jsonr_num(jsonr_get(e, "done"), 0) + jsonr_num(jsonr_get(e, "discharged"), 0);
+		out += jsonr_num(jsonr_get(e, "bytes_out"), 0);
+		in += jsonr_num(jsonr_get(e, "bytes_in"), 0);
+	}
+	*task = n > 0 ? out / n : 0;
+	*result = n > 0 ? in / n : 0;
+}
+
+int calib_finish(const struct job *j, char reports[][PATH_MAX], const char *mwconf, const struct calib_opts *o)
+{
+	static struct meas m[JOB_MAX_CLUSTERS];
+	struct jsonr *rep[JOB_MAX_CLUSTERS] = { NULL };
+	const struct job_cluster *mc = &j->cl[j->main];
+	struct mw_config cfg;
+	double oper, task, result;
+	char err[512], to[160];
+	int rc = -1;
+
+	mw_config_defaults(&cfg);
+	if (mwconf[0] && mw_config_load(mwconf, &cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mwlaunch: --benchmark: %s\n", err);
+		return -1;
+	}
+	for (unsigned i = 0; i < j->ncl; i++)
+		if ((rep[i] = jsonr_read_file(reports[i], err, sizeof(err))) == NULL) {
+			fprintf(stderr, "mwlaunch: --benchmark: cluster %s's report: %s\n", j->cl[i].name, err);
+			goto out;
+		}
+	oper = jsonr_num(jsonr_get(rep[j->main], "ops_per_task"), 0);
+	if (oper <= 0)
+		oper = 1;
+	sizes(rep[j->main], &task, &result);
+	for (unsigned i = 0; i < j->ncl; i++) {
+		const struct job_cluster *c = &j->cl[i];
+		double scale = 1;
+
+		if (!c->main) {
+			const struct jsonr *cm = cm_of(rep[j->main], c->name);
+			/* What the cluster ran, also the tasks whose copies elsewhere won at the end. */
+			double done = jsonr_num(jsonr_get(cm, "done"), 0) + jsonr_num(jsonr_get(cm, "discharged"), 0);
+			double fine = jsonr_num(jsonr_get(rep[i], "joined"), 0);
+
+			if (done <= 0 || fine <= 0) {
+				fprintf(stderr, "mwlaunch: --benchmark: cluster %s did no calibration task: give more "
+					"with --calibrate-tasks\n", c->name);
+				goto out;
+			}
+			scale = done / fine;
+			/* Bytes that crossed the link per inter-cluster task (after the data cache). */
+			m[i].inter_task = jsonr_num(jsonr_get(cm, "wan_bytes_out"), 0) * c->grain / done;
+			m[i].inter_result = jsonr_num(jsonr_get(cm, "wan_bytes_in"), 0) * c->grain / done;
+		}
+		if (workers_perf(rep[i], c->name, oper, scale, &m[i]) < 0)
+			goto out;
+		if (m[i].nperf != c->workers) {
+			fprintf(stderr, "mwlaunch: --benchmark: cluster %s: the report has %u workers, the job %u\n",
+				c->name, m[i].nperf, c->workers);
+			goto out;
+		}
+	}
+	printf("mwlaunch: benchmark: %g op per task, %.0f + %.0f bytes per task and result\n", oper, task, result);
+	for (unsigned i = 0; i < j->ncl; i++) {
+		const struct job_cluster *c = &j->cl[i];
+
+		if (probe_lan(j, c, task, result, o->seconds, &m[i].lan) < 0)
+			goto out;
+		printf("mwlaunch: benchmark: cluster %s: LAN %.4g bytes/s\n", c->name, m[i].lan);
+		if (c->main)
+			continue;
+		printf("mwlaunch: benchmark: cluster %s: Internet in, %g s of %.0f-byte messages from %s\n", c->name,
+		       o->seconds, fmax(m[i].inter_task, MIN_PROBE_BYTES), mc->name);
+		fflush(stdout);
+		snprintf(to, sizeof(to), "%s/mwlbench-in", c->name);
+		if (probe_inet(mc->socket, c->socket, to, m[i].inter_task, o->seconds, &m[i].inet_in) < 0)
+			goto out;
+		printf("mwlaunch: benchmark: cluster %s: Internet out, %g s of %.0f-byte messages to %s\n", c->name,
+		       o->seconds, fmax(m[i].inter_result, MIN_PROBE_BYTES), mc->name);
+		fflush(stdout);
+		snprintf(to, sizeof(to), "%s/mwlbench-%s", mc->name, c->name);
+		if (probe_inet(c->socket, mc->socket, to, m[i].inter_result, o->seconds, &m[i].inet_out) < 0)
+			goto out;
+		printf("mwlaunch: benchmark: cluster %s: Internet in %.4g bytes/s, out %.4g bytes/s\n", c->name,
+		       m[i].inet_in, m[i].inet_out);
+	}
+	if (write_model(j, o, rep[j->main], m, oper, task, result, cfg.load_balance) < 0)
+		goto out;
+	if (strcmp(o->out, "-") != 0)
+		printf("mwlaunch: benchmark: model written to %s (mwpredict %s; or model = \"...\" in the job)\n",
+		       o->out, o->out);
+	rc = 0;
+out:
+	for (unsigned i = 0; i < j->ncl; i++)
+		jsonr_free(rep[i]);
+	return rc;
+}
