@@ -77,6 +77,7 @@ struct outmsg {
 struct resume_count {
 	char peer[WIRE_ENDPOINT_MAX + 1];
 	uint64_t taken;
+	int due;                  /* a RESUME with taken is still to be sent */
 };
 
 struct lds {
@@ -112,9 +113,8 @@ struct lds {
 	struct rxmsg *rx_pool;    /* large buffers given back, see RX_POOL_MIN */
 	size_t rx_npool;
 
-	/* RESUME frames to send once no message is half written. */
-	struct cp_msg *resume;
-	size_t nresume;
+	/* Per peer, on this connection; a RESUME that is due is sent once
+	 * no message is half written. */
 	struct resume_count *taken;
 	size_t ntaken;
 	size_t ev_stale;          /* events queued before the last reconnect */
@@ -481,14 +481,28 @@ static void out_advance(struct outmsg *o, size_t n)
 		out_clear(o);
 }
 
-/* Starts the next queued RESUME if the output is free; 1 if it did. */
+/* The first peer whose RESUME is due, or NULL. */
+static struct resume_count *resume_due(const struct lds *h)
+{
+	for (size_t i = 0; i < h->ntaken; i++)
+		if (h->taken[i].due)
+			return &h->taken[i];
+	return NULL;
+}
+
+/* Starts the next RESUME that is due if the output is free; 1 if it did. */
 static int out_next_resume(struct lds *h)
 {
-	if (h->out.active || h->nresume == 0)
+	struct cp_msg m = { .type = CP_RESUME };
+	struct resume_count *t;
+
+	if (h->out.active || (t = resume_due(h)) == NULL)
 		return 0;
-	if (out_set(h, &h->resume[0], NULL, 0) < 0)
+	m.count = t->taken;
+	memcpy(m.name, t->peer, sizeof(m.name));
+	if (out_set(h, &m, NULL, 0) < 0)
 		return 0;
-	memmove(h->resume, h->resume + 1, --h->nresume * sizeof(*h->resume));
+	t->due = 0;
 	return 1;
 }
 
@@ -531,7 +545,7 @@ static int pump(struct lds *h, int64_t deadline)
 	struct pollfd p = { .fd = h->fd, .events = POLLIN };
 	int n;
 
-	if (h->out.active || h->nresume)
+	if (h->out.active || resume_due(h))
 		p.events |= POLLOUT;
 	n = poll(&p, 1, poll_ms(deadline));
 	if (n < 0)
@@ -564,7 +578,7 @@ static int is_welcomed(const struct lds *h, uint64_t arg)
 static int out_idle(const struct lds *h, uint64_t arg)
 {
 	(void)arg;
-	return !h->out.active && h->nresume == 0;
+	return !h->out.active && resume_due(h) == NULL;
 }
 
 static int has_msg(const struct lds *h, uint64_t arg)
@@ -737,7 +751,6 @@ static int free_handle(struct lds *h)
 	}
 	free(h->fill);
 	out_clear(&h->out);
-	free(h->resume);
 	free(h->taken);
 	free(h->in);
 	free(h->path);
@@ -1054,14 +1067,10 @@ int lds_process(struct lds *h)
 static void queue_resume(struct lds *h, const char *peer)
 {
 	struct resume_count *t = NULL;
-	struct cp_msg *r = NULL;
 
 	for (size_t i = 0; i < h->ntaken && t == NULL; i++)
 		if (strcmp(h->taken[i].peer, peer) == 0)
 			t = &h->taken[i];
-	for (size_t i = 0; i < h->nresume && r == NULL; i++)
-		if (strcmp(h->resume[i].name, peer) == 0)
-			r = &h->resume[i];
 	if (t == NULL) {
 		t = realloc(h->taken, (h->ntaken + 1) * sizeof(*t));
 		if (t == NULL) {
@@ -1073,19 +1082,8 @@ static void queue_resume(struct lds *h, const char *peer)
 		memcpy(t->peer, peer, sizeof(t->peer));
 		t->taken = 0;
 	}
-	if (r == NULL) {
-		r = realloc(h->resume, (h->nresume + 1) * sizeof(*r));
-		if (r == NULL) {
-			fail(h, -ENOMEM);
-			return;
-		}
-		h->resume = r;
-		r = &h->resume[h->nresume++];
-		memset(r, 0, sizeof(*r));
-		r->type = CP_RESUME;
-		memcpy(r->name, peer, sizeof(r->name));
-	}
-	r->count = ++t->taken;
+	t->taken++;
+	t->due = 1;
 }
 
 int lds_next_event(struct lds *h, struct lds_event *ev)
@@ -1128,7 +1126,6 @@ static void drop_connection(struct lds *h)
 	h->fill = NULL;
 	h->fill_have = 0;
 	out_clear(&h->out);
-	h->nresume = 0;
 	h->ntaken = 0;
 	h->ev_stale = h->ev_n;
 }
