@@ -318,21 +318,17 @@ static void kept_outcome(const struct lds_event *ev)
 	while (*pp && (*pp)->id <= ev->last) {
 		struct kept *k = *pp;
 
-		if (k->id < ev->first) {
-			prev = k;
-			pp = &k->next;
+		if (k->id >= ev->first && ev->type != LDS_EV_LOST) {
+			*pp = k->next;
+			if (g.kept_tail == k)
+				g.kept_tail = prev;
+			free(k);
 			continue;
 		}
-		if (ev->type == LDS_EV_LOST) {
+		if (k->id >= ev->first)
 			k->lost = 1;
-			prev = k;
-			pp = &k->next;
-			continue;
-		}
-		*pp = k->next;
-		if (g.kept_tail == k)
-			g.kept_tail = prev;
-		free(k);
+		prev = k;
+		pp = &k->next;
 	}
 }
 
