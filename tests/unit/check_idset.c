@@ -70,30 +70,30 @@ START_TEST(t_remove_splits)
 }
 END_TEST
 
+/* The first gap in from..upto must be first..last. */
+static void expect_gap(const struct idset *s, uint64_t from, uint64_t upto, uint64_t first, uint64_t last)
+{
+	uint64_t a = 0, b = 0;
+	int rc = idset_gap(s, from, upto, &a, &b);
+
+	ck_assert_msg(rc == 1 && a == first && b == last, "gap in %llu..%llu: %d, %llu..%llu", (unsigned long long)from,
+		      (unsigned long long)upto, rc, (unsigned long long)a, (unsigned long long)b);
+}
+
 START_TEST(t_gaps)
 {
 	struct idset s = { 0 };
 	uint64_t a, b;
 
-	ck_assert_int_eq(idset_gap(&s, 1, 5, &a, &b), 1);
-	ck_assert_uint_eq(a, 1);
-	ck_assert_uint_eq(b, 5);
+	expect_gap(&s, 1, 5, 1, 5);
 	ck_assert_int_eq(idset_gap(&s, 6, 5, &a, &b), 0);
-	idset_add(&s, 1, 2);
-	idset_add(&s, 5, 6);
-	idset_add(&s, 9, 9);
-	ck_assert_int_eq(idset_gap(&s, 1, 10, &a, &b), 1);
-	ck_assert_uint_eq(a, 3);
-	ck_assert_uint_eq(b, 4);
-	ck_assert_int_eq(idset_gap(&s, 5, 10, &a, &b), 1);
-	ck_assert_uint_eq(a, 7);
-	ck_assert_uint_eq(b, 8);
-	ck_assert_int_eq(idset_gap(&s, 8, 9, &a, &b), 1);
-	ck_assert_uint_eq(a, 8);
-	ck_assert_uint_eq(b, 8);
-	ck_assert_int_eq(idset_gap(&s, 9, 10, &a, &b), 1);
-	ck_assert_uint_eq(a, 10);
-	ck_assert_uint_eq(b, 10);
+	ck_assert_int_eq(idset_add(&s, 1, 2), 2);
+	ck_assert_int_eq(idset_add(&s, 5, 6), 2);
+	ck_assert_int_eq(idset_add(&s, 9, 9), 1);
+	expect_gap(&s, 1, 10, 3, 4);
+	expect_gap(&s, 5, 10, 7, 8);
+	expect_gap(&s, 8, 9, 8, 8);
+	expect_gap(&s, 9, 10, 10, 10);
 	ck_assert_int_eq(idset_gap(&s, 5, 6, &a, &b), 0);
 	ck_assert_int_eq(idset_gap(&s, 9, 9, &a, &b), 0);
 	idset_free(&s);
