@@ -1086,9 +1086,23 @@ static int fk_expect_send(struct fake *f, uint64_t id, const char *payload)
 	return rc;
 }
 
+/* Reads SEND id with payload and acknowledges it. */
+static int fk_ack_send(struct fake *f, uint64_t id, const char *payload)
+{
+	int rc = fk_expect_send(f, id, payload);
+
+	return rc == 0 ? fk_acked(f, id, id) : rc;
+}
+
 static int fk_lost(struct fake *f, uint64_t id)
 {
 	return fk_range(f, CP_LOST, id, id, "clusterB", "peer gateway restarted");
+}
+
+/* Takes the event fk_lost(id) gave. */
+static void expect_lost(struct lds *h, uint64_t id)
+{
+	expect_event(h, LDS_EV_LOST, id, id, 0, "clusterB", "peer gateway restarted");
 }
 
 static void s_resend(struct fake *f)
@@ -1103,7 +1117,7 @@ static void s_resend(struct fake *f)
 	if (fk_expect_send(f, 4, "m4") < 0 || fk_lost(f, 4) < 0 || fk_expect_send(f, 5, "m5") < 0 ||
 	    fk_expect_send(f, 6, "m6") < 0 || fk_lost(f, 5) < 0 || fk_lost(f, 6) < 0)
 		return;
-	if (fk_expect_send(f, 6, "m6") == 0 && fk_acked(f, 6, 6) == 0)
+	if (fk_ack_send(f, 6, "m6") == 0)
 		fk_bye(f);
 }
 
@@ -1122,8 +1136,8 @@ START_TEST(t_resend)
 	ck_assert_uint_eq(lds_settled_upto(h), 3);
 	/* Only a loss the application has taken may be resent. */
 	ck_assert_int_eq(lds_resend(h, "clusterB/x", "m2", 2, 2), -EINVAL);
-	expect_event(h, LDS_EV_LOST, 2, 2, 0, "clusterB", "peer gateway restarted");
-	expect_event(h, LDS_EV_LOST, 3, 3, 0, "clusterB", "peer gateway restarted");
+	expect_lost(h, 2);
+	expect_lost(h, 3);
 	ck_assert_int_eq(lds_resend(h, "clusterB/x", "m2", 2, 1), -EINVAL);
 	ck_assert_int_eq(lds_resend(h, "clusterB/x", "m2", 2, 2), 0);
 	/* In doubt again; and resent only once. */
@@ -1141,14 +1155,14 @@ START_TEST(t_resend)
 	 * longer be resent, as the receiver could drop them for copies. */
 	ck_assert_int_eq(lds_send(h, "clusterB/x", "m4", 2, NULL), 0);
 	wait_stats(h, 3, 1, 0);
-	expect_event(h, LDS_EV_LOST, 4, 4, 0, "clusterB", "peer gateway restarted");
+	expect_lost(h, 4);
 	ck_assert_int_eq(lds_send(h, "clusterB/x", "m5", 2, NULL), 0);
 	ck_assert_int_eq(lds_resend(h, "clusterB/x", "m4", 2, 4), -EINVAL);
 	/* Resending 6 abandons 5 the same way. */
 	ck_assert_int_eq(lds_send(h, "clusterB/x", "m6", 2, NULL), 0);
 	wait_stats(h, 3, 3, 0);
-	expect_event(h, LDS_EV_LOST, 5, 5, 0, "clusterB", "peer gateway restarted");
-	expect_event(h, LDS_EV_LOST, 6, 6, 0, "clusterB", "peer gateway restarted");
+	expect_lost(h, 5);
+	expect_lost(h, 6);
 	ck_assert_int_eq(lds_resend(h, "clusterB/x", "m6", 2, 6), 0);
 	ck_assert_int_eq(lds_resend(h, "clusterB/x", "m5", 2, 5), -EINVAL);
 	ck_assert_int_eq(lds_wait_settled(h, 6, WAIT_MS), 0);
@@ -1174,7 +1188,7 @@ static void s_in_doubt(struct fake *f)
 	if (fk_welcome(f, "clusterA") < 0)
 		return;
 	FK_CHECK(f, f->hello_incarnation == inc);
-	if (fk_expect_send(f, 2, "m2") == 0 && fk_acked(f, 2, 2) == 0)
+	if (fk_ack_send(f, 2, "m2") == 0)
 		fk_bye(f);
 }
 
@@ -1343,8 +1357,7 @@ static void s_thesis_server(struct fake *f)
 	free(fr.body);
 	FK_CHECK(f, ok);
 	/* The peer's gateway lost it: LDS_Finalize sends it again, same id. */
-	if (fk_range(f, CP_LOST, 1, 1, "clusterA", "peer gateway restarted") == 0 &&
-	    fk_expect_send(f, 1, "pong") == 0 && fk_acked(f, 1, 1) == 0)
+	if (fk_range(f, CP_LOST, 1, 1, "clusterA", "peer gateway restarted") == 0 && fk_ack_send(f, 1, "pong") == 0)
 		fk_bye(f);
 }
 
@@ -1386,8 +1399,7 @@ static void s_thesis_restart(struct fake *f)
 	if (fk_welcome(f, "clusterA") < 0 || fk_deliver(f, "infoquir2/lds-server", 1, "xy", 2) < 0 ||
 	    fk_deliver(f, "infoquir2/lds-server", 2, "z", 1) < 0)
 		return;
-	if (fk_expect_send(f, 2, "efgh") == 0 && fk_acked(f, 2, 2) == 0 && fk_expect_send(f, 3, "more") == 0 &&
-	    fk_acked(f, 3, 3) == 0)
+	if (fk_ack_send(f, 2, "efgh") == 0 && fk_ack_send(f, 3, "more") == 0)
 		fk_bye(f);
 }
 
