@@ -13,7 +13,7 @@
  *   receiver.c  checks every message of every run, answers with a verdict
  *   report.c    text and JSON-lines output, the sweep table
  *   linkstat.c  a link's counters and failure log from ldsd's status JSON
- *   jsonr.c     the small JSON reader linkstat needs
+ *               (read with ldsd/jsonr.h)
  *   plot.c      throughput over time with gnuplot
  * Everything runs on one thread, in ldsd's event loop (ldsd/evloop.h).
  */

@@ -1,7 +1,7 @@
 /* linkstat.c - a link's counters and failure log from ldsd's status JSON. */
 #include <string.h>
 
-#include "tools/ldsbench/jsonr.h"
+#include "ldsd/jsonr.h"
 #include "tools/ldsbench/ldsbench.h"
 
 static void linkstat_fill(const struct jsonr *link, struct linkstat *st)
