@@ -25,8 +25,7 @@ struct opts {
 	int send;
 	struct io_opts io;
 	struct send_opts s;
-	double recv_interval;
-	int interval_set, once, json, quiet;
+	int once, json, quiet;
 	const char *plot;
 	unsigned sweep[BENCH_MAX_RUNS];
 	size_t nsweep;
@@ -185,7 +184,6 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 		case 'i':
 			if (parse_secs(optarg, 0, &o->s.interval) < 0)
 				return bad_usage(r, "--interval %s: want seconds", optarg);
-			o->interval_set = 1;
 			break;
 		case 'O':
 			if (parse_secs(optarg, 0, &o->s.omit) < 0)
@@ -307,8 +305,6 @@ int main(int argc, char **argv)
 	r.quiet = o.quiet;
 	o.io.listen = !o.send;
 	o.io.streams = o.nsweep ? o.sweep[0] : o.s.set_streams ? o.s.streams : 4;
-	if (!o.send)
-		o.recv_interval = o.interval_set ? o.s.interval : 1;
 	if (!o.send && !o.io.direct && o.io.name == NULL)
 		o.io.name = DEFAULT_NAME;
 	if (o.plot && plot_check(err, sizeof(err)) < 0) {
@@ -339,7 +335,7 @@ int main(int argc, char **argv)
 		if (st.valid)
 			prev_streams = st.streams_auto ? 0 : (int)st.streams;
 	}
-	rc = o.send ? do_send(&o, io, &r) : receiver_serve(io, &r, o.recv_interval, o.once);
+	rc = o.send ? do_send(&o, io, &r) : receiver_serve(io, &r, o.s.interval, o.once);
 	if (prev_streams >= 0) {
 		if (io->ops->set_streams(io, peer, (unsigned)prev_streams, err, sizeof(err)) < 0)
 			fprintf(stderr, "ldsbench: could not put the link's streams back to %d: %s\n", prev_streams, err);
