@@ -154,10 +154,16 @@ static void on_message(void *arg, const char *src, const uint8_t *buf, size_t le
 	struct sender *s = arg;
 	struct msg_hdr h;
 	char why[256];
+	const char *skip = NULL;
 
-	if (msg_parse(buf, len, &h, why, sizeof(why)) < 0 || h.kind != MSG_REPORT || h.run != s->res->run) {
-		fprintf(stderr, "ldsbench: ignoring a message from %s: %s\n", src,
-			h.kind == MSG_REPORT ? "the report of another run" : "not a report");
+	if (msg_parse(buf, len, &h, why, sizeof(why)) < 0)
+		skip = why;
+	else if (h.kind != MSG_REPORT)
+		skip = "not a report";
+	else if (h.run != s->res->run)
+		skip = "the report of another run";
+	if (skip) {
+		fprintf(stderr, "ldsbench: ignoring a message from %s: %s\n", src, skip);
 		return;
 	}
 	s->res->have_report = 1;
