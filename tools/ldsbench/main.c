@@ -54,7 +54,7 @@ static void usage(FILE *out)
 		"  -w, --wait SECS        wait this long for the receiver, and at most this long without a\n"
 		"                         message delivered at the end of a run (default 30)\n"
 		"      --congestion NAME  direct: TCP congestion control (default as ldsd: bbr if available)\n"
-		"      --memory SIZE      direct: send and receive memory of the link (default 64M)\n"
+		"      --memory SIZE      direct: send and receive memory of the link (default as ldsd: 128M)\n"
 		"      --key FILE         direct: the shared key (default: a built-in key that is no secret)\n"
 		"      --sweep streams=N,N,...  send: one run per stream count, then a table like the\n"
 		"                         thesis's Table A-2 (throughput, disconnections, relative to the first)\n"
