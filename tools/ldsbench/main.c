@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "ldsd/config.h"
 #include "ldsd/log.h"
@@ -68,26 +67,14 @@ static void usage(FILE *out)
 		"2 usage error\n");
 }
 
-/* "100k", "1M", "65536": binary multiples, as in ldsd.conf. */
+/* A size as in ldsd.conf, at most MAX_SIZE. */
 static int parse_size(const char *s, size_t *out)
 {
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	unsigned shift = 0;
+	unsigned long long v;
 
-	if (end == s || *s == '-')
+	if (config_parse_size(s, &v) < 0 || v > MAX_SIZE)
 		return -1;
-	if (*end && strchr("kK", *end))
-		shift = 10;
-	else if (*end && strchr("mM", *end))
-		shift = 20;
-	else if (*end)
-		return -1;
-	if (shift && end[1] != '\0' && strcasecmp(end + 1, "iB") != 0)
-		return -1;
-	if (v > (unsigned long long)MAX_SIZE >> shift)
-		return -1;
-	*out = (size_t)(v << shift);
+	*out = (size_t)v;
 	return 0;
 }
 
