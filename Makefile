@@ -44,7 +44,7 @@ MW_PURE_SRC := launcher/mw_buf.c launcher/mw_config.c launcher/mw_sched.c launch
 	launcher/mw_stats.c launcher/mw_proto.c launcher/mw_role.c launcher/mw_wan.c launcher/mw_cache.c launcher/mw_ring.c
 MW_MPI_SRC  := $(filter-out $(MW_PURE_SRC),$(wildcard launcher/mw_*.c))
 # ldsbench's message checks and status reader are unit-tested too.
-BENCH_PURE_SRC := tools/ldsbench/msg.c tools/ldsbench/jsonr.c tools/ldsbench/linkstat.c
+BENCH_PURE_SRC := tools/ldsbench/msg.c tools/ldsbench/linkstat.c
 # Communication managers speak liblds, which libmw carries inside.
 MW_SRC      := $(sort $(MW_PURE_SRC) $(MW_MPI_SRC) ldsd/json.c $(LIBLDS_SRC))
 MW_EXAMPLES := $(patsubst examples/mw_%.c,$(BUILD)/examples/mw_%,$(wildcard examples/mw_*.c))
@@ -120,7 +120,7 @@ $(BUILD)/bin/%: $$(call obj,$$(wildcard tools/%/*.c)) $(LIBLDSD) $(LIBLDS_A)
 	$(Q)$(CC) -o $@ $^ $(LDLIBS_D) -lpthread
 
 # mwlaunch checks the job file's framework entries with the runtime's reader.
-$(BUILD)/bin/mwlaunch: $(call obj,launcher/mw_config.c tools/ldsbench/jsonr.c)
+$(BUILD)/bin/mwlaunch: $(call obj,launcher/mw_config.c)
 
 # Integration test programs (clients that send and verify checksummed data).
 $(BUILD)/tests/%: $(call obj,tests/integration/%.c) $(LIBLDS_A) $(LIBLDSD)

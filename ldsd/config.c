@@ -426,7 +426,7 @@ static int parse_digits(const char *s, const char **end, unsigned long long *v)
 
 /* "65536", "512k", "64M", "1G", "1T", also "64MiB" and the like: binary
  * multiples, because memory is allocated in them. */
-static int parse_size(const char *s, unsigned long long *v)
+int config_parse_size(const char *s, unsigned long long *v)
 {
 	static const char units[] = "kmgt";
 	const char *p, *u;
@@ -538,7 +538,7 @@ static int parse_uint(struct ctx *c, const config_setting_t *s, const struct fie
 			return 0;
 		}
 		if (f->kind == K_BYTES) {
-			if (parse_size(config_setting_get_string(s), &v) < 0)
+			if (config_parse_size(config_setting_get_string(s), &v) < 0)
 				return fail(c, s, NULL, "\"%s\" is not a byte count: use an integer, or a "
 					    "string like \"512k\", \"64M\", \"1G\" or \"64MiB\" (binary multiples)",
 					    config_setting_get_string(s));

@@ -128,6 +128,10 @@ void config_peer_defaults(struct config_peer *p);
  * say what it offers); avail gets the kernel's list. */
 int config_cc_available(const char *name, char *avail, size_t len);
 
+/* A size as ldsd.conf writes it ("65536", "512k", "64M", "1GiB": binary
+ * multiples) into *v; -1 if s is none or overflows. */
+int config_parse_size(const char *s, unsigned long long *v);
+
 /* The peer whose cluster is name, or NULL. */
 const struct config_peer *config_peer_find(const struct config *cfg, const char *name);
 

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/ldsbench/jsonr.h"
+#include "ldsd/jsonr.h"
 #include "tools/ldsbench/ldsbench.h"
 #include "suites.h"
 

@@ -245,8 +245,6 @@ static int build_config(struct io_direct *id, const struct io_opts *o, char *err
 	p->streams = o->streams;
 	p->streams_max = CONFIG_MAX_STREAMS;
 	p->keepalive = p->inactivity_timeout / 4;
-	if (o->block_size)
-		p->block_size = o->block_size;
 	if (o->memory)
 		p->send_memory = p->recv_memory = o->memory;
 	if (o->congestion) {

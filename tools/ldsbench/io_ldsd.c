@@ -21,11 +21,21 @@ struct io_ldsd {
 	int failed;
 };
 
+/* The client socket lds_open connects to: the given one, else
+ * $LDS_SOCKET, else the default (an empty one counts as none). */
+static const char *client_socket(const char *given)
+{
+	const char *env = getenv(LDS_SOCKET_ENV);
+
+	if (given && given[0])
+		return given;
+	return env && env[0] ? env : LDS_DEFAULT_SOCKET;
+}
+
 /* ldsd's default control socket for a client socket: ".sock" becomes
  * ".ctl" (ldsd.conf(5), control_socket). */
-static void ctl_path(const struct io_opts *o, char *buf, size_t len)
+static void ctl_path(const struct io_opts *o, const char *sock, char *buf, size_t len)
 {
-	const char *sock = o->socket ? o->socket : getenv(LDS_SOCKET_ENV) ? getenv(LDS_SOCKET_ENV) : LDS_DEFAULT_SOCKET;
 	size_t n = strlen(sock);
 
 	if (o->ctl) {
@@ -166,6 +176,7 @@ struct bench_io *io_ldsd_open(struct evloop *ev, const struct io_opts *o, const 
 			      char *err, size_t errlen)
 {
 	struct io_ldsd *il = calloc(1, sizeof(*il));
+	const char *sock = client_socket(o->socket);
 	int r = 0;
 
 	if (il == NULL) {
@@ -175,12 +186,11 @@ struct bench_io *io_ldsd_open(struct evloop *ev, const struct io_opts *o, const 
 	il->io.ops = &io_ldsd_ops;
 	il->io.ev = ev;
 	il->io.events = *e;
-	ctl_path(o, il->ctl, sizeof(il->ctl));
-	il->h = lds_open(o->socket, o->name ? o->name : "", 5000, &r);
+	ctl_path(o, sock, il->ctl, sizeof(il->ctl));
+	il->h = lds_open(sock, o->name ? o->name : "", 5000, &r);
 	if (il->h == NULL) {
-		snprintf(err, errlen, "cannot reach ldsd at %s%s%s%s: %s",
-			 o->socket ? o->socket : getenv(LDS_SOCKET_ENV) ? getenv(LDS_SOCKET_ENV) : LDS_DEFAULT_SOCKET,
-			 o->name ? " as \"" : "", o->name ? o->name : "", o->name ? "\"" : "", lds_strerror(r));
+		snprintf(err, errlen, "cannot reach ldsd at %s%s%s%s: %s", sock, o->name ? " as \"" : "",
+			 o->name ? o->name : "", o->name ? "\"" : "", lds_strerror(r));
 		free(il);
 		return NULL;
 	}

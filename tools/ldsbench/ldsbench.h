@@ -13,7 +13,7 @@
  *   receiver.c  checks every message of every run, answers with a verdict
  *   report.c    text and JSON-lines output, the sweep table
  *   linkstat.c  a link's counters and failure log from ldsd's status JSON
- *   jsonr.c     the small JSON reader linkstat needs
+ *               (read with ldsd/jsonr.h)
  *   plot.c      throughput over time with gnuplot
  * Everything runs on one thread, in ldsd's event loop (ldsd/evloop.h).
  */
@@ -94,7 +94,6 @@ struct linkstat {
 	char congestion[16];
 	uint64_t blocks_resent, reconnects;
 	double rtt_ms;                     /* TCP's smoothed RTT, mean over the streams */
-	double ping_rtt_ms;                /* LDS's own pings: queueing in the daemons included */
 	unsigned nfail;                    /* failures in the log (the last BENCH_MAX_FAILURES) */
 	struct bench_failure fail[BENCH_MAX_FAILURES];
 	char last_error[64];               /* why the last connection attempt failed */
@@ -148,7 +147,6 @@ struct io_opts {
 	unsigned streams;          /* direct: initial streams (0 = auto) */
 	const char *congestion;    /* direct: NULL = the configuration default */
 	const char *key_file;      /* direct: NULL = a built-in, public key */
-	size_t block_size;         /* direct: 0 = default */
 	size_t memory;             /* direct: send and receive memory, 0 = default */
 };
 

@@ -1,7 +1,7 @@
 /* linkstat.c - a link's counters and failure log from ldsd's status JSON. */
 #include <string.h>
 
-#include "tools/ldsbench/jsonr.h"
+#include "ldsd/jsonr.h"
 #include "tools/ldsbench/ldsbench.h"
 
 static void linkstat_fill(const struct jsonr *link, struct linkstat *st)
@@ -17,7 +17,6 @@ static void linkstat_fill(const struct jsonr *link, struct linkstat *st)
 	st->blocks_resent = (uint64_t)jsonr_num(jsonr_get(jsonr_get(link, "sent"), "blocks_resent"), 0);
 	st->reconnects = (uint64_t)jsonr_num(jsonr_get(link, "reconnects"), 0);
 	st->rtt_ms = jsonr_num(jsonr_get(link, "tcp_rtt_ms"), 0);
-	st->ping_rtt_ms = jsonr_num(jsonr_get(link, "srtt_ms"), 0);
 	snprintf(st->last_error, sizeof(st->last_error), "%s", jsonr_str(jsonr_get(link, "last_error")));
 	st->nfail = 0;
 	if (fails == NULL || fails->type != JSONR_ARR)

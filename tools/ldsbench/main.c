@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 
 #include "ldsd/config.h"
 #include "ldsd/log.h"
@@ -25,8 +24,7 @@ struct opts {
 	int send;
 	struct io_opts io;
 	struct send_opts s;
-	double recv_interval;
-	int interval_set, once, json, quiet;
+	int once, json, quiet;
 	const char *plot;
 	unsigned sweep[BENCH_MAX_RUNS];
 	size_t nsweep;
@@ -55,7 +53,7 @@ static void usage(FILE *out)
 		"  -w, --wait SECS        wait this long for the receiver, and at most this long without a\n"
 		"                         message delivered at the end of a run (default 30)\n"
 		"      --congestion NAME  direct: TCP congestion control (default as ldsd: bbr if available)\n"
-		"      --memory SIZE      direct: send and receive memory of the link (default 64M)\n"
+		"      --memory SIZE      direct: send and receive memory of the link (default as ldsd: 128M)\n"
 		"      --key FILE         direct: the shared key (default: a built-in key that is no secret)\n"
 		"      --sweep streams=N,N,...  send: one run per stream count, then a table like the\n"
 		"                         thesis's Table A-2 (throughput, disconnections, relative to the first)\n"
@@ -69,26 +67,14 @@ static void usage(FILE *out)
 		"2 usage error\n");
 }
 
-/* "100k", "1M", "65536": binary multiples, as in ldsd.conf. */
+/* A size as in ldsd.conf, at most MAX_SIZE. */
 static int parse_size(const char *s, size_t *out)
 {
-	char *end;
-	unsigned long long v = strtoull(s, &end, 10);
-	unsigned shift = 0;
+	unsigned long long v;
 
-	if (end == s || *s == '-')
+	if (config_parse_size(s, &v) < 0 || v > MAX_SIZE)
 		return -1;
-	if (*end && strchr("kK", *end))
-		shift = 10;
-	else if (*end && strchr("mM", *end))
-		shift = 20;
-	else if (*end)
-		return -1;
-	if (shift && end[1] != '\0' && strcasecmp(end + 1, "iB") != 0)
-		return -1;
-	if (v > (unsigned long long)MAX_SIZE >> shift)
-		return -1;
-	*out = (size_t)(v << shift);
+	*out = (size_t)v;
 	return 0;
 }
 
@@ -185,7 +171,6 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 		case 'i':
 			if (parse_secs(optarg, 0, &o->s.interval) < 0)
 				return bad_usage(r, "--interval %s: want seconds", optarg);
-			o->interval_set = 1;
 			break;
 		case 'O':
 			if (parse_secs(optarg, 0, &o->s.omit) < 0)
@@ -307,8 +292,6 @@ int main(int argc, char **argv)
 	r.quiet = o.quiet;
 	o.io.listen = !o.send;
 	o.io.streams = o.nsweep ? o.sweep[0] : o.s.set_streams ? o.s.streams : 4;
-	if (!o.send)
-		o.recv_interval = o.interval_set ? o.s.interval : 1;
 	if (!o.send && !o.io.direct && o.io.name == NULL)
 		o.io.name = DEFAULT_NAME;
 	if (o.plot && plot_check(err, sizeof(err)) < 0) {
@@ -339,7 +322,7 @@ int main(int argc, char **argv)
 		if (st.valid)
 			prev_streams = st.streams_auto ? 0 : (int)st.streams;
 	}
-	rc = o.send ? do_send(&o, io, &r) : receiver_serve(io, &r, o.recv_interval, o.once);
+	rc = o.send ? do_send(&o, io, &r) : receiver_serve(io, &r, o.s.interval, o.once);
 	if (prev_streams >= 0) {
 		if (io->ops->set_streams(io, peer, (unsigned)prev_streams, err, sizeof(err)) < 0)
 			fprintf(stderr, "ldsbench: could not put the link's streams back to %d: %s\n", prev_streams, err);

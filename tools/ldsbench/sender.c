@@ -107,6 +107,15 @@ static void send_control(struct sender *s, const struct msg_hdr *h, uint64_t *id
 		sender_fail(s, "%s", err);
 }
 
+/* START proves the path and the receiver; s->start_id stays 0 until the
+ * io takes it. */
+static void send_start(struct sender *s)
+{
+	struct msg_hdr h = { .kind = MSG_START, .run = s->res->run, .a = s->o->size };
+
+	send_control(s, &h, &s->start_id);
+}
+
 static void pump(struct sender *s)
 {
 	char err[BENCH_ERR_MAX];
@@ -145,10 +154,16 @@ static void on_message(void *arg, const char *src, const uint8_t *buf, size_t le
 	struct sender *s = arg;
 	struct msg_hdr h;
 	char why[256];
+	const char *skip = NULL;
 
-	if (msg_parse(buf, len, &h, why, sizeof(why)) < 0 || h.kind != MSG_REPORT || h.run != s->res->run) {
-		fprintf(stderr, "ldsbench: ignoring a message from %s: %s\n", src,
-			h.kind == MSG_REPORT ? "the report of another run" : "not a report");
+	if (msg_parse(buf, len, &h, why, sizeof(why)) < 0)
+		skip = why;
+	else if (h.kind != MSG_REPORT)
+		skip = "not a report";
+	else if (h.run != s->res->run)
+		skip = "the report of another run";
+	if (skip) {
+		fprintf(stderr, "ldsbench: ignoring a message from %s: %s\n", src, skip);
 		return;
 	}
 	s->res->have_report = 1;
@@ -227,17 +242,13 @@ static void on_tick(uint64_t now, void *arg)
 		s->poll_ns = now;
 		s->io->ops->stats(s->io, s->peer, &st);
 		if ((st.valid && st.streams_up >= st.streams && st.streams_up > 0) || since(s->phase_ns) > s->o->wait) {
-			struct msg_hdr h = { .kind = MSG_START, .run = s->res->run, .a = s->o->size };
-
 			set_phase(s, P_START);
-			send_control(s, &h, &s->start_id);
+			send_start(s);
 		}
 		break;
 	case P_START:
 		if (s->start_id == 0) {
-			struct msg_hdr h = { .kind = MSG_START, .run = s->res->run, .a = s->o->size };
-
-			send_control(s, &h, &s->start_id);
+			send_start(s);
 		} else if (s->io->ops->delivered(s->io) >= s->start_id) {
 			set_phase(s, P_DATA);
 			s->t0_ns = s->phase_ns;
@@ -339,17 +350,16 @@ int sender_run(struct bench_io *io, const struct send_opts *o, const struct repo
 	struct sender s = { .io = io, .o = o, .r = r, .res = res };
 	struct bench_io_events saved = io->events;
 	char err[BENCH_ERR_MAX - 64];
-	int tick;
-
 	size_t cap = (size_t)(o->seconds / o->interval) + 16;
 	struct linkstat st;
+	int tick;
 
 	memset(res, 0, sizeof(*res));
 	res->run = run;
 	res->streams = o->streams;
 	res->seconds = o->seconds;
-	res->iv = calloc(cap < BENCH_MAX_INTERVALS ? cap : BENCH_MAX_INTERVALS, sizeof(*res->iv));
 	s.iv_cap = cap < BENCH_MAX_INTERVALS ? cap : BENCH_MAX_INTERVALS;
+	res->iv = calloc(s.iv_cap, sizeof(*res->iv));
 	/* Without an omitted start the measurement starts with the run. */
 	s.omit_taken = o->omit <= 0;
 	s.ahead = AHEAD_MIN;
@@ -364,11 +374,8 @@ int sender_run(struct bench_io *io, const struct send_opts *o, const struct repo
 	}
 	io->events = (struct bench_io_events){ .arg = &s, .message = on_message, .room = on_room, .fatal = on_fatal };
 	set_phase(&s, o->set_streams && o->streams > 0 ? P_STREAMS : P_START);
-	if (s.phase == P_START) {
-		struct msg_hdr h = { .kind = MSG_START, .run = run, .a = o->size };
-
-		send_control(&s, &h, &s.start_id);
-	}
+	if (s.phase == P_START)
+		send_start(&s);
 	tick = evloop_tick_add(io->ev, TICK_MS, on_tick, &s);
 	if (tick < 0) {
 		snprintf(res->error, sizeof(res->error), "cannot add a timer: %s", strerror(-tick));

@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 #include "launcher/mw_config.h"
-#include "tools/ldsbench/jsonr.h"
+#include "ldsd/jsonr.h"
 #include "tools/mwlaunch/calibrate.h"
 #include "tools/mwlaunch/run.h"
 

@@ -7,7 +7,7 @@
 #include "launcher/modelconf.h"
 #include "launcher/modelout.h"
 #include "ldsd/json.h"
-#include "tools/ldsbench/jsonr.h"
+#include "ldsd/jsonr.h"
 #include "tools/mwlaunch/predict.h"
 
 int predict_load(const struct job *j, const char *path, struct prediction *p, char *err, size_t errlen)

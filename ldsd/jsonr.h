@@ -1,12 +1,13 @@
 /*
- * jsonr.h - a small JSON reader: enough to take ldsd's status apart.
+ * jsonr.h - a small JSON reader, the counterpart of json.h: enough to take
+ * ldsd's status (ldsbench) and libmw's reports (mwlaunch) apart.
  *
  * Parses a whole document into a tree; numbers are doubles, strings are
  * NUL-terminated with escapes decoded (\u escapes beyond ASCII become '?').
  * Nesting is limited to JSONR_DEPTH.  One thread per tree; no globals.
  */
-#ifndef LDSBENCH_JSONR_H
-#define LDSBENCH_JSONR_H
+#ifndef LDS_JSONR_H
+#define LDS_JSONR_H
 
 #include <stddef.h>
 

@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tools/ldsbench/jsonr.h"
+#include "jsonr.h"
 
 struct parser {
 	const char *s, *p;
