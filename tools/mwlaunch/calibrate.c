@@ -225,6 +225,28 @@ static int probe_lan(const struct job *j, unsigned i, double task, double result
 	return 0;
 }
 
+/* The run's throughput in bytes/s from ldsbench --json's "end" event;
+ * 0 when there is none, it names an error, or it measured nothing. */
+static double end_throughput(const char *out)
+{
+	const char *at = strstr(out, "{\"event\":\"end\"");
+	const struct jsonr *d;
+	struct jsonr *ev;
+	double tput = 0;
+	char *line, err[128];
+
+	if (at == NULL || (line = strndup(at, strcspn(at, "\n"))) == NULL)
+		return 0;
+	if ((ev = jsonr_parse(line, err, sizeof(err))) != NULL) {
+		d = jsonr_get(ev, "data");
+		if (jsonr_str(jsonr_get(d, "error"))[0] == '\0')
+			tput = jsonr_num(jsonr_get(d, "bits_per_second"), 0) / 8;
+		jsonr_free(ev);
+	}
+	free(line);
+	return tput;
+}
+
 /* Internet throughput from the gateway at from_sock to endpoint to (a
  * receiver at to_sock), with messages of size bytes. */
 static int probe_inet(const char *from_sock, const char *to_sock, const char *to, double size, double secs,
@@ -232,7 +254,6 @@ static int probe_inet(const char *from_sock, const char *to_sock, const char *to
 {
 	char prog[PATH_MAX], a_size[32], a_secs[32], a_omit[32], a_iv[32], out[65536];
 	char name[80], *slash = strchr(to, '/');
-	const char *p, *last = NULL;
 	pid_t rpid;
 	int rc;
 
@@ -256,9 +277,7 @@ static int probe_inet(const char *from_sock, const char *to_sock, const char *to
 		rc = capture(sargv, secs + PROBE_GRACE, out, sizeof(out));
 	}
 	reap(rpid, run_now() + 5);
-	for (p = out; (p = strstr(p, "\"bits_per_second\":")) != NULL; p++)
-		last = p;
-	if (rc != 0 || last == NULL || (*tput = atof(last + 18) / 8) <= 0) {
+	if (rc != 0 || (*tput = end_throughput(out)) <= 0) {
 		fprintf(stderr, "mwlaunch: --benchmark: ldsbench to %s failed (exit %d): %.2000s\n", to, rc, out);
 		return -1;
 	}
