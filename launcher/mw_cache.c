@@ -191,7 +191,9 @@ static int one_block(struct mw_cache_tx *c, const unsigned char *data, const str
 		unlink_lru(c, x);
 		push_mru(c, x);
 		c->hits++;
-		c->saved += b->len - MW_SEG_LEN;
+		/* Naming the block costs a segment header; a block shorter
+		 * than that saves nothing (and must not wrap the count). */
+		c->saved += b->len > MW_SEG_LEN ? b->len - MW_SEG_LEN : 0;
 		return seg(out, MW_SEG_USE, x - 1, NULL, b->len);
 	}
 	/* The same key for other bytes: the application reused a name. */

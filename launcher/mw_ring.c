@@ -12,7 +12,7 @@ int mw_ring_make_room(void **ring, size_t *cap, size_t *head, size_t n, size_t e
 
 	if (n < *cap)
 		return 0;
-	r = malloc(ncap * elem);
+	r = calloc(ncap, elem);
 	if (r == NULL)
 		return -ENOMEM;
 	first = *cap - *head < n ? *cap - *head : n;

@@ -69,7 +69,10 @@ static void bar(FILE *out, double frac)
 	fputc(']', out);
 }
 
-void mw_stats_series_header(const struct mw_stats *st, FILE *f)
+/* The header line of the time series file: after the runtime's columns,
+ * two per communication manager, bytes to and from its cluster in the
+ * interval ("to:cm:NAME", "from:cm:NAME"). */
+static void series_header(const struct mw_stats *st, FILE *f)
 {
 	fprintf(f, "# seconds\tdone\ttasks_per_s\tmaster_busy\tworkers_busy");
 	for (unsigned i = 0; i < st->nworkers; i++)
@@ -143,7 +146,7 @@ int mw_stats_interval(struct mw_stats *st, double now, uint64_t done, FILE *out,
 		fflush(out);
 	}
 	if (st->series != NULL && !st->series_named) {
-		mw_stats_series_header(st, st->series);
+		series_header(st, st->series);
 		st->series_named = true;
 	}
 	if (st->series != NULL)

@@ -98,15 +98,11 @@ static inline bool mw_stats_is_cm(const struct mw_stats_worker *w)
 }
 
 /* One interval: a progress line to out (NULL: none; bars when tty), a row
- * to st->series and, for every communication manager, a sample of its
+ * to st->series (its header line first, once the communication managers
+ * are known) and, for every communication manager, a sample of its
  * WAN traffic.  done counts every finished task (replayed too).  0, or
  * -ENOMEM (no sample kept). */
 int mw_stats_interval(struct mw_stats *st, double now, uint64_t done, FILE *out, bool tty);
-
-/* The header line of the time series file: after the runtime's columns,
- * two per communication manager, bytes to and from its cluster in the
- * interval ("to:cm:NAME", "from:cm:NAME"). */
-void mw_stats_series_header(const struct mw_stats *st, FILE *f);
 
 /* The end report (Figure 4-7) as text, and as one JSON object. */
 void mw_stats_report(const struct mw_stats *st, FILE *out);

@@ -93,7 +93,11 @@ size_t mw_wan_queued(const struct mw_wan *w)
 	return w->nqueued;
 }
 
-uint64_t mw_wan_bytes_out(struct mw_wan *w)
+/* Counts the remembered messages the remote gateway has acknowledged
+ * and forgets them.  The pump does it too, so that the ring stays as
+ * short as the messages in flight on a side that never asks for the
+ * count (the remote CM). */
+static void settle(struct mw_wan *w)
 {
 	uint64_t upto = lds_settled_upto(w->h);
 
@@ -102,6 +106,11 @@ uint64_t mw_wan_bytes_out(struct mw_wan *w)
 		w->shead = (w->shead + 1) % w->scap;
 		w->sn--;
 	}
+}
+
+uint64_t mw_wan_bytes_out(struct mw_wan *w)
+{
+	settle(w);
 	return w->bytes_out;
 }
 
@@ -144,6 +153,7 @@ int mw_wan_pump(struct mw_wan *w)
 		w->nqueued--;
 		n++;
 	}
+	settle(w);
 	return n;
 }
 

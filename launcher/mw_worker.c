@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "launcher/mw_ring.h"
 #include "launcher/mw_run.h"
 
 struct queued {
@@ -16,29 +17,18 @@ struct queued {
 };
 
 struct worker {
-	struct queued *q;          /* ring */
-	unsigned cap, head, n;
+	struct queued *q;          /* ring; a slot keeps its task buffer for reuse */
+	size_t cap, head, n;
 };
 
 static int push(struct worker *wk, const struct mw_msg *m)
 {
 	struct queued *slot;
+	void *ring = wk->q;
 
-	if (wk->n == wk->cap) {
-		unsigned cap = wk->cap ? wk->cap * 2 : 4;
-		struct queued *q = calloc(cap, sizeof(*q));
-
-		if (q == NULL)
-			return -ENOMEM;
-		for (unsigned i = 0; i < wk->n; i++)
-			q[i] = wk->q[(wk->head + i) % wk->cap];
-		for (unsigned i = wk->n; i < wk->cap; i++)
-			q[i] = wk->q[(wk->head + i) % wk->cap];
-		free(wk->q);
-		wk->q = q;
-		wk->cap = cap;
-		wk->head = 0;
-	}
+	if (mw_ring_make_room(&ring, &wk->cap, &wk->head, wk->n, sizeof(*wk->q)) < 0)
+		return -ENOMEM;
+	wk->q = ring;
 	slot = &wk->q[(wk->head + wk->n) % wk->cap];
 	slot->id = m->h.id;
 	slot->task.len = 0;
@@ -50,7 +40,7 @@ static int push(struct worker *wk, const struct mw_msg *m)
 
 static void worker_free(struct worker *wk)
 {
-	for (unsigned i = 0; i < wk->cap; i++)
+	for (size_t i = 0; i < wk->cap; i++)
 		free(wk->q[i].task.data);
 	free(wk->q);
 }

@@ -81,6 +81,26 @@ START_TEST(blocks_cross_once)
 }
 END_TEST
 
+START_TEST(tiny_blocks_save_nothing)
+{
+	/* a 4-byte block named again costs a 9-byte header: nothing saved */
+	static const char t[] = "abcdTAIL";
+	struct mw_block b = { .key = 7, .off = 0, .len = 4 };
+
+	mw_cache_tx_init(&tx, 10 * BLK);
+	mw_cache_rx_init(&rx, 10 * BLK);
+	for (int i = 0; i < 2; i++) {
+		recipe.len = out.len = 0;
+		ck_assert_int_eq(mw_cache_encode(&tx, t, 8, &b, 1, &recipe), 0);
+		ck_assert_int_eq(mw_cache_decode(&rx, recipe.data, recipe.len, &out, err, sizeof(err)), 0);
+		ck_assert_uint_eq(out.len, 8);
+		ck_assert(memcmp(out.data, t, 8) == 0);
+	}
+	ck_assert_uint_eq(tx.hits, 1);
+	ck_assert_uint_eq(tx.saved, 0);
+}
+END_TEST
+
 START_TEST(least_recently_used_out)
 {
 	/* room for three blocks */
@@ -161,6 +181,7 @@ Suite *make_mw_cache_suite(void)
 
 	tcase_add_checked_fixture(tc, NULL, teardown);
 	tcase_add_test(tc, blocks_cross_once);
+	tcase_add_test(tc, tiny_blocks_save_nothing);
 	tcase_add_test(tc, least_recently_used_out);
 	tcase_add_test(tc, many_keys);
 	tcase_add_test(tc, bad_blocks_and_lying_recipes);

@@ -149,28 +149,37 @@ START_TEST(cm_env)
 }
 END_TEST
 
-/* A ring that wrapped grows with its elements in order. */
+/* A ring that wrapped grows with its elements in order, its new slots
+ * zeroed. */
 START_TEST(ring_grows_in_order)
 {
-	size_t cap = 0, head = 0, n = 0, next = 0;
+	size_t cap = 0, head = 0, n = 0, next = 0, grew = 0;
 	void *v = NULL;
 	int *r;
 
 	for (int i = 0; i < 1000; i++) {
+		size_t was = cap;
+
 		ck_assert_int_eq(mw_ring_make_room(&v, &cap, &head, n, sizeof(int)), 0);
 		r = v;
-		r[(head + n++) % cap] = i;
+		if (cap != was) {
+			grew++;
+			for (size_t k = n; k < cap; k++)
+				ck_assert_int_eq(r[k], 0);
+		}
+		r[(head + n++) % cap] = i + 1;
 		/* take one out every third time, so that the ring wraps */
 		if (i % 3 == 0) {
-			ck_assert_int_eq(r[head], (int)next++);
+			ck_assert_int_eq(r[head], (int)++next);
 			head = (head + 1) % cap;
 			n--;
 		}
 	}
 	r = v;
 	for (size_t k = 0; k < n; k++)
-		ck_assert_int_eq(r[(head + k) % cap], (int)(next + k));
+		ck_assert_int_eq(r[(head + k) % cap], (int)(next + k + 1));
 	ck_assert_uint_eq(next + n, 1000);
+	ck_assert_uint_ge(grew, 2);
 	free(v);
 }
 END_TEST

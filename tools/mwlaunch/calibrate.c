@@ -15,6 +15,7 @@
 #include "launcher/mw_config.h"
 #include "ldsd/jsonr.h"
 #include "tools/mwlaunch/calibrate.h"
+#include "tools/mwlaunch/plan.h"
 #include "tools/mwlaunch/run.h"
 
 #define PROBE_GRACE 30.0           /* s beyond a probe's own time before it is killed */
@@ -192,46 +193,58 @@ static const struct jsonr *cm_of(const struct jsonr *master, const char *cluster
 	return NULL;
 }
 
-/* LAN throughput of cluster c with task + result sized messages. */
-static int probe_lan(const struct job *j, const struct job_cluster *c, double task, double result, double secs,
-		     double *lan)
+/* LAN throughput of cluster i with task + result sized messages, on its
+ * hosts with the job's mpirun and options. */
+static int probe_lan(const struct job *j, unsigned i, double task, double result, double secs, double *lan)
 {
+	const struct job_cluster *c = &j->cl[i];
 	char prog[PATH_MAX], a_task[32], a_res[32], a_secs[32], out[8192];
-	char *argv[JOB_MAX_ARGS + 16];
-	int n = 0;
-	const char *p;
+	char *argv[] = { prog, a_task, a_res, a_secs, NULL };
+	struct plan p;
+	const char *at;
+	int rc;
 
 	sibling("mw_lanprobe", prog, sizeof(prog));
 	snprintf(a_task, sizeof(a_task), "%.0f", task < 1 ? 1 : task);
 	snprintf(a_res, sizeof(a_res), "%.0f", result < 1 ? 1 : result);
 	snprintf(a_secs, sizeof(a_secs), "%g", secs);
-	argv[n++] = (char *)j->mpirun;
-	argv[n++] = "--oversubscribe";
-	for (int i = 0; i < j->nmpirun_args; i++)
-		argv[n++] = j->mpirun_args[i];
-	if (c->hosts[0]) {
-		argv[n++] = "-H";
-		argv[n++] = (char *)c->hosts;
-	} else if (c->hostfile[0]) {
-		argv[n++] = "--hostfile";
-		argv[n++] = (char *)c->hostfile;
+	if (plan_probe(j, i, argv, &p) < 0) {
+		plan_free(&p);
+		fprintf(stderr, "mwlaunch: --benchmark: out of memory\n");
+		return -1;
 	}
-	argv[n++] = "-np";
-	argv[n++] = "2";
-	argv[n++] = prog;
-	argv[n++] = a_task;
-	argv[n++] = a_res;
-	argv[n++] = a_secs;
-	argv[n] = NULL;
 	printf("mwlaunch: benchmark: cluster %s: LAN, %g s of %s-byte tasks and %s-byte results\n", c->name, secs,
 	       a_task, a_res);
 	fflush(stdout);
-	if (capture(argv, secs + PROBE_GRACE, out, sizeof(out)) != 0 || (p = strstr(out, "lan_bytes_per_s ")) == NULL ||
-	    (*lan = atof(p + 16)) <= 0) {
+	rc = capture(p.argv, secs + PROBE_GRACE, out, sizeof(out));
+	plan_free(&p);
+	if (rc != 0 || (at = strstr(out, "lan_bytes_per_s ")) == NULL || (*lan = atof(at + 16)) <= 0) {
 		fprintf(stderr, "mwlaunch: --benchmark: cluster %s: the LAN probe (%s) failed: %s\n", c->name, prog, out);
 		return -1;
 	}
 	return 0;
+}
+
+/* The run's throughput in bytes/s from ldsbench --json's "end" event;
+ * 0 when there is none, it names an error, or it measured nothing. */
+static double end_throughput(const char *out)
+{
+	const char *at = strstr(out, "{\"event\":\"end\"");
+	const struct jsonr *d;
+	struct jsonr *ev;
+	double tput = 0;
+	char *line, err[128];
+
+	if (at == NULL || (line = strndup(at, strcspn(at, "\n"))) == NULL)
+		return 0;
+	if ((ev = jsonr_parse(line, err, sizeof(err))) != NULL) {
+		d = jsonr_get(ev, "data");
+		if (jsonr_str(jsonr_get(d, "error"))[0] == '\0')
+			tput = jsonr_num(jsonr_get(d, "bits_per_second"), 0) / 8;
+		jsonr_free(ev);
+	}
+	free(line);
+	return tput;
 }
 
 /* Internet throughput from the gateway at from_sock to endpoint to (a
@@ -241,7 +254,6 @@ static int probe_inet(const char *from_sock, const char *to_sock, const char *to
 {
 	char prog[PATH_MAX], a_size[32], a_secs[32], a_omit[32], a_iv[32], out[65536];
 	char name[80], *slash = strchr(to, '/');
-	const char *p, *last = NULL;
 	pid_t rpid;
 	int rc;
 
@@ -265,9 +277,7 @@ static int probe_inet(const char *from_sock, const char *to_sock, const char *to
 		rc = capture(sargv, secs + PROBE_GRACE, out, sizeof(out));
 	}
 	reap(rpid, run_now() + 5);
-	for (p = out; (p = strstr(p, "\"bits_per_second\":")) != NULL; p++)
-		last = p;
-	if (rc != 0 || last == NULL || (*tput = atof(last + 18) / 8) <= 0) {
+	if (rc != 0 || (*tput = end_throughput(out)) <= 0) {
 		fprintf(stderr, "mwlaunch: --benchmark: ldsbench to %s failed (exit %d): %.2000s\n", to, rc, out);
 		return -1;
 	}
@@ -396,7 +406,7 @@ int calib_finish(const struct job *j, char reports[][PATH_MAX], const char *mwco
 	for (unsigned i = 0; i < j->ncl; i++) {
 		const struct job_cluster *c = &j->cl[i];
 
-		if (probe_lan(j, c, task, result, o->seconds, &m[i].lan) < 0)
+		if (probe_lan(j, i, task, result, o->seconds, &m[i].lan) < 0)
 			goto out;
 		printf("mwlaunch: benchmark: cluster %s: LAN %.4g bytes/s\n", c->name, m[i].lan);
 		if (c->main)

@@ -114,17 +114,19 @@ static void rank(const struct job *j, unsigned c, const char *role, const struct
 	p->nranks++;
 }
 
-/* The command line.  Through a gateway it shows what the gateway will
- * run: its own mpirun and options (exec.mpirun, exec.mpirun_args) come
- * in front instead of the job file's. */
-static void command(const struct job *j, struct plan *p)
+/* mpirun with its options for the cluster's hosts.  Through a gateway
+ * it shows what the gateway will run: its own mpirun and options
+ * (exec.mpirun, exec.mpirun_args) come in front instead of the job
+ * file's. */
+static void mpirun(const struct job *j, struct plan *p, bool tag_output)
 {
 	const struct job_cluster *cl = p->cl;
 
 	add(p, "%s", cl->gateway ? "mpirun" : j->mpirun);
 	if (!cl->gateway)
 		add(p, "--oversubscribe");
-	add(p, "--tag-output");
+	if (tag_output)
+		add(p, "--tag-output");
 	if (cl->hosts[0]) {
 		add(p, "-H");
 		add(p, "%s", cl->hosts);
@@ -135,6 +137,12 @@ static void command(const struct job *j, struct plan *p)
 	}
 	for (int i = 0; !cl->gateway && i < j->nmpirun_args; i++)
 		add(p, "%s", j->mpirun_args[i]);
+}
+
+/* The command line: mpirun, then one app context per rank. */
+static void command(const struct job *j, struct plan *p)
+{
+	mpirun(j, p, true);
 	for (unsigned r = 0; r < p->nranks; r++) {
 		if (r > 0)
 			add(p, ":");
@@ -178,6 +186,18 @@ int plan_cluster(const struct job *j, unsigned c, const char *mw_config, const c
 			rank(j, c, "worker", NULL, mw_config, report, p);
 	}
 	command(j, p);
+	return p->failed ? -1 : 0;
+}
+
+int plan_probe(const struct job *j, unsigned c, char *const argv[], struct plan *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->cl = &j->cl[c];
+	mpirun(j, p, false);
+	add(p, "-np");
+	add(p, "2");
+	for (int i = 0; argv[i] != NULL; i++)
+		add(p, "%s", argv[i]);
 	return p->failed ? -1 : 0;
 }
 

@@ -53,6 +53,10 @@ struct plan {
  * cluster started through its gateway, both are replaced as above.
  * 0 or -1 (out of memory). */
 int plan_cluster(const struct job *j, unsigned c, const char *mw_config, const char *report, struct plan *p);
+/* Only the command line: argv (NULL-terminated) as two ranks on cluster
+ * c's hosts, with the job's mpirun and options (mwlaunch --benchmark's
+ * LAN probe).  0 or -1 (out of memory). */
+int plan_probe(const struct job *j, unsigned c, char *const argv[], struct plan *p);
 void plan_free(struct plan *p);
 /* The command line, quoted for a POSIX shell. */
 void plan_print(const struct plan *p, FILE *out);
