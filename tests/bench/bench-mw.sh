@@ -11,6 +11,7 @@
 #      show where the cycles went.
 # QUICK=1 shortens it.  CPUS=LIST runs everything under taskset -c LIST.
 set -u
+. "$(dirname "$0")/lib.sh"
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 B=$ROOT/${BUILD:-build}
 QUICK=${QUICK:-0}
@@ -23,10 +24,10 @@ PIN=()
 [ -n "${CPUS:-}" ] && PIN=(taskset -c "$CPUS")
 T=$(mktemp -d "${TMPDIR:-/tmp}/mw-bench.$$.XXXXXX")
 trap 'rm -rf "$T"' EXIT
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 printf 'StatisticsInterval = 0;\nPrefetchDepth = %s;\n' "${DEPTH:-16}" > "$T/mw.conf"
 MM=("$B/examples/mw_matmul" -n "$N" -b "$BLOCK" -c "$T/mw.conf" --quiet)
 
+machine bench-mw
 declare -a loop mw ser par eff cs cm cw
 for r in $(seq 1 "$RUNS"); do
 	loop+=("$("${PIN[@]}" mpirun -np 2 "$B/bench/mpi_loop" "$TASKS" | awk '/tasks\/s/ {print $2}')")
