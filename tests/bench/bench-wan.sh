@@ -202,7 +202,7 @@ if [ "$SWEEP" = 1 ]; then
 	echo
 	echo "Stream sweep, ldsbench --direct with cubic, 100 ms, 0.1 % loss, ${RATE} Mb/s ($((secs + omit)) s runs, first $omit s omitted):"
 	echo "  \$ ldsbench send --direct HOST:$DPORT --congestion cubic --sweep streams=1,2,4,6,8,16,32 -t $((secs + omit)) -O $omit -q"
-	netbed_exec s1 "$BIN/ldsbench" send --direct "$(netbed_addr s2):$DPORT" --congestion cubic \
+	waited netbed_exec s1 "$BIN/ldsbench" send --direct "$(netbed_addr s2):$DPORT" --congestion cubic \
 		--sweep streams=1,2,4,6,8,16,32 -t $((secs + omit)) -O "$omit" -q --plot "$RESULTS/sweep-cubic.png" \
 		-J > "$RESULTS/sweep-cubic.json" 2>> "$T/send.err" || echo "bench-wan: sweep failed (see $RESULTS/sweep-cubic.json)"
 	echo
@@ -224,13 +224,14 @@ if [ "$OUTAGE" = 1 ]; then
 	sleep 0.3
 	"$BIN/ldsbench" send -s "$T/clusterA.sock" -T clusterB/bench -t 43 -i 0.5 -w 90 -J > "$RESULTS/outage.ldsd.json" 2>> "$T/send.err" &
 	lpid=$!
+	PIDS="$PIDS $lpid"
 	t_ip=$(date +%s.%N)
 	netbed_exec s1 iperf3 -c "$(netbed_addr s2)" -p "$IPORT" -P 4 -C bbr -t 43 -i 0.5 -J > "$RESULTS/outage.iperf3.json" 2>> "$T/send.err" &
 	ipid=$!
-	sleep 5
+	waited sleep 5
 	t_down=$(date +%s.%N)
 	netbed_ctl s1-s2 down > /dev/null
-	sleep 30
+	waited sleep 30
 	netbed_ctl s1-s2 up > /dev/null
 	t_up=$(date +%s.%N)
 	wait "$lpid"
