@@ -4,13 +4,13 @@
 # side by side with the same namespaces joined by a plain veth pair, for
 # every congestion control this kernel offers of cubic and bbr, and once
 # more with a tiny loss that makes wanemu segment in user space; medians of
-# RUNS runs.  Prints a Markdown table for docs/BENCHMARKS.md.
+# RUNS runs of SECS seconds.  Prints a Markdown table for docs/BENCHMARKS.md.
 . "$(dirname "$0")/../wan/netbed.sh"
 . "$(dirname "$0")/lib.sh"
 set -u
 QUICK=${QUICK:-0}
 RUNS=${RUNS:-3}
-SECS=$([ "$QUICK" = 1 ] && echo 3 || echo 5)
+SECS=${SECS:-$([ "$QUICK" = 1 ] && echo 3 || echo 5)}
 PORT=$((20000 + ($$ % 12000)))
 bench_needs bench-wanemu iperf3 jq
 
