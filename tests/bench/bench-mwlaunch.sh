@@ -21,15 +21,12 @@
 . "$(dirname "$0")/../integration/mwl_lib.sh"
 . "$(dirname "$0")/../wan/netbed.sh"
 . "$(dirname "$0")/lib.sh"
-bench_needs bench-mwlaunch jq
+mw_bench bench-mwlaunch
 QUICK=${QUICK:-0}
 RUNS=${RUNS:-3}
 N=${N:-$([ "$QUICK" = 1 ] && echo 2048 || echo 4096)}
 B=${BLOCK:-256}
 K=${KSTEPS:-$((N / B))}
-# The benchmark measures what this machine's MPI does best (shared-memory
-# single copy); the tests turn it off for containers that forbid it.
-unset OMPI_MCA_btl_vader_single_copy_mechanism
 
 star_on_netbed 2 'all:delay=50ms,rate=50mbit' 4
 ARGS="-n $N -b $B -k $K"

@@ -18,7 +18,7 @@
 . "$(dirname "$0")/../integration/mwl_lib.sh"
 . "$(dirname "$0")/../wan/netbed.sh"
 . "$(dirname "$0")/lib.sh"
-bench_needs bench-predict jq
+mw_bench bench-predict
 QUICK=${QUICK:-0}
 RUNS=${RUNS:-3}
 CASES=${CASES:-matmul:2 matmul:3 montecarlo:2 montecarlo:3}
@@ -27,7 +27,6 @@ LINK=${LINK:-all:delay=10ms,rate=100mbit}
 # work, shorter ones vary too much from run to run to judge a 10 % target.
 MM_ARGS=${MM_ARGS:-$([ "$QUICK" = 1 ] && echo "-n 1536 -b 128 -k 12" || echo "-n 2560 -b 128 -k 20")}
 MC_ARGS=${MC_ARGS:-$([ "$QUICK" = 1 ] && echo "-t 600 --mean-ms 10 --spread 0.5" || echo "-t 1600 --mean-ms 10 --spread 0.5")}
-unset OMPI_MCA_btl_vader_single_copy_mechanism
 
 star_on_netbed 3 "$LINK" 4
 machine bench-predict

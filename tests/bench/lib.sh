@@ -25,3 +25,12 @@ bench_needs() {
 		command -v "$c" > /dev/null || { echo "$name: skipped: $c is missing (make deps)"; exit 0; }
 	done
 }
+
+# mw_bench NAME: bench_needs for the runtime's benchmarks over a netbed
+# (mw_lib.sh sourced too); they measure what this machine's MPI does best,
+# shared-memory single copy, which mw_lib.sh turns off for the tests (some
+# containers forbid it).
+mw_bench() {
+	bench_needs "$1" jq
+	unset OMPI_MCA_btl_vader_single_copy_mechanism
+}
