@@ -10,9 +10,11 @@
 #      target >= 90 %.  The CPU seconds of every rank (from the reports)
 #      show where the cycles went.
 # QUICK=1 shortens it.  CPUS=LIST runs everything under taskset -c LIST.
-set -u
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-B=$ROOT/${BUILD:-build}
+# Its temporary directory, and its cleanup on exit or signal, are the
+# integration tests'.
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/lib.sh"
+B=$ROOT/$BUILD
 QUICK=${QUICK:-0}
 RUNS=${RUNS:-5}
 TASKS=$([ "$QUICK" = 1 ] && echo 200000 || echo 1000000)
@@ -21,12 +23,10 @@ BLOCK=${BLOCK:-256}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1
 PIN=()
 [ -n "${CPUS:-}" ] && PIN=(taskset -c "$CPUS")
-T=$(mktemp -d "${TMPDIR:-/tmp}/mw-bench.$$.XXXXXX")
-trap 'rm -rf "$T"' EXIT
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 printf 'StatisticsInterval = 0;\nPrefetchDepth = %s;\n' "${DEPTH:-16}" > "$T/mw.conf"
 MM=("$B/examples/mw_matmul" -n "$N" -b "$BLOCK" -c "$T/mw.conf" --quiet)
 
+machine bench-mw
 declare -a loop mw ser par eff cs cm cw
 for r in $(seq 1 "$RUNS"); do
 	loop+=("$("${PIN[@]}" mpirun -np 2 "$B/bench/mpi_loop" "$TASKS" | awk '/tasks\/s/ {print $2}')")

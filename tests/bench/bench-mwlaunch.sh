@@ -20,17 +20,13 @@
 . "$(dirname "$0")/../integration/mw_lib.sh"
 . "$(dirname "$0")/../integration/mwl_lib.sh"
 . "$(dirname "$0")/../wan/netbed.sh"
-why=$(netbed_check) || { echo "bench-mwlaunch: skipped: $why"; exit 0; }
-command -v jq > /dev/null || { echo "bench-mwlaunch: skipped: jq is missing"; exit 0; }
+. "$(dirname "$0")/lib.sh"
+mw_bench bench-mwlaunch
 QUICK=${QUICK:-0}
 RUNS=${RUNS:-3}
 N=${N:-$([ "$QUICK" = 1 ] && echo 2048 || echo 4096)}
 B=${BLOCK:-256}
 K=${KSTEPS:-$((N / B))}
-# The benchmark measures what this machine's MPI does best (shared-memory
-# single copy); the tests turn it off for containers that forbid it.
-unset OMPI_MCA_btl_vader_single_copy_mechanism
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 star_on_netbed 2 'all:delay=50ms,rate=50mbit' 4
 ARGS="-n $N -b $B -k $K"
@@ -38,7 +34,7 @@ GRAIN=1 PREFETCH=4 DEADLINE=60 CACHE_MIB=256 JOB_TIMEOUT=600 FRAMEWORK="PickWind
 	write_job 2 "$ARGS --quiet"
 # The main cluster alone runs with the job's framework entries.
 sed -n 's/^framework = { \(.*\) };$/\1/p' "$T/job.conf" > "$T/mw.conf"
-echo "bench-mwlaunch: machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+machine bench-mwlaunch
 echo "bench-mwlaunch: mw_matmul $ARGS: $((N / B * N / B * N / B / K)) tasks; link 100 ms RTT, 50 Mbit/s; grain 1, prefetch 4, cache 256 MiB"
 declare -a alone two sp eff share
 for r in $(seq 1 "$RUNS"); do
@@ -47,7 +43,7 @@ for r in $(seq 1 "$RUNS"); do
 	mwlaunch_job || fail "mwlaunch failed ($?): $(tail -30 "$T/out")"
 	alone+=("$(jq .total_time "$T/alone.json")")
 	two+=("$(jq .clusters[0].report.total_time "$T/job.json")")
-	sp+=("$(awk -v a="${alone[-1]}" -v t="${two[-1]}" 'BEGIN {printf "%.2f", a / t}')")
+	sp+=("$(ratio "${alone[-1]}" "${two[-1]}")")
 	eff+=("$(awk -v s="${sp[-1]}" 'BEGIN {printf "%.1f", 100 * s / 2}')")
 	share+=("$(jq '.clusters[0].report | (.workers[] | select(.role == "CommManager") | .done) * 100 / .tasks | round' "$T/job.json")")
 	w=$(jq -c '.clusters[0].report.workers[] | select(.role == "CommManager") |

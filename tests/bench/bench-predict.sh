@@ -17,8 +17,8 @@
 . "$(dirname "$0")/../integration/mw_lib.sh"
 . "$(dirname "$0")/../integration/mwl_lib.sh"
 . "$(dirname "$0")/../wan/netbed.sh"
-why=$(netbed_check) || { echo "bench-predict: skipped: $why"; exit 0; }
-command -v jq > /dev/null || { echo "bench-predict: skipped: jq is missing"; exit 0; }
+. "$(dirname "$0")/lib.sh"
+mw_bench bench-predict
 QUICK=${QUICK:-0}
 RUNS=${RUNS:-3}
 CASES=${CASES:-matmul:2 matmul:3 montecarlo:2 montecarlo:3}
@@ -27,11 +27,9 @@ LINK=${LINK:-all:delay=10ms,rate=100mbit}
 # work, shorter ones vary too much from run to run to judge a 10 % target.
 MM_ARGS=${MM_ARGS:-$([ "$QUICK" = 1 ] && echo "-n 1536 -b 128 -k 12" || echo "-n 2560 -b 128 -k 20")}
 MC_ARGS=${MC_ARGS:-$([ "$QUICK" = 1 ] && echo "-t 600 --mean-ms 10 --spread 0.5" || echo "-t 1600 --mean-ms 10 --spread 0.5")}
-unset OMPI_MCA_btl_vader_single_copy_mechanism
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 star_on_netbed 3 "$LINK" 4
-echo "bench-predict: machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+machine bench-predict
 echo "bench-predict: link $LINK; mw_matmul $MM_ARGS (grain 1, data cache); mw_montecarlo $MC_ARGS (grain 4); one worker per cluster"
 rows=()
 for c in $CASES; do

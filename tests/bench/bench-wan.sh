@@ -19,6 +19,7 @@
 #   OUTAGE=0           leave the outage scenario out
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/../wan/netbed.sh"
+. "$(dirname "$0")/lib.sh"
 QUICK=${QUICK:-0}
 RATE=${RATE:-200}
 RESULTS=${RESULTS:-$ROOT/$BUILD/bench-results}
@@ -34,19 +35,11 @@ else
 	OUTAGE=${OUTAGE:-1}
 	SWEEP=${SWEEP:-1}
 fi
-if ! why=$(netbed_check); then
-	echo "bench-wan: skipped: $why"
-	exit 0
-fi
-for c in iperf3 jq gnuplot; do
-	command -v $c > /dev/null || { echo "bench-wan: skipped: $c is missing (make deps)"; exit 0; }
-done
+bench_needs bench-wan iperf3 jq gnuplot
 mkdir -p "$RESULTS" || exit 1
 IPORT=$((PORT + 300))
 DPORT=$((PORT + 301))
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 fmt() { awk -v v="$1" -v r="$RATE" 'BEGIN {if (v == "") print "-"; else if (v == "FAIL") print "FAIL"; else printf "%.0f (%.2f)", v, v / r}'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (a == "FAIL" || b == "FAIL" || b <= 0) print "-"; else printf "%.2f", a / b}'; }
 max() { printf '%s\n' "$@" | grep -v FAIL | sort -g | tail -1; }
 r1() { for v in "$@"; do [ -n "$v" ] && awk -v v="$v" 'BEGIN {if (v == "FAIL") printf "FAIL "; else printf "%.1f ", v}'; done | sed 's/ $//'; }
 
@@ -124,7 +117,7 @@ plot_scenario() {
 		set ylabel 'goodput (Mb/s)'; set yrange [0:*]; set key outside right; set grid; plot $plots" 2>> "$T/send.err"
 }
 
-echo "bench-wan: machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r)"
+machine bench-wan
 echo "bench-wan: congestion controls: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control); ldsd's default: bbr where listed"
 echo "bench-wan: results (JSON of every run, a plot per scenario) in $RESULTS"
 rows1="" rows2="" met_all=1
@@ -209,7 +202,7 @@ if [ "$SWEEP" = 1 ]; then
 	echo
 	echo "Stream sweep, ldsbench --direct with cubic, 100 ms, 0.1 % loss, ${RATE} Mb/s ($((secs + omit)) s runs, first $omit s omitted):"
 	echo "  \$ ldsbench send --direct HOST:$DPORT --congestion cubic --sweep streams=1,2,4,6,8,16,32 -t $((secs + omit)) -O $omit -q"
-	netbed_exec s1 "$BIN/ldsbench" send --direct "$(netbed_addr s2):$DPORT" --congestion cubic \
+	waited netbed_exec s1 "$BIN/ldsbench" send --direct "$(netbed_addr s2):$DPORT" --congestion cubic \
 		--sweep streams=1,2,4,6,8,16,32 -t $((secs + omit)) -O "$omit" -q --plot "$RESULTS/sweep-cubic.png" \
 		-J > "$RESULTS/sweep-cubic.json" 2>> "$T/send.err" || echo "bench-wan: sweep failed (see $RESULTS/sweep-cubic.json)"
 	echo
@@ -231,13 +224,14 @@ if [ "$OUTAGE" = 1 ]; then
 	sleep 0.3
 	"$BIN/ldsbench" send -s "$T/clusterA.sock" -T clusterB/bench -t 43 -i 0.5 -w 90 -J > "$RESULTS/outage.ldsd.json" 2>> "$T/send.err" &
 	lpid=$!
+	PIDS="$PIDS $lpid"
 	t_ip=$(date +%s.%N)
 	netbed_exec s1 iperf3 -c "$(netbed_addr s2)" -p "$IPORT" -P 4 -C bbr -t 43 -i 0.5 -J > "$RESULTS/outage.iperf3.json" 2>> "$T/send.err" &
 	ipid=$!
-	sleep 5
+	waited sleep 5
 	t_down=$(date +%s.%N)
 	netbed_ctl s1-s2 down > /dev/null
-	sleep 30
+	waited sleep 30
 	netbed_ctl s1-s2 up > /dev/null
 	t_up=$(date +%s.%N)
 	wait "$lpid"

@@ -4,16 +4,15 @@
 # side by side with the same namespaces joined by a plain veth pair, for
 # every congestion control this kernel offers of cubic and bbr, and once
 # more with a tiny loss that makes wanemu segment in user space; medians of
-# RUNS runs.  Prints a Markdown table for docs/BENCHMARKS.md.
+# RUNS runs of SECS seconds.  Prints a Markdown table for docs/BENCHMARKS.md.
 . "$(dirname "$0")/../wan/netbed.sh"
+. "$(dirname "$0")/lib.sh"
 set -u
 QUICK=${QUICK:-0}
 RUNS=${RUNS:-3}
-SECS=$([ "$QUICK" = 1 ] && echo 3 || echo 5)
+SECS=${SECS:-$([ "$QUICK" = 1 ] && echo 3 || echo 5)}
 PORT=$((20000 + ($$ % 12000)))
-why=$(netbed_check) || { echo "bench-wanemu: skipped: $why"; exit 0; }
-
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+bench_needs bench-wanemu iperf3 jq
 
 # gbps ADDR CC: Gbit/s of one iperf3 TCP stream from s1 to ADDR in s2.
 gbps() {
@@ -33,7 +32,7 @@ netbed_exec s2 ip addr add 10.78.0.2/24 dev "nb$$v2"
 netbed_exec s1 ip link set "nb$$v1" up
 netbed_exec s2 ip link set "nb$$v2" up
 
-echo "bench-wanemu: machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r)"
+machine bench-wanemu
 echo "bench-wanemu: congestion controls available: $(cat /proc/sys/net/ipv4/tcp_available_congestion_control)"
 rows="" VC=0
 for cc in cubic bbr; do
@@ -50,7 +49,7 @@ for cc in cubic bbr; do
 	W=$(printf '%s\n' "${we[@]}" | median)
 	V=$(printf '%s\n' "${ve[@]}" | median)
 	[ "$cc" = cubic ] && VC=$V
-	rows="$rows| iperf3 TCP ($cc), 1 stream, ${SECS} s, no delay, no limit (Gb/s) | veth: $V | $W | $(awk "BEGIN {printf \"%.2f\", $W / $V}") | ≥ 1 Gb/s | $(awk "BEGIN {print ($W >= 1) ? \"yes\" : \"no\"}") |
+	rows="$rows| iperf3 TCP ($cc), 1 stream, ${SECS} s, no delay, no limit (Gb/s) | veth: $V | $W | $(ratio "$W" "$V") | ≥ 1 Gb/s | $(awk "BEGIN {print ($W >= 1) ? \"yes\" : \"no\"}") |
 "
 done
 # Per-packet impairments make wanemu split TSO super-packets in user space:
@@ -60,7 +59,7 @@ seg=()
 for r in $(seq 1 "$RUNS"); do seg+=("$(gbps "$(netbed_addr s2)" cubic)"); done
 S=$(printf '%s\n' "${seg[@]}" | median)
 echo "bench-wanemu: segmented (loss=0.001%), cubic: ${seg[*]} Gb/s"
-rows="$rows| same, cubic, loss=0.001% (super-packets split per packet) (Gb/s) | veth: $VC | $S | $(awk "BEGIN {printf \"%.2f\", $S / $VC}") | ≥ 1 Gb/s | $(awk "BEGIN {print ($S >= 1) ? \"yes\" : \"no\"}") |
+rows="$rows| same, cubic, loss=0.001% (super-packets split per packet) (Gb/s) | veth: $VC | $S | $(ratio "$S" "$VC") | ≥ 1 Gb/s | $(awk "BEGIN {print ($S >= 1) ? \"yes\" : \"no\"}") |
 "
 cat <<EOT
 

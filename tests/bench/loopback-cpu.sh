@@ -6,10 +6,10 @@
 # figure that a busy machine disturbs far less than throughput; then the
 # medians.  COUNT messages per run (default 2000), RUNS (default 3).
 . "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/lib.sh"
 RUNS=${RUNS:-3}
 COUNT=${COUNT:-2000}
 
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 # per_gb SECONDS BYTES
 per_gb() { awk "BEGIN {printf \"%.3f\", $1 / ($2 / 1e9)}"; }
 
@@ -43,7 +43,7 @@ lds_run() {
 		'BEGIN {g = b / 1e9; printf "%.0f %.3f %.3f %.3f %.3f %.3f\n", b / s / 1e6, snd / g, a / g, bb / g, rcv / g, (snd + a + bb + rcv) / g}'
 }
 
-echo "loopback-cpu: machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r)"
+machine loopback-cpu
 two_clusters 4
 declare -a ipr ipc ldr col
 for r in $(seq 1 "$RUNS"); do
@@ -54,7 +54,7 @@ for r in $(seq 1 "$RUNS"); do
 	for k in 1 2 3 4 5; do col[$k]="${col[$k]:-} ${v[$k]}"; done
 	echo "loopback-cpu: run $r: iperf3 -P 4 $mb MB/s ($c CPU s/GB); LDS ${v[0]} MB/s, CPU s/GB:" \
 		"sender ${v[1]}, ldsd A ${v[2]}, ldsd B ${v[3]}, receiver ${v[4]}, total ${v[5]}" \
-		"(ratio $(awk "BEGIN {printf \"%.2f\", ${v[0]} / $mb}"))"
+		"(ratio $(ratio "${v[0]}" "$mb"))"
 done
 m() { printf '%s\n' "$@" | median; }
 # shellcheck disable=SC2086

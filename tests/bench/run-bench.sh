@@ -10,16 +10,16 @@
 # (bench-mw.sh), mw_matmul on two clusters over wanemu (bench-mwlaunch.sh),
 # the model's prediction against measured runs (bench-predict.sh) and LDS
 # against iperf3 over wanemu (bench-wan.sh), each with its own table.
-# QUICK=1 shortens everything (make bench-quick).  Results are printed as
-# Markdown tables to paste into docs/BENCHMARKS.md.
+# QUICK=1 shortens everything (make bench-quick); DEAD_SECS=N sets how
+# long the producer sends into the dead link (issue 2 names 60 s).
+# Results are printed as Markdown tables to paste into docs/BENCHMARKS.md.
 . "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/lib.sh"
 QUICK=${QUICK:-0}
 RUNS=${RUNS:-3}
 BENCH_START=$(date +%s)
 COUNT=$([ "$QUICK" = 1 ] && echo 1500 || echo 4000)     # 1 MiB messages per run
-DEAD_SECS=$([ "$QUICK" = 1 ] && echo 10 || echo 30)
-
-median() { sort -n | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+DEAD_SECS=${DEAD_SECS:-$([ "$QUICK" = 1 ] && echo 10 || echo 30)}
 
 iperf_run() {
 	iperf3 -s -1 -p $((PORT + 500)) > /dev/null 2>&1 &
@@ -45,7 +45,7 @@ lds_run() { # $1: resets per second (0 = none)
 	awk '{for (i = 1; i <= NF; i++) if ($i == "bytes") b = $(i-1); else if ($i == "s,") s = $(i-1)} END {printf "%.1f\n", b / s / 1e6}' "$T/r.out"
 }
 
-echo "bench: machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), kernel $(uname -r)"
+machine bench
 two_clusters 4
 declare -a ip ld ldr
 for r in $(seq 1 "$RUNS"); do
@@ -77,7 +77,6 @@ done
 kill -9 $spid $PID_clusterA; wait $spid $PID_clusterA 2>/dev/null
 LIMIT_KB=$(( (64 + 64 + 32) * 1024 ))
 
-ratio() { awk "BEGIN {printf \"%.2f\", $1 / $2}"; }
 cat <<EOT
 
 | benchmark | reference | LDS | ratio | target | met |

@@ -30,6 +30,13 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
+# waited CMD...: runs CMD in the background and waits for it, so that a
+# signal ends the script at once (bash holds a trap back until a
+# foreground command has ended).  The cleanup SIGKILLs CMD, not what CMD
+# started: use it for a single process, or for one in a netbed site,
+# which netbed_down empties.
+waited() { "$@" & PIDS="$PIDS $!"; wait $!; }
+
 fail() {
 	echo "FAIL: $*" >&2
 	for f in "$T"/*.log; do [ -e "$f" ] && { echo "--- $f (tail)"; tail -15 "$f"; } >&2; done

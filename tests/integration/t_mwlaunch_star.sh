@@ -9,7 +9,10 @@ command -v jq > /dev/null || { echo "SKIP: jq is missing (make deps)"; exit 77; 
 star_clusters 3 2
 write_job 3 "-n 256 -b 32 --verify"
 sed -i '0,/grain = 4;/s//grain = 1;/; 0,/grain = 4;/s//grain = 8;/' "$T/job.conf"
-grep -q "grain = 1;" "$T/job.conf" && grep -q "grain = 8;" "$T/job.conf" || fail "job file not edited"
+# The grains reach the communication managers that bundle the tasks.
+"$BIN/mwlaunch" --dry-run "$T/job.conf" > "$T/dry" || fail "--dry-run failed"
+grep -q -- "-x MWL_REMOTE=clusterB -x MWL_GRAIN=1 " "$T/dry" && grep -q -- "-x MWL_REMOTE=clusterC -x MWL_GRAIN=8 " "$T/dry" ||
+	fail "the CMs do not get grain 1 for clusterB and 8 for clusterC: $(grep -o 'MWL_REMOTE=[^ ]* -x MWL_GRAIN=[0-9]*' "$T/dry")"
 mwlaunch_job || fail "mwlaunch failed ($?): $(tail -30 "$T/out")"
 check_job 3
 echo "measured: of 512 tasks clusterB (grain 1) computed $(cm_done clusterB), clusterC (grain 8) $(cm_done clusterC)"

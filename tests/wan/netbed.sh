@@ -90,7 +90,8 @@ netbed_up() {
 	[ -n "$prev" ] && prev=$(eval "_netbed_trap_cmd ${prev#trap }")
 	# shellcheck disable=SC2064
 	trap "netbed_down; $prev" EXIT
-	trap 'exit 130' INT TERM
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
 	for i in $(seq 1 "$n"); do
 		ip netns add "${NETBED_PREFIX}s$i" || { netbed_down; return 1; }
 		args+=(--site "s$i:netns=${NETBED_PREFIX}s$i,addr=10.77.0.$i/24")
