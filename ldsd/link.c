@@ -1442,21 +1442,26 @@ static void link_retire_streams(struct link *l)
 	}
 }
 
+/* What the transport knows of stream slot i: 1 with *info filled if a
+ * stream is up there and its transport answers, else 0. */
+static int link_stream_info(const struct link *l, unsigned i, struct lds_tp_info *info)
+{
+	const struct stream *s = l->streams[i];
+
+	return s && s->st == ST_UP && s->ops->query && s->ops->query(s->conn, info) == 0;
+}
+
 /* The path's round trip in seconds: the lowest any stream's transport saw
  * lately, or the smoothed one if none knows.  Pings wait behind the data
  * that many streams queue (srtt 700 ms was seen on a 100 ms path). */
 static double link_path_rtt(const struct link *l)
 {
+	struct lds_tp_info info;
 	uint32_t best = 0;
 
-	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
-		struct lds_tp_info info;
-		const struct stream *s = l->streams[i];
-
-		if (s && s->st == ST_UP && s->ops->query && s->ops->query(s->conn, &info) == 0 && info.min_rtt_us &&
-		    (best == 0 || info.min_rtt_us < best))
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
+		if (link_stream_info(l, i, &info) && info.min_rtt_us && (best == 0 || info.min_rtt_us < best))
 			best = info.min_rtt_us;
-	}
 	return best ? best / 1e6 : (double)l->srtt_us / 1e6;
 }
 
@@ -1636,14 +1641,12 @@ int link_fault_stall(struct link *l, int idx)
  * path's round trip, without what waits in socket buffers. */
 static double link_tcp_rtt_ms(const struct link *l)
 {
+	struct lds_tp_info info;
 	double sum = 0;
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
-		struct lds_tp_info info;
-		const struct stream *s = l->streams[i];
-
-		if (s && s->st == ST_UP && s->ops->query && s->ops->query(s->conn, &info) == 0 && info.rtt_us) {
+		if (link_stream_info(l, i, &info) && info.rtt_us) {
 			sum += info.rtt_us / 1000.0;
 			n++;
 		}
