@@ -1326,6 +1326,12 @@ static double link_rtts(const struct link *l, double min, double n)
 	return t > min ? t : min;
 }
 
+/* How long a connection attempt waits for an answer (SYN_WAIT_S). */
+static double link_syn_wait(const struct link *l)
+{
+	return link_rtts(l, SYN_WAIT_S, 3);
+}
+
 static void stream_tick(struct stream *s, uint64_t now)
 {
 	struct link *l = s->link;
@@ -1333,8 +1339,8 @@ static void stream_tick(struct stream *s, uint64_t now)
 	const char *what = s->st == ST_UP ? "no data for %.1f s" : "handshake took over %.1f s";
 	uint8_t buf[WIRE_HDR_LEN + 8];
 
-	if (s->st == ST_CONNECTING && link_rtts(l, SYN_WAIT_S, 3) < limit) {
-		limit = link_rtts(l, SYN_WAIT_S, 3);
+	if (s->st == ST_CONNECTING && link_syn_wait(l) < limit) {
+		limit = link_syn_wait(l);
 		what = "no answer to connect within %.1f s; trying again";
 	}
 	if ((double)(now - s->last_rx_ns) / 1e9 > limit) {
@@ -1379,7 +1385,7 @@ static void link_check_silence(struct link *l, uint64_t now)
 	 * whichever is longer; spread over that period, the slots find a
 	 * returning path within period / streams instead of all missing it
 	 * together. */
-	period = link_rtts(l, SYN_WAIT_S, 3);
+	period = link_syn_wait(l);
 	if (period < l->cfg->reconnect_max)
 		period = l->cfg->reconnect_max;
 	for (unsigned i = 0; i < l->nstreams; i++)
