@@ -48,7 +48,6 @@ struct client {
 	uint8_t *in;
 	size_t in_len, in_cap;
 	int paused;                   /* not reading: waiting for send memory */
-	struct link *wait_link;       /* NULL: waiting for local memory */
 	int hung_up;                  /* see client_hung_up */
 
 	uint8_t *ctl;                 /* encoded control frames to write */
@@ -646,10 +645,8 @@ static int client_on_send(struct client *c, const struct cp_msg *m)
 	if (l == NULL)
 		return client_send_local(c, m, &rec, &src);
 	r = link_send_from(l, &rec, fill_payload, &src, c->id);
-	if (r == -ENOSPC) {
-		c->wait_link = l;
+	if (r == -ENOSPC)
 		return -ENOSPC;
-	}
 	if (r == -EMSGSIZE)
 		client_send_error(c, m->msg_id, EMSGSIZE, "message of %u bytes exceeds the link limit of %zu to %s",
 				  m->payload_len, link_max_msg(l), cluster);
@@ -689,12 +686,8 @@ static int client_send_direct(struct client *c, const struct cp_hdr *h, size_t o
 		log_warnx("client %s: reading a message failed: %s", c->peer, strerror(src.err));
 		return -1;
 	}
-	if (r == -ENOSPC) {
-		c->wait_link = l;
-		return -ENOSPC;
-	}
 	if (r < 0)
-		return 0;
+		return r == -ENOSPC ? -ENOSPC : 0;
 	c->msgs_in++;
 	c->bytes_in += m.payload_len;
 	return 1;

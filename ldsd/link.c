@@ -1326,6 +1326,12 @@ static double link_rtts(const struct link *l, double min, double n)
 	return t > min ? t : min;
 }
 
+/* How long a connection attempt waits for an answer (SYN_WAIT_S). */
+static double link_syn_wait(const struct link *l)
+{
+	return link_rtts(l, SYN_WAIT_S, 3);
+}
+
 static void stream_tick(struct stream *s, uint64_t now)
 {
 	struct link *l = s->link;
@@ -1333,8 +1339,8 @@ static void stream_tick(struct stream *s, uint64_t now)
 	const char *what = s->st == ST_UP ? "no data for %.1f s" : "handshake took over %.1f s";
 	uint8_t buf[WIRE_HDR_LEN + 8];
 
-	if (s->st == ST_CONNECTING && link_rtts(l, SYN_WAIT_S, 3) < limit) {
-		limit = link_rtts(l, SYN_WAIT_S, 3);
+	if (s->st == ST_CONNECTING && link_syn_wait(l) < limit) {
+		limit = link_syn_wait(l);
 		what = "no answer to connect within %.1f s; trying again";
 	}
 	if ((double)(now - s->last_rx_ns) / 1e9 > limit) {
@@ -1379,7 +1385,7 @@ static void link_check_silence(struct link *l, uint64_t now)
 	 * whichever is longer; spread over that period, the slots find a
 	 * returning path within period / streams instead of all missing it
 	 * together. */
-	period = link_rtts(l, SYN_WAIT_S, 3);
+	period = link_syn_wait(l);
 	if (period < l->cfg->reconnect_max)
 		period = l->cfg->reconnect_max;
 	for (unsigned i = 0; i < l->nstreams; i++)
@@ -1442,21 +1448,26 @@ static void link_retire_streams(struct link *l)
 	}
 }
 
+/* What the transport knows of stream slot i: 1 with *info filled if a
+ * stream is up there and its transport answers, else 0. */
+static int link_stream_info(const struct link *l, unsigned i, struct lds_tp_info *info)
+{
+	const struct stream *s = l->streams[i];
+
+	return s && s->st == ST_UP && s->ops->query && s->ops->query(s->conn, info) == 0;
+}
+
 /* The path's round trip in seconds: the lowest any stream's transport saw
  * lately, or the smoothed one if none knows.  Pings wait behind the data
  * that many streams queue (srtt 700 ms was seen on a 100 ms path). */
 static double link_path_rtt(const struct link *l)
 {
+	struct lds_tp_info info;
 	uint32_t best = 0;
 
-	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
-		struct lds_tp_info info;
-		const struct stream *s = l->streams[i];
-
-		if (s && s->st == ST_UP && s->ops->query && s->ops->query(s->conn, &info) == 0 && info.min_rtt_us &&
-		    (best == 0 || info.min_rtt_us < best))
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
+		if (link_stream_info(l, i, &info) && info.min_rtt_us && (best == 0 || info.min_rtt_us < best))
 			best = info.min_rtt_us;
-	}
 	return best ? best / 1e6 : (double)l->srtt_us / 1e6;
 }
 
@@ -1636,14 +1647,12 @@ int link_fault_stall(struct link *l, int idx)
  * path's round trip, without what waits in socket buffers. */
 static double link_tcp_rtt_ms(const struct link *l)
 {
+	struct lds_tp_info info;
 	double sum = 0;
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
-		struct lds_tp_info info;
-		const struct stream *s = l->streams[i];
-
-		if (s && s->st == ST_UP && s->ops->query && s->ops->query(s->conn, &info) == 0 && info.rtt_us) {
+		if (link_stream_info(l, i, &info) && info.rtt_us) {
 			sum += info.rtt_us / 1000.0;
 			n++;
 		}
