@@ -48,7 +48,9 @@ void clientsrv_acked(struct clientsrv *cs, uint64_t client, uint64_t id);
  * resends.
  */
 void clientsrv_lost(struct clientsrv *cs, struct link *l, uint64_t client, uint64_t id, const char *reason);
-/* Link l has send memory again: resume clients waiting on it. */
+/* Link l has send memory again: resume every paused client (a client does
+ * not record which link refused it; one that still finds no room pauses
+ * again). */
 void clientsrv_space(struct clientsrv *cs, struct link *l);
 /* Once per loop round: flushes coalesced ACKED notices. */
 void clientsrv_flush(struct clientsrv *cs);

@@ -58,8 +58,14 @@ static void env(struct plan *p, struct plan_rank *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	s = vformat(p, fmt, ap);
 	va_end(ap);
-	if (s != NULL)
+	/* The set of variables is the code's, not the job file's: a full
+	 * table is a bug here, failed loudly rather than written past. */
+	if (s != NULL && r->nenv == PLAN_ENV_MAX) {
+		free(s);
+		p->failed = true;
+	} else if (s != NULL) {
 		r->env[r->nenv++] = s;
+	}
 }
 
 static void arg(struct plan *p, struct plan_rank *r, const char *a)
