@@ -4,11 +4,15 @@
 # with iperf3 -P 4.  For each of RUNS runs it prints goodput and the CPU
 # seconds each process spent per GB moved (user + system, from /proc), a
 # figure that a busy machine disturbs far less than throughput; then the
-# medians.  COUNT messages per run (default 2000), RUNS (default 3).
+# medians.  COUNT messages per run (default 2000), RUNS (default 3);
+# STREAMS (default 4) and PEER (extra peer settings, e.g.
+# 'congestion = "cubic"; block_size = 262144;') configure the link.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib.sh"
 RUNS=${RUNS:-3}
 COUNT=${COUNT:-2000}
+STREAMS=${STREAMS:-4}
+PEER=${PEER:-}
 
 # per_gb SECONDS BYTES
 per_gb() { awk "BEGIN {printf \"%.3f\", $1 / ($2 / 1e9)}"; }
@@ -44,7 +48,8 @@ lds_run() {
 }
 
 machine loopback-cpu
-two_clusters 4
+two_clusters "$STREAMS" "$PEER"
+echo "loopback-cpu: $STREAMS streams${PEER:+, $PEER}"
 declare -a ipr ipc ldr col
 for r in $(seq 1 "$RUNS"); do
 	read -r mb c < <(iperf_run)
