@@ -47,7 +47,7 @@ struct mw_wan *mw_wan_open(const char *socket, const char *name, int timeout_ms,
 	if (w != NULL && (w->h = lds_open(socket, name, timeout_ms, &rc)) != NULL)
 		return w;
 	snprintf(err, errlen, "cannot open endpoint %s at the gateway %s: %s", name,
-		 socket ? socket : getenv(LDS_SOCKET_ENV) ? getenv(LDS_SOCKET_ENV) : LDS_DEFAULT_SOCKET,
+		 lds_socket_path(socket),
 		 lds_strerror(rc));
 	free(w);
 	return NULL;

@@ -710,8 +710,7 @@ static int connect_tcp(const char *spec, int64_t deadline)
 	return rc;
 }
 
-/* The socket lds_open was given, else $LDS_SOCKET, else the default. */
-static const char *daemon_path(const char *path)
+const char *lds_socket_path(const char *path)
 {
 	if (path == NULL || path[0] == '\0')
 		path = getenv(LDS_SOCKET_ENV);
@@ -834,7 +833,7 @@ struct lds *lds_open(const char *socket_path, const char *name, int timeout_ms, 
 	h->incarnation = new_incarnation();
 	dedup_init(&h->seen, DEDUP_SOURCES);
 	h->in = malloc(IN_SIZE);
-	h->path = strdup(daemon_path(socket_path));
+	h->path = strdup(lds_socket_path(socket_path));
 	rc = h->in == NULL || h->path == NULL ? -ENOMEM : hello(h, deadline);
 	if (rc < 0)
 		return open_failed(h, rc, timeout_ms, err);

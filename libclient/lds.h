@@ -86,6 +86,10 @@ struct lds_stats {
  * NULL and, if err is not NULL, stores a negative errno in *err.
  */
 struct lds *lds_open(const char *socket_path, const char *name, int timeout_ms, int *err);
+/* The socket lds_open(socket_path, ...) connects to: socket_path, else
+ * $LDS_SOCKET, else LDS_DEFAULT_SOCKET (NULL and "" count as not given);
+ * for error messages and tools that derive other paths from it. */
+const char *lds_socket_path(const char *socket_path);
 /* Flushes unsent bytes (up to 10 s), says goodbye and frees the handle. */
 int lds_close(struct lds *h);
 /*

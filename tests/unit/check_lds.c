@@ -477,6 +477,13 @@ START_TEST(t_open_socket_from_env)
 	ck_assert_ptr_nonnull(h);
 	ck_assert_int_eq(lds_close(h), 0);
 	fake_stop(&f);
+	ck_assert_str_eq(lds_socket_path(NULL), f.path);
+	ck_assert_str_eq(lds_socket_path(""), f.path);
+	ck_assert_str_eq(lds_socket_path("/x/given.sock"), "/x/given.sock");
+	ck_assert_int_eq(setenv(LDS_SOCKET_ENV, "", 1), 0);
+	ck_assert_str_eq(lds_socket_path(NULL), LDS_DEFAULT_SOCKET);
+	ck_assert_int_eq(unsetenv(LDS_SOCKET_ENV), 0);
+	ck_assert_str_eq(lds_socket_path(NULL), LDS_DEFAULT_SOCKET);
 }
 END_TEST
 

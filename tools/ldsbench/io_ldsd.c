@@ -21,17 +21,6 @@ struct io_ldsd {
 	int failed;
 };
 
-/* The client socket lds_open connects to: the given one, else
- * $LDS_SOCKET, else the default (an empty one counts as none). */
-static const char *client_socket(const char *given)
-{
-	const char *env = getenv(LDS_SOCKET_ENV);
-
-	if (given && given[0])
-		return given;
-	return env && env[0] ? env : LDS_DEFAULT_SOCKET;
-}
-
 /* ldsd's default control socket for a client socket: ".sock" becomes
  * ".ctl" (ldsd.conf(5), control_socket). */
 static void ctl_path(const struct io_opts *o, const char *sock, char *buf, size_t len)
@@ -176,7 +165,7 @@ struct bench_io *io_ldsd_open(struct evloop *ev, const struct io_opts *o, const 
 			      char *err, size_t errlen)
 {
 	struct io_ldsd *il = calloc(1, sizeof(*il));
-	const char *sock = client_socket(o->socket);
+	const char *sock = lds_socket_path(o->socket);
 	int r = 0;
 
 	if (il == NULL) {
