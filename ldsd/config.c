@@ -715,7 +715,7 @@ static int resolve_key_path(struct ctx *c, const config_setting_t *s, struct con
 	return 0;
 }
 
-static int read_key(struct ctx *c, const config_setting_t *s, struct config_peer *p)
+int config_read_key(struct config_peer *p, char *err, size_t errlen)
 {
 	uint8_t buf[CONFIG_KEY_MAX + 2];   /* room to see that a key is too long */
 	size_t len = 0;
@@ -724,26 +724,28 @@ static int read_key(struct ctx *c, const config_setting_t *s, struct config_peer
 	ssize_t r;
 
 	fd = open(p->key_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0)
-		return fail(c, s, NULL, "cannot open %s: %s", p->key_file, strerror(errno));
+	if (fd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", p->key_file, strerror(errno));
+		return -1;
+	}
 	if (fstat(fd, &st) < 0) {
-		fail(c, s, NULL, "cannot stat %s: %s", p->key_file, strerror(errno));
+		snprintf(err, errlen, "cannot stat %s: %s", p->key_file, strerror(errno));
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		fail(c, s, NULL, "%s is not a regular file", p->key_file);
+		snprintf(err, errlen, "%s is not a regular file", p->key_file);
 		goto out;
 	}
 	if (st.st_mode & 077) {
-		fail(c, s, NULL, "%s is accessible by group or others (mode %04o): chmod 600 %s",
-		     p->key_file, (unsigned)(st.st_mode & 07777), p->key_file);
+		snprintf(err, errlen, "%s is accessible by group or others (mode %04o): chmod 600 %s", p->key_file,
+			 (unsigned)(st.st_mode & 07777), p->key_file);
 		goto out;
 	}
 	while (len < sizeof(buf) && (r = read(fd, buf + len, sizeof(buf) - len)) != 0) {
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0) {
-			fail(c, s, NULL, "cannot read %s: %s", p->key_file, strerror(errno));
+			snprintf(err, errlen, "cannot read %s: %s", p->key_file, strerror(errno));
 			goto out;
 		}
 		len += (size_t)r;
@@ -751,10 +753,10 @@ static int read_key(struct ctx *c, const config_setting_t *s, struct config_peer
 	if (len > 0 && buf[len - 1] == '\n')
 		len--;
 	if (len < CONFIG_KEY_MIN || len > CONFIG_KEY_MAX) {
-		fail(c, s, NULL, "%s holds %s%zu bytes of key; it must hold %d..%d "
-		     "(make one with: head -c 32 /dev/urandom | base64 > FILE)",
-		     p->key_file, len > CONFIG_KEY_MAX ? "more than " : "",
-		     len > CONFIG_KEY_MAX ? (size_t)CONFIG_KEY_MAX : len, CONFIG_KEY_MIN, CONFIG_KEY_MAX);
+		snprintf(err, errlen, "%s holds %s%zu bytes of key; it must hold %d..%d "
+			 "(make one with: head -c 32 /dev/urandom | base64 > FILE)",
+			 p->key_file, len > CONFIG_KEY_MAX ? "more than " : "",
+			 len > CONFIG_KEY_MAX ? (size_t)CONFIG_KEY_MAX : len, CONFIG_KEY_MIN, CONFIG_KEY_MAX);
 		goto out;
 	}
 	memcpy(p->key, buf, len);
@@ -764,6 +766,13 @@ out:
 	explicit_bzero(buf, sizeof(buf));
 	close(fd);
 	return rc;
+}
+
+static int read_key(struct ctx *c, const config_setting_t *s, struct config_peer *p)
+{
+	char err[4 * CONFIG_PATH_MAX];
+
+	return config_read_key(p, err, sizeof(err)) < 0 ? fail(c, s, NULL, "%s", err) : 0;
 }
 
 static int parse_peer(struct ctx *c, const config_setting_t *ps, struct config_peer *p)

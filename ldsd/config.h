@@ -123,6 +123,10 @@ void config_print(const struct config *cfg, FILE *out);
  * this kernel; for programs that build a link without a file (ldsbench
  * --direct). */
 void config_peer_defaults(struct config_peer *p);
+/* Reads p->key_file into p->key: a regular file, mode 0600 or stricter,
+ * CONFIG_KEY_MIN..CONFIG_KEY_MAX bytes (one trailing newline ignored).
+ * Returns 0, or -1 with the reason, naming the file, in err. */
+int config_read_key(struct config_peer *p, char *err, size_t errlen);
 
 /* True if this kernel offers TCP congestion control name (or does not
  * say what it offers); avail gets the kernel's list. */

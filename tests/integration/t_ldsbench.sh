@@ -103,5 +103,10 @@ start=$(date +%s)
 expect 1 "clusterB/nobody did not answer within 2 s" "$B" send -s "$T/clusterA.sock" -T clusterB/nobody -t 1 -w 2
 [ $(($(date +%s) - start)) -le 10 ] || fail "unreachable receiver took over 10 s"
 expect 1 "Connection refused" "$B" send --direct "127.0.0.1:$((PORT + 101))" -t 1 -w 2
+# --key is checked as ldsd.conf's key_file is.
+head -c 32 /dev/urandom | base64 > "$T/open.key"; chmod 644 "$T/open.key"
+expect 1 "open.key is accessible by group or others (mode 0644): chmod 600" "$B" send --direct "127.0.0.1:$((PORT + 101))" --key "$T/open.key" -t 1
+head -c 8 /dev/urandom | base64 > "$T/short.key"; chmod 600 "$T/short.key"
+expect 1 "short.key holds 12 bytes of key; it must hold 16..1024" "$B" send --direct "127.0.0.1:$((PORT + 101))" --key "$T/short.key" -t 1
 expect 1 'no link to "clusterZ"' "$B" send -s "$T/clusterA.sock" -T clusterZ/bench -P 2 -t 1 -w 2
 expect 1 'were refused: no link to cluster "clusterZ"' "$B" send -s "$T/clusterA.sock" -T clusterZ/bench -t 1 -w 2

@@ -203,27 +203,6 @@ static int parse_where(const char *s, int listen, char *host, size_t hlen, uint1
 	return host[0] ? 0 : -1;
 }
 
-static int read_key(const char *path, struct config_peer *p, char *err, size_t errlen)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0) {
-		snprintf(err, errlen, "--key %s: %s", path, strerror(errno));
-		return -1;
-	}
-	n = read(fd, p->key, sizeof(p->key));
-	close(fd);
-	if (n > 0 && p->key[n - 1] == '\n')
-		n--;
-	if (n < CONFIG_KEY_MIN) {
-		snprintf(err, errlen, "--key %s: %s", path, n < 0 ? strerror(errno) : "holds fewer than 16 bytes of key");
-		return -1;
-	}
-	p->key_len = (size_t)n;
-	return 0;
-}
-
 /* The one-peer configuration a gateway's file would give. */
 static int build_config(struct io_direct *id, const struct io_opts *o, char *err, size_t errlen)
 {
@@ -255,8 +234,20 @@ static int build_config(struct io_direct *id, const struct io_opts *o, char *err
 		}
 		snprintf(p->congestion, sizeof(p->congestion), "%s", o->congestion);
 	}
-	if (o->key_file)
-		return read_key(o->key_file, p, err, errlen);
+	if (o->key_file) {
+		char why[4 * CONFIG_PATH_MAX];
+
+		if (strlen(o->key_file) >= sizeof(p->key_file)) {
+			snprintf(err, errlen, "--key %s: path too long", o->key_file);
+			return -1;
+		}
+		snprintf(p->key_file, sizeof(p->key_file), "%s", o->key_file);
+		if (config_read_key(p, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "--key: %s", why);
+			return -1;
+		}
+		return 0;
+	}
 	memcpy(p->key, PUBLIC_KEY, strlen(PUBLIC_KEY));
 	p->key_len = strlen(PUBLIC_KEY);
 	return 0;
