@@ -10,7 +10,8 @@
 
 #include "ctlclient.h"
 
-int ctlclient_ask(const char *path, const char *req, double timeout_s, char **reply, char *err, size_t errlen)
+int ctlclient_ask(const char *server, const char *path, const char *req, double timeout_s, char **reply, char *err,
+		  size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct timeval tv = { .tv_sec = (time_t)timeout_s, .tv_usec = (suseconds_t)((timeout_s - (time_t)timeout_s) * 1e6) };
@@ -27,8 +28,8 @@ int ctlclient_ask(const char *path, const char *req, double timeout_s, char **re
 	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		snprintf(err, errlen, "cannot reach ldsd at %s: %s (is it running? right control socket?)", path,
-			 strerror(errno));
+		snprintf(err, errlen, "cannot reach %s at %s: %s (is it running? is that its control socket?)", server,
+			 path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
 		return -1;
@@ -60,6 +61,26 @@ int ctlclient_ask(const char *path, const char *req, double timeout_s, char **re
 	buf[len] = '\0';
 	*reply = buf;
 	return 0;
+}
+
+int ctlclient_print(const char *prog, const char *server, const char *path, const char *req, double timeout_s)
+{
+	char err[512], *reply;
+	int bad;
+
+	if (ctlclient_ask(server, path, req, timeout_s, &reply, err, sizeof(err)) < 0) {
+		fprintf(stderr, "%s: %s\n", prog, err);
+		return 1;
+	}
+	if (reply[0] == '\0') {
+		fprintf(stderr, "%s: %s at %s closed without a reply\n", prog, server, path);
+		free(reply);
+		return 1;
+	}
+	bad = ctlclient_is_error(reply);
+	fputs(reply, bad ? stderr : stdout);
+	free(reply);
+	return bad;
 }
 
 int ctlclient_is_error(const char *reply)

@@ -22,21 +22,6 @@ static void usage(FILE *out)
 		"exit status: 0 ok, 1 ldsd unreachable or it reported an error, 2 usage\n");
 }
 
-static int ask(const char *path, const char *req)
-{
-	char err[512], *reply;
-	int bad;
-
-	if (ctlclient_ask(path, req, 10.0, &reply, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ldsctl: %s\n", err);
-		return 1;
-	}
-	bad = ctlclient_is_error(reply);
-	fputs(reply, bad ? stderr : stdout);
-	free(reply);
-	return bad;
-}
-
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -88,5 +73,5 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	return ask(sock, req);
+	return ctlclient_print("ldsctl", "ldsd", sock, req, 10.0);
 }

@@ -109,7 +109,7 @@ static void il_stats(struct bench_io *io, const char *peer, struct linkstat *st)
 	char err[BENCH_ERR_MAX], *reply;
 
 	memset(st, 0, sizeof(*st));
-	if (ctlclient_ask(il->ctl, "status json\n", CTL_TIMEOUT_S, &reply, err, sizeof(err)) < 0)
+	if (ctlclient_ask("ldsd", il->ctl, "status json\n", CTL_TIMEOUT_S, &reply, err, sizeof(err)) < 0)
 		return;
 	if (linkstat_parse(reply, peer, st, err, sizeof(err)) < 0)
 		st->valid = 0;
@@ -126,7 +126,7 @@ static int il_set_streams(struct bench_io *io, const char *peer, unsigned n, cha
 		snprintf(req, sizeof(req), "streams %s %u\n", peer, n);
 	else
 		snprintf(req, sizeof(req), "streams %s auto\n", peer);
-	if (ctlclient_ask(il->ctl, req, CTL_TIMEOUT_S, &reply, err, errlen) < 0)
+	if (ctlclient_ask("ldsd", il->ctl, req, CTL_TIMEOUT_S, &reply, err, errlen) < 0)
 		return -1;
 	if (ctlclient_is_error(reply)) {
 		reply[strcspn(reply, "\n")] = '\0';

@@ -15,6 +15,7 @@
 #include <sys/un.h>
 
 #include "ldsd/clock.h"
+#include "ldsd/ctlclient.h"
 #include "ldsd/log.h"
 #include "wanemu.h"
 
@@ -191,11 +192,9 @@ int ctl_main(int argc, char **argv)
 		{ "socket", required_argument, NULL, 's' }, { "help", no_argument, NULL, 'h' }, { 0 }
 	};
 	const char *path = getenv("WANEMU_CTL") ? getenv("WANEMU_CTL") : WE_CTL_DEFAULT;
-	char req[CTL_REQ_MAX], buf[4096];
-	struct sockaddr_un sa;
+	char req[CTL_REQ_MAX + 1];
 	size_t len = 0;
-	ssize_t n;
-	int fd, c, rc = 0, first = 1;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "+s:h", opts, NULL)) != -1) {
 		if (c == 's') {
@@ -219,38 +218,6 @@ int ctl_main(int argc, char **argv)
 		len += (size_t)k;
 	}
 	req[len++] = '\n';
-	if (ctl_addr(path, &sa) < 0) {
-		fprintf(stderr, "wanemu ctl: socket path %s is too long\n", path);
-		return 2;
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		fprintf(stderr, "wanemu ctl: cannot reach wanemu at %s: %s (is it running? right -s?)\n", path,
-			strerror(errno));
-		if (fd >= 0)
-			close(fd);
-		return 1;
-	}
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &(struct timeval){ .tv_sec = 5 }, sizeof(struct timeval));
-	if (write(fd, req, len) != (ssize_t)len) {
-		fprintf(stderr, "wanemu ctl: sending to %s: %s\n", path, strerror(errno));
-		close(fd);
-		return 1;
-	}
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		if (first && n >= 6 && memcmp(buf, "error:", 6) == 0)
-			rc = 1;
-		first = 0;
-		fwrite(buf, 1, (size_t)n, rc ? stderr : stdout);
-	}
-	if (n < 0) {
-		fprintf(stderr, "wanemu ctl: reading the reply from %s: %s\n", path, strerror(errno));
-		rc = 1;
-	}
-	if (first && n == 0) {
-		fprintf(stderr, "wanemu ctl: %s closed without a reply\n", path);
-		rc = 1;
-	}
-	close(fd);
-	return rc;
+	req[len] = '\0';
+	return ctlclient_print("wanemu ctl", "wanemu", path, req, 5.0);
 }
