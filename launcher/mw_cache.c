@@ -254,6 +254,9 @@ static int store(struct mw_cache_rx *c, uint32_t slot, const unsigned char *p, s
 {
 	if (slot >= MW_CACHE_MAX_SLOTS)
 		return bad(err, errlen, "slot out of range", slot);
+	if (slot > c->opened || (slot == c->opened && c->live < c->opened))
+		return bad(err, errlen, c->live < c->opened ? "a new slot while a lower one is free" :
+				     "a slot beyond the next new one", slot);
 	if (slot >= c->nslots) {
 		uint32_t n = slot + 1 > c->nslots * 2 ? slot + 1 : c->nslots * 2;
 		struct mw_buf *s = realloc(c->slot, n * sizeof(*s));
@@ -274,6 +277,8 @@ static int store(struct mw_cache_rx *c, uint32_t slot, const unsigned char *p, s
 	if (mw_buf_put(&c->slot[slot], p, len) < 0)
 		return -ENOMEM;
 	c->used += len;
+	c->live++;
+	c->opened += slot == c->opened;
 	return 0;
 }
 
@@ -316,6 +321,7 @@ int mw_cache_decode(struct mw_cache_rx *c, const unsigned char *recipe, size_t l
 			if (slot >= c->nslots || c->slot[slot].len == 0)
 				return bad(err, errlen, "dropped an empty slot", slot);
 			c->used -= c->slot[slot].len;
+			c->live--;
 			free(c->slot[slot].data);
 			c->slot[slot] = (struct mw_buf){ 0 };
 			break;

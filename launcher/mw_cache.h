@@ -11,7 +11,10 @@
  * rebuilds the task's bytes from the recipe, so workers and task_run see
  * the task as packed.  Both sides stay within the same byte budget: the
  * sender evicts the least recently used blocks and says so in the recipe
- * (DROP), and the receiver refuses a recipe that would store more.
+ * (DROP), and the receiver refuses a recipe that would store more.  The
+ * sender stores into a free slot if there is one, else into the next new
+ * one; the receiver holds it to that, so that a lying recipe cannot make
+ * it allocate slots beyond the blocks it holds.
  *
  * Recipe: segments, each a 9-byte header (kind, slot, len; little
  * endian) followed by len bytes for INLINE and STORE:
@@ -61,7 +64,8 @@ int mw_cache_encode(struct mw_cache_tx *c, const void *task, size_t len, const s
 struct mw_cache_rx {
 	size_t budget, used;
 	struct mw_buf *slot;
-	uint32_t nslots;
+	uint32_t nslots;         /* allocated */
+	uint32_t opened, live;   /* slots ever stored into; holding a block now */
 };
 
 void mw_cache_rx_init(struct mw_cache_rx *c, size_t budget);

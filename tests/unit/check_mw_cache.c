@@ -160,11 +160,35 @@ START_TEST(bad_blocks_and_lying_recipes)
 	/* STORE past the end of the recipe */
 	seg[0] = MW_SEG_STORE;
 	ck_assert_int_eq(mw_cache_decode(&rx, seg, MW_SEG_LEN + 2, &out, err, sizeof(err)), -EBADMSG);
+	/* STORE into a slot the sender would not have chosen: slot 3 of none */
+	ck_assert_int_eq(mw_cache_decode(&rx, seg, MW_SEG_LEN + 4, &out, err, sizeof(err)), -EBADMSG);
+	ck_assert_ptr_nonnull(strstr(err, "a slot beyond the next new one (slot 3)"));
 	/* STORE beyond the budget */
 	mw_cache_rx_free(&rx);
 	mw_cache_rx_init(&rx, 3);
+	mw_put_le(seg + 1, 0, 4);
 	ck_assert_int_eq(mw_cache_decode(&rx, seg, MW_SEG_LEN + 4, &out, err, sizeof(err)), -EBADMSG);
 	ck_assert_ptr_nonnull(strstr(err, "more than the cache's 3 bytes"));
+	/* slots 0 and 1 stored, 0 dropped: a new slot 2 is refused, 0 taken */
+	mw_cache_rx_free(&rx);
+	mw_cache_rx_init(&rx, 100);
+	for (uint32_t s = 0; s < 2; s++) {
+		seg[0] = MW_SEG_STORE;
+		mw_put_le(seg + 1, s, 4);
+		ck_assert_int_eq(mw_cache_decode(&rx, seg, MW_SEG_LEN + 4, &out, err, sizeof(err)), 0);
+	}
+	seg[0] = MW_SEG_DROP;
+	mw_put_le(seg + 1, 0, 4);
+	ck_assert_int_eq(mw_cache_decode(&rx, seg, MW_SEG_LEN, &out, err, sizeof(err)), 0);
+	seg[0] = MW_SEG_STORE;
+	mw_put_le(seg + 1, 2, 4);
+	ck_assert_int_eq(mw_cache_decode(&rx, seg, MW_SEG_LEN + 4, &out, err, sizeof(err)), -EBADMSG);
+	ck_assert_ptr_nonnull(strstr(err, "a new slot while a lower one is free (slot 2)"));
+	mw_put_le(seg + 1, 0, 4);
+	ck_assert_int_eq(mw_cache_decode(&rx, seg, MW_SEG_LEN + 4, &out, err, sizeof(err)), 0);
+	ck_assert_uint_eq(rx.live, 2);
+	ck_assert_uint_le(rx.nslots, 4);
+	mw_put_le(seg + 1, 3, 4);
 	/* truncated header, unknown kind, DROP of nothing */
 	ck_assert_int_eq(mw_cache_decode(&rx, seg, 5, &out, err, sizeof(err)), -EBADMSG);
 	seg[0] = 9;
