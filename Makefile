@@ -35,7 +35,8 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 # The analytical model (launcher/model*.c) has no main and no state: it goes
 # into the same library, for mwpredict, mwlaunch and the unit tests.
 MODEL_SRC  := launcher/model.c launcher/modelconf.c launcher/modelout.c
-LDSD_SRC   := $(filter-out ldsd/main.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) libclient/clientproto.c $(MODEL_SRC)
+LDSD_SRC   := $(filter-out ldsd/main.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) libclient/clientproto.c \
+	libclient/idset.c $(MODEL_SRC)
 LIBLDS_SRC := $(wildcard libclient/*.c) ldsd/wire.c ldsd/crc32c.c
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 # The master-worker runtime: modules without MPI are also unit-tested (and

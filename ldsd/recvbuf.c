@@ -45,10 +45,9 @@ void recvbuf_free(struct recvbuf *rb)
 	if (rb->slots)
 		rb_drop_held(rb);
 	free(rb->slots);
-	free(rb->deliv);
+	idset_free(&rb->delivered);
 	free(rb->spare);
 	rb->slots = NULL;
-	rb->deliv = NULL;
 	rb->spare = NULL;
 }
 
@@ -212,62 +211,13 @@ int recvbuf_placed(struct recvbuf *rb, uint64_t seq, uint32_t len, void (*delive
 	return rb_parse_held(rb, deliver, arg);
 }
 
-/* Adds n to the delivered set: deliv_cum plus sorted disjoint ranges. */
-static int rb_deliv_add(struct recvbuf *rb, uint64_t n)
-{
-	size_t i;
-
-	if (n < rb->deliv_cum)
-		return 0;
-	if (n == rb->deliv_cum) {
-		rb->deliv_cum++;
-		if (rb->ndeliv > 0 && rb->deliv[0].start == rb->deliv_cum) {
-			rb->deliv_cum = rb->deliv[0].end;
-			memmove(rb->deliv, rb->deliv + 1, (rb->ndeliv - 1) * sizeof(*rb->deliv));
-			rb->ndeliv--;
-		}
-		return 0;
-	}
-	for (i = 0; i < rb->ndeliv && rb->deliv[i].end < n; i++)
-		;
-	if (i < rb->ndeliv && rb->deliv[i].start <= n && n < rb->deliv[i].end)
-		return 0;
-	if (i < rb->ndeliv && rb->deliv[i].end == n) {
-		rb->deliv[i].end++;
-		if (i + 1 < rb->ndeliv && rb->deliv[i + 1].start == rb->deliv[i].end) {
-			rb->deliv[i].end = rb->deliv[i + 1].end;
-			memmove(rb->deliv + i + 1, rb->deliv + i + 2, (rb->ndeliv - i - 2) * sizeof(*rb->deliv));
-			rb->ndeliv--;
-		}
-		return 0;
-	}
-	if (i < rb->ndeliv && rb->deliv[i].start == n + 1) {
-		rb->deliv[i].start = n;
-		return 0;
-	}
-	if (rb->ndeliv == rb->deliv_cap) {
-		size_t cap = rb->deliv_cap ? rb->deliv_cap * 2 : 16;
-		struct wire_range *d = realloc(rb->deliv, cap * sizeof(*d));
-
-		if (d == NULL)
-			return -ENOMEM;
-		rb->deliv = d;
-		rb->deliv_cap = cap;
-	}
-	memmove(rb->deliv + i + 1, rb->deliv + i, (rb->ndeliv - i) * sizeof(*rb->deliv));
-	rb->deliv[i].start = n;
-	rb->deliv[i].end = n + 1;
-	rb->ndeliv++;
-	return 0;
-}
-
 int recvbuf_delivered(struct recvbuf *rb, struct rb_msg *m)
 {
 	int r = 0;
 
 	rb->msg_bytes -= m->rec.len;
-	if (m->epoch == rb->epoch)
-		r = rb_deliv_add(rb, m->msgno);
+	if (m->epoch == rb->epoch && idset_add(&rb->delivered, m->msgno + 1, m->msgno + 1) < 0)
+		r = -ENOMEM;
 	rb_msg_free(m);
 	return r;
 }
@@ -294,7 +244,7 @@ void recvbuf_ack(struct recvbuf *rb, struct wire_ack *a)
 	memset(a, 0, sizeof(*a));
 	a->recv_cum = rb->recv_cum;
 	a->window_end = rb->window_end;
-	a->deliv_cum = rb->deliv_cum;
+	a->deliv_cum = idset_prefix(&rb->delivered);
 	for (s = rb->recv_cum + 1; s < rb->window_end && a->nsack < WIRE_MAX_RANGES; s++) {
 		if (rb->slots[s % rb->nslots].data == NULL)
 			continue;
@@ -306,8 +256,9 @@ void recvbuf_ack(struct recvbuf *rb, struct wire_ack *a)
 			a->nsack++;
 		}
 	}
-	for (size_t i = 0; i < rb->ndeliv && i < WIRE_MAX_RANGES; i++)
-		a->deliv[a->ndeliv++] = rb->deliv[i];
+	for (size_t i = a->deliv_cum > 0; i < rb->delivered.n && a->ndeliv < WIRE_MAX_RANGES; i++)
+		a->deliv[a->ndeliv++] = (struct wire_range){ .start = rb->delivered.r[i].first - 1,
+							     .end = rb->delivered.r[i].last };
 }
 
 void recvbuf_reset(struct recvbuf *rb)
@@ -315,7 +266,6 @@ void recvbuf_reset(struct recvbuf *rb)
 	rb_drop_held(rb);
 	rb->recv_cum = rb->window_end = 0;
 	rb->next_msgno = 0;
-	rb->deliv_cum = 0;
-	rb->ndeliv = 0;
+	idset_free(&rb->delivered);
 	rb->epoch++;
 }

@@ -14,6 +14,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "libclient/idset.h"
 #include "wire.h"
 
 /* A reassembled message, handed to the owner; freed with rb_msg_free. */
@@ -50,12 +51,10 @@ struct recvbuf {
 	size_t cur_have;
 	uint64_t next_msgno;
 
-	/* Delivered message numbers: all < deliv_cum, plus ranges above.
-	 * Unbounded so no delivery is forgotten; ACKs carry the lowest
-	 * WIRE_MAX_RANGES of them. */
-	uint64_t deliv_cum;
-	struct wire_range *deliv;
-	size_t ndeliv, deliv_cap;
+	/* Delivered message numbers, each + 1 (an idset counts from 1).
+	 * Unbounded so no delivery is forgotten; ACKs carry the prefix and
+	 * the lowest WIRE_MAX_RANGES ranges above it. */
+	struct idset delivered;
 	uint32_t epoch;
 	int frozen;                /* window no longer grows (daemon draining) */
 
