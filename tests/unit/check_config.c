@@ -688,6 +688,17 @@ static void proc_line(const char *path, char *buf, size_t len)
 	fclose(f);
 }
 
+/* name is one of the space-separated words of list ("bbr" is not "bbr2"). */
+static int listed(const char *list, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
+		if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0'))
+			return 1;
+	return 0;
+}
+
 /* Default: bbr where the kernel has it, else the kernel's own default;
  * any listed algorithm is taken and printed back. */
 START_TEST(test_congestion)
@@ -695,14 +706,15 @@ START_TEST(test_congestion)
 	char avail[256], want[64], *first;
 
 	proc_line("/proc/sys/net/ipv4/tcp_available_congestion_control", avail, sizeof(avail));
-	if (strstr(avail, "bbr") != NULL)
+	if (listed(avail, "bbr"))
 		snprintf(want, sizeof(want), "bbr");
 	else
 		proc_line("/proc/sys/net/ipv4/tcp_congestion_control", want, sizeof(want));
 	expect_ok(peer_conf(NULL, NULL));
 	ck_assert_str_eq(cfg.peers[0].congestion, want);
 	/* Every kernel lists reno: it is built in. */
-	ck_assert_msg(strstr(avail, "reno") != NULL, "%s", avail);
+	ck_assert_msg(listed(avail, "reno"), "%s", avail);
+	ck_assert(!listed("bbr2 cubic", "bbr") && listed("reno bbr", "bbr") && listed("bbr", "bbr"));
 	expect_ok(peer_conf(NULL, "congestion = \"reno\";"));
 	ck_assert_str_eq(cfg.peers[0].congestion, "reno");
 	first = print_to_string(&cfg);
