@@ -23,6 +23,13 @@
  * added later costs the receiver a wait behind the new stream's slow
  * start. */
 #define AUTO_FIRST_GUESS 8
+/* A period of streams = "auto": long enough to average bbr's gain cycle
+ * (8 round trips) and the noise of one second's goodput, short enough
+ * that a transfer of tens of seconds sees a probe or two.  3 s or 20
+ * round trips (6 s at 300 ms, 30 s before the first probe) was measured
+ * to leave "auto" at its first guess in every benchmark run. */
+#define AUTO_PERIOD_S 1.0
+#define AUTO_PERIOD_RTTS 8
 /* A stream takes new blocks only while its socket holds less than this
  * not yet sent.  Without a limit the kernel queues megabytes per socket
  * on a long path, and a block given to a stream that then slows down
@@ -1471,15 +1478,17 @@ static double link_path_rtt(const struct link *l)
 	return best ? best / 1e6 : (double)l->srtt_us / 1e6;
 }
 
-/* Measures goodput over periods of 3 s or 20 round trips of the path (a
- * period must outlast the streams' reaction to a change, not the queues
- * in front of them) and lets the
- * chooser act on periods that were network-limited at 4 ticks in 5 and in
- * which no stream broke or was still starting. */
+/* Measures goodput over periods of AUTO_PERIOD_S or AUTO_PERIOD_RTTS round
+ * trips of the path, whichever is longer, and lets the chooser act on
+ * periods that were network-limited at 4 ticks in 5 and in which no
+ * stream broke, was still starting or was being retired: the period in
+ * which a change takes effect is never judged, so the next one sees the
+ * new streams past their first round trips. */
 static void link_auto_tick(struct link *l, uint64_t now)
 {
 	double secs = (double)(now - l->as_start_ns) / 1e9, rate;
 	unsigned want;
+	int changed = 0;
 
 	l->as_ticks++;
 	/* Blocks wait for the streams, a quarter of the send memory is in
@@ -1489,7 +1498,7 @@ static void link_auto_tick(struct link *l, uint64_t now)
 	l->as_busy += sendbuf_has_next(&l->sb, 0) || sendbuf_unacked_bytes(&l->sb) >= l->sb.mem / 4 || l->as_refused;
 	l->as_refused = 0;
 	l->as_disturbed |= l->up != l->nstreams;
-	if (secs < 3.0 || secs < 20 * link_path_rtt(l))
+	if (secs < AUTO_PERIOD_S || secs < AUTO_PERIOD_RTTS * link_path_rtt(l))
 		return;
 	rate = (double)(l->sb.bytes_acked - l->as_acked) / secs;
 	if (!l->as_disturbed && l->as_busy * 5 >= l->as_ticks * 4) {
@@ -1498,11 +1507,13 @@ static void link_auto_tick(struct link *l, uint64_t now)
 			log_info("link %s: streams = auto: %u -> %u streams (goodput %.1f MB/s with %u)", link_name(l),
 				 l->nstreams, want, rate / 1e6, l->nstreams);
 			link_resize(l, want);
+			changed = 1;
 		}
 	}
 	l->as_start_ns = now;
 	l->as_acked = l->sb.bytes_acked;
-	l->as_ticks = l->as_busy = l->as_disturbed = 0;
+	l->as_ticks = l->as_busy = 0;
+	l->as_disturbed = changed;
 }
 
 void link_tick(struct link *l, uint64_t now)
