@@ -20,6 +20,15 @@ static unsigned run(struct autostreams *a, unsigned cap, int periods)
 	return a->n;
 }
 
+/* AS_HOLD periods at `rate` keep the count as it is. */
+static void assert_holds(struct autostreams *a, double rate, int queued)
+{
+	unsigned n = a->n;
+
+	for (int i = 0; i < AS_HOLD; i++)
+		ck_assert_uint_eq(autostreams_period(a, rate, queued), n);
+}
+
 START_TEST(t_grows_to_saturation)
 {
 	struct autostreams a;
@@ -28,14 +37,12 @@ START_TEST(t_grows_to_saturation)
 	/* Holds the first guess a while; then 4 -> 6 -> 9 gain, 13 does
 	 * not: back to 9, hold, then down to 8 (as good), 7 is worse:
 	 * settles at 8, the fewest that saturate. */
-	for (int i = 0; i < AS_HOLD; i++)
-		ck_assert_uint_eq(autostreams_period(&a, linear_until(4, 8), 0), 4);
+	assert_holds(&a, linear_until(4, 8), 0);
 	ck_assert_uint_eq(autostreams_period(&a, linear_until(4, 8), 0), 6);
 	ck_assert_uint_eq(autostreams_period(&a, linear_until(6, 8), 0), 9);
 	ck_assert_uint_eq(autostreams_period(&a, linear_until(9, 8), 0), 13);
 	ck_assert_uint_eq(autostreams_period(&a, linear_until(13, 8), 0), 9);
-	for (int i = 0; i < AS_HOLD; i++)
-		ck_assert_uint_eq(autostreams_period(&a, linear_until(9, 8), 0), 9);
+	assert_holds(&a, linear_until(9, 8), 0);
 	ck_assert_uint_eq(autostreams_period(&a, linear_until(9, 8), 0), 8);
 	ck_assert_uint_eq(autostreams_period(&a, linear_until(8, 8), 0), 7);
 	ck_assert_uint_eq(autostreams_period(&a, linear_until(7, 8), 0), 8);
@@ -105,8 +112,7 @@ START_TEST(t_queued_probes_down)
 	struct autostreams a;
 
 	autostreams_init(&a, 1, 16, 8);
-	for (int i = 0; i < AS_HOLD; i++)
-		ck_assert_uint_eq(autostreams_period(&a, linear_until(8, 4), 1), 8);
+	assert_holds(&a, linear_until(8, 4), 1);
 	ck_assert_uint_eq(autostreams_period(&a, linear_until(8, 4), 1), 7);
 	for (int i = 0; i < 20 * (AS_HOLD + 4); i++) {
 		unsigned n = autostreams_period(&a, linear_until(a.n, 4), a.n >= 4);
