@@ -105,7 +105,7 @@ BUILD=${BUILD:-build} QUICK=$QUICK "$(dirname "$0")/bench-predict.sh"
 
 # LDS against iperf3 over an emulated WAN (issue 4); WAN=0 leaves it out.
 # One run per ldsd cell here (WAN_REPS=N for more): with bench-wan's own
-# default of 3 its matrix alone took 19.5 min on the 2-core VM, all of
+# default of 3 it took 19.4 min on the 2-core VM, nearly all of
 # make bench's 20; the issue's figures of record are bench-wan.sh's own
 # (docs/BENCHMARKS.md).
 if [ "${WAN:-1}" != 0 ]; then
