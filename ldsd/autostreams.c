@@ -30,11 +30,15 @@ static unsigned as_step(const struct autostreams *a)
 	return a->n > a->min ? a->n - 1 : a->min;
 }
 
-/* Takes a step from the count just measured at `rate`, or, at a bound,
- * turns round and holds. */
-static void as_probe(struct autostreams *a, double rate)
+/* Takes a step from the count just measured at `rate`, downwards if the
+ * path is queued, or, at a bound, turns round and holds. */
+static void as_probe(struct autostreams *a, double rate, int queued)
 {
-	unsigned next = as_step(a);
+	unsigned next;
+
+	if (queued)
+		a->up = 0;
+	next = as_step(a);
 
 	if (next == a->n) {
 		a->up = !a->up;
@@ -58,7 +62,7 @@ static double as_best(const struct autostreams *a)
 	return best;
 }
 
-unsigned autostreams_period(struct autostreams *a, double rate)
+unsigned autostreams_period(struct autostreams *a, double rate, int queued)
 {
 	a->period++;
 	a->rate_at[a->n] = rate;
@@ -68,7 +72,7 @@ unsigned autostreams_period(struct autostreams *a, double rate)
 					    : rate >= as_best(a) * (1 - AS_SLACK);
 
 		if (better) {
-			as_probe(a, rate);
+			as_probe(a, rate, queued);
 		} else {
 			/* Back to what worked; next time try the other way. */
 			a->n = a->from;
@@ -82,6 +86,6 @@ unsigned autostreams_period(struct autostreams *a, double rate)
 		a->hold--;
 		return a->n;
 	}
-	as_probe(a, rate);
+	as_probe(a, rate, queued);
 	return a->n;
 }

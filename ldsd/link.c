@@ -23,6 +23,18 @@
  * added later costs the receiver a wait behind the new stream's slow
  * start. */
 #define AUTO_FIRST_GUESS 8
+/* A period of streams = "auto": long enough to average bbr's gain cycle
+ * (8 round trips) and the noise of one second's goodput, short enough
+ * that a transfer of tens of seconds sees a probe or two.  3 s or 20
+ * round trips (6 s at 300 ms, 30 s before the first probe) was measured
+ * to leave "auto" at its first guess in every benchmark run. */
+#define AUTO_PERIOD_S 1.0
+#define AUTO_PERIOD_RTTS 8
+/* The path holds a standing queue while even the stream that sees the
+ * shortest round trip sees the path's own round trip plus this fraction:
+ * a bottleneck queue, shared by every stream (wanemu's default is one
+ * bandwidth-delay product; more than a quarter of it is no jitter). */
+#define AUTO_QUEUE_FRAC 0.25
 /* A stream takes new blocks only while its socket holds less than this
  * not yet sent.  Without a limit the kernel queues megabytes per socket
  * on a long path, and a block given to a stream that then slows down
@@ -127,7 +139,7 @@ struct link {
 	/* streams = "auto" (connecting side): the chooser and its period. */
 	struct autostreams *as;
 	uint64_t as_start_ns, as_acked;
-	unsigned as_ticks, as_busy, as_disturbed;
+	unsigned as_ticks, as_busy, as_queued, as_disturbed;
 	int as_refused;              /* a message waited for room since the last tick */
 
 	uint64_t peer_instance;
@@ -1426,7 +1438,7 @@ static int link_auto_start(struct link *l)
 	link_resize(l, l->as->n);
 	l->as_start_ns = clock_now_ns();
 	l->as_acked = l->sb.bytes_acked;
-	l->as_ticks = l->as_busy = l->as_disturbed = 0;
+	l->as_ticks = l->as_busy = l->as_queued = l->as_disturbed = 0;
 	return 0;
 }
 
@@ -1471,29 +1483,55 @@ static int link_stream_info(const struct link *l, unsigned i, struct lds_tp_info
 	return s && s->st == ST_UP && s->ops->query && s->ops->query(s->conn, info) == 0;
 }
 
+/* The lowest round trip (us) the streams' transports see now (*now_us)
+ * and saw lately, without queues (*min_us); 0 where none knows. */
+static void link_stream_rtts(const struct link *l, uint32_t *now_us, uint32_t *min_us)
+{
+	struct lds_tp_info info;
+
+	*now_us = *min_us = 0;
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
+		if (!link_stream_info(l, i, &info))
+			continue;
+		if (info.rtt_us && (*now_us == 0 || info.rtt_us < *now_us))
+			*now_us = info.rtt_us;
+		if (info.min_rtt_us && (*min_us == 0 || info.min_rtt_us < *min_us))
+			*min_us = info.min_rtt_us;
+	}
+}
+
 /* The path's round trip in seconds: the lowest any stream's transport saw
  * lately, or the smoothed one if none knows.  Pings wait behind the data
  * that many streams queue (srtt 700 ms was seen on a 100 ms path). */
 static double link_path_rtt(const struct link *l)
 {
-	struct lds_tp_info info;
-	uint32_t best = 0;
+	uint32_t now_us, min_us;
 
-	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
-		if (link_stream_info(l, i, &info) && info.min_rtt_us && (best == 0 || info.min_rtt_us < best))
-			best = info.min_rtt_us;
-	return best ? best / 1e6 : (double)l->srtt_us / 1e6;
+	link_stream_rtts(l, &now_us, &min_us);
+	return min_us ? min_us / 1e6 : (double)l->srtt_us / 1e6;
 }
 
-/* Measures goodput over periods of 3 s or 20 round trips of the path (a
- * period must outlast the streams' reaction to a change, not the queues
- * in front of them) and lets the
- * chooser act on periods that were network-limited at 4 ticks in 5 and in
- * which no stream broke or was still starting. */
+/* 1 if every stream's transport sees a standing queue on the path. */
+static int link_path_queued(const struct link *l)
+{
+	uint32_t now_us, min_us;
+
+	link_stream_rtts(l, &now_us, &min_us);
+	return min_us && now_us >= min_us * (1 + AUTO_QUEUE_FRAC);
+}
+
+/* Measures goodput over periods of AUTO_PERIOD_S or AUTO_PERIOD_RTTS round
+ * trips of the path, whichever is longer, and lets the chooser act on
+ * periods that were network-limited at 4 ticks in 5 and in which no
+ * stream broke, was still starting or was being retired: the period in
+ * which a change takes effect is never judged, so the next one sees the
+ * new streams past their first round trips.  The path counts as queued
+ * for the chooser if it was at 4 ticks in 5 too. */
 static void link_auto_tick(struct link *l, uint64_t now)
 {
 	double secs = (double)(now - l->as_start_ns) / 1e9, rate;
 	unsigned want;
+	int changed = 0;
 
 	l->as_ticks++;
 	/* Blocks wait for the streams, a quarter of the send memory is in
@@ -1502,21 +1540,26 @@ static void link_auto_tick(struct link *l, uint64_t now)
 	 * link carries. */
 	l->as_busy += sendbuf_has_next(&l->sb, 0) || sendbuf_unacked_bytes(&l->sb) >= l->sb.mem / 4 || l->as_refused;
 	l->as_refused = 0;
+	l->as_queued += link_path_queued(l);
 	l->as_disturbed |= l->up != l->nstreams;
-	if (secs < 3.0 || secs < 20 * link_path_rtt(l))
+	if (secs < AUTO_PERIOD_S || secs < AUTO_PERIOD_RTTS * link_path_rtt(l))
 		return;
 	rate = (double)(l->sb.bytes_acked - l->as_acked) / secs;
 	if (!l->as_disturbed && l->as_busy * 5 >= l->as_ticks * 4) {
-		want = autostreams_period(l->as, rate);
+		int queued = l->as_queued * 5 >= l->as_ticks * 4;
+
+		want = autostreams_period(l->as, rate, queued);
 		if (want != l->nstreams) {
-			log_info("link %s: streams = auto: %u -> %u streams (goodput %.1f MB/s with %u)", link_name(l),
-				 l->nstreams, want, rate / 1e6, l->nstreams);
+			log_info("link %s: streams = auto: %u -> %u streams (goodput %.1f MB/s with %u%s)", link_name(l),
+				 l->nstreams, want, rate / 1e6, l->nstreams, queued ? ", the path queued" : "");
 			link_resize(l, want);
+			changed = 1;
 		}
 	}
 	l->as_start_ns = now;
 	l->as_acked = l->sb.bytes_acked;
-	l->as_ticks = l->as_busy = l->as_disturbed = 0;
+	l->as_ticks = l->as_busy = l->as_queued = 0;
+	l->as_disturbed = changed;
 }
 
 void link_tick(struct link *l, uint64_t now)

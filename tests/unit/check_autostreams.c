@@ -16,8 +16,17 @@ static double linear_until(unsigned n, unsigned cap)
 static unsigned run(struct autostreams *a, unsigned cap, int periods)
 {
 	for (int i = 0; i < periods; i++)
-		autostreams_period(a, linear_until(a->n, cap));
+		autostreams_period(a, linear_until(a->n, cap), 0);
 	return a->n;
+}
+
+/* AS_HOLD periods at `rate` keep the count as it is. */
+static void assert_holds(struct autostreams *a, double rate, int queued)
+{
+	unsigned n = a->n;
+
+	for (int i = 0; i < AS_HOLD; i++)
+		ck_assert_uint_eq(autostreams_period(a, rate, queued), n);
 }
 
 START_TEST(t_grows_to_saturation)
@@ -28,20 +37,18 @@ START_TEST(t_grows_to_saturation)
 	/* Holds the first guess a while; then 4 -> 6 -> 9 gain, 13 does
 	 * not: back to 9, hold, then down to 8 (as good), 7 is worse:
 	 * settles at 8, the fewest that saturate. */
-	for (int i = 0; i < AS_HOLD; i++)
-		ck_assert_uint_eq(autostreams_period(&a, linear_until(4, 8)), 4);
-	ck_assert_uint_eq(autostreams_period(&a, linear_until(4, 8)), 6);
-	ck_assert_uint_eq(autostreams_period(&a, linear_until(6, 8)), 9);
-	ck_assert_uint_eq(autostreams_period(&a, linear_until(9, 8)), 13);
-	ck_assert_uint_eq(autostreams_period(&a, linear_until(13, 8)), 9);
-	for (int i = 0; i < AS_HOLD; i++)
-		ck_assert_uint_eq(autostreams_period(&a, linear_until(9, 8)), 9);
-	ck_assert_uint_eq(autostreams_period(&a, linear_until(9, 8)), 8);
-	ck_assert_uint_eq(autostreams_period(&a, linear_until(8, 8)), 7);
-	ck_assert_uint_eq(autostreams_period(&a, linear_until(7, 8)), 8);
+	assert_holds(&a, linear_until(4, 8), 0);
+	ck_assert_uint_eq(autostreams_period(&a, linear_until(4, 8), 0), 6);
+	ck_assert_uint_eq(autostreams_period(&a, linear_until(6, 8), 0), 9);
+	ck_assert_uint_eq(autostreams_period(&a, linear_until(9, 8), 0), 13);
+	ck_assert_uint_eq(autostreams_period(&a, linear_until(13, 8), 0), 9);
+	assert_holds(&a, linear_until(9, 8), 0);
+	ck_assert_uint_eq(autostreams_period(&a, linear_until(9, 8), 0), 8);
+	ck_assert_uint_eq(autostreams_period(&a, linear_until(8, 8), 0), 7);
+	ck_assert_uint_eq(autostreams_period(&a, linear_until(7, 8), 0), 8);
 	/* Later probes (up, then down) keep coming back to 8. */
 	for (int i = 0; i < 100; i++) {
-		unsigned n = autostreams_period(&a, linear_until(a.n, 8));
+		unsigned n = autostreams_period(&a, linear_until(a.n, 8), 0);
 
 		ck_assert_uint_ge(n, 7);
 		ck_assert_uint_le(n, 12);
@@ -76,7 +83,7 @@ END_TEST
 static unsigned run_curve_settled(struct autostreams *a)
 {
 	for (int i = 0; i < 2 * (AS_HOLD + 4) && a->hold == 0; i++)
-		autostreams_period(a, 100.0 * (1 - 0.03 * (8 - a->n)));
+		autostreams_period(a, 100.0 * (1 - 0.03 * (8 - a->n)), 0);
 	return a->n;
 }
 
@@ -90,10 +97,32 @@ START_TEST(t_descent_does_not_drift)
 
 	autostreams_init(&a, 1, 8, 8);
 	for (int i = 0; i < 20 * (AS_HOLD + 4); i++) {
-		n = autostreams_period(&a, 100.0 * (1 - 0.03 * (8 - a.n)));
+		n = autostreams_period(&a, 100.0 * (1 - 0.03 * (8 - a.n)), 0);
 		ck_assert_uint_ge(n, 6);
 	}
 	ck_assert_uint_ge(run_curve_settled(&a), 7);
+}
+END_TEST
+
+/* A bottleneck that 4 streams fill, and that then holds a standing
+ * queue: from 8 it never pays for an upward probe, it goes down to the
+ * fewest that fill it (3 carries less: back to 4) and stays there. */
+START_TEST(t_queued_probes_down)
+{
+	struct autostreams a;
+
+	autostreams_init(&a, 1, 16, 8);
+	assert_holds(&a, linear_until(8, 4), 1);
+	ck_assert_uint_eq(autostreams_period(&a, linear_until(8, 4), 1), 7);
+	for (int i = 0; i < 20 * (AS_HOLD + 4); i++) {
+		unsigned n = autostreams_period(&a, linear_until(a.n, 4), a.n >= 4);
+
+		ck_assert_uint_ge(n, 3);
+		ck_assert_uint_le(n, 7);
+	}
+	for (int i = 0; i < AS_HOLD + 2 && a.hold == 0; i++)
+		autostreams_period(&a, linear_until(a.n, 4), a.n >= 4);
+	ck_assert_uint_eq(a.n, 4);
 }
 END_TEST
 
@@ -120,6 +149,7 @@ Suite *make_autostreams_suite(void)
 	tcase_add_test(tc, t_flat_goes_to_min);
 	tcase_add_test(tc, t_follows_change);
 	tcase_add_test(tc, t_descent_does_not_drift);
+	tcase_add_test(tc, t_queued_probes_down);
 	tcase_add_test(tc, t_bounds);
 	suite_add_tcase(s, tc);
 	return s;

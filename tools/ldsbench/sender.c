@@ -25,11 +25,13 @@
 #define PUMP_MAX 256       /* messages per pump call: other events get a turn */
 #define POLL_S 0.1         /* how often the link's status is asked while waiting */
 /* Data sent ahead of what is delivered: enough to keep any path full
- * (the gateway's own per-destination limit, a quarter of recv_memory,
- * usually binds first), little enough that the end of a run on a slow
- * path does not wait long for a backlog. */
-#define AHEAD_MIN (16u << 20)
-#define AHEAD_S 3.0
+ * (twice the bandwidth-delay product, so that a stream stalled for a
+ * round trip does not starve the others: 15 MB at 200 Mbit/s and
+ * 300 ms; the gateway's own per-destination limit, a quarter of
+ * recv_memory, may bind first), little enough that the end of a run does
+ * not wait long for a backlog (at most AHEAD_S, 1.3 s at 50 Mbit/s). */
+#define AHEAD_MIN (8u << 20)
+#define AHEAD_S 2.0
 
 enum phase { P_STREAMS, P_START, P_DATA, P_DRAIN, P_REPORT, P_DONE };
 
@@ -271,8 +273,11 @@ static void on_tick(uint64_t now, void *arg)
 			/* ^C: end the run here, with what it measured. */
 			s->res->seconds = t;
 		}
+		/* The sample's time is when the count was read, not when it
+		 * was due: a late tick (a busy CPU) must not count bytes
+		 * delivered after the run's end as delivered within it. */
 		if (t >= s->next_iv || t >= s->res->seconds) {
-			sample(s, t < s->res->seconds ? t : s->res->seconds);
+			sample(s, t);
 			s->next_iv += s->o->interval;
 		}
 		if (t >= s->res->seconds) {
@@ -317,7 +322,7 @@ static void finish(struct sender *s)
 {
 	struct run_result *res = s->res;
 	struct linkstat st;
-	double span = res->seconds - s->omit_t;
+	double span = (res->niv > 0 ? res->iv[res->niv - 1].end : res->seconds) - s->omit_t;
 
 	res->msgs_sent = s->sent;
 	res->bytes_sent = s->sent * s->o->size;
