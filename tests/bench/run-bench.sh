@@ -5,7 +5,8 @@
 #      messages, against iperf3 -P 4 on loopback       (target >= 50 %)
 #   2. the same with 16 forced stream resets per second (target >= 80 % of 1)
 #   3. ldsd's resident memory while a producer sends into a dead link
-#      (target < send_memory + recv_memory + 32 MiB)
+#      (target < send_memory + recv_memory + 32 MiB), measured while
+#      bench-wanemu.sh runs
 # Then wanemu's forwarding (bench-wanemu.sh), the master-worker runtime
 # (bench-mw.sh), mw_matmul on two clusters over wanemu (bench-mwlaunch.sh),
 # the model's prediction against measured runs (bench-predict.sh) and LDS
@@ -59,22 +60,25 @@ LD=$(printf '%s\n' "${ld[@]}" | median)
 LDR=$(printf '%s\n' "${ldr[@]}" | median)
 kill $PID_clusterA $PID_clusterB; wait $PID_clusterA $PID_clusterB 2>/dev/null
 
-# Dead link: only clusterA runs; its peer never answers.
+# Dead link: only clusterA runs; its peer never answers.  Memory, not
+# speed, is measured, and the idle daemon and blocked producer take no
+# CPU to speak of, so the DEAD_SECS pass while wanemu's benchmark runs.
 rm -f "$T"/*.sock "$T"/*.ctl
 PORT=$((PORT + 1))
 write_conf clusterA clusterB connect 4 'send_memory = "64M"; recv_memory = "64M";'
 start_ldsd clusterA
 "$TBIN/ldstest" send -s "$T/clusterA.sock" -n src -t clusterB/sink -c 1000000 -b 1M -B 1M -T $((DEAD_SECS + 30)) --fast > /dev/null 2>&1 &
 spid=$!; PIDS="$PIDS $spid"
-peak=0
-for _ in $(seq 1 "$DEAD_SECS"); do
-	sleep 1
-	rss=$(awk '/VmRSS/ {print $2}' "/proc/$PID_clusterA/status")
-	[ "$rss" -gt "$peak" ] && peak=$rss
-done
-# Gone before the benchmarks below run, not at exit.  SIGKILL: with its
-# link dead, a SIGTERMed ldsd would wait drain_timeout for acknowledgements.
-kill -9 $spid $PID_clusterA; wait $spid $PID_clusterA 2>/dev/null
+(
+	peak=0
+	for _ in $(seq 1 "$DEAD_SECS"); do
+		sleep 1
+		rss=$(awk '/VmRSS/ {print $2}' "/proc/$PID_clusterA/status") || break
+		[ "$rss" -gt "$peak" ] && peak=$rss
+	done
+	echo "$peak" > "$T/dead.peak"
+) &
+mpid=$!; PIDS="$PIDS $mpid"
 LIMIT_KB=$(( (64 + 64 + 32) * 1024 ))
 
 cat <<EOT
@@ -83,13 +87,24 @@ cat <<EOT
 |---|---|---|---|---|---|
 | loopback, 4 streams, 1 MiB messages (MB/s) | iperf3 -P 4: $IP | $LD | $(ratio "$LD" "$IP") | >= 0.50 | $(awk "BEGIN {print ($LD / $IP >= 0.5) ? \"yes\" : \"no\"}") |
 | same, 16 stream resets/s (MB/s) | no faults: $LD | $LDR | $(ratio "$LDR" "$LD") | >= 0.80 | $(awk "BEGIN {print ($LDR / $LD >= 0.8) ? \"yes\" : \"no\"}") |
-| ldsd RSS, producer into a dead link ${DEAD_SECS}s (MiB) | limit: $((LIMIT_KB / 1024)) | $((peak / 1024)) | $(ratio "$peak" "$LIMIT_KB") | < 1.00 | $([ "$peak" -lt "$LIMIT_KB" ] && echo yes || echo no) |
 
 medians of $RUNS runs; reproduce with: make bench$([ "$QUICK" = 1 ] && echo -quick)
 EOT
 
 # wanemu forwarding (issue 3): its own script, its own table.
 QUICK=$QUICK RUNS=3 "$(dirname "$0")/bench-wanemu.sh"
+
+wait "$mpid"
+# Gone before the benchmarks below run, not at exit.  SIGKILL: with its
+# link dead, a SIGTERMed ldsd would wait drain_timeout for acknowledgements.
+kill -9 $spid $PID_clusterA 2>/dev/null; wait $spid $PID_clusterA 2>/dev/null
+peak=$(cat "$T/dead.peak" 2>/dev/null || echo 0)
+cat <<EOT
+
+| benchmark | reference | LDS | ratio | target | met |
+|---|---|---|---|---|---|
+| ldsd RSS, producer into a dead link ${DEAD_SECS}s (MiB) | limit: $((LIMIT_KB / 1024)) | $((peak / 1024)) | $(ratio "$peak" "$LIMIT_KB") | < 1.00 | $([ "$peak" -gt 0 ] && [ "$peak" -lt "$LIMIT_KB" ] && echo yes || echo no) |
+EOT
 
 # The master-worker runtime (issue 5).
 echo
