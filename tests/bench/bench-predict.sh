@@ -11,6 +11,10 @@
 # for about a second, weighs in it about as much as in the run.  The target:
 # the measured time within 10 % of the prediction (of the nearer of the
 # best- and worst-end times, or between them).
+# The model's premise is that each cluster's computers are its own: with
+# two or more CPUs, the main cluster (its ranks and gateway) runs on the
+# first CPU and the remote clusters on the last (job files' cpus,
+# taskset for the gateways); SPLIT=0 lets everything share every CPU.
 #   CASES="matmul:2 matmul:3 montecarlo:2 montecarlo:3" (default: all)
 # Needs root and /dev/net/tun (skipped otherwise).
 . "$(dirname "$0")/../integration/lib.sh"
@@ -30,6 +34,16 @@ MC_ARGS=${MC_ARGS:-$([ "$QUICK" = 1 ] && echo "-t 600 --mean-ms 10 --spread 0.5"
 
 star_on_netbed 3 "$LINK" 4
 machine bench-predict
+cpus=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
+first=${cpus%%[-,]*} last=${cpus##*[-,]}
+if [ "${SPLIT:-1}" = 1 ] && [ "$first" != "$last" ]; then
+	MAIN_CPUS=$first CPUS=$last
+	taskset -a -pc "$first" "$PID_clusterA" > /dev/null || fail "taskset of clusterA's gateway"
+	for g in "$PID_clusterB" "$PID_clusterC"; do
+		taskset -a -pc "$last" "$g" > /dev/null || fail "taskset of a remote gateway"
+	done
+	echo "bench-predict: CPUs: clusterA (ranks, gateway) on $first; clusterB and clusterC on $last; wanemu on any"
+fi
 echo "bench-predict: link $LINK; mw_matmul $MM_ARGS (grain 1, data cache); mw_montecarlo $MC_ARGS (grain 4); one worker per cluster"
 rows=()
 for c in $CASES; do

@@ -18,6 +18,7 @@ struct job_cluster {
 	bool main;
 	char hosts[1024];          /* -H list, or "" */
 	char hostfile[1024];       /* --hostfile, or "" */
+	char cpus[256];            /* mpirun --cpu-set: the CPUs its ranks run on, "" = any */
 	unsigned workers;
 	bool gateway;              /* start = "gateway": its gateway runs its mpirun */
 	char socket[1024];         /* its gateway's client socket; through a gateway: where

@@ -141,6 +141,14 @@ static void mpirun(const struct job *j, struct plan *p, bool tag_output)
 		add(p, "--hostfile");
 		add(p, "%s", cl->hostfile);
 	}
+	/* Its own CPUs: every rank may run on any of them (no binding of
+	 * one rank to one CPU, which an oversubscribed set cannot have). */
+	if (cl->cpus[0]) {
+		add(p, "--cpu-set");
+		add(p, "%s", cl->cpus);
+		add(p, "--bind-to");
+		add(p, "none");
+	}
 	for (int i = 0; !cl->gateway && i < j->nmpirun_args; i++)
 		add(p, "%s", j->mpirun_args[i]);
 }
