@@ -12,9 +12,11 @@
 # the measured time within 10 % of the prediction (of the nearer of the
 # best- and worst-end times, or between them).
 # The model's premise is that each cluster's computers are its own: with
-# two or more CPUs, the main cluster (its ranks and gateway) runs on the
-# first CPU and the remote clusters on the last (job files' cpus,
-# taskset for the gateways); SPLIT=0 lets everything share every CPU.
+# two or more CPUs, the main cluster's worker runs alone on the first CPU,
+# everything else on the last: the main cluster's master and CMs, the
+# remote clusters, the gateways and wanemu (job files' cpus and
+# worker_cpus, taskset for the others); SPLIT=0 lets everything share
+# every CPU.
 #   CASES="matmul:2 matmul:3 montecarlo:2 montecarlo:3" (default: all)
 # Needs root and /dev/net/tun (skipped otherwise).
 . "$(dirname "$0")/../integration/lib.sh"
@@ -37,12 +39,11 @@ machine bench-predict
 cpus=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
 first=${cpus%%[-,]*} last=${cpus##*[-,]}
 if [ "${SPLIT:-1}" = 1 ] && [ "$first" != "$last" ]; then
-	MAIN_CPUS=$first CPUS=$last
-	taskset -a -pc "$first" "$PID_clusterA" > /dev/null || fail "taskset of clusterA's gateway"
-	for g in "$PID_clusterB" "$PID_clusterC"; do
-		taskset -a -pc "$last" "$g" > /dev/null || fail "taskset of a remote gateway"
+	MAIN_WORKER_CPUS=$first MAIN_CPUS=$last CPUS=$last
+	for p in "$PID_clusterA" "$PID_clusterB" "$PID_clusterC" "$NETBED_PID"; do
+		taskset -a -pc "$last" "$p" > /dev/null || fail "taskset of a gateway or wanemu (pid $p)"
 	done
-	echo "bench-predict: CPUs: clusterA (ranks, gateway) on $first; clusterB and clusterC on $last; wanemu on any"
+	echo "bench-predict: CPUs: clusterA's worker on $first; all else (its master and CMs, clusterB, clusterC, gateways, wanemu) on $last"
 fi
 echo "bench-predict: link $LINK; mw_matmul $MM_ARGS (grain 1, data cache); mw_montecarlo $MC_ARGS (grain 4); one worker per cluster"
 rows=()
@@ -65,7 +66,9 @@ for c in $CASES; do
 		tm+=("$(jq .prediction.job.time_measured "$T/job.json")")
 		eff+=("$(jq .prediction.job.efficiency_measured "$T/job.json")")
 		echo "bench-predict: $c: run $r: measured ${tm[-1]} s; per cluster (tasks predicted/measured, time predicted/measured):" \
-			"$(jq -r '[.prediction.clusters[] | "\(.name) \(.tasks_best)/\(.tasks_measured) \(.time_best*100|round/100)/\(.time_measured*100|round/100) s"] | join("; ")' "$T/job.json")"
+			"$(jq -r '[.prediction.clusters[] | "\(.name) \(.tasks_best)/\(.tasks_measured) \(.time_best*100|round/100)/\(.time_measured*100|round/100) s"] | join("; ")' "$T/job.json")" \
+			"; WAN bytes out per task: $(jq -r '[.clusters[0].report.workers[] | select(.role == "CommManager") |
+				"\(.host) \(.wan_bytes_out / (.done + .discharged) | round)"] | join(", ")' "$T/job.json")"
 	done
 	sed -n '/^mwlaunch: predicted (model/,/^  job /p' "$T/out" | sed "s/^/bench-predict: $c: run $RUNS: /"
 	TB=$(jq .prediction.job.time_best "$T/job.json"); TW=$(jq .prediction.job.time_worst "$T/job.json")
