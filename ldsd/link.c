@@ -142,6 +142,7 @@ struct link {
 	int shutting_down;
 
 	uint64_t reconnects, resets, srtt_us, rtt_samples;
+	uint64_t msgs_misrouted;     /* dropped: not from the peer's cluster to ours */
 	uint64_t refused_logged;     /* last REFUSE code logged, to avoid log floods */
 	double down_since;           /* wall clock when the last stream went, 0 if up */
 	double downtime;             /* seconds with no stream up, since start */
@@ -258,10 +259,23 @@ static void on_lost(void *arg, const struct sb_msg *m)
 	l->d->sink.lost(l->d->sink.arg, l, m->client, m->id, "peer gateway restarted and lost its state");
 }
 
+/* A peer may only send from its own cluster to ours: a record claiming
+ * another source would let it speak for a third cluster, one for another
+ * destination would sit in our memory for ever.  Such a message is dropped
+ * (and counted) rather than the stream closed, because the same block
+ * would come again after every reconnect and stop the link for good. */
 static void on_message(void *arg, struct rb_msg *m)
 {
 	struct link *l = arg;
 
+	if (!wire_record_between(&m->rec, link_name(l), l->d->cfg->cluster)) {
+		log_warnx("link %s: dropped a message from \"%s\" to \"%s\": a peer may only send from cluster %s "
+			  "to cluster %s; the peer's gateway is misbehaving", link_name(l), m->rec.src, m->rec.dst,
+			  link_name(l), l->d->cfg->cluster);
+		l->msgs_misrouted++;
+		link_delivered(l, m);
+		return;
+	}
 	l->d->sink.deliver(l->d->sink.arg, l, m);
 }
 
@@ -1693,12 +1707,12 @@ void link_status_json(const struct link *l, FILE *out)
 		",\"blocks_resent\":%" PRIu64 ",\"bytes_acked\":%" PRIu64 ",\"unacked_bytes\":%zu,"
 		"\"messages_delivered\":%" PRIu64 ",\"messages_pending\":%" PRIu64 ",\"window_end\":%" PRIu64 "},"
 		"\"received\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"duplicates\":%" PRIu64
-		",\"messages\":%" PRIu64 ",\"held_bytes\":%zu},\"failures\":[",
+		",\"messages\":%" PRIu64 ",\"misrouted\":%" PRIu64 ",\"held_bytes\":%zu},\"failures\":[",
 		l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->ops->name, l->nstreams, l->as ? "true" : "false", l->up, l->peer_instance, link_rtt_ms(l), link_tcp_rtt_ms(l), l->reconnects,
 		l->resets, link_downtime(l), sb->bytes_sent, sb->blocks_sent, sb->blocks_acked, sb->blocks_resent,
 		sb->bytes_acked, sendbuf_unacked_bytes(sb), sb->msgs_delivered, sb->msg_next - sb->msg_base,
 		sb->window_end, rb->bytes_recv, rb->blocks_recv, rb->blocks_dup, rb->msgs_recv,
-		rb->ooo_bytes + rb->msg_bytes);
+		l->msgs_misrouted, rb->ooo_bytes + rb->msg_bytes);
 	for (unsigned i = 0; i < n; i++) {
 		const struct failure *f = &l->faillog[(l->nfail - n + i) % FAILLOG_MAX];
 
@@ -1730,8 +1744,8 @@ void link_status_text(const struct link *l, FILE *out)
 		sb->bytes_sent, sb->blocks_sent, sb->blocks_acked, sb->blocks_resent, sendbuf_unacked_bytes(sb),
 		sb->msgs_delivered, sb->msg_next - sb->msg_base);
 	fprintf(out, "  received %" PRIu64 " bytes, %" PRIu64 " blocks (%" PRIu64 " duplicates), %" PRIu64
-		" messages\n",
-		l->rb.bytes_recv, l->rb.blocks_recv, l->rb.blocks_dup, l->rb.msgs_recv);
+		" messages (%" PRIu64 " misrouted, dropped)\n",
+		l->rb.bytes_recv, l->rb.blocks_recv, l->rb.blocks_dup, l->rb.msgs_recv, l->msgs_misrouted);
 	if (n > 0)
 		fprintf(out, "  failures (%u total, last %u):\n", l->nfail, n);
 	for (unsigned i = 0; i < n; i++) {

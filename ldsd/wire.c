@@ -696,3 +696,15 @@ int wire_decode_record_hdr(const uint8_t *buf, size_t len, struct wire_record *r
 	r->dst[dlen] = '\0';
 	return (int)(WIRE_REC_FIXED + slen + dlen);
 }
+
+int wire_endpoint_in(const char *endpoint, const char *cluster)
+{
+	size_t n = strlen(cluster);
+
+	return strncmp(endpoint, cluster, n) == 0 && endpoint[n] == '/';
+}
+
+int wire_record_between(const struct wire_record *r, const char *from, const char *to)
+{
+	return wire_endpoint_in(r->src, from) && wire_endpoint_in(r->dst, to);
+}

@@ -213,6 +213,11 @@ size_t wire_encode_record_hdr(uint8_t *buf, size_t cap, const struct wire_record
 /* Parses a record header at buf.  Returns the header length (> 0), 0 if more
  * bytes are needed, or -EBADMSG (bad magic, bad name, len > WIRE_MAX_MSG). */
 int wire_decode_record_hdr(const uint8_t *buf, size_t len, struct wire_record *r);
+/* True if endpoint is "cluster/...". */
+int wire_endpoint_in(const char *endpoint, const char *cluster);
+/* True if the record comes from an endpoint of cluster from and goes to one
+ * of cluster to: the only records a link between the two may carry. */
+int wire_record_between(const struct wire_record *r, const char *from, const char *to);
 
 /* True if s is "cluster/name": the cluster part valid per
  * wire_name_valid(); the name part non-empty and of the same characters

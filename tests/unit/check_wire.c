@@ -1244,6 +1244,23 @@ START_TEST(record_encode_bad)
 }
 END_TEST
 
+START_TEST(record_between)
+{
+	struct wire_record r = { .src = "paris/master", .dst = "tokyo/cm" };
+
+	ck_assert(wire_record_between(&r, "paris", "tokyo"));
+	ck_assert(!wire_record_between(&r, "tokyo", "paris"));
+	/* a cluster name that is a prefix of another is not that cluster */
+	ck_assert(!wire_record_between(&r, "par", "tokyo"));
+	ck_assert(!wire_record_between(&r, "paris", "tok"));
+	ck_assert(!wire_record_between(&r, "paris2", "tokyo"));
+	strcpy(r.src, "lyon/master");
+	ck_assert(!wire_record_between(&r, "paris", "tokyo"));
+	ck_assert(wire_endpoint_in("lyon/a/b", "lyon"));
+	ck_assert(!wire_endpoint_in("lyon", "lyon"));
+}
+END_TEST
+
 Suite *make_wire_suite(void)
 {
 	Suite *s = suite_create("wire");
@@ -1295,6 +1312,7 @@ Suite *make_wire_suite(void)
 	tcase_add_test(rec, record_truncated);
 	tcase_add_test(rec, record_bad);
 	tcase_add_test(rec, record_encode_bad);
+	tcase_add_test(rec, record_between);
 	suite_add_tcase(s, rec);
 	return s;
 }
