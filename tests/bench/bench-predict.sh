@@ -14,10 +14,11 @@
 # The model's premise is that each cluster's computers are its own: with
 # two or more CPUs, the main cluster's worker runs alone on the first CPU,
 # everything else on the last: the main cluster's master and CMs, the
-# remote clusters, the gateways and wanemu (job files' cpus and
-# worker_cpus, taskset for the others); SPLIT=0 lets everything share
-# every CPU.
+# remote clusters, the gateways, wanemu, mwlaunch and mpirun (job files'
+# cpus and worker_cpus, taskset for the others); SPLIT=0 lets everything
+# share every CPU.
 #   CASES="matmul:2 matmul:3 montecarlo:2 montecarlo:3" (default: all)
+#   MM_CAL, MC_CAL: the calibration's tasks (default a third, a fifth)
 # Needs root and /dev/net/tun (skipped otherwise).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/../integration/mw_lib.sh"
@@ -40,25 +41,36 @@ cpus=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
 first=${cpus%%[-,]*} last=${cpus##*[-,]}
 if [ "${SPLIT:-1}" = 1 ] && [ "$first" != "$last" ]; then
 	MAIN_WORKER_CPUS=$first MAIN_CPUS=$last CPUS=$last
-	for p in "$PID_clusterA" "$PID_clusterB" "$PID_clusterC" "$NETBED_PID"; do
-		taskset -a -pc "$last" "$p" > /dev/null || fail "taskset of a gateway or wanemu (pid $p)"
+	# This shell too: mwlaunch, mpirun and the probes start from it.
+	for p in "$PID_clusterA" "$PID_clusterB" "$PID_clusterC" "$NETBED_PID" $$; do
+		taskset -a -pc "$last" "$p" > /dev/null || fail "taskset of a gateway, wanemu or this script (pid $p)"
 	done
-	echo "bench-predict: CPUs: clusterA's worker on $first; all else (its master and CMs, clusterB, clusterC, gateways, wanemu) on $last"
+	echo "bench-predict: CPUs: clusterA's worker on $first; all else (its master and CMs, clusterB, clusterC, gateways, wanemu, mwlaunch, mpirun) on $last"
 fi
 echo "bench-predict: link $LINK; mw_matmul $MM_ARGS (grain 1, data cache); mw_montecarlo $MC_ARGS (grain 4); one worker per cluster"
+# main_worker JOB.JSON: what the main cluster's workers did in that run:
+# their performance over their work time (what --benchmark takes as
+# their available performance) and their work time's share of the job's.
+main_worker() {
+	jq -r '.clusters[0].report as $r | [$r.workers[] | select(.role == "Worker") |
+		((.done + .discharged) * ($r.ops_per_task | if . > 0 then . else 1 end) / .work_time) as $p |
+		"\(if $p > 1e6 then "\($p / 1e6 | round) Mop/s" else "\($p | round) op/s" end), busy \(100 * .work_time / $r.total_time | round) %"] |
+		join(", ")' "$1"
+}
 rows=()
 for c in $CASES; do
 	app=${c%%:*} n=${c#*:}
 	if [ "$app" = matmul ]; then
-		CAL=$([ "$QUICK" = 1 ] && echo 48 || echo 134)
+		CAL=${MM_CAL:-$([ "$QUICK" = 1 ] && echo 48 || echo 134)}
 		APP=$MWBIN/mw_matmul GRAIN=1 PREFETCH=4 CACHE_MIB=256 FRAMEWORK="PickWindow = 256;" write_job "$n" "$MM_ARGS --quiet"
 	else
-		CAL=$([ "$QUICK" = 1 ] && echo 160 || echo 320)
+		CAL=${MC_CAL:-$([ "$QUICK" = 1 ] && echo 160 || echo 320)}
 		APP=$MWBIN/mw_montecarlo GRAIN=4 PREFETCH=16 write_job "$n" "$MC_ARGS --quiet"
 	fi
-	timeout 300 "$BIN/mwlaunch" --benchmark -o "$T/model.conf" --calibrate-tasks "$CAL" --probe-seconds 2 \
-		"$T/job.conf" > "$T/bm.out" 2>&1 || fail "$c: --benchmark failed: $(tail -20 "$T/bm.out")"
+	timeout 300 "$BIN/mwlaunch" --benchmark -j "$T/bm.json" -o "$T/model.conf" --calibrate-tasks "$CAL" \
+		--probe-seconds 2 "$T/job.conf" > "$T/bm.out" 2>&1 || fail "$c: --benchmark failed: $(tail -20 "$T/bm.out")"
 	grep '^mwlaunch: benchmark: ' "$T/bm.out" | sed "s/^/bench-predict: $c: /"
+	echo "bench-predict: $c: calibration: $(jq .clusters[0].report.total_time "$T/bm.json") s; clusterA's worker $(main_worker "$T/bm.json")"
 	"$BIN/mwpredict" "$T/model.conf" | sed -n '/^cluster/,/^multi/p' | sed "s/^/bench-predict: $c:   /"
 	declare -a tm=() eff=()
 	for r in $(seq 1 "$RUNS"); do
@@ -68,7 +80,8 @@ for c in $CASES; do
 		echo "bench-predict: $c: run $r: measured ${tm[-1]} s; per cluster (tasks predicted/measured, time predicted/measured):" \
 			"$(jq -r '[.prediction.clusters[] | "\(.name) \(.tasks_best)/\(.tasks_measured) \(.time_best*100|round/100)/\(.time_measured*100|round/100) s"] | join("; ")' "$T/job.json")" \
 			"; WAN bytes out per task: $(jq -r '[.clusters[0].report.workers[] | select(.role == "CommManager") |
-				"\(.host) \(.wan_bytes_out / (.done + .discharged) | round)"] | join(", ")' "$T/job.json")"
+				"\(.host) \(.wan_bytes_out / (.done + .discharged) | round)"] | join(", ")' "$T/job.json")" \
+			"; clusterA's worker $(main_worker "$T/job.json")"
 	done
 	sed -n '/^mwlaunch: predicted (model/,/^  job /p' "$T/out" | sed "s/^/bench-predict: $c: run $RUNS: /"
 	TB=$(jq .prediction.job.time_best "$T/job.json"); TW=$(jq .prediction.job.time_worst "$T/job.json")
