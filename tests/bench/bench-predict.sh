@@ -19,6 +19,7 @@
 # share every CPU.
 #   CASES="matmul:2 matmul:3 montecarlo:2 montecarlo:3" (default: all)
 #   MM_CAL, MC_CAL: the calibration's tasks (default a third, a fifth)
+#   DEPTH: the workers' framework setting (default "PrefetchDepth = 8;")
 # Needs root and /dev/net/tun (skipped otherwise).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/../integration/mw_lib.sh"
@@ -35,6 +36,12 @@ LINK=${LINK:-all:delay=10ms,rate=100mbit}
 MM_ARGS=${MM_ARGS:-$([ "$QUICK" = 1 ] && echo "-n 1536 -b 128 -k 12" || echo "-n 2560 -b 128 -k 20")}
 MC_ARGS=${MC_ARGS:-$([ "$QUICK" = 1 ] && echo "-t 600 --mean-ms 10 --spread 0.5" || echo "-t 1600 --mean-ms 10 --spread 0.5")}
 
+# The model takes every worker as busy from startup to end (docs/model.md):
+# a worker's queue must outlast the master's answer to a result, and the
+# master here waits for its CPU behind the remote clusters' workers; the
+# default depth of 2 leaves one task (6-13 ms here) to cover that wait.
+DEPTH=${DEPTH-PrefetchDepth = 8;}
+
 star_on_netbed 3 "$LINK" 4
 machine bench-predict
 cpus=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
@@ -47,7 +54,7 @@ if [ "${SPLIT:-1}" = 1 ] && [ "$first" != "$last" ]; then
 	done
 	echo "bench-predict: CPUs: clusterA's worker on $first; all else (its master and CMs, clusterB, clusterC, gateways, wanemu, mwlaunch, mpirun) on $last"
 fi
-echo "bench-predict: link $LINK; mw_matmul $MM_ARGS (grain 1, data cache); mw_montecarlo $MC_ARGS (grain 4); one worker per cluster"
+echo "bench-predict: link $LINK; mw_matmul $MM_ARGS (grain 1, data cache); mw_montecarlo $MC_ARGS (grain 4); one worker per cluster; ${DEPTH:-default prefetch}"
 # main_worker JOB.JSON: what the main cluster's workers did in that run:
 # their performance over their work time (what --benchmark takes as
 # their available performance) and their work time's share of the job's.
@@ -62,10 +69,10 @@ for c in $CASES; do
 	app=${c%%:*} n=${c#*:}
 	if [ "$app" = matmul ]; then
 		CAL=${MM_CAL:-$([ "$QUICK" = 1 ] && echo 48 || echo 134)}
-		APP=$MWBIN/mw_matmul GRAIN=1 PREFETCH=4 CACHE_MIB=256 FRAMEWORK="PickWindow = 256;" write_job "$n" "$MM_ARGS --quiet"
+		APP=$MWBIN/mw_matmul GRAIN=1 PREFETCH=4 CACHE_MIB=256 FRAMEWORK="PickWindow = 256; $DEPTH" write_job "$n" "$MM_ARGS --quiet"
 	else
 		CAL=${MC_CAL:-$([ "$QUICK" = 1 ] && echo 160 || echo 320)}
-		APP=$MWBIN/mw_montecarlo GRAIN=4 PREFETCH=16 write_job "$n" "$MC_ARGS --quiet"
+		APP=$MWBIN/mw_montecarlo GRAIN=4 PREFETCH=16 FRAMEWORK="$DEPTH" write_job "$n" "$MC_ARGS --quiet"
 	fi
 	timeout 300 "$BIN/mwlaunch" --benchmark -j "$T/bm.json" -o "$T/model.conf" --calibrate-tasks "$CAL" \
 		--probe-seconds 2 "$T/job.conf" > "$T/bm.out" 2>&1 || fail "$c: --benchmark failed: $(tail -20 "$T/bm.out")"
