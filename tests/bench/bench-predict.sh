@@ -11,7 +11,15 @@
 # for about a second, weighs in it about as much as in the run.  The target:
 # the measured time within 10 % of the prediction (of the nearer of the
 # best- and worst-end times, or between them).
+# The model's premise is that each cluster's computers are its own: with
+# two or more CPUs, the main cluster's worker runs alone on the first CPU,
+# everything else on the last: the main cluster's master and CMs, the
+# remote clusters, the gateways, wanemu, mwlaunch and mpirun (job files'
+# cpus and worker_cpus, taskset for the others); SPLIT=0 lets everything
+# share every CPU.
 #   CASES="matmul:2 matmul:3 montecarlo:2 montecarlo:3" (default: all)
+#   MM_CAL, MC_CAL: the calibration's tasks (default a third, a fifth)
+#   DEPTH: the workers' framework setting (default "PrefetchDepth = 8;")
 # Needs root and /dev/net/tun (skipped otherwise).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/../integration/mw_lib.sh"
@@ -28,22 +36,48 @@ LINK=${LINK:-all:delay=10ms,rate=100mbit}
 MM_ARGS=${MM_ARGS:-$([ "$QUICK" = 1 ] && echo "-n 1536 -b 128 -k 12" || echo "-n 2560 -b 128 -k 20")}
 MC_ARGS=${MC_ARGS:-$([ "$QUICK" = 1 ] && echo "-t 600 --mean-ms 10 --spread 0.5" || echo "-t 1600 --mean-ms 10 --spread 0.5")}
 
+# The model takes every worker as busy from startup to end (docs/model.md):
+# a worker's queue must outlast the master's answer to a result, and the
+# master here waits for its CPU behind the remote clusters' workers; the
+# default depth of 2 leaves one task (6-13 ms here) to cover that wait.
+DEPTH=${DEPTH-PrefetchDepth = 8;}
+
 star_on_netbed 3 "$LINK" 4
 machine bench-predict
-echo "bench-predict: link $LINK; mw_matmul $MM_ARGS (grain 1, data cache); mw_montecarlo $MC_ARGS (grain 4); one worker per cluster"
+cpus=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)
+first=${cpus%%[-,]*} last=${cpus##*[-,]}
+if [ "${SPLIT:-1}" = 1 ] && [ "$first" != "$last" ]; then
+	MAIN_WORKER_CPUS=$first MAIN_CPUS=$last CPUS=$last
+	# This shell too: mwlaunch, mpirun and the probes start from it.
+	for p in "$PID_clusterA" "$PID_clusterB" "$PID_clusterC" "$NETBED_PID" $$; do
+		taskset -a -pc "$last" "$p" > /dev/null || fail "taskset of a gateway, wanemu or this script (pid $p)"
+	done
+	echo "bench-predict: CPUs: clusterA's worker on $first; all else (its master and CMs, clusterB, clusterC, gateways, wanemu, mwlaunch, mpirun) on $last"
+fi
+echo "bench-predict: link $LINK; mw_matmul $MM_ARGS (grain 1, data cache); mw_montecarlo $MC_ARGS (grain 4); one worker per cluster; ${DEPTH:-default prefetch}"
+# main_worker JOB.JSON: what the main cluster's workers did in that run:
+# their performance over their work time (what --benchmark takes as
+# their available performance) and their work time's share of the job's.
+main_worker() {
+	jq -r '.clusters[0].report as $r | [$r.workers[] | select(.role == "Worker") |
+		((.done + .discharged) * ($r.ops_per_task | if . > 0 then . else 1 end) / .work_time) as $p |
+		"\(if $p > 1e6 then "\($p / 1e6 | round) Mop/s" else "\($p | round) op/s" end), busy \(100 * .work_time / $r.total_time | round) %"] |
+		join(", ")' "$1"
+}
 rows=()
 for c in $CASES; do
 	app=${c%%:*} n=${c#*:}
 	if [ "$app" = matmul ]; then
-		CAL=$([ "$QUICK" = 1 ] && echo 48 || echo 134)
-		APP=$MWBIN/mw_matmul GRAIN=1 PREFETCH=4 CACHE_MIB=256 FRAMEWORK="PickWindow = 256;" write_job "$n" "$MM_ARGS --quiet"
+		CAL=${MM_CAL:-$([ "$QUICK" = 1 ] && echo 48 || echo 134)}
+		APP=$MWBIN/mw_matmul GRAIN=1 PREFETCH=4 CACHE_MIB=256 FRAMEWORK="PickWindow = 256; $DEPTH" write_job "$n" "$MM_ARGS --quiet"
 	else
-		CAL=$([ "$QUICK" = 1 ] && echo 160 || echo 320)
-		APP=$MWBIN/mw_montecarlo GRAIN=4 PREFETCH=16 write_job "$n" "$MC_ARGS --quiet"
+		CAL=${MC_CAL:-$([ "$QUICK" = 1 ] && echo 160 || echo 320)}
+		APP=$MWBIN/mw_montecarlo GRAIN=4 PREFETCH=16 FRAMEWORK="$DEPTH" write_job "$n" "$MC_ARGS --quiet"
 	fi
-	timeout 300 "$BIN/mwlaunch" --benchmark -o "$T/model.conf" --calibrate-tasks "$CAL" --probe-seconds 2 \
-		"$T/job.conf" > "$T/bm.out" 2>&1 || fail "$c: --benchmark failed: $(tail -20 "$T/bm.out")"
+	timeout 300 "$BIN/mwlaunch" --benchmark -j "$T/bm.json" -o "$T/model.conf" --calibrate-tasks "$CAL" \
+		--probe-seconds 2 "$T/job.conf" > "$T/bm.out" 2>&1 || fail "$c: --benchmark failed: $(tail -20 "$T/bm.out")"
 	grep '^mwlaunch: benchmark: ' "$T/bm.out" | sed "s/^/bench-predict: $c: /"
+	echo "bench-predict: $c: calibration: $(jq .clusters[0].report.total_time "$T/bm.json") s; clusterA's worker $(main_worker "$T/bm.json")"
 	"$BIN/mwpredict" "$T/model.conf" | sed -n '/^cluster/,/^multi/p' | sed "s/^/bench-predict: $c:   /"
 	declare -a tm=() eff=()
 	for r in $(seq 1 "$RUNS"); do
@@ -51,7 +85,10 @@ for c in $CASES; do
 		tm+=("$(jq .prediction.job.time_measured "$T/job.json")")
 		eff+=("$(jq .prediction.job.efficiency_measured "$T/job.json")")
 		echo "bench-predict: $c: run $r: measured ${tm[-1]} s; per cluster (tasks predicted/measured, time predicted/measured):" \
-			"$(jq -r '[.prediction.clusters[] | "\(.name) \(.tasks_best)/\(.tasks_measured) \(.time_best*100|round/100)/\(.time_measured*100|round/100) s"] | join("; ")' "$T/job.json")"
+			"$(jq -r '[.prediction.clusters[] | "\(.name) \(.tasks_best)/\(.tasks_measured) \(.time_best*100|round/100)/\(.time_measured*100|round/100) s"] | join("; ")' "$T/job.json")" \
+			"; WAN bytes out per task: $(jq -r '[.clusters[0].report.workers[] | select(.role == "CommManager") |
+				"\(.host) \(.wan_bytes_out / (.done + .discharged) | round)"] | join(", ")' "$T/job.json")" \
+			"; clusterA's worker $(main_worker "$T/job.json")"
 	done
 	sed -n '/^mwlaunch: predicted (model/,/^  job /p' "$T/out" | sed "s/^/bench-predict: $c: run $RUNS: /"
 	TB=$(jq .prediction.job.time_best "$T/job.json"); TW=$(jq .prediction.job.time_worst "$T/job.json")

@@ -70,21 +70,25 @@ star_clusters() {
 	for ((k = 1; k < $1; k++)); do wait_up "${CLUSTERS[$k]}" "$2"; done
 }
 
+# cpus CPUS WORKER-CPUS: a cluster's settings for them, where set.
+cpus() { echo "${1:+cpus = \"$1\";} ${2:+worker_cpus = \"$2\";}"; }
+
 # write_job N "APP-ARGS" [EXTRA-JOB-SETTINGS]: $T/job.conf for mw_matmul
 # (or APP) over the star; WORKERS (per cluster; MAIN_WORKERS for clusterA),
 # GRAIN, PREFETCH, DEADLINE, CACHE_MIB, STATS_IV (StatisticsInterval),
-# FRAMEWORK (extra entries) tune it,
+# FRAMEWORK (extra entries), CPUS and WORKER_CPUS (the remote clusters'
+# cpus and worker_cpus; MAIN_CPUS, MAIN_WORKER_CPUS clusterA's) tune it,
 # START says how remote clusters start ("local" unless set).
 write_job() {
 	local n=$1 args="" a cl=""
 	for a in $2; do args="$args${args:+, }\"$a\""; done
 	for ((k = 0; k < n; k++)); do
 		if [ "$k" = 0 ]; then
-			cl="{ name = \"clusterA\"; main = true; workers = ${MAIN_WORKERS:-${WORKERS:-1}}; socket = \"$T/clusterA.sock\"; }"
+			cl="{ name = \"clusterA\"; main = true; workers = ${MAIN_WORKERS:-${WORKERS:-1}}; socket = \"$T/clusterA.sock\"; $(cpus "${MAIN_CPUS:-}" "${MAIN_WORKER_CPUS:-}") }"
 		else
 			cl="$cl, { name = \"${CLUSTERS[$k]}\"; workers = ${WORKERS:-1}; socket = \"$T/${CLUSTERS[$k]}.sock\";
 			   start = \"${START:-local}\"; grain = ${GRAIN:-4}; prefetch = ${PREFETCH:-32};
-			   deadline = ${DEADLINE:-10.0}; ${CACHE_MIB:+cache_mib = $CACHE_MIB;} }"
+			   deadline = ${DEADLINE:-10.0}; ${CACHE_MIB:+cache_mib = $CACHE_MIB;} $(cpus "${CPUS:-}" "${WORKER_CPUS:-}") }"
 		fi
 	done
 	cat > "$T/job.conf" <<EOC

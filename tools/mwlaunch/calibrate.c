@@ -247,17 +247,24 @@ static double end_throughput(const char *out)
 	return tput;
 }
 
-/* Internet throughput from the gateway at from_sock to endpoint to (a
- * receiver at to_sock), with messages of size bytes. */
-static int probe_inet(const char *from_sock, const char *to_sock, const char *to, double size, double secs,
-		      double *tput)
+/* One Internet probe: ldsbench send through the gateway at one socket to
+ * a receiver at the other, with its output in a temporary file. */
+struct inet_probe {
+	pid_t recv, send;
+	FILE *out;
+	char to[160];
+};
+
+/* Starts a probe from the gateway at from_sock to endpoint to (a receiver
+ * at to_sock) with messages of size bytes. */
+static int inet_start(struct inet_probe *p, const char *from_sock, const char *to_sock, const char *to, double size,
+		      double secs)
 {
-	char prog[PATH_MAX], a_size[32], a_secs[32], a_omit[32], a_iv[32], out[65536];
+	char prog[PATH_MAX], a_size[32], a_secs[32], a_omit[32], a_iv[32];
 	char name[80], *slash = strchr(to, '/');
-	pid_t rpid;
-	int rc;
 
 	sibling("ldsbench", prog, sizeof(prog));
+	snprintf(p->to, sizeof(p->to), "%s", to);
 	snprintf(name, sizeof(name), "%s", slash + 1);
 	snprintf(a_size, sizeof(a_size), "%.0f", size < MIN_PROBE_BYTES ? MIN_PROBE_BYTES : size);
 	snprintf(a_secs, sizeof(a_secs), "%g", secs);
@@ -265,23 +272,82 @@ static int probe_inet(const char *from_sock, const char *to_sock, const char *to
 	 * ldsbench omits whole intervals. */
 	snprintf(a_omit, sizeof(a_omit), "%g", secs / 4);
 	snprintf(a_iv, sizeof(a_iv), "%g", secs / 8);
-	{
-		char *rargv[] = { prog, "recv", "-s", (char *)to_sock, "-n", name, "-1", "-q", "-i", "0", NULL };
-		char *sargv[] = { prog, "send", "-s", (char *)from_sock, "-T", (char *)to, "-l", a_size, "-t", a_secs,
-				  "-O", a_omit, "-i", a_iv, "-J", "-q", "-w", "20", NULL };
+	char *rargv[] = { prog, "recv", "-s", (char *)to_sock, "-n", name, "-1", "-q", "-i", "0", NULL };
+	char *sargv[] = { prog, "send", "-s", (char *)from_sock, "-T", (char *)to, "-l", a_size, "-t", a_secs,
+			  "-O", a_omit, "-i", a_iv, "-J", "-q", "-w", "20", NULL };
 
-		if ((rpid = spawn(rargv, -1)) < 0) {
-			fprintf(stderr, "mwlaunch: --benchmark: cannot start %s: %s\n", prog, strerror(errno));
-			return -1;
-		}
-		rc = capture(sargv, secs + PROBE_GRACE, out, sizeof(out));
-	}
-	reap(rpid, run_now() + 5);
-	if (rc != 0 || (*tput = end_throughput(out)) <= 0) {
-		fprintf(stderr, "mwlaunch: --benchmark: ldsbench to %s failed (exit %d): %.2000s\n", to, rc, out);
+	p->recv = p->send = -1;
+	if ((p->out = tmpfile()) == NULL || (p->recv = spawn(rargv, -1)) < 0 ||
+	    (p->send = spawn(sargv, fileno(p->out))) < 0) {
+		fprintf(stderr, "mwlaunch: --benchmark: cannot start %s to %s: %s\n", prog, to, strerror(errno));
 		return -1;
 	}
 	return 0;
+}
+
+/* Waits for a probe (at most until deadline) and frees it; its throughput
+ * in bytes/s in *tput, or -1 when it did not start or measure. */
+static int inet_end(struct inet_probe *p, double deadline, double *tput)
+{
+	static char out[65536];
+	int rc = p->send > 0 ? reap(p->send, deadline) : -1;
+	size_t n = 0;
+
+	if (p->recv > 0)
+		reap(p->recv, run_now() + 5);
+	if (p->out != NULL) {
+		/* The end event is the last line: keep the tail. */
+		if (fseek(p->out, 0, SEEK_END) == 0 && ftell(p->out) > (long)sizeof(out) - 1)
+			fseek(p->out, -(long)(sizeof(out) - 1), SEEK_END);
+		else
+			rewind(p->out);
+		n = fread(out, 1, sizeof(out) - 1, p->out);
+		fclose(p->out);
+	}
+	out[n] = '\0';
+	if (p->send <= 0)
+		return -1;
+	if (rc != 0 || (*tput = end_throughput(out)) <= 0) {
+		fprintf(stderr, "mwlaunch: --benchmark: ldsbench to %s failed (exit %d): %.2000s\n", p->to, rc, out);
+		return -1;
+	}
+	return 0;
+}
+
+/* The Internet throughput of every remote cluster, in (from the main
+ * cluster, messages of its inter-cluster task size) or out (to it, of
+ * its result size): all links at once, as the run uses them, so that what
+ * they share (the main cluster's gateway and uplink) is shared as in the
+ * run. */
+static int probe_inets(const struct job *j, struct meas *m, bool in, double secs)
+{
+	static struct inet_probe pr[JOB_MAX_CLUSTERS];
+	const struct job_cluster *mc = &j->cl[j->main];
+	double deadline = run_now() + secs + PROBE_GRACE;
+	char to[160];
+	int rc = 0;
+
+	for (unsigned i = 0; i < j->ncl; i++) {
+		const struct job_cluster *c = &j->cl[i];
+		double size = in ? m[i].inter_task : m[i].inter_result;
+
+		pr[i] = (struct inet_probe){ .recv = -1, .send = -1 };
+		if (c->main || rc < 0)
+			continue;
+		printf("mwlaunch: benchmark: cluster %s: Internet %s, %g s of %.0f-byte messages %s %s\n", c->name,
+		       in ? "in" : "out", secs, fmax(size, MIN_PROBE_BYTES), in ? "from" : "to", mc->name);
+		fflush(stdout);
+		if (in)
+			snprintf(to, sizeof(to), "%s/mwlbench-in", c->name);
+		else
+			snprintf(to, sizeof(to), "%s/mwlbench-%s", mc->name, c->name);
+		rc = inet_start(&pr[i], in ? mc->socket : c->socket, in ? c->socket : mc->socket, to, size, secs);
+	}
+	for (unsigned i = 0; i < j->ncl; i++)
+		if (!j->cl[i].main && (pr[i].out != NULL || pr[i].recv > 0) &&
+		    inet_end(&pr[i], deadline, in ? &m[i].inet_in : &m[i].inet_out) < 0)
+			rc = -1;
+	return rc;
 }
 
 static int write_model(const struct job *j, const struct calib_opts *o, const struct jsonr *master,
@@ -354,10 +420,9 @@ int calib_finish(const struct job *j, char reports[][PATH_MAX], const char *mwco
 {
 	static struct meas m[JOB_MAX_CLUSTERS];
 	struct jsonr *rep[JOB_MAX_CLUSTERS] = { NULL };
-	const struct job_cluster *mc = &j->cl[j->main];
 	struct mw_config cfg;
 	double oper, task, result;
-	char err[512], to[160];
+	char err[512];
 	int rc = -1;
 
 	mw_config_defaults(&cfg);
@@ -404,28 +469,18 @@ int calib_finish(const struct job *j, char reports[][PATH_MAX], const char *mwco
 	}
 	printf("mwlaunch: benchmark: %g op per task, %.0f + %.0f bytes per task and result\n", oper, task, result);
 	for (unsigned i = 0; i < j->ncl; i++) {
-		const struct job_cluster *c = &j->cl[i];
-
 		if (probe_lan(j, i, task, result, o->seconds, &m[i].lan) < 0)
 			goto out;
-		printf("mwlaunch: benchmark: cluster %s: LAN %.4g bytes/s\n", c->name, m[i].lan);
-		if (c->main)
-			continue;
-		printf("mwlaunch: benchmark: cluster %s: Internet in, %g s of %.0f-byte messages from %s\n", c->name,
-		       o->seconds, fmax(m[i].inter_task, MIN_PROBE_BYTES), mc->name);
-		fflush(stdout);
-		snprintf(to, sizeof(to), "%s/mwlbench-in", c->name);
-		if (probe_inet(mc->socket, c->socket, to, m[i].inter_task, o->seconds, &m[i].inet_in) < 0)
-			goto out;
-		printf("mwlaunch: benchmark: cluster %s: Internet out, %g s of %.0f-byte messages to %s\n", c->name,
-		       o->seconds, fmax(m[i].inter_result, MIN_PROBE_BYTES), mc->name);
-		fflush(stdout);
-		snprintf(to, sizeof(to), "%s/mwlbench-%s", mc->name, c->name);
-		if (probe_inet(c->socket, mc->socket, to, m[i].inter_result, o->seconds, &m[i].inet_out) < 0)
-			goto out;
-		printf("mwlaunch: benchmark: cluster %s: Internet in %.4g bytes/s, out %.4g bytes/s\n", c->name,
-		       m[i].inet_in, m[i].inet_out);
+		printf("mwlaunch: benchmark: cluster %s: LAN %.4g bytes/s\n", j->cl[i].name, m[i].lan);
 	}
+	if (j->ncl > 2)
+		printf("mwlaunch: benchmark: the remote clusters' Internet links are measured all at once\n");
+	if (probe_inets(j, m, true, o->seconds) < 0 || probe_inets(j, m, false, o->seconds) < 0)
+		goto out;
+	for (unsigned i = 0; i < j->ncl; i++)
+		if (!j->cl[i].main)
+			printf("mwlaunch: benchmark: cluster %s: Internet in %.4g bytes/s, out %.4g bytes/s\n",
+			       j->cl[i].name, m[i].inet_in, m[i].inet_out);
 	if (write_model(j, o, rep[j->main], m, oper, task, result, cfg.load_balance) < 0)
 		goto out;
 	if (strcmp(o->out, "-") != 0)

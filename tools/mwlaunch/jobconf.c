@@ -1,4 +1,5 @@
 /* jobconf.c - reads and validates mwlaunch's job file. */
+#include <ctype.h>
 #include <libconfig.h>
 #include <math.h>
 #include <stdio.h>
@@ -150,10 +151,24 @@ static int framework(struct reader *r, const config_setting_t *root, struct job 
 	return 0;
 }
 
+/* A taskset -c list: CPU numbers and ranges. */
+static int cpu_list(struct reader *r, const config_setting_t *g, const char *name, char *out, size_t n)
+{
+	if (str(r, g, name, false, out, n) < 0)
+		return -1;
+	size_t len = strlen(out);
+
+	if (len > 0 && (out[strspn(out, "0123456789,-")] != '\0' || !isdigit((unsigned char)out[0]) ||
+			!isdigit((unsigned char)out[len - 1])))
+		return bad(r, config_setting_get_member(g, name), name,
+			   "expected CPU numbers and ranges like \"0\" or \"0-3,8\"");
+	return 0;
+}
+
 static int cluster(struct reader *r, const config_setting_t *g, struct job_cluster *c)
 {
 	static const char *const known[] = { "name", "main", "start", "hosts", "hostfile", "workers", "socket",
-					     "grain", "prefetch", "deadline", "cache_mib", NULL };
+					     "grain", "prefetch", "deadline", "cache_mib", "cpus", "worker_cpus", NULL };
 	double workers = 1, grain = 1, prefetch = 64, deadline = 60, cache = 64;
 	char start[16] = "";
 
@@ -163,7 +178,8 @@ static int cluster(struct reader *r, const config_setting_t *g, struct job_clust
 	    boolean(r, g, "main", &c->main) < 0 || str(r, g, "start", false, start, sizeof(start)) < 0 ||
 	    str(r, g, "hosts", false, c->hosts, sizeof(c->hosts)) < 0 ||
 	    str(r, g, "hostfile", false, c->hostfile, sizeof(c->hostfile)) < 0 ||
-	    num(r, g, "workers", 0, 4096, true, &workers) < 0 ||
+	    cpu_list(r, g, "cpus", c->cpus, sizeof(c->cpus)) < 0 ||
+	    cpu_list(r, g, "worker_cpus", c->worker_cpus, sizeof(c->worker_cpus)) < 0 || num(r, g, "workers", 0, 4096, true, &workers) < 0 ||
 	    num(r, g, "grain", 1, 65536, true, &grain) < 0 || num(r, g, "prefetch", 1, 4096, true, &prefetch) < 0 ||
 	    num(r, g, "deadline", 0.1, 1e6, false, &deadline) < 0 ||
 	    num(r, g, "cache_mib", 0, 1 << 20, false, &cache) < 0)
@@ -183,6 +199,11 @@ static int cluster(struct reader *r, const config_setting_t *g, struct job_clust
 			   "a cluster started through its gateway has at most 4094 workers");
 	if (strchr(c->name, '/') != NULL || strchr(c->name, ' ') != NULL)
 		return bad(r, config_setting_get_member(g, "name"), "name", "a cluster name has no '/' or spaces");
+	/* Its gateway runs its ranks as its own exec group says. */
+	if ((c->cpus[0] || c->worker_cpus[0]) && c->gateway)
+		return bad(r, config_setting_get_member(g, c->cpus[0] ? "cpus" : "worker_cpus"), c->cpus[0] ? "cpus" :
+			   "worker_cpus", "applies to clusters mwlaunch starts (start = \"local\"); a cluster started "
+			   "through its gateway runs where its gateway puts it");
 	if (c->hosts[0] && c->hostfile[0])
 		return bad(r, g, "hosts", "give hosts or hostfile, not both");
 	if (workers == 0 && !c->main)

@@ -18,6 +18,8 @@ struct job_cluster {
 	bool main;
 	char hosts[1024];          /* -H list, or "" */
 	char hostfile[1024];       /* --hostfile, or "" */
+	char cpus[256];            /* the CPUs its ranks run on (taskset -c list), "" = any */
+	char worker_cpus[256];     /* ... its workers, "" = cpus */
 	unsigned workers;
 	bool gateway;              /* start = "gateway": its gateway runs its mpirun */
 	char socket[1024];         /* its gateway's client socket; through a gateway: where

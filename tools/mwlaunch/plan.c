@@ -145,6 +145,25 @@ static void mpirun(const struct job *j, struct plan *p, bool tag_output)
 		add(p, "%s", j->mpirun_args[i]);
 }
 
+/* The CPUs a rank of the cluster with this role runs on ("" = any). */
+static const char *rank_cpus(const struct job_cluster *cl, const char *role)
+{
+	return strcmp(role, "worker") == 0 && cl->worker_cpus[0] ? cl->worker_cpus : cl->cpus;
+}
+
+/* The program of one app context, behind taskset where the rank has its
+ * own CPUs: per rank, which mpirun's --cpu-set (one set for all) cannot
+ * say, and after mpirun's own binding, so that it decides. */
+static void program(struct plan *p, const char *cpus, const char *prog)
+{
+	if (cpus[0]) {
+		add(p, "taskset");
+		add(p, "-c");
+		add(p, "%s", cpus);
+	}
+	add(p, "%s", prog);
+}
+
 /* The command line: mpirun, then one app context per rank. */
 static void command(const struct job *j, struct plan *p)
 {
@@ -158,7 +177,7 @@ static void command(const struct job *j, struct plan *p)
 			add(p, "-x");
 			add(p, "%s", p->ranks[r].env[k]);
 		}
-		add(p, "%s", j->program);
+		program(p, rank_cpus(p->cl, p->ranks[r].role), j->program);
 		for (unsigned k = 0; k < p->ranks[r].nargs; k++)
 			add(p, "%s", p->ranks[r].args[k]);
 	}
@@ -200,10 +219,17 @@ int plan_probe(const struct job *j, unsigned c, char *const argv[], struct plan 
 	memset(p, 0, sizeof(*p));
 	p->cl = &j->cl[c];
 	mpirun(j, p, false);
-	add(p, "-np");
-	add(p, "2");
-	for (int i = 0; argv[i] != NULL; i++)
-		add(p, "%s", argv[i]);
+	/* Rank 0 where the master (or sub-master) runs, rank 1 where a
+	 * worker does: the path a task takes. */
+	for (int r = 0; r < 2; r++) {
+		if (r > 0)
+			add(p, ":");
+		add(p, "-np");
+		add(p, "1");
+		program(p, rank_cpus(p->cl, r ? "worker" : "master"), argv[0]);
+		for (int i = 1; argv[i] != NULL; i++)
+			add(p, "%s", argv[i]);
+	}
 	return p->failed ? -1 : 0;
 }
 

@@ -54,8 +54,8 @@ struct plan {
  * 0 or -1 (out of memory). */
 int plan_cluster(const struct job *j, unsigned c, const char *mw_config, const char *report, struct plan *p);
 /* Only the command line: argv (NULL-terminated) as two ranks on cluster
- * c's hosts, with the job's mpirun and options (mwlaunch --benchmark's
- * LAN probe).  0 or -1 (out of memory). */
+ * c's hosts, with the job's mpirun and options, rank 1 on the CPUs of its
+ * workers (mwlaunch --benchmark's LAN probe).  0 or -1 (out of memory). */
 int plan_probe(const struct job *j, unsigned c, char *const argv[], struct plan *p);
 void plan_free(struct plan *p);
 /* The command line, quoted for a POSIX shell. */

@@ -56,9 +56,14 @@ void predict_apply(const struct prediction *p, struct job *j)
 {
 	for (unsigned i = 0; i < j->ncl; i++) {
 		const struct model_cluster_eval *ev = &p->r.cl[p->map[i]];
+		double b = j->cl[i].main ? p->r.time_best : ev->time_best;
+		double w = j->cl[i].main ? p->r.time_worst : ev->time_worst;
 
-		j->cl[i].predict_best = j->cl[i].main ? p->r.time_best : ev->time_best;
-		j->cl[i].predict_worst = j->cl[i].main ? p->r.time_worst : ev->time_worst;
+		/* The best- and worst-end balances give a cluster different
+		 * shares, so its worst-end time may be the shorter: the
+		 * runtime takes an interval, shortest first. */
+		j->cl[i].predict_best = fmin(b, w);
+		j->cl[i].predict_worst = fmax(b, w);
 	}
 }
 

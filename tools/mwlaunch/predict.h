@@ -27,7 +27,7 @@ struct prediction {
 int predict_load(const struct job *j, const char *path, struct prediction *p, char *err, size_t errlen);
 
 /* Each cluster's predicted time into j (the main cluster's: the job's),
- * for MWL_PREDICT. */
+ * for MWL_PREDICT: its best- and worst-end times, the shorter first. */
 void predict_apply(const struct prediction *p, struct job *j);
 
 /* The prediction against the measurement in the master's JSON report
