@@ -13,12 +13,20 @@
 # against iperf3 over wanemu (bench-wan.sh), each with its own table.
 # QUICK=1 shortens everything (make bench-quick); DEAD_SECS=N sets how
 # long the producer sends into the dead link (default 60 s, as issue 2 names; 10 with QUICK).
+# QUICK runs each script once or twice, on fewer cases, so that
+# make bench-quick stays under 3 minutes: a smoke run, not figures of record.
+# Each part says how long it took.
 # Results are printed as Markdown tables to paste into docs/BENCHMARKS.md.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib.sh"
 QUICK=${QUICK:-0}
 RUNS=${RUNS:-3}
 BENCH_START=$(date +%s)
+PART_START=$BENCH_START
+# part NAME: how long the part just ended took.
+part() { echo "bench: $1 took $(( $(date +%s) - PART_START )) s"; PART_START=$(date +%s); }
+# quick Q FULL: Q runs under QUICK, else FULL.
+quick() { [ "$QUICK" = 1 ] && echo "$1" || echo "$2"; }
 COUNT=$([ "$QUICK" = 1 ] && echo 1500 || echo 4000)     # 1 MiB messages per run
 DEAD_SECS=${DEAD_SECS:-$([ "$QUICK" = 1 ] && echo 10 || echo 60)}
 
@@ -92,7 +100,7 @@ medians of $RUNS runs; reproduce with: make bench$([ "$QUICK" = 1 ] && echo -qui
 EOT
 
 # wanemu forwarding (issue 3): its own script, its own table.
-QUICK=$QUICK RUNS=3 "$(dirname "$0")/bench-wanemu.sh"
+QUICK=$QUICK RUNS=$(quick 1 3) "$(dirname "$0")/bench-wanemu.sh"
 
 wait "$mpid"
 # Gone before the benchmarks below run, not at exit.  SIGKILL: with its
@@ -105,18 +113,23 @@ cat <<EOT
 |---|---|---|---|---|---|
 | ldsd RSS, producer into a dead link ${DEAD_SECS}s (MiB) | limit: $((LIMIT_KB / 1024)) | $((peak / 1024)) | $(ratio "$peak" "$LIMIT_KB") | < 1.00 | $([ "$peak" -gt 0 ] && [ "$peak" -lt "$LIMIT_KB" ] && echo yes || echo no) |
 EOT
+part "ldsd on loopback and wanemu's forwarding"
 
 # The master-worker runtime (issue 5).
 echo
-BUILD=${BUILD:-build} QUICK=$QUICK "$(dirname "$0")/bench-mw.sh"
+BUILD=${BUILD:-build} QUICK=$QUICK RUNS=$(quick 3 5) "$(dirname "$0")/bench-mw.sh"
+part "the master-worker runtime"
 
 # Two clusters over wanemu (issue 6).
 echo
-BUILD=${BUILD:-build} QUICK=$QUICK "$(dirname "$0")/bench-mwlaunch.sh"
+BUILD=${BUILD:-build} QUICK=$QUICK RUNS=$(quick 1 3) "$(dirname "$0")/bench-mwlaunch.sh"
+part "two clusters over wanemu"
 
 # The model's prediction against measured runs over wanemu (issue 7).
 echo
-BUILD=${BUILD:-build} QUICK=$QUICK "$(dirname "$0")/bench-predict.sh"
+BUILD=${BUILD:-build} QUICK=$QUICK RUNS=$(quick 1 3) \
+	CASES=$(quick "matmul:2 montecarlo:3" "matmul:2 matmul:3 montecarlo:2 montecarlo:3") "$(dirname "$0")/bench-predict.sh"
+part "the model's prediction"
 
 # LDS against iperf3 over an emulated WAN (issue 4); WAN=0 leaves it out.
 # One run per ldsd cell here (WAN_REPS=N for more): with bench-wan's own
@@ -126,6 +139,7 @@ BUILD=${BUILD:-build} QUICK=$QUICK "$(dirname "$0")/bench-predict.sh"
 if [ "${WAN:-1}" != 0 ]; then
 	echo
 	BUILD=${BUILD:-build} QUICK=$QUICK REPS=${WAN_REPS:-1} "$(dirname "$0")/bench-wan.sh"
+	part "LDS against iperf3 over wanemu"
 fi
 echo
 echo "bench: all benchmarks took $(( $(date +%s) - BENCH_START )) s"
