@@ -1500,26 +1500,6 @@ static void link_stream_rtts(const struct link *l, uint32_t *now_us, uint32_t *m
 	}
 }
 
-/* The path's round trip in seconds: the lowest any stream's transport saw
- * lately, or the smoothed one if none knows.  Pings wait behind the data
- * that many streams queue (srtt 700 ms was seen on a 100 ms path). */
-static double link_path_rtt(const struct link *l)
-{
-	uint32_t now_us, min_us;
-
-	link_stream_rtts(l, &now_us, &min_us);
-	return min_us ? min_us / 1e6 : (double)l->srtt_us / 1e6;
-}
-
-/* 1 if every stream's transport sees a standing queue on the path. */
-static int link_path_queued(const struct link *l)
-{
-	uint32_t now_us, min_us;
-
-	link_stream_rtts(l, &now_us, &min_us);
-	return min_us && now_us >= min_us * (1 + AUTO_QUEUE_FRAC);
-}
-
 /* Measures goodput over periods of AUTO_PERIOD_S or AUTO_PERIOD_RTTS round
  * trips of the path, whichever is longer, and lets the chooser act on
  * periods that were network-limited at 4 ticks in 5 and in which no
@@ -1529,7 +1509,8 @@ static int link_path_queued(const struct link *l)
  * for the chooser if it was at 4 ticks in 5 too. */
 static void link_auto_tick(struct link *l, uint64_t now)
 {
-	double secs = (double)(now - l->as_start_ns) / 1e9, rate;
+	double secs = (double)(now - l->as_start_ns) / 1e9, rate, path_rtt;
+	uint32_t now_us, min_us;
 	unsigned want;
 	int changed = 0;
 
@@ -1540,9 +1521,16 @@ static void link_auto_tick(struct link *l, uint64_t now)
 	 * link carries. */
 	l->as_busy += sendbuf_has_next(&l->sb, 0) || sendbuf_unacked_bytes(&l->sb) >= l->sb.mem / 4 || l->as_refused;
 	l->as_refused = 0;
-	l->as_queued += link_path_queued(l);
+	/* One query of the streams' transports a tick serves both: whether
+	 * every stream sees a standing queue, and the path's round trip (the
+	 * lowest any saw lately; the smoothed one if none knows: pings wait
+	 * behind the data that many streams queue, srtt 700 ms was seen on a
+	 * 100 ms path). */
+	link_stream_rtts(l, &now_us, &min_us);
+	l->as_queued += min_us && now_us >= min_us * (1 + AUTO_QUEUE_FRAC);
 	l->as_disturbed |= l->up != l->nstreams;
-	if (secs < AUTO_PERIOD_S || secs < AUTO_PERIOD_RTTS * link_path_rtt(l))
+	path_rtt = min_us ? min_us / 1e6 : (double)l->srtt_us / 1e6;
+	if (secs < AUTO_PERIOD_S || secs < AUTO_PERIOD_RTTS * path_rtt)
 		return;
 	rate = (double)(l->sb.bytes_acked - l->as_acked) / secs;
 	if (!l->as_disturbed && l->as_busy * 5 >= l->as_ticks * 4) {

@@ -6,7 +6,9 @@
 # figure that a busy machine disturbs far less than throughput; then the
 # medians.  COUNT messages per run (default 2000), RUNS (default 3);
 # STREAMS (default 4) and PEER (extra peer settings, e.g.
-# 'congestion = "cubic"; block_size = 262144;') configure the link.
+# 'congestion = "cubic"; block_size = 262144;') configure the link;
+# PERF_DIR=DIR records each daemon with perf during the transfers
+# (DIR/ldsd-A.data, DIR/ldsd-B.data; read with perf report -i FILE).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib.sh"
 RUNS=${RUNS:-3}
@@ -35,10 +37,15 @@ lds_run() {
 	a0=$(cpu_seconds "$PID_clusterA"); b0=$(cpu_seconds "$PID_clusterB")
 	/usr/bin/time -f "%U %S" -o "$T/r.time" "$TBIN/ldstest" recv -s "$T/clusterB.sock" -n sink -f clusterA/src \
 		-c "$COUNT" -b 1M -B 1M -T 120 --fast > "$T/r.out" 2>/dev/null &
-	local rpid=$!
+	local rpid=$! pa="" pb=""
+	if [ -n "${PERF_DIR:-}" ]; then
+		perf record -g -o "$PERF_DIR/ldsd-A.data" -p "$PID_clusterA" > /dev/null 2>&1 & pa=$!
+		perf record -g -o "$PERF_DIR/ldsd-B.data" -p "$PID_clusterB" > /dev/null 2>&1 & pb=$!
+	fi
 	/usr/bin/time -f "%U %S" -o "$T/s.time" "$TBIN/ldstest" send -s "$T/clusterA.sock" -n src -t clusterB/sink \
 		-c "$COUNT" -b 1M -B 1M -T 120 --fast > /dev/null 2>&1
 	wait $rpid || fail "transfer failed: $(cat "$T/r.out")"
+	[ -n "$pa" ] && { kill -INT $pa $pb; wait $pa $pb; }
 	a1=$(cpu_seconds "$PID_clusterA"); b1=$(cpu_seconds "$PID_clusterB")
 	bytes=$(awk '{for (i = 1; i <= NF; i++) if ($i == "bytes") print $(i-1)}' "$T/r.out")
 	secs=$(awk '{for (i = 1; i <= NF; i++) if ($i == "s,") print $(i-1)}' "$T/r.out")
@@ -47,6 +54,10 @@ lds_run() {
 		'BEGIN {g = b / 1e9; printf "%.0f %.3f %.3f %.3f %.3f %.3f\n", b / s / 1e6, snd / g, a / g, bb / g, rcv / g, (snd + a + bb + rcv) / g}'
 }
 
+if [ -n "${PERF_DIR:-}" ]; then
+	command -v perf > /dev/null || { echo "loopback-cpu: PERF_DIR needs perf (apt-get install linux-perf)" >&2; exit 2; }
+	mkdir -p "$PERF_DIR" || exit 2
+fi
 machine loopback-cpu
 two_clusters "$STREAMS" "$PEER"
 echo "loopback-cpu: $STREAMS streams${PEER:+, $PEER}"

@@ -2,7 +2,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -108,43 +107,57 @@ static int reap(pid_t pid, double deadline)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* Runs argv for at most limit seconds with its output (stdout and
- * stderr) in out; its exit status, or -1 (timed out, could not start). */
-static int capture(char *const argv[], double limit, char *out, size_t len)
-{
-	int fd[2], rc;
-	size_t n = 0;
-	double deadline = run_now() + limit;
+/* A probe process whose output (stdout and stderr) goes to a temporary file, so
+ * that several can run at once without anyone draining a pipe. */
+struct probe_proc {
 	pid_t pid;
+	FILE *out;
+};
 
-	if (pipe(fd) < 0 || (pid = spawn(argv, fd[1])) < 0) {
-		snprintf(out, len, "cannot start %s: %s", argv[0], strerror(errno));
+/* Starts argv; -1 with errno set if it could not be. */
+static int proc_start(struct probe_proc *c, char *const argv[])
+{
+	c->pid = -1;
+	if ((c->out = tmpfile()) == NULL || (c->pid = spawn(argv, fileno(c->out))) < 0)
 		return -1;
-	}
-	close(fd[1]);
-	for (;;) {
-		struct pollfd p = { fd[0], POLLIN, 0 };
-		ssize_t k;
+	return 0;
+}
 
-		if (poll(&p, 1, 200) > 0) {
-			k = read(fd[0], out + n, n + 1 < len ? len - n - 1 : 0);
-			if (k <= 0 && (k == 0 || errno != EINTR))
-				break;
-			if (k > 0)
-				n += (size_t)k;
-			/* A full buffer keeps the newest output. */
-			if (n + 1 >= len) {
-				memmove(out, out + len / 2, n - len / 2);
-				n -= len / 2;
-			}
-		}
-		if (run_now() > deadline)
-			break;
+/* Waits for the process at most until deadline (then kills it), puts the
+ * tail of its output into out (the newest lines hold the results) and
+ * frees it.  Its exit status, or -1 (killed, or never started). */
+static int proc_end(struct probe_proc *c, double deadline, char *out, size_t len)
+{
+	int rc = c->pid > 0 ? reap(c->pid, deadline) : -1;
+	size_t n = 0;
+
+	if (c->out != NULL) {
+		if (fseek(c->out, 0, SEEK_END) == 0 && ftell(c->out) > (long)len - 1)
+			fseek(c->out, -(long)(len - 1), SEEK_END);
+		else
+			rewind(c->out);
+		n = fread(out, 1, len - 1, c->out);
+		fclose(c->out);
+		c->out = NULL;
 	}
 	out[n] = '\0';
-	close(fd[0]);
-	rc = reap(pid, deadline);
 	return rc;
+}
+
+/* Runs argv for at most limit seconds with the tail of its output in out;
+ * its exit status, or -1 (timed out, could not start). */
+static int capture(char *const argv[], double limit, char *out, size_t len)
+{
+	struct probe_proc c;
+
+	if (proc_start(&c, argv) < 0) {
+		int e = errno;
+
+		proc_end(&c, 0, out, len);
+		snprintf(out, len, "cannot start %s: %s", argv[0], strerror(e));
+		return -1;
+	}
+	return proc_end(&c, run_now() + limit, out, len);
 }
 
 /* What the calibration run measured of one cluster. */
@@ -250,8 +263,8 @@ static double end_throughput(const char *out)
 /* One Internet probe: ldsbench send through the gateway at one socket to
  * a receiver at the other, with its output in a temporary file. */
 struct inet_probe {
-	pid_t recv, send;
-	FILE *out;
+	pid_t recv;
+	struct probe_proc send;
 	char to[160];
 };
 
@@ -276,9 +289,8 @@ static int inet_start(struct inet_probe *p, const char *from_sock, const char *t
 	char *sargv[] = { prog, "send", "-s", (char *)from_sock, "-T", (char *)to, "-l", a_size, "-t", a_secs,
 			  "-O", a_omit, "-i", a_iv, "-J", "-q", "-w", "20", NULL };
 
-	p->recv = p->send = -1;
-	if ((p->out = tmpfile()) == NULL || (p->recv = spawn(rargv, -1)) < 0 ||
-	    (p->send = spawn(sargv, fileno(p->out))) < 0) {
+	p->send = (struct probe_proc){ .pid = -1 };
+	if ((p->recv = spawn(rargv, -1)) < 0 || proc_start(&p->send, sargv) < 0) {
 		fprintf(stderr, "mwlaunch: --benchmark: cannot start %s to %s: %s\n", prog, to, strerror(errno));
 		return -1;
 	}
@@ -290,22 +302,11 @@ static int inet_start(struct inet_probe *p, const char *from_sock, const char *t
 static int inet_end(struct inet_probe *p, double deadline, double *tput)
 {
 	static char out[65536];
-	int rc = p->send > 0 ? reap(p->send, deadline) : -1;
-	size_t n = 0;
+	int started = p->send.pid > 0, rc = proc_end(&p->send, deadline, out, sizeof(out));
 
 	if (p->recv > 0)
 		reap(p->recv, run_now() + 5);
-	if (p->out != NULL) {
-		/* The end event is the last line: keep the tail. */
-		if (fseek(p->out, 0, SEEK_END) == 0 && ftell(p->out) > (long)sizeof(out) - 1)
-			fseek(p->out, -(long)(sizeof(out) - 1), SEEK_END);
-		else
-			rewind(p->out);
-		n = fread(out, 1, sizeof(out) - 1, p->out);
-		fclose(p->out);
-	}
-	out[n] = '\0';
-	if (p->send <= 0)
+	if (!started)
 		return -1;
 	if (rc != 0 || (*tput = end_throughput(out)) <= 0) {
 		fprintf(stderr, "mwlaunch: --benchmark: ldsbench to %s failed (exit %d): %.2000s\n", p->to, rc, out);
@@ -331,7 +332,7 @@ static int probe_inets(const struct job *j, struct meas *m, bool in, double secs
 		const struct job_cluster *c = &j->cl[i];
 		double size = in ? m[i].inter_task : m[i].inter_result;
 
-		pr[i] = (struct inet_probe){ .recv = -1, .send = -1 };
+		pr[i] = (struct inet_probe){ .recv = -1, .send = { .pid = -1 } };
 		if (c->main || rc < 0)
 			continue;
 		printf("mwlaunch: benchmark: cluster %s: Internet %s, %g s of %.0f-byte messages %s %s\n", c->name,
@@ -344,7 +345,7 @@ static int probe_inets(const struct job *j, struct meas *m, bool in, double secs
 		rc = inet_start(&pr[i], in ? mc->socket : c->socket, in ? c->socket : mc->socket, to, size, secs);
 	}
 	for (unsigned i = 0; i < j->ncl; i++)
-		if (!j->cl[i].main && (pr[i].out != NULL || pr[i].recv > 0) &&
+		if (!j->cl[i].main && (pr[i].send.out != NULL || pr[i].recv > 0) &&
 		    inet_end(&pr[i], deadline, in ? &m[i].inet_in : &m[i].inet_out) < 0)
 			rc = -1;
 	return rc;
