@@ -70,13 +70,19 @@ dir=$(grep -o "in /[^ ]*lds-job-[^ ,]*" "$T/clusterB.log" | tail -1 | cut -c4-)
 # Output waits for its reader (-P: it reads nothing for 4 s), and for a
 # link that is down (its streams stalled, a black hole, until the gateways
 # give up on them and reconnect): the job blocks (the gateway reads no
-# more of its output for a second), and every byte it read arrives.
+# more of its output for a second), and every byte it read arrives.  The
+# stalled-link job writes until STOP (-S) ends it, so that no machine is
+# fast enough to finish it before the stall.
 held_back() {
-	local got sent
+	local got sent rc
 	wait_up clusterB 2
-	timeout 60 $EXEC -c clusterB "$@" -l /usr/bin/seq 1 1500000 > "$T/bp.out" 2>&1 & xpid=$!
-	sleep 0.5
-	[ "$1" = -P ] || ctl clusterB fault stall clusterA > /dev/null || fail "cannot stall the link"
+	if [ "$1" = -P ]; then
+		timeout 60 $EXEC -c clusterB "$@" -l /usr/bin/seq 1 1500000 > "$T/bp.out" 2>&1 & xpid=$!
+	else
+		timeout 60 $EXEC -c clusterB "$@" -l /usr/bin/seq 1 inf > "$T/bp.out" 2>&1 & xpid=$!
+		sleep 0.5
+		ctl clusterB fault stall clusterA > /dev/null || fail "cannot stall the link"
+	fi
 	# How much it wrote before it was held back depends on the machine's
 	# speed; that it then stays blocked, its output unread, does not.  (A
 	# stall lasts 2 s, until the silence is noticed and the link replaced.)
@@ -91,15 +97,20 @@ held_back() {
 		jq -e --argjson b "$(jq .exec.jobs[0].output_bytes "$T/st1.json")" \
 			'.exec.jobs[0].waiting_for_link == true and .exec.jobs[0].output_bytes == $b' "$T/st2.json" > /dev/null ||
 		fail "$*: the job was not held back: $(jq -c .exec "$T/st1.json") then $(jq -c .exec "$T/st2.json")"
-	wait "$xpid" || fail "seq through the gateway ($*): $(cat "$T/bp.out")"
+	wait "$xpid"; rc=$?
+	if [ "$1" = -P ]; then
+		[ "$rc" = 0 ] && grep -q "^EXIT 0 exit 0, " "$T/bp.out"
+	else
+		[ "$rc" = 1 ] && grep -q "^EXIT .*, stopped: asked by clusterA/anon-[0-9]*: exectest -S$" "$T/bp.out"
+	fi || fail "seq through the gateway ($*): exit $rc: $(cat "$T/bp.out")"
 	got=$(sed -n 's/^BYTES //p' "$T/bp.out")
-	sent=$(sed -n 's/^EXIT 0 exit 0, \([0-9]*\) bytes of output$/\1/p' "$T/bp.out")
+	sent=$(sed -n 's/^EXIT .*, \([0-9]*\) bytes of output.*$/\1/p' "$T/bp.out")
 	[ -n "$got" ] && [ "$got" = "$sent" ] || fail "$*: output lost: gateway read $sent bytes, $got arrived: $(cat "$T/bp.out")"
 	held="$held $got"
 }
 held=""
 held_back -P 4
-held_back -T 50
+held_back -S 4
 
 # STOP: SIGTERM to the job, whose end is reported with the reason.
 start=$(date +%s)
