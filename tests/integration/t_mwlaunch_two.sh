@@ -22,17 +22,19 @@ for r in "rank 0: master" "rank 2: cm" "rank 0: submaster" "rank 1: cm" "MWL_REM
 done
 mwlaunch_job & job=$!
 # Where clusterB's ranks (found by their gateway socket) may run, seen
-# while the job runs: "ROLE CPUS".
+# while the job runs: "ROLE CPUS", each process's last sample.  Earlier
+# ones can be passing: hwloc's topology discovery in MPI_Init binds the
+# process to each CPU in turn to read it, then puts the mask back.
 for _ in $(seq 1 600); do
 	for p in $(pgrep -x mw_matmul); do
 		env=$(tr '\0' '\n' 2> /dev/null < "/proc/$p/environ")
 		c=$(awk '/^Cpus_allowed_list/ {print $2}' "/proc/$p/status" 2> /dev/null)
 		grep -qx "LDS_SOCKET=$T/clusterB.sock" <<< "$env" && [ -n "$c" ] &&
-			echo "$(sed -n 's/^MWL_ROLE=//p' <<< "$env") $c"
+			echo "$p $(sed -n 's/^MWL_ROLE=//p' <<< "$env") $c"
 	done
 	kill -0 "$job" 2> /dev/null || break
 	sleep 0.05
-done | sort -u > "$T/cpus"
+done | awk '{last[$1] = $2 " " $3} END {for (p in last) print last[p]}' | sort -u > "$T/cpus"
 wait "$job" || fail "mwlaunch failed ($?): $(tail -30 "$T/out")"
 grep -q "^worker $first$" "$T/cpus" && grep -q "^submaster $last$" "$T/cpus" &&
 	awk -v f="$first" -v l="$last" '$2 != ($1 == "worker" ? f : l) {exit 1}' "$T/cpus" ||
