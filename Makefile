@@ -46,6 +46,8 @@ MW_PURE_SRC := launcher/mw_buf.c launcher/mw_config.c launcher/mw_sched.c launch
 MW_MPI_SRC  := $(filter-out $(MW_PURE_SRC),$(wildcard launcher/mw_*.c))
 # ldsbench's message checks and status reader are unit-tested too.
 BENCH_PURE_SRC := tools/ldsbench/msg.c tools/ldsbench/linkstat.c
+# So are mwlaunch --benchmark's medians of its calibration runs.
+MWLAUNCH_PURE_SRC := tools/mwlaunch/calstat.c
 # Communication managers speak liblds, which libmw carries inside.
 MW_SRC      := $(sort $(MW_PURE_SRC) $(MW_MPI_SRC) ldsd/json.c $(LIBLDS_SRC))
 MW_EXAMPLES := $(patsubst examples/mw_%.c,$(BUILD)/examples/mw_%,$(wildcard examples/mw_*.c))
@@ -168,7 +170,7 @@ $(BUILD)/bench/mpi_loop: $(call obj,tests/bench/mpi_loop.c)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(MPI_LIBS)
 
-$(UNIT): $(call obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC)) $(LIBLDSD) $(LIBLDS_A)
+$(UNIT): $(call obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC) $(MWLAUNCH_PURE_SRC)) $(LIBLDSD) $(LIBLDS_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
@@ -180,7 +182,7 @@ $(BUILD)/asan/%.o: %.c
 	@$(if $(Q),echo "  CC/SAN  $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -O1 $(SAN) -c -o $@ $<
 
-$(UNIT_ASAN): $(call asan_obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC) $(LDSD_SRC) $(filter-out $(LDSD_SRC),$(LIBLDS_SRC)))
+$(UNIT_ASAN): $(call asan_obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC) $(MWLAUNCH_PURE_SRC) $(LDSD_SRC) $(filter-out $(LDSD_SRC),$(LIBLDS_SRC)))
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(SAN) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)

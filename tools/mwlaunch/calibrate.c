@@ -14,13 +14,14 @@
 #include "launcher/mw_config.h"
 #include "ldsd/jsonr.h"
 #include "tools/mwlaunch/calibrate.h"
+#include "tools/mwlaunch/calstat.h"
 #include "tools/mwlaunch/plan.h"
 #include "tools/mwlaunch/run.h"
 
 #define PROBE_GRACE 30.0           /* s beyond a probe's own time before it is killed */
 #define MIN_PROBE_BYTES 4096       /* ldsbench's messages carry a header and a checked pattern */
 
-int calib_prepare(struct job *j, const struct calib_opts *o)
+int calib_prepare(struct job *j, const struct calib_opts *o, struct calib_runs *s)
 {
 	unsigned workers = 0, grain = 1;
 
@@ -48,7 +49,13 @@ int calib_prepare(struct job *j, const struct calib_opts *o)
 	j->task_limit = o->tasks > 0 ? o->tasks : 16L * workers * grain;
 	if (j->task_limit < 64 && o->tasks == 0)
 		j->task_limit = 64;
-	printf("mwlaunch: benchmark: calibration run of the job's first %ld tasks\n", j->task_limit);
+	*s = (struct calib_runs){ .m = calloc(o->repeat, sizeof(*s->m)) };
+	if (s->m == NULL) {
+		fprintf(stderr, "mwlaunch: --benchmark: out of memory\n");
+		return -1;
+	}
+	printf("mwlaunch: benchmark: %u calibration run%s of the job's first %ld tasks\n", o->repeat,
+	       o->repeat > 1 ? "s" : "", j->task_limit);
 	fflush(stdout);
 	return 0;
 }
@@ -160,24 +167,15 @@ static int capture(char *const argv[], double limit, char *out, size_t len)
 	return proc_end(&c, run_now() + limit, out, len);
 }
 
-/* What the calibration run measured of one cluster. */
-struct meas {
-	double perf[4096];         /* each worker's available performance, op/s */
-	unsigned nperf;
-	double lan;                /* bytes/s */
-	double inet_in, inet_out;  /* bytes/s, remote only */
-	double inter_task, inter_result; /* bytes per inter-cluster task and result */
-};
-
 /* The workers' performance in a report, in the master's tasks: scale is
  * the master's tasks per task of this report (a sub-master splitting
  * with coarse hooks runs finer tasks). */
-static int workers_perf(const struct jsonr *rep, const char *cluster, double oper, double scale, struct meas *m)
+static int workers_perf(const struct jsonr *rep, const char *cluster, double oper, double scale, struct calib_meas *m)
 {
 	const struct jsonr *w = jsonr_get(rep, "workers");
 
 	m->nperf = 0;
-	for (size_t i = 0; w != NULL && w->type == JSONR_ARR && i < w->n && m->nperf < 4096; i++) {
+	for (size_t i = 0; w != NULL && w->type == JSONR_ARR && i < w->n && m->nperf < CALIB_MAX_WORKERS; i++) {
 		const struct jsonr *e = &w->kids[i];
 		double ran = jsonr_num(jsonr_get(e, "done"), 0) + jsonr_num(jsonr_get(e, "discharged"), 0);
 		double work = jsonr_num(jsonr_get(e, "work_time"), 0);
@@ -320,7 +318,7 @@ static int inet_end(struct inet_probe *p, double deadline, double *tput)
  * its result size): all links at once, as the run uses them, so that what
  * they share (the main cluster's gateway and uplink) is shared as in the
  * run. */
-static int probe_inets(const struct job *j, struct meas *m, bool in, double secs)
+static int probe_inets(const struct job *j, struct calib_meas *m, bool in, double secs)
 {
 	static struct inet_probe pr[JOB_MAX_CLUSTERS];
 	const struct job_cluster *mc = &j->cl[j->main];
@@ -351,9 +349,10 @@ static int probe_inets(const struct job *j, struct meas *m, bool in, double secs
 	return rc;
 }
 
-static int write_model(const struct job *j, const struct calib_opts *o, const struct jsonr *master,
-		       const struct meas *m, double oper, double task, double result, bool reassign)
+static int write_model(const struct job *j, const struct calib_opts *o, const struct calib_runs *s,
+		       const struct calib_meas *m, double oper, double task, double result, bool reassign)
 {
+	const struct jsonr *master = s->master;
 	FILE *f = strcmp(o->out, "-") == 0 ? stdout : fopen(o->out, "w");
 	time_t now = time(NULL);
 	double tasks = jsonr_num(jsonr_get(master, "problem_tasks"), 0);
@@ -365,7 +364,8 @@ static int write_model(const struct job *j, const struct calib_opts *o, const st
 	}
 	strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", localtime(&now));
 	fprintf(f, "# Model of job %s, measured by mwlaunch --benchmark on %s (docs/model.md):\n"
-		"# %.0f calibration tasks; LAN and Internet probes of %g s each.\n", j->path, when,
+		"# %u calibration run%s of %.0f tasks (each worker's performance: the median of\n"
+		"# the runs); LAN and Internet probes of %g s each.\n", j->path, when, s->n, s->n > 1 ? "s" : "",
 		jsonr_num(jsonr_get(master, "joined"), 0), o->seconds);
 	if (jsonr_num(jsonr_get(master, "ops_per_task"), 0) <= 0)
 		fprintf(f, "# The application states no operations per task: one task is the operation,\n"
@@ -417,79 +417,152 @@ static void sizes(const struct jsonr *master, double *task, double *result)
 	*result = n > 0 ? in / n : 0;
 }
 
-int calib_finish(const struct job *j, char reports[][PATH_MAX], const char *mwconf, const struct calib_opts *o)
+/* The operations per task a report states; 1 when it states none (a
+ * task is then the operation). */
+static double oper_of(const struct jsonr *master)
 {
-	static struct meas m[JOB_MAX_CLUSTERS];
+	double oper = jsonr_num(jsonr_get(master, "ops_per_task"), 0);
+
+	return oper > 0 ? oper : 1;
+}
+
+/* Cluster i's part of one calibration run: its workers' performance, and
+ * for a remote cluster the bytes per inter-cluster task and result. */
+static int cluster_meas(const struct job *j, unsigned i, struct jsonr *const rep[], struct calib_meas *m)
+{
+	const struct job_cluster *c = &j->cl[i];
+	double scale = 1;
+
+	if (!c->main) {
+		const struct jsonr *cm = cm_of(rep[j->main], c->name);
+		/* What the cluster ran, also the tasks whose copies elsewhere won at the end. */
+		double done = jsonr_num(jsonr_get(cm, "done"), 0) + jsonr_num(jsonr_get(cm, "discharged"), 0);
+		double fine = jsonr_num(jsonr_get(rep[i], "joined"), 0);
+
+		if (done <= 0 || fine <= 0) {
+			fprintf(stderr, "mwlaunch: --benchmark: cluster %s did no calibration task: give more "
+				"with --calibrate-tasks\n", c->name);
+			return -1;
+		}
+		scale = done / fine;
+		/* Bytes that crossed the link per inter-cluster task (after the data cache). */
+		m->inter_task = jsonr_num(jsonr_get(cm, "wan_bytes_out"), 0) * c->grain / done;
+		m->inter_result = jsonr_num(jsonr_get(cm, "wan_bytes_in"), 0) * c->grain / done;
+	}
+	if (workers_perf(rep[i], c->name, oper_of(rep[j->main]), scale, m) < 0)
+		return -1;
+	if (m->nperf != c->workers) {
+		fprintf(stderr, "mwlaunch: --benchmark: cluster %s: the report has %u workers, the job %u\n",
+			c->name, m->nperf, c->workers);
+		return -1;
+	}
+	return 0;
+}
+
+/* "NAME: P1, P2 ... op/s" for each cluster, after head. */
+static void print_perf(const struct job *j, const char *head, const struct calib_meas *m)
+{
+	printf("mwlaunch: benchmark: %s:", head);
+	for (unsigned i = 0; i < j->ncl; i++) {
+		printf("%s %s", i ? ";" : "", j->cl[i].name);
+		for (unsigned k = 0; k < m[i].nperf; k++)
+			printf("%s %.4g", k ? "," : "", m[i].perf[k]);
+	}
+	printf(" op/s\n");
+}
+
+int calib_take(const struct job *j, char reports[][PATH_MAX], struct calib_runs *s, const struct calib_opts *o)
+{
 	struct jsonr *rep[JOB_MAX_CLUSTERS] = { NULL };
+	char err[512], head[64];
+	int rc = -1;
+
+	for (unsigned i = 0; i < j->ncl; i++)
+		if ((rep[i] = jsonr_read_file(reports[i], err, sizeof(err))) == NULL) {
+			fprintf(stderr, "mwlaunch: --benchmark: cluster %s's report: %s\n", j->cl[i].name, err);
+			goto out;
+		}
+	for (unsigned i = 0; i < j->ncl; i++)
+		if (cluster_meas(j, i, rep, &s->m[s->n][i]) < 0)
+			goto out;
+	snprintf(head, sizeof(head), "calibration %u of %u, workers", s->n + 1, o->repeat);
+	print_perf(j, head, s->m[s->n]);
+	s->n++;
+	/* The problem's size, the operations and bytes per task: the same in every run. */
+	jsonr_free(s->master);
+	s->master = rep[j->main];
+	rep[j->main] = NULL;
+	rc = 0;
+out:
+	for (unsigned i = 0; i < j->ncl; i++)
+		jsonr_free(rep[i]);
+	return rc;
+}
+
+/* Each cluster's workers and inter-cluster sizes: the median of the runs. */
+static int merge_runs(const struct job *j, const struct calib_runs *s, struct calib_meas *m)
+{
+	struct calib_meas *runs = malloc(s->n * sizeof(*runs));
+	int rc = 0;
+
+	if (runs == NULL) {
+		fprintf(stderr, "mwlaunch: --benchmark: out of memory\n");
+		return -1;
+	}
+	for (unsigned i = 0; i < j->ncl && rc == 0; i++) {
+		for (unsigned r = 0; r < s->n; r++)
+			runs[r] = s->m[r][i];
+		rc = calib_merge(runs, s->n, &m[i]);
+	}
+	free(runs);
+	if (rc < 0)
+		fprintf(stderr, "mwlaunch: --benchmark: the calibration runs do not match (%u runs)\n", s->n);
+	else if (s->n > 1)
+		print_perf(j, "the median of the calibrations, workers", m);
+	return rc;
+}
+
+int calib_finish(const struct job *j, struct calib_runs *s, const char *mwconf, const struct calib_opts *o)
+{
+	static struct calib_meas m[JOB_MAX_CLUSTERS];
 	struct mw_config cfg;
 	double oper, task, result;
 	char err[512];
-	int rc = -1;
 
 	mw_config_defaults(&cfg);
 	if (mwconf[0] && mw_config_load(mwconf, &cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "mwlaunch: --benchmark: %s\n", err);
 		return -1;
 	}
-	for (unsigned i = 0; i < j->ncl; i++)
-		if ((rep[i] = jsonr_read_file(reports[i], err, sizeof(err))) == NULL) {
-			fprintf(stderr, "mwlaunch: --benchmark: cluster %s's report: %s\n", j->cl[i].name, err);
-			goto out;
-		}
-	oper = jsonr_num(jsonr_get(rep[j->main], "ops_per_task"), 0);
-	if (oper <= 0)
-		oper = 1;
-	sizes(rep[j->main], &task, &result);
-	for (unsigned i = 0; i < j->ncl; i++) {
-		const struct job_cluster *c = &j->cl[i];
-		double scale = 1;
-
-		if (!c->main) {
-			const struct jsonr *cm = cm_of(rep[j->main], c->name);
-			/* What the cluster ran, also the tasks whose copies elsewhere won at the end. */
-			double done = jsonr_num(jsonr_get(cm, "done"), 0) + jsonr_num(jsonr_get(cm, "discharged"), 0);
-			double fine = jsonr_num(jsonr_get(rep[i], "joined"), 0);
-
-			if (done <= 0 || fine <= 0) {
-				fprintf(stderr, "mwlaunch: --benchmark: cluster %s did no calibration task: give more "
-					"with --calibrate-tasks\n", c->name);
-				goto out;
-			}
-			scale = done / fine;
-			/* Bytes that crossed the link per inter-cluster task (after the data cache). */
-			m[i].inter_task = jsonr_num(jsonr_get(cm, "wan_bytes_out"), 0) * c->grain / done;
-			m[i].inter_result = jsonr_num(jsonr_get(cm, "wan_bytes_in"), 0) * c->grain / done;
-		}
-		if (workers_perf(rep[i], c->name, oper, scale, &m[i]) < 0)
-			goto out;
-		if (m[i].nperf != c->workers) {
-			fprintf(stderr, "mwlaunch: --benchmark: cluster %s: the report has %u workers, the job %u\n",
-				c->name, m[i].nperf, c->workers);
-			goto out;
-		}
-	}
+	if (merge_runs(j, s, m) < 0)
+		return -1;
+	oper = oper_of(s->master);
+	sizes(s->master, &task, &result);
 	printf("mwlaunch: benchmark: %g op per task, %.0f + %.0f bytes per task and result\n", oper, task, result);
 	for (unsigned i = 0; i < j->ncl; i++) {
 		if (probe_lan(j, i, task, result, o->seconds, &m[i].lan) < 0)
-			goto out;
+			return -1;
 		printf("mwlaunch: benchmark: cluster %s: LAN %.4g bytes/s\n", j->cl[i].name, m[i].lan);
 	}
 	if (j->ncl > 2)
 		printf("mwlaunch: benchmark: the remote clusters' Internet links are measured all at once\n");
 	if (probe_inets(j, m, true, o->seconds) < 0 || probe_inets(j, m, false, o->seconds) < 0)
-		goto out;
+		return -1;
 	for (unsigned i = 0; i < j->ncl; i++)
 		if (!j->cl[i].main)
 			printf("mwlaunch: benchmark: cluster %s: Internet in %.4g bytes/s, out %.4g bytes/s\n",
 			       j->cl[i].name, m[i].inet_in, m[i].inet_out);
-	if (write_model(j, o, rep[j->main], m, oper, task, result, cfg.load_balance) < 0)
-		goto out;
+	if (write_model(j, o, s, m, oper, task, result, cfg.load_balance) < 0)
+		return -1;
 	if (strcmp(o->out, "-") != 0)
 		printf("mwlaunch: benchmark: model written to %s (mwpredict %s; or model = \"...\" in the job)\n",
 		       o->out, o->out);
-	rc = 0;
-out:
-	for (unsigned i = 0; i < j->ncl; i++)
-		jsonr_free(rep[i]);
-	return rc;
+	return 0;
+}
+
+void calib_free(struct calib_runs *s)
+{
+	free(s->m);
+	jsonr_free(s->master);
+	*s = (struct calib_runs){ 0 };
 }

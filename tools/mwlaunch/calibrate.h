@@ -3,10 +3,12 @@
  * measured (thesis Table 4-1) and written as a model file (docs/model.md)
  * that mwpredict and mwlaunch --predict-only read.
  *
- *   1. A calibration run of the job itself limited to its first tasks
- *      (MWL_TASK_LIMIT): every worker's available performance from its
- *      work time, the task and result sizes, the problem's task count and
- *      operations per task, the inter-cluster task and result sizes.
+ *   1. Calibration runs of the job itself limited to its first tasks
+ *      (MWL_TASK_LIMIT), --calibrate-repeat of them one after the other:
+ *      every worker's available performance from its work time, the
+ *      inter-cluster task and result sizes (each the median of the runs,
+ *      calstat.h), the task and result sizes, the problem's task count
+ *      and operations per task.
  *   2. Each cluster's LAN: mw_lanprobe, task- and result-sized messages
  *      between two ranks of its mpirun.
  *   3. The Internet in and out of each remote cluster: ldsbench through
@@ -18,21 +20,41 @@
 
 #include <limits.h>
 
+#include "ldsd/jsonr.h"
+#include "tools/mwlaunch/calstat.h"
 #include "tools/mwlaunch/jobconf.h"
 
 struct calib_opts {
 	long tasks;                /* calibration tasks; 0 = 16 per worker of the job times the largest grain, >= 64 */
+	unsigned repeat;           /* calibration runs, 1 .. CALIB_MAX_RUNS */
 	double seconds;            /* each LAN and Internet measurement */
 	double threshold;          /* efficiency_threshold written into the model */
 	const char *out;           /* the model file to write; "-" = stdout */
 };
 
-/* Sets up j for the calibration run (task limit, no prediction shown);
- * 0, or -1 when a cluster cannot be measured from here (said why). */
-int calib_prepare(struct job *j, const struct calib_opts *o);
+/* What the calibration runs so far measured. */
+struct calib_runs {
+	struct calib_meas (*m)[JOB_MAX_CLUSTERS]; /* m[run][cluster], room for o->repeat runs */
+	unsigned n;                /* runs taken */
+	struct jsonr *master;      /* the last run's main cluster report (problem size, bytes per task) */
+};
 
-/* After the calibration run: the reports (reports[i]: cluster i's), the
- * framework file (or ""), the probes, the model file.  0 or -1 (said why). */
-int calib_finish(const struct job *j, char reports[][PATH_MAX], const char *mwconf, const struct calib_opts *o);
+/* Sets up j for the calibration runs (task limit, no prediction shown)
+ * and s for their measurements; 0, or -1 when a cluster cannot be
+ * measured from here or memory is short (said why).  s is freed by
+ * calib_free, also after a failure. */
+int calib_prepare(struct job *j, const struct calib_opts *o, struct calib_runs *s);
+
+/* After each calibration run that ended well: its reports (reports[i]:
+ * cluster i's) into s, each worker's performance printed.  At most
+ * o->repeat times.  0 or -1 (said why). */
+int calib_take(const struct job *j, char reports[][PATH_MAX], struct calib_runs *s, const struct calib_opts *o);
+
+/* After the last calibration run: the medians of s's runs, the framework
+ * file's settings (mwconf, or ""), the probes, the model file.  0 or -1
+ * (said why). */
+int calib_finish(const struct job *j, struct calib_runs *s, const char *mwconf, const struct calib_opts *o);
+
+void calib_free(struct calib_runs *s);
 
 #endif

@@ -36,17 +36,20 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: mwlaunch [-n] [-k] [-w DIR] [-j FILE] [-m MODEL] JOB.conf\n"
 		"       mwlaunch --predict-only [-j FILE] [-m MODEL] JOB.conf\n"
-		"       mwlaunch --benchmark [-o MODEL] [--calibrate-tasks N] [--probe-seconds S] JOB.conf\n"
+		"       mwlaunch --benchmark [-o MODEL] [--calibrate-tasks N] [--calibrate-repeat R]\n"
+		"                [--probe-seconds S] JOB.conf\n"
 		"Runs a master-worker job over the clusters of JOB.conf, one mpirun per\n"
 		"cluster, joined by their ldsd gateways (docs/mwlaunch.md).\n"
 		"  -n, --dry-run       print what would be started where, start nothing\n"
 		"  -p, --predict-only  print the model's prediction for the job (mwpredict's\n"
 		"                      report; with -j its JSON), start nothing\n"
 		"  -m, --model FILE    the model file (docs/model.md) instead of the job's `model'\n"
-		"  -b, --benchmark     measure the model's parameters of the job (a calibration run\n"
+		"  -b, --benchmark     measure the model's parameters of the job (calibration runs\n"
 		"                      of its first tasks, LAN and Internet probes), write a model\n"
 		"  -o, --output FILE   --benchmark's model file (default model.conf; - = stdout)\n"
-		"      --calibrate-tasks N  tasks of the calibration run (default 16 per worker x grain, >= 64)\n"
+		"      --calibrate-tasks N  tasks of a calibration run (default 16 per worker x grain, >= 64)\n"
+		"      --calibrate-repeat R calibration runs; each worker's performance is their\n"
+		"                      median (default 3, at most 9)\n"
 		"      --probe-seconds S    each LAN and Internet probe (default 4)\n"
 		"      --threshold E   efficiency_threshold written into the model (default 0.8)\n"
 		"  -w, --workdir DIR   runtime configuration and reports here (kept)\n"
@@ -205,12 +208,13 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "predict-only", no_argument, NULL, 'p' }, { "model", required_argument, NULL, 'm' },
 		{ "benchmark", no_argument, NULL, 'b' }, { "output", required_argument, NULL, 'o' },
 		{ "calibrate-tasks", required_argument, NULL, 'T' }, { "probe-seconds", required_argument, NULL, 'S' },
-		{ "threshold", required_argument, NULL, 'E' }, { NULL, 0, NULL, 0 },
+		{ "threshold", required_argument, NULL, 'E' }, { "calibrate-repeat", required_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
 	int c;
 
-	o->calib = (struct calib_opts){ .seconds = 4, .threshold = 0.8, .out = "model.conf" };
+	o->calib = (struct calib_opts){ .repeat = 3, .seconds = 4, .threshold = 0.8, .out = "model.conf" };
 	while ((c = getopt_long(argc, argv, "nkw:j:qhpm:bo:", lo, NULL)) != -1)
 		switch (c) {
 		case 'b': o->benchmark = true; break;
@@ -219,6 +223,14 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->calib.tasks = strtol(optarg, &end, 10);
 			if (*end != '\0' || o->calib.tasks < 1) {
 				fprintf(stderr, "mwlaunch: --calibrate-tasks: expected a number of tasks >= 1, got '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'R':
+			o->calib.repeat = (unsigned)strtoul(optarg, &end, 10);
+			if (*end != '\0' || optarg[0] == '-' || o->calib.repeat < 1 || o->calib.repeat > CALIB_MAX_RUNS) {
+				fprintf(stderr, "mwlaunch: --calibrate-repeat: expected 1 to %d runs, got '%s'\n",
+					CALIB_MAX_RUNS, optarg);
 				return -1;
 			}
 			break;
@@ -302,6 +314,42 @@ static int predict_only(const struct prediction *pr, const struct opts *o)
 	return 0;
 }
 
+/* Runs the job once: starts every cluster, waits for them, prints the
+ * summary; how it ended. */
+static enum run_outcome run_job(const struct job *j, struct plan *p, struct child *c, char reports[][PATH_MAX],
+				struct gw *gw, const struct run_policy *pol, const struct opts *o,
+				const struct prediction *pr)
+{
+	enum run_outcome out = RUN_OK;
+	double t0 = run_now();
+	int rc;
+
+	for (unsigned i = 0; i < j->ncl; i++) {
+		c[i] = (struct child){ .name = j->cl[i].name, .main = j->cl[i].main, .fd = { -1, -1 }, .done = true };
+		snprintf(c[i].why, sizeof(c[i].why), "not started");
+	}
+	/* Clusters started through gateways first: their requests cross
+	 * the WAN, so they take longest to come up. */
+	for (unsigned n = 0; n < 2 * j->ncl && out == RUN_OK; n++) {
+		unsigned i = n % j->ncl;
+
+		if (j->cl[i].gateway != (n < j->ncl))
+			continue;
+		if (start_cluster(j, i, &p[i], gw, &c[i], reports[i]) < 0) {
+			c[i].done = true;
+			snprintf(c[i].why, sizeof(c[i].why), "could not start");
+			/* Half a job is no job: the clusters started go too. */
+			out = RUN_FAILED;
+			run_stop_all(c, j->ncl);
+		}
+	}
+	rc = run_wait(c, j->ncl, pol);
+	if (out == RUN_OK)
+		out = rc;
+	summary(j, c, p, reports, out, run_now() - t0, o, pr);
+	return out;
+}
+
 int main(int argc, char **argv)
 {
 	static struct job j;
@@ -313,10 +361,11 @@ int main(int argc, char **argv)
 	char err[2048], dir[2048], mwconf[PATH_MAX];
 	struct opts o = { 0 };
 	const char *model;
+	struct calib_runs cal = { 0 };
 	struct run_policy pol;
 	enum run_outcome out = RUN_OK;
-	double t0, grace = 0;
-	unsigned n;
+	bool measured = true;
+	double grace = 0;
 	int arg = parse(argc, argv, &o), rc;
 
 	if (arg < 0)
@@ -332,8 +381,10 @@ int main(int argc, char **argv)
 	model = o.model != NULL ? o.model : j.model[0] ? j.model : NULL;
 	/* A calibration run predicts nothing: it measures for the model. */
 	if (o.benchmark) {
-		if (calib_prepare(&j, &o.calib) < 0)
+		if (calib_prepare(&j, &o.calib, &cal) < 0) {
+			calib_free(&cal);
 			return 1;
+		}
 		model = NULL;
 		o.quiet = true;
 	}
@@ -399,34 +450,16 @@ int main(int argc, char **argv)
 		printf("mwlaunch: predicted %.1f s (best end) to %.1f s (worst end), efficiency %.1f%% to %.1f%% "
 		       "(model %s)\n", pr.r.time_best, pr.r.time_worst, 100 * pr.r.efficiency_best,
 		       100 * pr.r.efficiency_worst, pr.path);
-	t0 = run_now();
-	/* Clusters started through gateways first: their requests cross
-	 * the WAN, so they take longest to come up. */
-	for (unsigned i = 0; i < j.ncl; i++) {
-		c[i] = (struct child){ .name = j.cl[i].name, .main = j.cl[i].main, .fd = { -1, -1 }, .done = true };
-		snprintf(c[i].why, sizeof(c[i].why), "not started");
+	for (unsigned r = 0; out == RUN_OK && measured && r < (o.benchmark ? o.calib.repeat : 1); r++) {
+		out = run_job(&j, p, c, reports, gw, &pol, &o, model != NULL ? &pr : NULL);
+		if (o.benchmark && out == RUN_OK)
+			measured = calib_take(&j, reports, &cal, &o.calib) == 0;
 	}
-	for (n = 0; n < 2 * j.ncl && out == RUN_OK; n++) {
-		unsigned i = n % j.ncl;
-
-		if (j.cl[i].gateway != (n < j.ncl))
-			continue;
-		if (start_cluster(&j, i, &p[i], gw, &c[i], reports[i]) < 0) {
-			c[i].done = true;
-			snprintf(c[i].why, sizeof(c[i].why), "could not start");
-			/* Half a job is no job: the clusters started go too. */
-			out = RUN_FAILED;
-			run_stop_all(c, j.ncl);
-		}
-	}
-	rc = run_wait(c, j.ncl, &pol);
-	if (out == RUN_OK)
-		out = rc;
-	summary(&j, c, p, reports, out, run_now() - t0, &o, model != NULL ? &pr : NULL);
 	if (o.benchmark && out != RUN_OK)
-		fprintf(stderr, "mwlaunch: --benchmark: the calibration run failed; no model written\n");
-	else if (o.benchmark && calib_finish(&j, reports, mwconf, &o.calib) < 0)
+		fprintf(stderr, "mwlaunch: --benchmark: a calibration run failed; no model written\n");
+	else if (o.benchmark && (!measured || calib_finish(&j, &cal, mwconf, &o.calib) < 0))
 		out = RUN_FAILED;
+	calib_free(&cal);
 	if (o.workdir == NULL && !o.keep)
 		remove_workdir(dir, reports, j.ncl, mwconf);
 	else
