@@ -3,8 +3,9 @@
 # run, for mw_matmul and mw_montecarlo on 2 and 3 emulated clusters (one
 # worker each; every gateway in its own netbed site, joined by wanemu,
 # LINK below), with the parameters measured by mwlaunch --benchmark as
-# the model's input.  For each case: one --benchmark, then RUNS runs with
-# that model; the median measured time against the predicted best and
+# the model's input.  For each case: one --benchmark (CAL_REPEAT
+# calibration runs, each worker's performance their median), then RUNS
+# runs with that model; the median measured time against the predicted best and
 # worst time, their ratio, and the efficiencies (eq. 7).  The calibration
 # runs a fifth (montecarlo) or a third (matmul) of the job's tasks, so that
 # the remote clusters' start-up, which takes the cores of this machine
@@ -19,6 +20,7 @@
 # share every CPU.
 #   CASES="matmul:2 matmul:3 montecarlo:2 montecarlo:3" (default: all)
 #   MM_CAL, MC_CAL: the calibration's tasks (default a third, a fifth)
+#   CAL_REPEAT: --calibrate-repeat (default mwlaunch's, 3; QUICK: 1)
 #   DEPTH: the workers' framework setting (default "PrefetchDepth = 8;")
 # Needs root and /dev/net/tun (skipped otherwise).
 . "$(dirname "$0")/../integration/lib.sh"
@@ -29,6 +31,7 @@
 mw_bench bench-predict
 QUICK=${QUICK:-0}
 RUNS=${RUNS:-3}
+CAL_REPEAT=${CAL_REPEAT:-$([ "$QUICK" = 1 ] && echo 1 || echo 3)}
 CASES=${CASES:-matmul:2 matmul:3 montecarlo:2 montecarlo:3}
 LINK=${LINK:-all:delay=10ms,rate=100mbit}
 # Runs of about 10 s (QUICK: 4 s): on a small machine shared with other
@@ -75,9 +78,9 @@ for c in $CASES; do
 		APP=$MWBIN/mw_montecarlo GRAIN=4 PREFETCH=16 FRAMEWORK="$DEPTH" write_job "$n" "$MC_ARGS --quiet"
 	fi
 	timeout 300 "$BIN/mwlaunch" --benchmark -j "$T/bm.json" -o "$T/model.conf" --calibrate-tasks "$CAL" \
-		--probe-seconds 2 "$T/job.conf" > "$T/bm.out" 2>&1 || fail "$c: --benchmark failed: $(tail -20 "$T/bm.out")"
+		--calibrate-repeat "$CAL_REPEAT" --probe-seconds 2 "$T/job.conf" > "$T/bm.out" 2>&1 || fail "$c: --benchmark failed: $(tail -20 "$T/bm.out")"
 	grep '^mwlaunch: benchmark: ' "$T/bm.out" | sed "s/^/bench-predict: $c: /"
-	echo "bench-predict: $c: calibration: $(jq .clusters[0].report.total_time "$T/bm.json") s; clusterA's worker $(main_worker "$T/bm.json")"
+	echo "bench-predict: $c: last calibration: $(jq .clusters[0].report.total_time "$T/bm.json") s; clusterA's worker $(main_worker "$T/bm.json")"
 	"$BIN/mwpredict" "$T/model.conf" | sed -n '/^cluster/,/^multi/p' | sed "s/^/bench-predict: $c:   /"
 	declare -a tm=() eff=()
 	for r in $(seq 1 "$RUNS"); do
