@@ -80,9 +80,9 @@ echo "measured: predicted $best-$worst s, measured $(jq .prediction.job.time_mea
 # --benchmark: a calibration run of the job's first tasks and probes
 # write a model that mwpredict accepts, describing the job, with values
 # in plausible bounds.
-"$BIN/mwlaunch" --benchmark -o "$T/bm.conf" --calibrate-tasks 96 --probe-seconds 1 "$T/job.conf" > "$T/bm.out" 2>&1 ||
+"$BIN/mwlaunch" --benchmark -o "$T/bm.conf" --calibrate-tasks 192 --probe-seconds 1 "$T/job.conf" > "$T/bm.out" 2>&1 ||
 	fail "--benchmark exited $?: $(tail -20 "$T/bm.out")"
-for s in "calibration run of the job's first 96 tasks" "cluster clusterA: LAN" "cluster clusterB: Internet in" \
+for s in "calibration run of the job's first 192 tasks" "cluster clusterA: LAN" "cluster clusterB: Internet in" \
 	"cluster clusterB: Internet out" "model written to $T/bm.conf"; do
 	grep -q "^mwlaunch: benchmark: .*$s" "$T/bm.out" || fail "--benchmark did not say '$s': $(cat "$T/bm.out")"
 done
