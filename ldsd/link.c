@@ -10,6 +10,7 @@
 #include "json.h"
 #include "link.h"
 #include "log.h"
+#include "probe.h"
 
 #define NS 1000000000ull
 #define RX_INITIAL (256u * 1024)
@@ -135,6 +136,7 @@ struct link {
 	unsigned up;                 /* streams in ST_UP */
 	uint64_t next_try_ns[CONFIG_MAX_STREAMS];
 	double backoff[CONFIG_MAX_STREAMS];
+	struct probe_grid probe;     /* connecting side, while the path is lost */
 	unsigned rr;                 /* round robin for ACKs */
 	/* streams = "auto" (connecting side): the chooser and its period. */
 	struct autostreams *as;
@@ -169,6 +171,7 @@ static struct stream *pending_streams; /* accepted, not yet identified */
 static void stream_close(struct stream *s, const char *why, int level_warn);
 static void stream_flush(struct stream *s);
 static void link_reconnect_later(struct link *l, int idx, uint64_t started_ns);
+static void link_path_back(struct link *l, const struct stream *s);
 static void link_log_refused(struct link *l, const char *msg, uint64_t code);
 static int link_auto_start(struct link *l);
 
@@ -638,10 +641,16 @@ static void stream_up(struct stream *s)
 	l->refused_logged = 0;
 	log_info("link %s: stream %d up (%s), %u of %u streams up", link_name(l), s->idx, s->peer_addr, l->up,
 		 l->nstreams);
-	/* The peer needs our window before it can send anything. */
+	/* The peer needs our window before it can send anything.  Nothing is
+	 * written yet: link_flush writes it, with the first blocks, once the
+	 * frames that came with the handshake's last one are read, among
+	 * them the peer's ACK (ldsd sends it with READY).  Blocks picked
+	 * before it would start with those the peer received while its ACKs
+	 * were lost, a round trip or more of them after an outage, each one
+	 * ahead of the lowest block the peer waits for in a new connection's
+	 * small window. */
 	stream_send_ack(s);
 	l->kick_pending = 1;
-	stream_flush(s);
 }
 
 /* Peer instance check after authentication: a new instance lost its state. */
@@ -672,6 +681,10 @@ static void link_reconnect_later(struct link *l, int idx, uint64_t started_ns)
 
 	if (l->cfg->role != CONFIG_ROLE_CONNECT || (unsigned)idx >= l->nstreams)
 		return;
+	if (probe_active(&l->probe)) {
+		l->next_try_ns[idx] = probe_next(&l->probe, (unsigned)idx, started_ns);
+		return;
+	}
 	l->next_try_ns[idx] = started_ns + (uint64_t)(b * 1e9);
 	b *= 2;
 	l->backoff[idx] = b > l->cfg->reconnect_max ? l->cfg->reconnect_max : b;
@@ -723,7 +736,10 @@ static void transport_connected(struct lds_tp_conn *c, int err, void *ud)
 		return;
 	}
 	stream_flush(s);
-	stream_failed(s);
+	if (stream_failed(s))
+		return;
+	if (probe_active(&s->link->probe))
+		link_path_back(s->link, s);
 }
 
 static void link_log_refused(struct link *l, const char *msg, uint64_t code)
@@ -1334,6 +1350,36 @@ static void link_connect_slot(struct link *l, unsigned idx)
 	}
 }
 
+/* Connects slot idx now; counts it as a reconnection unless the slot is
+ * new (link_resize). */
+static void link_try_slot(struct link *l, unsigned idx)
+{
+	l->reconnects += l->next_try_ns[idx] != 0;
+	link_connect_slot(l, idx);
+}
+
+/*
+ * A connection of a link that was probing for its lost path has been
+ * answered: the path is back.  The other slots' attempts that started
+ * before this one sent their SYNs into the black hole and would each wait
+ * out its SYN wait, or its next turn on the grid, up to a period: they
+ * start over now, one round trip behind s, instead of coming up one by
+ * one over the next second.
+ */
+static void link_path_back(struct link *l, const struct stream *s)
+{
+	log_info("link %s: stream %d connected: path back, connecting the other streams now", link_name(l), s->idx);
+	probe_stop(&l->probe);
+	for (unsigned i = 0; i < l->nstreams; i++) {
+		struct stream *o = l->streams[i];
+
+		if (o && o->st == ST_CONNECTING && o->created_ns < s->created_ns)
+			stream_close(o, "path back: starting over", 0);
+		if (l->streams[i] == NULL)
+			link_try_slot(l, i);
+	}
+}
+
 void link_start(struct link *l)
 {
 	if (l->cfg->role != CONFIG_ROLE_CONNECT)
@@ -1358,6 +1404,19 @@ static double link_syn_wait(const struct link *l)
 	return link_rtts(l, SYN_WAIT_S, 3);
 }
 
+/* How long a connection attempt waits for an answer: the SYN wait, or
+ * while the link probes for its lost path, until the slot's next turn on
+ * the grid, so that a late tick does not carry over into the next
+ * attempt. */
+static double stream_syn_wait(const struct stream *s)
+{
+	const struct link *l = s->link;
+
+	if (probe_active(&l->probe))
+		return (double)(probe_next(&l->probe, (unsigned)s->idx, s->created_ns) - s->created_ns) / 1e9;
+	return link_syn_wait(l);
+}
+
 static void stream_tick(struct stream *s, uint64_t now)
 {
 	struct link *l = s->link;
@@ -1365,8 +1424,8 @@ static void stream_tick(struct stream *s, uint64_t now)
 	const char *what = s->st == ST_UP ? "no data for %.1f s" : "handshake took over %.1f s";
 	uint8_t buf[WIRE_HDR_LEN + 8];
 
-	if (s->st == ST_CONNECTING && link_syn_wait(l) < limit) {
-		limit = link_syn_wait(l);
+	if (s->st == ST_CONNECTING && stream_syn_wait(s) < limit) {
+		limit = stream_syn_wait(s);
 		what = "no answer to connect within %.1f s; trying again";
 	}
 	if ((double)(now - s->last_rx_ns) / 1e9 > limit) {
@@ -1408,14 +1467,15 @@ static void link_check_silence(struct link *l, uint64_t now)
 		if (l->streams[i] && l->streams[i]->st == ST_UP)
 			stream_close(l->streams[i], why, 1);
 	/* Each slot then probes the path once per SYN wait or reconnect_max,
-	 * whichever is longer; spread over that period, the slots find a
-	 * returning path within period / streams instead of all missing it
-	 * together. */
+	 * whichever is longer; spread over that period (probe.h), the slots
+	 * find a returning path within period / streams instead of all
+	 * missing it together. */
 	period = link_syn_wait(l);
 	if (period < l->cfg->reconnect_max)
 		period = l->cfg->reconnect_max;
+	probe_start(&l->probe, now, (uint64_t)(period * 1e9), l->nstreams);
 	for (unsigned i = 0; i < l->nstreams; i++)
-		l->next_try_ns[i] = now + (uint64_t)(period * 1e9 * i / l->nstreams);
+		l->next_try_ns[i] = probe_next(&l->probe, i, 0);
 }
 
 /* More streams start at once; fewer are retired in link_retire_streams
@@ -1563,11 +1623,8 @@ void link_tick(struct link *l, uint64_t now)
 		link_retire_streams(l);
 	if (l->cfg->role == CONFIG_ROLE_CONNECT && !l->shutting_down) {
 		for (unsigned i = 0; i < l->nstreams; i++)
-			if (l->streams[i] == NULL && now >= l->next_try_ns[i]) {
-				/* A slot link_resize just added is no reconnection. */
-				l->reconnects += l->next_try_ns[i] != 0;
-				link_connect_slot(l, i);
-			}
+			if (l->streams[i] == NULL && now >= l->next_try_ns[i])
+				link_try_slot(l, i);
 	}
 	/* Every block queued again after a failure has gone out once more. */
 	if (l->sb.resend_pending == 0)
