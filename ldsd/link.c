@@ -76,7 +76,7 @@ struct stream {
 	enum st_state st;
 	uint8_t nonce_c[WIRE_NONCE_LEN], nonce_l[WIRE_NONCE_LEN];
 	char peer_addr[CONFIG_ADDR_MAX + 8];
-	/* What the peer's HELLO/CHALLENGE claimed, applied once authenticated. */
+	/* What the peer claimed (HELLO; max_msg also in CHALLENGE), applied once authenticated. */
 	uint64_t peer_instance;
 	uint32_t peer_max_msg;
 	unsigned peer_idx, peer_nstreams;
@@ -366,16 +366,25 @@ static void stream_refuse(struct stream *s, enum wire_refuse code, const char *r
 		stream_flush(s);
 }
 
-static int stream_send_ack(struct stream *s)
+/* Queues an ACK with the link's receiving state on s. */
+static int stream_queue_ack(struct stream *s)
 {
-	struct link *l = s->link;
 	struct wire_ack a;
 	uint8_t buf[WIRE_HDR_LEN + 32 + 32 * WIRE_MAX_RANGES];
 	size_t n;
 
-	recvbuf_ack(&l->rb, &a);
+	recvbuf_ack(&s->link->rb, &a);
 	n = wire_encode_ack(buf, sizeof(buf), &a);
 	if (n == 0 || stream_queue(s, buf, n) < 0)
+		return -ENOBUFS;
+	return 0;
+}
+
+static int stream_send_ack(struct stream *s)
+{
+	struct link *l = s->link;
+
+	if (stream_queue_ack(s) < 0)
 		return -ENOBUFS;
 	l->ack_pending = 0;
 	l->deliv_unreported = 0;
@@ -862,8 +871,18 @@ static int hs_on_challenge(struct stream *s, const struct wire_frame *f)
 	n = wire_encode_auth(buf, sizeof(buf), &a);
 	if (n == 0 || stream_queue(s, buf, n) < 0)
 		return -1;
-	s->peer_instance = c.instance;
 	s->peer_max_msg = c.max_msg;
+	/* The listener is authentic: a new instance there lost its state, and
+	 * our session is reset before the ACK below describes it. */
+	link_check_instance(l, c.instance, s);
+	/* Our ACK goes with AUTH (docs/protocol.md, Handshake), so that the
+	 * listener knows our window and what we hold before its first block:
+	 * a round trip sooner than after READY, and without resending first
+	 * what we received while its ACKs were lost.  It only reports state,
+	 * so the flags that make link_flush send ACKs stay as they are in
+	 * case the listener refuses. */
+	if (stream_queue_ack(s) < 0)
+		return -1;
 	s->st = ST_AUTH_SENT;
 	stream_flush(s);
 	return 0;
@@ -906,7 +925,6 @@ static int hs_on_ready(struct stream *s)
 {
 	struct link *l = s->link;
 
-	link_check_instance(l, s->peer_instance, s);
 	link_attach(l, s, (unsigned)s->idx);
 	stream_up(s);
 	return 0;
