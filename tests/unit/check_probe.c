@@ -11,7 +11,7 @@ START_TEST(t_first_times_spread)
 {
 	struct probe_grid g;
 
-	probe_start(&g, 5 * S, S, 4);
+	probe_start(&g, 5 * S, S, S, 4);
 	ck_assert(probe_active(&g));
 	ck_assert_uint_eq(probe_next(&g, 0, 0), 5 * S);
 	ck_assert_uint_eq(probe_next(&g, 1, 0), 5 * S + S / 4);
@@ -28,7 +28,7 @@ START_TEST(t_no_drift)
 	struct probe_grid g;
 	uint64_t t;
 
-	probe_start(&g, 5 * S, S, 4);
+	probe_start(&g, 5 * S, S, S, 4);
 	t = probe_next(&g, 1, 0);
 	for (int round = 1; round <= 30; round++) {
 		uint64_t late = t + 50000000ull;   /* the attempt started 50 ms late */
@@ -44,7 +44,7 @@ START_TEST(t_strictly_after)
 {
 	struct probe_grid g;
 
-	probe_start(&g, 5 * S, S, 2);
+	probe_start(&g, 5 * S, S, S, 2);
 	ck_assert_uint_eq(probe_next(&g, 1, 5 * S + S / 2), 6 * S + S / 2);
 	ck_assert_uint_eq(probe_next(&g, 1, 5 * S + S / 2 - 1), 5 * S + S / 2);
 	/* Far behind (an attempt that took several periods): the next one. */
@@ -57,10 +57,32 @@ START_TEST(t_slot_beyond_n)
 {
 	struct probe_grid g;
 
-	probe_start(&g, S, S, 4);
+	probe_start(&g, S, S, S, 4);
 	ck_assert_uint_eq(probe_next(&g, 5, 0), probe_next(&g, 1, 0));
 	probe_stop(&g);
 	ck_assert(!probe_active(&g));
+}
+END_TEST
+
+/* Slot 0 keeps the full period; the others share the fast one, spread
+ * over it, and a fast period above the full one is the full one. */
+START_TEST(t_fast_slots)
+{
+	struct probe_grid g;
+	const uint64_t f = 3 * S / 10;
+
+	probe_start(&g, 5 * S, S, f, 4);
+	ck_assert_uint_eq(probe_next(&g, 0, 5 * S), 6 * S);
+	ck_assert_uint_eq(probe_next(&g, 1, 0), 5 * S + f / 4);
+	ck_assert_uint_eq(probe_next(&g, 3, 0), 5 * S + 3 * f / 4);
+	ck_assert_uint_eq(probe_next(&g, 2, 5 * S + f / 2), 5 * S + f / 2 + f);
+	/* Late by a tick for 30 rounds: still on the grid. */
+	for (uint64_t t = probe_next(&g, 2, 0), k = 1; k <= 30; k++) {
+		t = probe_next(&g, 2, t + 50000000ull);
+		ck_assert_uint_eq(t, 5 * S + f / 2 + k * f);
+	}
+	probe_start(&g, 5 * S, S, 2 * S, 4);
+	ck_assert_uint_eq(probe_next(&g, 2, 0), 5 * S + S / 2);
 }
 END_TEST
 
@@ -69,7 +91,7 @@ START_TEST(t_degenerate)
 {
 	struct probe_grid g;
 
-	probe_start(&g, S, 0, 0);
+	probe_start(&g, S, 0, 0, 0);
 	ck_assert_uint_gt(probe_next(&g, 3, S), S);
 }
 END_TEST
@@ -83,6 +105,7 @@ Suite *make_probe_suite(void)
 	tcase_add_test(tc, t_no_drift);
 	tcase_add_test(tc, t_strictly_after);
 	tcase_add_test(tc, t_slot_beyond_n);
+	tcase_add_test(tc, t_fast_slots);
 	tcase_add_test(tc, t_degenerate);
 	suite_add_tcase(s, tc);
 	return s;
