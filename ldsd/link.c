@@ -57,8 +57,8 @@
  * path sooner than the kernel's doubling SYN retransmissions. */
 #define SYN_WAIT_S 1.0
 /* While a link probes for its lost path, the slots but one wait 3 round
- * trips of the path as it was (probe.h), but not less than this: with 4
- * slots, at most 12 SYNs a second into the black hole. */
+ * trips of the path as it was (probe.h), but not less than this: at most
+ * 4 SYNs a second per slot into the black hole. */
 #define PROBE_FAST_MIN_S 0.25
 
 enum st_state {
@@ -659,8 +659,8 @@ static void stream_up(struct stream *s)
 	 * written yet: link_flush writes it, with the first blocks, once the
 	 * frames that came with the handshake's last one are read, among
 	 * them the peer's ACK (ldsd sends it with READY).  Blocks picked
-	 * before it would start with those the peer received while its ACKs
-	 * were lost, a round trip or more of them after an outage, each one
+	 * before it could start with those the peer received while its ACKs
+	 * were lost (up to a round trip of them after an outage), each one
 	 * ahead of the lowest block the peer waits for in a new connection's
 	 * small window. */
 	stream_send_ack(s);
