@@ -240,7 +240,7 @@ fi
 # time (or 99 if it never resumed or lost data) to $oresumes.  The
 # gateways' logs stay in RESULTS for the breakdown of the resume time.
 outage_run() {
-	local r=$1 lpid ipid t_ip t_down t_up l_resume l_end l_ok i_resume i_err
+	local r=$1 c lpid ipid t_ip t_down t_up l_resume l_end l_ok i_resume i_err
 	bed 100 0 4
 	kill "$RECV"
 	wait "$RECV" 2> /dev/null
