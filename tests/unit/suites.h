@@ -22,5 +22,6 @@ Suite *make_execmsg_suite(void);
 Suite *make_jobexec_suite(void);
 Suite *make_ldsbench_suite(void);
 Suite *make_mw_cache_suite(void);
+Suite *make_probe_suite(void);
 
 #endif
