@@ -10,6 +10,7 @@
 #include "json.h"
 #include "link.h"
 #include "log.h"
+#include "probe.h"
 
 #define NS 1000000000ull
 #define RX_INITIAL (256u * 1024)
@@ -55,6 +56,10 @@
  * trips) starts over: its SYN is lost, and a fresh one finds a returning
  * path sooner than the kernel's doubling SYN retransmissions. */
 #define SYN_WAIT_S 1.0
+/* While a link probes for its lost path, the slots but one wait 3 round
+ * trips of the path as it was (probe.h), but not less than this: at most
+ * 4 SYNs a second per slot into the black hole. */
+#define PROBE_FAST_MIN_S 0.25
 
 enum st_state {
 	ST_CONNECTING,     /* transport connect in progress */
@@ -75,7 +80,7 @@ struct stream {
 	enum st_state st;
 	uint8_t nonce_c[WIRE_NONCE_LEN], nonce_l[WIRE_NONCE_LEN];
 	char peer_addr[CONFIG_ADDR_MAX + 8];
-	/* What the peer's HELLO/CHALLENGE claimed, applied once authenticated. */
+	/* What the peer claimed (HELLO; max_msg also in CHALLENGE), applied once authenticated. */
 	uint64_t peer_instance;
 	uint32_t peer_max_msg;
 	unsigned peer_idx, peer_nstreams;
@@ -135,6 +140,7 @@ struct link {
 	unsigned up;                 /* streams in ST_UP */
 	uint64_t next_try_ns[CONFIG_MAX_STREAMS];
 	double backoff[CONFIG_MAX_STREAMS];
+	struct probe_grid probe;     /* connecting side, while the path is lost */
 	unsigned rr;                 /* round robin for ACKs */
 	/* streams = "auto" (connecting side): the chooser and its period. */
 	struct autostreams *as;
@@ -169,6 +175,8 @@ static struct stream *pending_streams; /* accepted, not yet identified */
 static void stream_close(struct stream *s, const char *why, int level_warn);
 static void stream_flush(struct stream *s);
 static void link_reconnect_later(struct link *l, int idx, uint64_t started_ns);
+static void link_path_back(struct link *l, const struct stream *s);
+static void link_stream_rtts(const struct link *l, uint32_t *now_us, uint32_t *min_us);
 static void link_log_refused(struct link *l, const char *msg, uint64_t code);
 static int link_auto_start(struct link *l);
 
@@ -363,16 +371,25 @@ static void stream_refuse(struct stream *s, enum wire_refuse code, const char *r
 		stream_flush(s);
 }
 
-static int stream_send_ack(struct stream *s)
+/* Queues an ACK with the link's receiving state on s. */
+static int stream_queue_ack(struct stream *s)
 {
-	struct link *l = s->link;
 	struct wire_ack a;
 	uint8_t buf[WIRE_HDR_LEN + 32 + 32 * WIRE_MAX_RANGES];
 	size_t n;
 
-	recvbuf_ack(&l->rb, &a);
+	recvbuf_ack(&s->link->rb, &a);
 	n = wire_encode_ack(buf, sizeof(buf), &a);
 	if (n == 0 || stream_queue(s, buf, n) < 0)
+		return -ENOBUFS;
+	return 0;
+}
+
+static int stream_send_ack(struct stream *s)
+{
+	struct link *l = s->link;
+
+	if (stream_queue_ack(s) < 0)
 		return -ENOBUFS;
 	l->ack_pending = 0;
 	l->deliv_unreported = 0;
@@ -638,10 +655,16 @@ static void stream_up(struct stream *s)
 	l->refused_logged = 0;
 	log_info("link %s: stream %d up (%s), %u of %u streams up", link_name(l), s->idx, s->peer_addr, l->up,
 		 l->nstreams);
-	/* The peer needs our window before it can send anything. */
+	/* The peer needs our window before it can send anything.  Nothing is
+	 * written yet: link_flush writes it, with the first blocks, once the
+	 * frames that came with the handshake's last one are read, among
+	 * them the peer's ACK (ldsd sends it with READY).  Blocks picked
+	 * before it could start with those the peer received while its ACKs
+	 * were lost (up to a round trip of them after an outage), each one
+	 * ahead of the lowest block the peer waits for in a new connection's
+	 * small window. */
 	stream_send_ack(s);
 	l->kick_pending = 1;
-	stream_flush(s);
 }
 
 /* Peer instance check after authentication: a new instance lost its state. */
@@ -672,6 +695,10 @@ static void link_reconnect_later(struct link *l, int idx, uint64_t started_ns)
 
 	if (l->cfg->role != CONFIG_ROLE_CONNECT || (unsigned)idx >= l->nstreams)
 		return;
+	if (probe_active(&l->probe)) {
+		l->next_try_ns[idx] = probe_next(&l->probe, (unsigned)idx, started_ns);
+		return;
+	}
 	l->next_try_ns[idx] = started_ns + (uint64_t)(b * 1e9);
 	b *= 2;
 	l->backoff[idx] = b > l->cfg->reconnect_max ? l->cfg->reconnect_max : b;
@@ -723,7 +750,10 @@ static void transport_connected(struct lds_tp_conn *c, int err, void *ud)
 		return;
 	}
 	stream_flush(s);
-	stream_failed(s);
+	if (stream_failed(s))
+		return;
+	if (probe_active(&s->link->probe))
+		link_path_back(s->link, s);
 }
 
 static void link_log_refused(struct link *l, const char *msg, uint64_t code)
@@ -846,8 +876,18 @@ static int hs_on_challenge(struct stream *s, const struct wire_frame *f)
 	n = wire_encode_auth(buf, sizeof(buf), &a);
 	if (n == 0 || stream_queue(s, buf, n) < 0)
 		return -1;
-	s->peer_instance = c.instance;
 	s->peer_max_msg = c.max_msg;
+	/* The listener is authentic: a new instance there lost its state, and
+	 * our session is reset before the ACK below describes it. */
+	link_check_instance(l, c.instance, s);
+	/* Our ACK goes with AUTH (docs/protocol.md, Handshake), so that the
+	 * listener knows our window and what we hold before its first block:
+	 * a round trip sooner than after READY, and without resending first
+	 * what we received while its ACKs were lost.  It only reports state,
+	 * so the flags that make link_flush send ACKs stay as they are in
+	 * case the listener refuses. */
+	if (stream_queue_ack(s) < 0)
+		return -1;
 	s->st = ST_AUTH_SENT;
 	stream_flush(s);
 	return 0;
@@ -890,7 +930,6 @@ static int hs_on_ready(struct stream *s)
 {
 	struct link *l = s->link;
 
-	link_check_instance(l, s->peer_instance, s);
 	link_attach(l, s, (unsigned)s->idx);
 	stream_up(s);
 	return 0;
@@ -1334,6 +1373,36 @@ static void link_connect_slot(struct link *l, unsigned idx)
 	}
 }
 
+/* Connects slot idx now; counts it as a reconnection unless the slot is
+ * new (link_resize). */
+static void link_try_slot(struct link *l, unsigned idx)
+{
+	l->reconnects += l->next_try_ns[idx] != 0;
+	link_connect_slot(l, idx);
+}
+
+/*
+ * A connection of a link that was probing for its lost path has been
+ * answered: the path is back.  The other slots' attempts that started
+ * before this one sent their SYNs into the black hole and would each wait
+ * out its SYN wait, or its next turn on the grid, up to a period: they
+ * start over now, one round trip behind s, instead of coming up one by
+ * one over the next second.
+ */
+static void link_path_back(struct link *l, const struct stream *s)
+{
+	log_info("link %s: stream %d connected: path back, connecting the other streams now", link_name(l), s->idx);
+	probe_stop(&l->probe);
+	for (unsigned i = 0; i < l->nstreams; i++) {
+		struct stream *o = l->streams[i];
+
+		if (o && o->st == ST_CONNECTING && o->created_ns < s->created_ns)
+			stream_close(o, "path back: starting over", 0);
+		if (l->streams[i] == NULL)
+			link_try_slot(l, i);
+	}
+}
+
 void link_start(struct link *l)
 {
 	if (l->cfg->role != CONFIG_ROLE_CONNECT)
@@ -1358,6 +1427,19 @@ static double link_syn_wait(const struct link *l)
 	return link_rtts(l, SYN_WAIT_S, 3);
 }
 
+/* How long a connection attempt waits for an answer: the SYN wait, or
+ * while the link probes for its lost path, until the slot's next turn on
+ * the grid, so that a late tick does not carry over into the next
+ * attempt. */
+static double stream_syn_wait(const struct stream *s)
+{
+	const struct link *l = s->link;
+
+	if (probe_active(&l->probe))
+		return (double)(probe_next(&l->probe, (unsigned)s->idx, s->created_ns) - s->created_ns) / 1e9;
+	return link_syn_wait(l);
+}
+
 static void stream_tick(struct stream *s, uint64_t now)
 {
 	struct link *l = s->link;
@@ -1365,8 +1447,8 @@ static void stream_tick(struct stream *s, uint64_t now)
 	const char *what = s->st == ST_UP ? "no data for %.1f s" : "handshake took over %.1f s";
 	uint8_t buf[WIRE_HDR_LEN + 8];
 
-	if (s->st == ST_CONNECTING && link_syn_wait(l) < limit) {
-		limit = link_syn_wait(l);
+	if (s->st == ST_CONNECTING && stream_syn_wait(s) < limit) {
+		limit = stream_syn_wait(s);
 		what = "no answer to connect within %.1f s; trying again";
 	}
 	if ((double)(now - s->last_rx_ns) / 1e9 > limit) {
@@ -1390,8 +1472,9 @@ static void stream_tick(struct stream *s, uint64_t now)
  * LINK_SILENCE_S) so that they reconnect. */
 static void link_check_silence(struct link *l, uint64_t now)
 {
-	double limit = link_rtts(l, LINK_SILENCE_S, 8), period;
+	double limit = link_rtts(l, LINK_SILENCE_S, 8), period, fast;
 	uint64_t heard = 0;
+	uint32_t now_us, min_us;
 	char why[80];
 
 	if (l->cfg->role != CONFIG_ROLE_CONNECT || l->up == 0 || limit >= l->cfg->inactivity_timeout)
@@ -1403,19 +1486,27 @@ static void link_check_silence(struct link *l, uint64_t now)
 		return;
 	log_warnx("link %s: nothing received on any stream for %.1f s: path presumed lost, reconnecting", link_name(l),
 		  limit);
+	/* The path's round trip without queues, from the streams' transports
+	 * while they are there: the pings' smoothed one waits behind the
+	 * data (300-470 ms measured on a 100 ms path). */
+	link_stream_rtts(l, &now_us, &min_us);
+	fast = min_us ? 3.0 * min_us / 1e6 : link_rtts(l, 0, 3);
+	if (fast < PROBE_FAST_MIN_S)
+		fast = PROBE_FAST_MIN_S;
 	snprintf(why, sizeof(why), "link silent for %.1f s", limit);
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
 		if (l->streams[i] && l->streams[i]->st == ST_UP)
 			stream_close(l->streams[i], why, 1);
-	/* Each slot then probes the path once per SYN wait or reconnect_max,
-	 * whichever is longer; spread over that period, the slots find a
-	 * returning path within period / streams instead of all missing it
-	 * together. */
+	/* Slot 0 then probes the path once per SYN wait or reconnect_max,
+	 * whichever is longer, the others once per `fast` (probe.h); spread
+	 * over their periods, the slots find a returning path within a small
+	 * part of a period instead of all missing it together. */
 	period = link_syn_wait(l);
 	if (period < l->cfg->reconnect_max)
 		period = l->cfg->reconnect_max;
+	probe_start(&l->probe, now, (uint64_t)(period * 1e9), (uint64_t)(fast * 1e9), l->nstreams);
 	for (unsigned i = 0; i < l->nstreams; i++)
-		l->next_try_ns[i] = now + (uint64_t)(period * 1e9 * i / l->nstreams);
+		l->next_try_ns[i] = probe_next(&l->probe, i, 0);
 }
 
 /* More streams start at once; fewer are retired in link_retire_streams
@@ -1563,11 +1654,8 @@ void link_tick(struct link *l, uint64_t now)
 		link_retire_streams(l);
 	if (l->cfg->role == CONFIG_ROLE_CONNECT && !l->shutting_down) {
 		for (unsigned i = 0; i < l->nstreams; i++)
-			if (l->streams[i] == NULL && now >= l->next_try_ns[i]) {
-				/* A slot link_resize just added is no reconnection. */
-				l->reconnects += l->next_try_ns[i] != 0;
-				link_connect_slot(l, i);
-			}
+			if (l->streams[i] == NULL && now >= l->next_try_ns[i])
+				link_try_slot(l, i);
 	}
 	/* Every block queued again after a failure has gone out once more. */
 	if (l->sb.resend_pending == 0)

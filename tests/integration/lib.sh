@@ -67,12 +67,13 @@ peers = ( { cluster = "$2"; role = "$3"; address = "$GW_ADDR"; port = $PORT;
 EOC
 }
 
-# start_ldsd NAME: starts it in the foreground mode, logs to $T/NAME.log.
+# start_ldsd NAME: starts it in the foreground mode, logs to $T/NAME.log
+# (with debug messages if LDSD_DEBUG is set).
 start_ldsd() {
 	local ns
 	eval "ns=\${NS_$1:-}"
 	# ip netns exec execs ldsd: $! is ldsd's pid either way.
-	${ns:+ip netns exec "$ns"} "$BIN/ldsd" -f -c "$T/$1.conf" >> "$T/$1.log" 2>&1 &
+	${ns:+ip netns exec "$ns"} "$BIN/ldsd" -f ${LDSD_DEBUG:+-d} -c "$T/$1.conf" >> "$T/$1.log" 2>&1 &
 	eval "PID_$1=$!"
 	PIDS="$PIDS $!"
 	for _ in $(seq 1 50); do [ -S "$T/$1.sock" ] && return 0; sleep 0.1; done

@@ -23,6 +23,8 @@
 #include "tools/ldsbench/ldsbench.h"
 
 #define TICK_MS 50
+/* How long close waits for the link to tell its peer what it delivered. */
+#define DRAIN_NS (2 * 1000000000ull)
 #define CLIENT_ID 1
 /* Anyone may read this key in the source: direct mode authenticates the
  * two ends of a benchmark, it does not protect a gateway.  --key FILE
@@ -38,6 +40,7 @@ struct io_direct {
 	int tick;
 	int room_wanted;
 	int failed;
+	uint64_t drain_until_ns;   /* closing: 0, or when to stop waiting */
 	char self[WIRE_ENDPOINT_MAX + 1], peer[WIRE_ENDPOINT_MAX + 1];
 };
 
@@ -88,8 +91,10 @@ static void sink_space(void *arg, struct link *l)
 static void id_tick(uint64_t now, void *arg)
 {
 	struct io_direct *id = arg;
+	int drained = daemon_tick(&id->d, now);
 
-	daemon_tick(&id->d, now);
+	if (id->drain_until_ns && (drained || now >= id->drain_until_ns))
+		evloop_stop(id->io.ev);
 }
 
 static void id_idle(void *arg)
@@ -164,6 +169,14 @@ static void id_close(struct bench_io *io)
 {
 	struct io_direct *id = (struct io_direct *)io;
 
+	/* As ldsd on SIGTERM: the peer hears of every delivery before the
+	 * link goes, or the receiver's report, say, would stay unacknowledged
+	 * there (and its sender waiting on it, or told it was lost). */
+	if (id->tick > 0 && id->l && !id->failed) {
+		link_drain(id->l);
+		id->drain_until_ns = clock_now_ns() + DRAIN_NS;
+		evloop_run(io->ev);
+	}
 	if (id->tick > 0)
 		evloop_tick_del(io->ev, id->tick);
 	daemon_fini(&id->d);
