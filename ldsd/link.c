@@ -1445,10 +1445,11 @@ static void stream_tick(struct stream *s, uint64_t now)
 	struct link *l = s->link;
 	double limit = s->st == ST_UP ? l->cfg->inactivity_timeout : l->cfg->connect_timeout;
 	const char *what = s->st == ST_UP ? "no data for %.1f s" : "handshake took over %.1f s";
+	double syn = s->st == ST_CONNECTING ? stream_syn_wait(s) : limit;
 	uint8_t buf[WIRE_HDR_LEN + 8];
 
-	if (s->st == ST_CONNECTING && stream_syn_wait(s) < limit) {
-		limit = stream_syn_wait(s);
+	if (syn < limit) {
+		limit = syn;
 		what = "no answer to connect within %.1f s; trying again";
 	}
 	if ((double)(now - s->last_rx_ns) / 1e9 > limit) {

@@ -27,6 +27,7 @@ END_TEST
 START_TEST(merge_takes_each_workers_median)
 {
 	struct calib_meas *runs = calloc(3, sizeof(*runs)), *out = calloc(1, sizeof(*out));
+	const struct calib_meas *p[] = { &runs[0], &runs[1], &runs[2] };
 	/* worker 0: 57 (a run whose CPU was taken), 159, 160 -> 159 (run 2);
 	 * worker 1: 120, 110, 130 -> 120 (run 1). */
 	double w0[] = { 57, 159, 160 }, w1[] = { 120, 110, 130 };
@@ -41,7 +42,7 @@ START_TEST(merge_takes_each_workers_median)
 		runs[r].inter_result = ir[r];
 		runs[r].lan = 1e9;          /* the probes' figures are not the runs' */
 	}
-	ck_assert_int_eq(calib_merge(runs, 3, out), 0);
+	ck_assert_int_eq(calib_merge(p, 3, out), 0);
 	ck_assert_uint_eq(out->nperf, 2);
 	ck_assert_double_eq(out->perf[0], 159);
 	ck_assert_double_eq(out->perf[1], 120);
@@ -51,9 +52,9 @@ START_TEST(merge_takes_each_workers_median)
 	/* The runs are left as they were (the medians sort copies). */
 	ck_assert_double_eq(runs[0].perf[0], 57);
 	/* One run is its own median; two are averaged: (57 + 159) / 2 = 108. */
-	ck_assert_int_eq(calib_merge(runs, 1, out), 0);
+	ck_assert_int_eq(calib_merge(p, 1, out), 0);
 	ck_assert_double_eq(out->perf[0], 57);
-	ck_assert_int_eq(calib_merge(runs, 2, out), 0);
+	ck_assert_int_eq(calib_merge(p, 2, out), 0);
 	ck_assert_double_eq(out->perf[0], 108);
 	free(runs);
 	free(out);
@@ -63,14 +64,17 @@ END_TEST
 START_TEST(merge_refuses_what_does_not_match)
 {
 	struct calib_meas *runs = calloc(CALIB_MAX_RUNS + 1, sizeof(*runs)), *out = calloc(1, sizeof(*out));
+	const struct calib_meas *p[CALIB_MAX_RUNS + 1];
 
-	for (int r = 0; r <= CALIB_MAX_RUNS; r++)
+	for (int r = 0; r <= CALIB_MAX_RUNS; r++) {
 		runs[r].nperf = 1;
-	ck_assert_int_eq(calib_merge(runs, 0, out), -1);
-	ck_assert_int_eq(calib_merge(runs, CALIB_MAX_RUNS + 1, out), -1);
-	ck_assert_int_eq(calib_merge(runs, CALIB_MAX_RUNS, out), 0);
+		p[r] = &runs[r];
+	}
+	ck_assert_int_eq(calib_merge(p, 0, out), -1);
+	ck_assert_int_eq(calib_merge(p, CALIB_MAX_RUNS + 1, out), -1);
+	ck_assert_int_eq(calib_merge(p, CALIB_MAX_RUNS, out), 0);
 	runs[1].nperf = 2;          /* a run that saw another worker count */
-	ck_assert_int_eq(calib_merge(runs, 2, out), -1);
+	ck_assert_int_eq(calib_merge(p, 2, out), -1);
 	free(runs);
 	free(out);
 }

@@ -170,12 +170,16 @@ static void id_close(struct bench_io *io)
 	struct io_direct *id = (struct io_direct *)io;
 
 	/* As ldsd on SIGTERM: the peer hears of every delivery before the
-	 * link goes, or the receiver's report, say, would stay unacknowledged
-	 * there (and its sender waiting on it, or told it was lost). */
+	 * link goes, and what we sent is acknowledged, or the receiver could
+	 * leave with its last report still in its own link (recv --once). */
 	if (id->tick > 0 && id->l && !id->failed) {
 		link_drain(id->l);
 		id->drain_until_ns = clock_now_ns() + DRAIN_NS;
 		evloop_run(io->ev);
+		if (!link_drained(id->l))
+			fprintf(stderr, "ldsbench: link %s closed after %llu s with messages unacknowledged "
+				"or deliveries not reported to the peer\n", link_name(id->l),
+				(unsigned long long)(DRAIN_NS / 1000000000ull));
 	}
 	if (id->tick > 0)
 		evloop_tick_del(io->ev, id->tick);

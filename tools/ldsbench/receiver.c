@@ -12,8 +12,6 @@
 #include "tools/ldsbench/ldsbench.h"
 
 #define TICK_MS 10
-/* How long --once waits for its last report to reach the sender. */
-#define REPORT_WAIT_NS (10 * 1000000000ull)
 
 struct receiver {
 	struct bench_io *io;
@@ -34,8 +32,6 @@ struct receiver {
 	char report_to[256];
 	int report_pending;
 	int exit_after_report;     /* --once, and the sender's last run ended */
-	uint64_t report_id;        /* that last report, once queued */
-	uint64_t report_wait_ns;   /* when to stop waiting for its delivery */
 	int any_errors, done;
 };
 
@@ -56,32 +52,8 @@ static void rx_send_report(struct receiver *rx)
 	rx->report_pending = 0;
 	if (r < 0)
 		fprintf(stderr, "ldsbench: cannot answer %s: %s\n", rx->report_to, err);
-	if (!rx->exit_after_report)
-		return;
-	if (r < 0) {
+	if (rx->exit_after_report)
 		rx->done = 1;
-		return;
-	}
-	/* Queued is not sent: --direct's link lives in this process, so
-	 * leaving now could take the report with it. */
-	rx->report_id = id;
-	rx->report_wait_ns = clock_now_ns() + REPORT_WAIT_NS;
-}
-
-/* --once: ends the run when the last report has reached the sender, or
- * has had its time. */
-static void rx_report_settled(struct receiver *rx, uint64_t now)
-{
-	if (rx->report_id == 0 || rx->done)
-		return;
-	if (rx->io->ops->delivered(rx->io) >= rx->report_id) {
-		rx->done = 1;
-	} else if (now >= rx->report_wait_ns) {
-		fprintf(stderr, "ldsbench: the report to %s was not delivered within %llu s; exiting anyway\n",
-			rx->report_to, (unsigned long long)(REPORT_WAIT_NS / 1000000000ull));
-		rx->any_errors = 1;
-		rx->done = 1;
-	}
 }
 
 static void rx_room(void *arg)
@@ -192,7 +164,6 @@ static void rx_tick(uint64_t now, void *arg)
 
 	if (rx->report_pending)
 		rx_send_report(rx);
-	rx_report_settled(rx, now);
 	if (rx->active && rx->interval > 0 && t >= rx->next_iv) {
 		report_recv_interval(rx->r, rx->iv_t, t, rx->bytes - rx->iv_bytes, rx->msgs - rx->iv_msgs);
 		rx->iv_t = t;

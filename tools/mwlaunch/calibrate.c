@@ -502,19 +502,14 @@ out:
 /* Each cluster's workers and inter-cluster sizes: the median of the runs. */
 static int merge_runs(const struct job *j, const struct calib_runs *s, struct calib_meas *m)
 {
-	struct calib_meas *runs = malloc(s->n * sizeof(*runs));
+	const struct calib_meas *runs[CALIB_MAX_RUNS];
 	int rc = 0;
 
-	if (runs == NULL) {
-		fprintf(stderr, "mwlaunch: --benchmark: out of memory\n");
-		return -1;
-	}
 	for (unsigned i = 0; i < j->ncl && rc == 0; i++) {
 		for (unsigned r = 0; r < s->n; r++)
-			runs[r] = s->m[r][i];
+			runs[r] = &s->m[r][i];
 		rc = calib_merge(runs, s->n, &m[i]);
 	}
-	free(runs);
 	if (rc < 0)
 		fprintf(stderr, "mwlaunch: --benchmark: the calibration runs do not match (%u runs)\n", s->n);
 	else if (s->n > 1)

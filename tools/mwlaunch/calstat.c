@@ -1,5 +1,7 @@
 /* calstat.c - calibration runs combined by their medians. */
+#include <stddef.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "tools/mwlaunch/calstat.h"
 
@@ -18,28 +20,27 @@ double calib_median(double *v, size_t n)
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-/* The median of one field across the runs: first points at it in
- * runs[0], the others lie a struct further each. */
-static double median_across(const double *first, size_t nruns)
+/* The median across the runs of the double at byte offset off. */
+static double median_across(const struct calib_meas *const runs[], size_t nruns, size_t off)
 {
 	double v[CALIB_MAX_RUNS];
 
 	for (size_t r = 0; r < nruns; r++)
-		v[r] = *(const double *)((const char *)first + r * sizeof(struct calib_meas));
+		memcpy(&v[r], (const char *)runs[r] + off, sizeof(v[r]));
 	return calib_median(v, nruns);
 }
 
-int calib_merge(const struct calib_meas *runs, size_t nruns, struct calib_meas *out)
+int calib_merge(const struct calib_meas *const runs[], size_t nruns, struct calib_meas *out)
 {
 	if (nruns == 0 || nruns > CALIB_MAX_RUNS)
 		return -1;
 	for (size_t r = 1; r < nruns; r++)
-		if (runs[r].nperf != runs[0].nperf)
+		if (runs[r]->nperf != runs[0]->nperf)
 			return -1;
-	*out = (struct calib_meas){ .nperf = runs[0].nperf };
+	*out = (struct calib_meas){ .nperf = runs[0]->nperf };
 	for (unsigned k = 0; k < out->nperf; k++)
-		out->perf[k] = median_across(&runs[0].perf[k], nruns);
-	out->inter_task = median_across(&runs[0].inter_task, nruns);
-	out->inter_result = median_across(&runs[0].inter_result, nruns);
+		out->perf[k] = median_across(runs, nruns, offsetof(struct calib_meas, perf) + k * sizeof(double));
+	out->inter_task = median_across(runs, nruns, offsetof(struct calib_meas, inter_task));
+	out->inter_result = median_across(runs, nruns, offsetof(struct calib_meas, inter_result));
 	return 0;
 }

@@ -31,11 +31,11 @@ struct calib_meas {
  * 0 when n is 0).  Reorders v. */
 double calib_median(double *v, size_t n);
 
-/* out = the median over runs[0..nruns-1] of each worker's performance and
+/* out = the median over *runs[0..nruns-1] of each worker's performance and
  * of the inter-cluster task and result sizes, worker by worker (worker k
  * of every run is the same rank).  lan and inet_* are left 0 (the probes
  * measure them once).  0, or -1 when nruns is 0 or above CALIB_MAX_RUNS,
  * or the runs do not have the same number of workers. */
-int calib_merge(const struct calib_meas *runs, size_t nruns, struct calib_meas *out);
+int calib_merge(const struct calib_meas *const runs[], size_t nruns, struct calib_meas *out);
 
 #endif
