@@ -29,7 +29,8 @@
  * round trip does not starve the others: 15 MB at 200 Mbit/s and
  * 300 ms; the gateway's own per-destination limit, a quarter of
  * recv_memory, may bind first), little enough that the end of a run does
- * not wait long for a backlog (at most AHEAD_S, 1.3 s at 50 Mbit/s). */
+ * not wait long for a backlog (AHEAD_S at the run's best interval's rate,
+ * 1.3 s at 50 Mbit/s; the gateway's limit, 32 MiB by default, caps it). */
 #define AHEAD_MIN (8u << 20)
 #define AHEAD_S 2.0
 
@@ -209,10 +210,12 @@ static void sample(struct sender *s, double t)
 	}
 	if (st.valid)
 		s->prev = st;
-	if (t > s->iv_t && (bytes - s->iv_bytes) * AHEAD_S / (t - s->iv_t) > AHEAD_MIN)
+	/* The best interval of the run sets it, not the last: a link that
+	 * delivers in order delivers in bursts, and sized by a slow interval
+	 * (a stall behind a lost packet) the window held the next one back
+	 * too, so that the tool, not the link, set the pace. */
+	if (t > s->iv_t && (bytes - s->iv_bytes) * AHEAD_S / (t - s->iv_t) > s->ahead)
 		s->ahead = (uint64_t)((bytes - s->iv_bytes) * AHEAD_S / (t - s->iv_t));
-	else
-		s->ahead = AHEAD_MIN;
 	s->iv_bytes = bytes;
 	s->iv_t = t;
 }
