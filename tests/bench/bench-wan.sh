@@ -55,19 +55,20 @@ r1() { for v in "$@"; do [ -n "$v" ] && awk -v v="$v" 'BEGIN {if (v == "FAIL") p
 # its goodput comes in bursts (everything behind a lost packet is released
 # a round trip later at once): 2 s windows at 100 ms moved single 8-stream
 # runs between 117 and 199 Mb/s, 3 s at 300 ms between 117 and 206.  The
-# target scenario therefore runs iperf3's default 10 s, the 300 ms ones
-# 6 s; the rest stay short.  With one run per cell (make bench, whose 20
-# minutes the matrix must share) the 300 ms scenarios keep 3 s: a single
-# run there does not settle a 10 % question at any length that fits, and
-# the figures of record are REPS=3's.  Every ldsd cell (auto, 1, 4, 8
-# streams) gets REPS runs of the same length; iperf3 runs once per cell.
+# target scenario therefore runs iperf3's default 10 s, the other 100 ms
+# and the 300 ms ones 6 s, the 20 ms ones (a hundred round trips in 2 s)
+# stay short.  With one run per cell (make bench, whose 20 minutes the
+# matrix must share) all but the target keep 2-3 s: a single run does not
+# settle a 10 % question at any length that fits, and the figures of
+# record are REPS=3's.  Every ldsd cell (auto, 1, 4, 8 streams) gets REPS
+# runs of the same length; iperf3 runs once per cell.
 lengths() {
 	if [ -n "${LENGTH:-}" ]; then echo "$LENGTH"; return; fi
 	if [ "$QUICK" = 1 ]; then echo "3 2"; return; fi
 	case $1/${2:-} in
 	"$TARGET") echo "10 3" ;;
 	20/*) echo "2 1" ;;
-	100/*) echo "2 2" ;;
+	100/*) [ "$REPS" -gt 1 ] && echo "6 2" || echo "2 2" ;;
 	*) [ "$REPS" -gt 1 ] && echo "6 3" || echo "3 3" ;;
 	esac
 }
