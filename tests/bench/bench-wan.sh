@@ -23,6 +23,8 @@
 #   SWEEP=0            leave the stream sweep out
 #   LENGTH="SECS OMIT" every run this long (seconds measured, omitted first)
 #   PEER='recv_memory = "512M";'   extra settings for both gateways' link
+#   TCPSTAT=1          after each ldsd run, its streams' TCP segments sent and
+#                      retransmitted in the sending site (nstat), on stderr
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/../wan/netbed.sh"
 . "$(dirname "$0")/lib.sh"
@@ -104,8 +106,11 @@ lds() {
 	local p=()
 	[ "$1" != auto ] && p=(-P "$1")
 	echo "  \$ ldsbench send -T clusterB/bench ${p[*]} -t $(($2 + $3)) -O $3 -i 0.5 -J" >> "$T/commands"
+	[ "${TCPSTAT:-0}" = 1 ] && NSTAT_HISTORY=$T/nstat ip netns exec "$NS_clusterA" nstat -n
 	"$BIN/ldsbench" send -s "$T/clusterA.sock" -T clusterB/bench "${p[@]}" -t $(($2 + $3)) -O "$3" -i 0.5 -w 60 -J \
 		> "$4" 2>> "$T/send.err"
+	[ "${TCPSTAT:-0}" = 1 ] && NSTAT_HISTORY=$T/nstat ip netns exec "$NS_clusterA" nstat -z TcpOutSegs TcpRetransSegs |
+		awk -v f="$(basename "$4" .json)" '/^Tcp/ {v[$1] = $2} END {printf "bench-wan: %s: TCP retransmitted %d of %d segments sent\n", f, v["TcpRetransSegs"], v["TcpOutSegs"]}' >&2
 	jq -r 'select(.event == "end") | .data | if .error == null then .bits_per_second / 1e6 else "FAIL" end' "$4" |
 		tail -1 | grep . || echo FAIL
 }
@@ -123,9 +128,7 @@ iperf() {
 plot_scenario() {
 	local name=$1 dat="$RESULTS/$1.dat" plots="" i=0 f title
 	: > "$dat"
-	for f in "$RESULTS/$name".*.json; do
-		# rtt100ms-loss0.* matches rtt100ms-loss0.1's runs too.
-		case ${f#"$RESULTS/$name".} in [0-9]*) continue ;; esac
+	for f in "$RESULTS/$name".[a-z]*.json; do
 		# The first of an ldsd cell's runs stands for them all.
 		case $f in *.r1.json | *[!0-9].json) ;; *) continue ;; esac
 		title=$(basename "$f" .json)
@@ -153,8 +156,10 @@ rows1="" rows2="" met_all=1
 for sc in $SCENARIOS; do
 	rtt=${sc%%/*} loss=${sc#*/} t_sc=$(date +%s)
 	read -r secs omit <<< "$(lengths "$rtt" "$loss")"
+	# A scenario's results are "$name".[a-z]*.json: "$name".* would
+	# take rtt100ms-loss0.1's for rtt100ms-loss0's.
 	name="rtt${rtt}ms-loss${loss%\%}"
-	rm -f "$RESULTS/$name".ldsd-*.json "$RESULTS/$name".iperf3-*.json
+	rm -f "$RESULTS/$name".[a-z]*.json
 	bed "$rtt" "$loss"
 	declare -A g=()
 	# streams = "auto" first, its runs one after the other on the fresh

@@ -214,8 +214,12 @@ static void sample(struct sender *s, double t)
 	 * delivers in order delivers in bursts, and sized by a slow interval
 	 * (a stall behind a lost packet) the window held the next one back
 	 * too, so that the tool, not the link, set the pace. */
-	if (t > s->iv_t && (bytes - s->iv_bytes) * AHEAD_S / (t - s->iv_t) > s->ahead)
-		s->ahead = (uint64_t)((bytes - s->iv_bytes) * AHEAD_S / (t - s->iv_t));
+	if (t > s->iv_t) {
+		uint64_t want = (uint64_t)((bytes - s->iv_bytes) * AHEAD_S / (t - s->iv_t));
+
+		if (want > s->ahead)
+			s->ahead = want;
+	}
 	s->iv_bytes = bytes;
 	s->iv_t = t;
 }
