@@ -47,7 +47,7 @@ static void probe_usage(FILE *out)
 	      "  -R, --tcp-server      accept one TCP connection and check the pattern:\n"
 	      "                        prints {bytes, mismatch_at (-1: none)}, exit 1 on mismatch\n"
 	      "prints one JSON object: sent, received, lost, duplicates, reordered,\n"
-	      "rtt_ms {min, median, mean, max}, loss_runs, longest_loss_run,\n"
+	      "rtt_ms {min, median, mean, p99, max}, loss_runs, longest_loss_run,\n"
 	      "longest_gap_ms\n"
 	      "exit status: 0 ok, 1 network error, 2 usage\n", out);
 }
@@ -223,8 +223,9 @@ static void probe_report(const struct probe_opts *o, struct probe_result *r)
 	printf("{\"sent\":%lu,\"received\":%lu,\"lost\":%lu,\"duplicates\":%lu,\"reordered\":%lu,", o->count,
 	       r->nrtt, o->count - r->nrtt, r->dups, r->reordered);
 	if (r->nrtt)
-		printf("\"rtt_ms\":{\"min\":%.3f,\"median\":%.3f,\"mean\":%.3f,\"max\":%.3f},", r->rtt[0],
-		       r->rtt[r->nrtt / 2], sum / (double)r->nrtt, r->rtt[r->nrtt - 1]);
+		printf("\"rtt_ms\":{\"min\":%.3f,\"median\":%.3f,\"mean\":%.3f,\"p99\":%.3f,\"max\":%.3f},",
+		       r->rtt[0], r->rtt[r->nrtt / 2], sum / (double)r->nrtt, r->rtt[(r->nrtt - 1) * 99 / 100],
+		       r->rtt[r->nrtt - 1]);
 	else
 		printf("\"rtt_ms\":null,");
 	printf("\"loss_runs\":%lu,\"longest_loss_run\":%lu,\"longest_gap_ms\":%.3f}\n", runs, longest,
