@@ -144,7 +144,7 @@ struct link {
 	unsigned rr;                 /* round robin for ACKs */
 	/* streams = "auto" (connecting side): the chooser and its period. */
 	struct autostreams *as;
-	uint64_t as_start_ns, as_acked;
+	uint64_t as_start_ns, as_reached;
 	unsigned as_ticks, as_busy, as_queued, as_disturbed;
 	int as_refused;              /* a message waited for room since the last tick */
 
@@ -1529,7 +1529,7 @@ static int link_auto_start(struct link *l)
 	autostreams_init(l->as, l->cfg->streams_min, l->cfg->streams_max, l->nstreams);
 	link_resize(l, l->as->n);
 	l->as_start_ns = clock_now_ns();
-	l->as_acked = l->sb.bytes_acked;
+	l->as_reached = l->sb.bytes_reached;
 	l->as_ticks = l->as_busy = l->as_queued = l->as_disturbed = 0;
 	return 0;
 }
@@ -1593,7 +1593,10 @@ static void link_stream_rtts(const struct link *l, uint32_t *now_us, uint32_t *m
 }
 
 /* Measures goodput over periods of AUTO_PERIOD_S or AUTO_PERIOD_RTTS round
- * trips of the path, whichever is longer, and lets the chooser act on
+ * trips of the path, whichever is longer, as the bytes that reached the
+ * peer in the period (selective ACKs count: what is held behind a missing
+ * block came through the path all the same, and counting only in-order
+ * progress moved single periods by a round trip's data), and lets the chooser act on
  * periods that were network-limited at 4 ticks in 5 and in which no
  * stream broke, was still starting or was being retired: the period in
  * which a change takes effect is never judged, so the next one sees the
@@ -1624,7 +1627,7 @@ static void link_auto_tick(struct link *l, uint64_t now)
 	path_rtt = min_us ? min_us / 1e6 : (double)l->srtt_us / 1e6;
 	if (secs < AUTO_PERIOD_S || secs < AUTO_PERIOD_RTTS * path_rtt)
 		return;
-	rate = (double)(l->sb.bytes_acked - l->as_acked) / secs;
+	rate = (double)(l->sb.bytes_reached - l->as_reached) / secs;
 	if (!l->as_disturbed && l->as_busy * 5 >= l->as_ticks * 4) {
 		int queued = l->as_queued * 5 >= l->as_ticks * 4;
 
@@ -1637,7 +1640,7 @@ static void link_auto_tick(struct link *l, uint64_t now)
 		}
 	}
 	l->as_start_ns = now;
-	l->as_acked = l->sb.bytes_acked;
+	l->as_reached = l->sb.bytes_reached;
 	l->as_ticks = l->as_busy = l->as_queued = 0;
 	l->as_disturbed = changed;
 }

@@ -417,6 +417,8 @@ int sendbuf_ack(struct sendbuf *sb, const struct wire_ack *a, sb_msg_cb *deliver
 			sb->resend_pending--;
 		sb->blocks_acked++;
 		sb->bytes_acked += b->len;
+		if (b->state != SB_SACKED)
+			sb->bytes_reached += b->len;
 		if (b->busy)
 			b->freed = 1;
 		else
@@ -428,8 +430,10 @@ int sendbuf_ack(struct sendbuf *sb, const struct wire_ack *a, sb_msg_cb *deliver
 
 			if (b->state == SB_READY && b->sends > 0)
 				sb->resend_pending--;
-			if (b->state == SB_READY || b->state == SB_INFLIGHT)
+			if (b->state == SB_READY || b->state == SB_INFLIGHT) {
 				b->state = SB_SACKED;
+				sb->bytes_reached += b->len;
+			}
 		}
 	}
 	sb_mark_delivered(sb, sb->msg_base, a->deliv_cum, delivered, arg);

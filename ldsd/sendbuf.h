@@ -68,9 +68,12 @@ struct sendbuf {
 	uint64_t msg_base, msg_next;
 	struct iovec *fill_iov; /* nslots + 2: where a payload goes, see sendbuf_append_from */
 
-	/* Counters for status output. */
+	/* Counters for status output.  bytes_reached counts each block once
+	 * when the peer first reports it, selectively or cumulatively: unlike
+	 * bytes_acked it does not wait behind a missing block, so it measures
+	 * what the path carried in an interval (streams = "auto"). */
 	uint64_t blocks_sent, blocks_resent, blocks_acked;
-	uint64_t bytes_sent, bytes_acked, msgs_delivered;
+	uint64_t bytes_sent, bytes_acked, bytes_reached, msgs_delivered;
 };
 
 /* Returns 0 or -ENOMEM.  mem >= 4 * block_size (config checks this). */

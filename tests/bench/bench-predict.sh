@@ -25,6 +25,7 @@
 #   MM_CAL, MC_CAL: the calibration's tasks (default a third, a fifth)
 #   CAL_REPEAT: --calibrate-repeat (default mwlaunch's, 3; QUICK: 1)
 #   DEPTH: the workers' framework setting (default "PrefetchDepth = 8;")
+#   STEADY: runs of the steadiness check below (default 6, QUICK 3; 0: none)
 # Needs root and /dev/net/tun (skipped otherwise).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/../integration/mw_lib.sh"
@@ -60,6 +61,28 @@ if [ "${SPLIT:-1}" = 1 ] && [ "$first" != "$last" ]; then
 	done
 	echo "bench-predict: CPUs: clusterA's worker on $first; all else (its master and CMs, clusterB, clusterC, gateways, wanemu, mwlaunch, mpirun) on $last"
 fi
+# The model's premise is that a worker's speed in the calibration is its
+# speed in the run.  How far this machine keeps to it: the same fixed job
+# (mw_montecarlo's default --rate keeps its tasks identical from run to
+# run), one worker on the main worker's CPU, STEADY times in a row, each
+# worker speed taken as --benchmark takes it (tasks over work time).  Their
+# spread is what a calibration minutes before a run can be off by,
+# whatever the model.
+steadiness() {
+	local i v speeds=()
+	for i in $(seq 1 "$STEADY"); do
+		timeout 60 mpirun --oversubscribe --bind-to none -np 1 taskset -c "$last" "$MWBIN/mw_montecarlo" -t 150 --mean-ms 10 \
+			--quiet --json "$T/steady.json" : -np 1 taskset -c "$first" "$MWBIN/mw_montecarlo" -t 150 --mean-ms 10 --quiet \
+			> "$T/steady.out" 2>&1 || fail "steadiness run $i failed: $(tail -5 "$T/steady.out")"
+		v=$(jq '[.workers[] | select(.role == "Worker") | (.done + .discharged) / .work_time][0] | . * 10 | round / 10' "$T/steady.json") ||
+			fail "steadiness run $i: no worker speed in $T/steady.json"
+		speeds+=("$v")
+	done
+	printf '%s\n' "${speeds[@]}" | sort -g | awk -v c="$first" -v l="${speeds[*]}" '{t[NR] = $1} END {
+		printf "bench-predict: steadiness: the same job'"'"'s worker (mw_montecarlo -t 150 --mean-ms 10, on CPU %s) ran %s tasks/s in %d runs: the fastest %.2f times the slowest\n", c, l, NR, t[NR] / t[1]}'
+}
+STEADY=${STEADY:-$([ "$QUICK" = 1 ] && echo 3 || echo 6)}
+[ "$STEADY" -gt 0 ] && steadiness
 echo "bench-predict: link $LINK; mw_matmul $MM_ARGS (grain 1, data cache); mw_montecarlo $MC_ARGS (grain 4); one worker per cluster; ${DEPTH:-default prefetch}"
 # main_worker JOB.JSON: what the main cluster's workers did in that run:
 # their performance over their work time (what --benchmark takes as

@@ -508,6 +508,11 @@ START_TEST(sacked_not_resent)
 	ck_assert_int_eq(sb.slots[1].state, SB_SACKED);
 	ck_assert_int_eq(sb.slots[2].state, SB_SACKED);
 	ck_assert_uint_eq(sb.base, 0);
+	/* They reached the peer, though not acknowledged in order. */
+	ck_assert_uint_eq(sb.bytes_reached, 2 * BS);
+	ck_assert_uint_eq(sb.bytes_acked, 0);
+	ck_assert_int_eq(sendbuf_ack(&sb, &a, NULL, NULL), 0);
+	ck_assert_uint_eq(sb.bytes_reached, 2 * BS);
 	/* SACKed blocks are kept (still unacked bytes). */
 	ck_assert_uint_eq(sendbuf_unacked_bytes(&sb), 4 * BS);
 	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1), 2);
@@ -515,9 +520,11 @@ START_TEST(sacked_not_resent)
 	take(&sb, 2, 0, 3);
 	ck_assert_ptr_null(sendbuf_next(&sb, 2, 1));
 	ck_assert_uint_eq(sb.blocks_resent, 2);
-	/* recv_cum passing them frees them. */
+	/* recv_cum passing them frees them, and counts each block once. */
 	ck_assert_int_eq(ack(&sb, 3, 8), 0);
 	ck_assert_uint_eq(sb.base, 3);
+	ck_assert_uint_eq(sb.bytes_acked, 3 * BS);
+	ck_assert_uint_eq(sb.bytes_reached, 3 * BS);
 	sendbuf_free(&sb);
 }
 END_TEST
