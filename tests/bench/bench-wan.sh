@@ -21,7 +21,8 @@
 #   REPS=N             runs of every ldsd cell (median; default 3, QUICK 1)
 #   SCENARIOS=none     no scenario of the matrix (with SWEEP=0: the outage only)
 #   OUTAGE=N           runs of the outage scenario (median; default 1, 0 leaves it out)
-#   SWEEP=0            leave the stream sweep out
+#   SWEEP=N            runs of the stream sweep (median per count; default 3,
+#                      0 leaves it out)
 #   LENGTH="SECS OMIT" every run this long (seconds measured, omitted first)
 #   PEER='recv_memory = "512M";'   extra settings for both gateways' link
 #   TCPSTAT=1          after each ldsd run, its streams' TCP segments sent and
@@ -44,7 +45,7 @@ else
 	SCENARIOS=${SCENARIOS:-"20/0 20/0.1% 20/1% 100/0 100/0.1% 100/1% 300/0 300/0.1% 300/1%"}
 	REPS=${REPS:-3}
 	OUTAGE=${OUTAGE:-1}
-	SWEEP=${SWEEP:-1}
+	SWEEP=${SWEEP:-3}
 fi
 [ "$SCENARIOS" = none ] && SCENARIOS=""
 bench_needs bench-wan iperf3 jq gnuplot
@@ -277,23 +278,36 @@ $rows2
 EOT
 
 # ---- the stream sweep with cubic on the lossy long path (thesis Table A-2) -------------------
-if [ "$SWEEP" = 1 ]; then
+if [ "$SWEEP" -gt 0 ]; then
 	read -r secs omit <<< "$(lengths 100)"
+	counts=1,2,4,6,8,16,32
 	netbed_up 2 "all:delay=50ms,rate=${RATE}mbit,loss=0.1%" || fail "bed did not start"
 	netbed_exec s2 "$BIN/ldsbench" recv --direct "$DPORT" -i 0 -q > /dev/null 2>&1 &
 	disown
 	sleep 0.3
 	echo
-	echo "Stream sweep, ldsbench --direct with cubic, 100 ms, 0.1 % loss, ${RATE} Mb/s ($((secs + omit)) s runs, first $omit s omitted):"
-	echo "  \$ ldsbench send --direct HOST:$DPORT --congestion cubic --sweep streams=1,2,4,6,8,16,32 -t $((secs + omit)) -O $omit -q"
-	waited netbed_exec s1 "$BIN/ldsbench" send --direct "$(netbed_addr s2):$DPORT" --congestion cubic \
-		--sweep streams=1,2,4,6,8,16,32 -t $((secs + omit)) -O "$omit" -q --plot "$RESULTS/sweep-cubic.png" \
-		-J > "$RESULTS/sweep-cubic.json" 2>> "$T/send.err" || echo "bench-wan: sweep failed (see $RESULTS/sweep-cubic.json)"
+	echo "Stream sweep, ldsbench --direct with cubic, 100 ms, 0.1 % loss, ${RATE} Mb/s ($((secs + omit)) s runs, first $omit s omitted), median of $SWEEP sweeps:"
+	echo "  \$ ldsbench send --direct HOST:$DPORT --congestion cubic --sweep streams=$counts -t $((secs + omit)) -O $omit -q"
+	for r in $(seq "$SWEEP"); do
+		waited netbed_exec s1 "$BIN/ldsbench" send --direct "$(netbed_addr s2):$DPORT" --congestion cubic \
+			--sweep streams=$counts -t $((secs + omit)) -O "$omit" -q --plot "$RESULTS/sweep-cubic.r$r.png" \
+			-J > "$RESULTS/sweep-cubic.r$r.json" 2>> "$T/send.err" ||
+			echo "bench-wan: sweep $r failed (see $RESULTS/sweep-cubic.r$r.json)"
+	done
 	echo
-	echo "| streams | Mb/s | disconnections | relative to 1 stream |"
+	echo "| streams | Mb/s, median [runs] | disconnections (all runs) | median relative to 1 stream's |"
 	echo "|---|---|---|---|"
-	jq -r 'select(.event == "sweep") | .data.rows[] | "| \(.streams) | \(.bits_per_second / 1e6 | . * 10 | round / 10) | \(.disconnections) | \(.relative * 100 | round / 100) |"' \
-		"$RESULTS/sweep-cubic.json"
+	# One array of rows per sweep; a count a failed sweep lacks is left out of its median.
+	jq -rs --argjson n "$SWEEP" '
+		def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
+			else (.[length / 2 - 1] + .[length / 2]) / 2 end;
+		def mbs: . / 1e6 * 10 | round / 10;
+		[.[] | select(.event == "sweep") | .data.rows] as $sweeps
+		| ($sweeps | map(.[] | select(.streams == 1) | .bits_per_second) | median) as $one
+		| $sweeps | map(.[]) | group_by(.streams)[]
+		| (map(.bits_per_second) | median) as $m
+		| "| \(.[0].streams) | \($m | mbs) [\(map(.bits_per_second | mbs | tostring) | join(" "))] | \(map(.disconnections) | add) | \(if $one then $m / $one * 100 | round / 100 else "-" end) |"' \
+		"$RESULTS"/sweep-cubic.r*.json
 	netbed_down
 fi
 
@@ -377,7 +391,10 @@ if [ "$OUTAGE" -ge 1 ]; then
 	plot_scenario outage
 fi
 echo
-echo "reproduce: $([ "$QUICK" = 1 ] && echo "QUICK=1 ")tests/bench/bench-wan.sh (as root; SCENARIOS=\"RTT/LOSS ...\" for some); commands run per scenario:"
-sort -u "$T/commands" | sed 's/^/  /'
-[ -s "$T/send.err" ] && { echo "bench-wan: messages from the runs:"; sort | uniq -c < "$T/send.err" | head -20; }
+echo "reproduce: $([ "$QUICK" = 1 ] && echo "QUICK=1 ")tests/bench/bench-wan.sh (as root; SCENARIOS=\"RTT/LOSS ...\" for some)"
+if [ -s "$T/commands" ]; then
+	echo "commands run per scenario:"
+	sort -u "$T/commands" | sed 's/^/  /'
+fi
+[ -s "$T/send.err" ] && { echo "bench-wan: messages from the runs:"; sort "$T/send.err" | uniq -c | head -20; }
 [ "$met_all" = 1 ] && echo "bench-wan: targets met" || echo "bench-wan: TARGET MISSED"

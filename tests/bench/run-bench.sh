@@ -139,13 +139,14 @@ BUILD=${BUILD:-build} QUICK=$QUICK RUNS=1 \
 part "the model's prediction"
 
 # LDS against iperf3 over an emulated WAN (issue 4); WAN=0 leaves it out.
-# One run per ldsd cell here (WAN_REPS=N for more), with the windows of
-# bench-wan's own runs: its default of 3 runs took 21 min on the 2-core
-# VM, more than make bench's 20; the issue's figures of record are
-# bench-wan.sh's own (docs/BENCHMARKS.md).
+# One run per ldsd cell and one stream sweep here (WAN_REPS=N, WAN_SWEEPS=N
+# for more), with the windows of bench-wan's own runs: its default of 3
+# runs took 21 min on the 2-core VM, more than make bench's 20; the
+# issue's figures of record are bench-wan.sh's own (docs/BENCHMARKS.md).
 if [ "${WAN:-1}" != 0 ]; then
 	echo
-	BUILD=${BUILD:-build} QUICK=$QUICK REPS=${WAN_REPS:-1} "$(dirname "$0")/bench-wan.sh"
+	BUILD=${BUILD:-build} QUICK=$QUICK REPS=${WAN_REPS:-1} SWEEP=$(quick 0 "${WAN_SWEEPS:-1}") \
+		"$(dirname "$0")/bench-wan.sh"
 	part "LDS against iperf3 over wanemu"
 fi
 echo
