@@ -288,6 +288,7 @@ if [ "$SWEEP" -gt 0 ]; then
 	echo
 	echo "Stream sweep, ldsbench --direct with cubic, 100 ms, 0.1 % loss, ${RATE} Mb/s ($((secs + omit)) s runs, first $omit s omitted), median of $SWEEP sweeps:"
 	echo "  \$ ldsbench send --direct HOST:$DPORT --congestion cubic --sweep streams=$counts -t $((secs + omit)) -O $omit -q"
+	rm -f "$RESULTS"/sweep-cubic.*
 	for r in $(seq "$SWEEP"); do
 		waited netbed_exec s1 "$BIN/ldsbench" send --direct "$(netbed_addr s2):$DPORT" --congestion cubic \
 			--sweep streams=$counts -t $((secs + omit)) -O "$omit" -q --plot "$RESULTS/sweep-cubic.r$r.png" \
