@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # A scheduled outage stops all traffic for exactly its length; an outage
 # on command is a black hole: TCP stalls and resumes, it is not reset.
+# retry: it holds an outage's edges to the millisecond against the wall clock (tests/integration/run-all.sh)
 . "$(dirname "$0")/lib.sh"
 command -v iperf3 > /dev/null || { echo "SKIP: iperf3 is missing (make deps)"; exit 77; }
 NETBED_OPTS="--outage s1-s2:1s@1.5s"

@@ -3,6 +3,7 @@
 # 3 %, in each direction with its own rate.  The rate counts IP bytes, so
 # the expected goodput is rate * 1448 / 1500 (TCP payload with timestamps
 # per 1500-byte packet).
+# retry: it holds a rate to 3 % against the wall clock (tests/integration/run-all.sh)
 . "$(dirname "$0")/lib.sh"
 command -v iperf3 > /dev/null || { echo "SKIP: iperf3 is missing (make deps)"; exit 77; }
 

@@ -2,6 +2,7 @@
 # Round-trip times measured by UDP echoes equal the configured one-way
 # delays within 1 ms, asymmetric delays add up, and jitter varies the delay
 # without reordering packets.
+# retry: it holds delays and their jitter to the millisecond against the wall clock (tests/integration/run-all.sh)
 . "$(dirname "$0")/lib.sh"
 
 netbed_up 3 'all:delay=10ms' 's1>s3:delay=30ms' 's3>s1:delay=5ms' 's2-s3:jitter=3ms' || fail "bed did not start"
