@@ -92,6 +92,8 @@ static const struct field peer_fields[] = {
 	/* The real lower bound, 4 * block_size, is checked once block_size is known. */
 	{ .name = "send_memory", .kind = K_BYTES, AT(config_peer, send_memory), .min = 4 * 512, .max = SIZE_MAX },
 	{ .name = "recv_memory", .kind = K_BYTES, AT(config_peer, recv_memory), .min = 4 * 512, .max = SIZE_MAX },
+	/* An int for setsockopt; this kernel's cap is checked once the value is known. */
+	{ .name = "tcp_buffer", .kind = K_BYTES, AT(config_peer, tcp_buffer), .min = 0, .max = INT_MAX / 2 },
 	{ .name = "inactivity_timeout", .kind = K_SECONDS, AT(config_peer, inactivity_timeout) },
 	{ .name = "keepalive", .kind = K_SECONDS, AT(config_peer, keepalive) },
 	{ .name = "reconnect_min", .kind = K_SECONDS, AT(config_peer, reconnect_min) },
@@ -354,6 +356,21 @@ static void cc_default(char *buf, size_t len)
 		snprintf(buf, len, "%s", CC_PREFERRED);
 	else
 		read_line(CC_KERNEL_DEFAULT, buf, len);
+}
+
+#define WMEM_MAX "/proc/sys/net/core/wmem_max"
+#define RMEM_MAX "/proc/sys/net/core/rmem_max"
+
+size_t config_sockbuf_max(void)
+{
+	char w[32], r[32];
+	unsigned long long wv, rv;
+
+	read_line(WMEM_MAX, w, sizeof(w));
+	read_line(RMEM_MAX, r, sizeof(r));
+	if (config_parse_size(w, &wv) < 0 || config_parse_size(r, &rv) < 0)
+		return 0;
+	return (size_t)(wv < rv ? wv : rv);
 }
 
 /* Where /proc does not say what is available, the socket option will. */
@@ -687,6 +704,12 @@ static int check_peer_ranges(struct ctx *c, const config_setting_t *ps, const st
 	if (p->recv_memory / 4 < p->block_size)
 		return fail(c, blame(ps, "recv_memory", "block_size"), NULL,
 			    "recv_memory (%zu) must be at least 4 * block_size (%zu)", p->recv_memory, 4 * p->block_size);
+	/* The kernel would cap a larger one without a word; say it here. */
+	size_t cap = config_sockbuf_max();
+	if (p->tcp_buffer > 0 && cap > 0 && p->tcp_buffer > cap)
+		return fail(c, blame(ps, "tcp_buffer", "tcp_buffer"), NULL,
+			    "tcp_buffer (%zu) exceeds this kernel's limit (%zu, the smaller of net.core.wmem_max and "
+			    "rmem_max): raise both with sysctl or lower tcp_buffer", p->tcp_buffer, cap);
 	if (p->streams_min > p->streams_max)
 		return fail(c, blame(ps, "streams_min", "streams_max"), NULL,
 			    "streams_min (%u) must not exceed streams_max (%u)", p->streams_min, p->streams_max);

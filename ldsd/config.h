@@ -50,6 +50,8 @@ struct config_peer {
 	size_t block_size;               /* bytes, 512..WIRE_MAX_BLOCK; default 65536 */
 	size_t send_memory;              /* bytes, >= 4 * block_size; default 128 MiB */
 	size_t recv_memory;              /* bytes, >= 4 * block_size; default 128 MiB */
+	size_t tcp_buffer;               /* SO_SNDBUF and SO_RCVBUF of each stream, bytes; 0 (default) = the
+					    kernel's autotuning; at most config_sockbuf_max() */
 	double inactivity_timeout;       /* s, > 0; default 30 */
 	double keepalive;                /* s, > 0 and < inactivity_timeout; default inactivity_timeout / 4 */
 	double reconnect_min;            /* s, > 0; default 0.05 */
@@ -131,6 +133,10 @@ int config_read_key(struct config_peer *p, char *err, size_t errlen);
 /* True if this kernel offers TCP congestion control name (or does not
  * say what it offers); avail gets the kernel's list. */
 int config_cc_available(const char *name, char *avail, size_t len);
+
+/* The largest socket buffer an unprivileged setsockopt gets in this kernel:
+ * the smaller of net.core.wmem_max and rmem_max (0 if /proc does not say). */
+size_t config_sockbuf_max(void);
 
 /* A size as ldsd.conf writes it ("65536", "512k", "64M", "1GiB": binary
  * multiples) into *v; -1 if s is none or overflows. */

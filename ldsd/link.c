@@ -193,6 +193,7 @@ static struct lds_tp_opts link_tp_opts(const struct link *l)
 	if (l->cfg->congestion[0])
 		o.congestion = l->cfg->congestion;
 	o.unsent_max = LINK_UNSENT_MAX;
+	o.sndbuf = o.rcvbuf = l->cfg->tcp_buffer;
 	return o;
 }
 
@@ -803,8 +804,9 @@ static int hs_on_hello(struct stream *s, const struct wire_frame *f)
 		int r = s->ops->set_opts(s->conn, &o);
 
 		if (r < 0)
-			log_warnx("link %s: connection from %s keeps the kernel's congestion control: cannot set \"%s\": %s",
-				  link_name(l), s->peer_addr, l->cfg->congestion, strerror(-r));
+			log_warnx("link %s: connection from %s keeps some of the kernel's defaults: cannot set congestion "
+				  "\"%s\" or tcp_buffer %zu: %s",
+				  link_name(l), s->peer_addr, l->cfg->congestion, l->cfg->tcp_buffer, strerror(-r));
 	}
 	s->peer_instance = h.instance;
 	s->peer_max_msg = h.max_msg;
@@ -1821,6 +1823,7 @@ void link_status_json(const struct link *l, FILE *out)
 	json_str(out, l->cfg->address);
 	fputs(",\"congestion\":", out);
 	json_str(out, l->cfg->congestion);
+	fprintf(out, ",\"tcp_buffer\":%zu", l->cfg->tcp_buffer);
 	fprintf(out,
 		",\"port\":%u,\"role\":\"%s\",\"transport\":\"%s\","
 		"\"streams\":%u,\"streams_auto\":%s,\"streams_up\":%u,\"peer_instance\":\"%016" PRIx64 "\",\"srtt_ms\":%.3f,"

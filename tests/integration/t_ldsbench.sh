@@ -65,11 +65,24 @@ fi
 
 # ---- --direct: the link code in-process, no daemons --------------------------------
 DPORT=$((PORT + 100))
-"$B" recv --direct "127.0.0.1:$DPORT" -1 -J -i 0 > "$T/drecv.json" 2>&1 &
+"$B" recv --direct "127.0.0.1:$DPORT" -1 -J -i 0 --window 96k > "$T/drecv.json" 2>&1 &
 rpid=$!
 PIDS="$PIDS $rpid"
-timeout 60 "$B" send --direct "127.0.0.1:$DPORT" -P 2 -t 1 --congestion cubic -J > "$T/dsend.json" ||
-	fail "direct send: $(cat "$T/dsend.json")"
+# --window 96k: each stream's SO_SNDBUF and SO_RCVBUF, which the kernel
+# doubles (socket(7)); ss shows them as tb and rb while the run lasts, on
+# the two connected streams and, set once the handshake names the link,
+# on the two accepted ones.
+timeout 60 "$B" send --direct "127.0.0.1:$DPORT" -P 2 -t 1.5 --congestion cubic --window 96k -J > "$T/dsend.json" &
+spid=$!
+PIDS="$PIDS $spid"
+for _ in $(seq 30); do
+	ss -tmnHO "( dport = :$DPORT or sport = :$DPORT )" > "$T/ss.txt"
+	[ "$(grep -c 'rb196608,t[0-9]*,tb196608' "$T/ss.txt")" -eq 4 ] && break
+	sleep 0.1
+done
+[ "$(grep -c 'rb196608,t[0-9]*,tb196608' "$T/ss.txt")" -eq 4 ] ||
+	fail "--window 96k: the streams' buffers are not 192 KiB at both ends: $(cat "$T/ss.txt")"
+wait "$spid" || fail "direct send: $(cat "$T/dsend.json")"
 wait "$rpid" || fail "direct recv: $(cat "$T/drecv.json")"
 end=$(jq -c 'select(.event == "end") | .data' "$T/dsend.json")
 [ "$(echo "$end" | jq '.error == null and .receiver.errors == 0 and .receiver.bytes == .bytes_sent and .bytes_sent > 0')" = true ] ||
@@ -95,6 +108,10 @@ expect 2 "--size 1X" "$B" send -T clusterB/bench -l 1X
 expect 2 "omit must be shorter" "$B" send -T clusterB/bench -t 1 -O 2
 expect 2 "recv takes no" "$B" recv --sweep streams=1,2
 expect 2 "are for --direct" "$B" send -T clusterB/bench --congestion cubic
+expect 2 "are for --direct" "$B" send -T clusterB/bench --window 1M
+expect 2 "--window 1k: want 4k or more" "$B" send --direct "127.0.0.1:$((PORT + 101))" --window 1k
+cap=$(sort -n /proc/sys/net/core/wmem_max /proc/sys/net/core/rmem_max | head -1)
+expect 1 "--window $((cap + 1)): above this kernel's limit of $cap bytes" "$B" send --direct "127.0.0.1:$((PORT + 101))" --window $((cap + 1))
 out=$("$B" send -J -P 0 -T clusterB/bench 2> /dev/null)
 [ $? -eq 2 ] && [ "$(echo "$out" | jq -r .event)" = error ] || fail "usage error in JSON mode: $out"
 expect 1 "cannot reach ldsd at $T/nothing.sock" "$B" send -s "$T/nothing.sock" -T clusterB/bench

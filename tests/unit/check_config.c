@@ -162,6 +162,7 @@ START_TEST(test_defaults)
 	ck_assert_uint_eq(p->block_size, 65536);
 	ck_assert_uint_eq(p->send_memory, 128u << 20);
 	ck_assert_uint_eq(p->recv_memory, 128u << 20);
+	ck_assert_uint_eq(p->tcp_buffer, 0);
 	ck_assert_double_eq(p->inactivity_timeout, 30.0);
 	ck_assert_double_eq(p->keepalive, 7.5);
 	ck_assert_double_eq(p->reconnect_min, 0.05);
@@ -390,6 +391,9 @@ static const struct bad bad_peer[] = {
 	{ NULL, "send_memory = 1.5;", "peers.[0].send_memory", "must be an integer or a size string" },
 	{ NULL, "recv_memory = 1000;", "peers.[0].recv_memory", "must be at least 2048 (got 1000)" },
 	{ NULL, "recv_memory = \"255k\";", "peers.[0].recv_memory", "at least 4 * block_size (262144)" },
+	{ NULL, "tcp_buffer = -1;", "peers.[0].tcp_buffer", "must not be negative" },
+	{ NULL, "tcp_buffer = \"1G\";", "peers.[0].tcp_buffer", "must be 0..1073741823 (got 1073741824)" },
+	{ NULL, "tcp_buffer = 1.5;", "peers.[0].tcp_buffer", "must be an integer or a size string" },
 	{ NULL, "inactivity_timeout = 0;", "peers.[0].inactivity_timeout", "positive number of seconds" },
 	{ NULL, "inactivity_timeout = -1.5;", "peers.[0].inactivity_timeout", "positive number of seconds" },
 	{ NULL, "inactivity_timeout = \"30\";", "peers.[0].inactivity_timeout", "must be a number of seconds" },
@@ -723,6 +727,36 @@ START_TEST(test_congestion)
 }
 END_TEST
 
+/* tcp_buffer: up to this kernel's smaller of wmem_max and rmem_max, which
+ * setsockopt would silently cap it at; 0 (the default) leaves autotuning
+ * on and is not printed as anything else. */
+START_TEST(test_tcp_buffer)
+{
+	char w[64], r[64], line[128], msg[128], *text;
+	unsigned long long wv, rv;
+	size_t cap = config_sockbuf_max();
+
+	proc_line("/proc/sys/net/core/wmem_max", w, sizeof(w));
+	proc_line("/proc/sys/net/core/rmem_max", r, sizeof(r));
+	wv = strtoull(w, NULL, 10);
+	rv = strtoull(r, NULL, 10);
+	ck_assert_uint_gt(cap, 0);
+	ck_assert_uint_eq(cap, wv < rv ? wv : rv);
+
+	snprintf(line, sizeof(line), "tcp_buffer = %zu;", cap);
+	expect_ok(peer_conf(NULL, line));
+	ck_assert_uint_eq(cfg.peers[0].tcp_buffer, cap);
+	text = print_to_string(&cfg);
+	ck_assert_msg(strstr(text, line) != NULL, "%s", text);
+	free(text);
+
+	snprintf(line, sizeof(line), "tcp_buffer = %zu;", cap + 1);
+	snprintf(msg, sizeof(msg), "tcp_buffer (%zu) exceeds this kernel's limit (%zu, ", cap + 1, cap);
+	expect_error(peer_conf(NULL, line), PEER_LINE, "peers.[0].tcp_buffer", msg);
+	expect_error(peer_conf(NULL, line), PEER_LINE, "peers.[0].tcp_buffer", "raise both with sysctl");
+}
+END_TEST
+
 START_TEST(test_small_err_buffer)
 {
 	char small[8];
@@ -913,6 +947,7 @@ Suite *make_config_suite(void)
 	tcase_add_test(tc, test_exec_not_root);
 	tcase_add_test(tc, test_exec_print_round_trip);
 	tcase_add_test(tc, test_congestion);
+	tcase_add_test(tc, test_tcp_buffer);
 	suite_add_tcase(s, tc);
 	return s;
 }

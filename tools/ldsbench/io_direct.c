@@ -243,6 +243,16 @@ static int build_config(struct io_direct *id, const struct io_opts *o, char *err
 	p->keepalive = p->inactivity_timeout / 4;
 	if (o->memory)
 		p->send_memory = p->recv_memory = o->memory;
+	if (o->window) {
+		size_t cap = config_sockbuf_max();
+
+		if (cap > 0 && o->window > cap) {
+			snprintf(err, errlen, "--window %zu: above this kernel's limit of %zu bytes (the smaller of "
+				 "net.core.wmem_max and rmem_max): raise both with sysctl or ask for less", o->window, cap);
+			return -1;
+		}
+		p->tcp_buffer = o->window;
+	}
 	if (o->congestion) {
 		if (strlen(o->congestion) >= sizeof(p->congestion) || !config_cc_available(o->congestion, avail, sizeof(avail))) {
 			snprintf(err, errlen, "--congestion %s: not available in this kernel (available: %s)", o->congestion,

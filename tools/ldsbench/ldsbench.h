@@ -148,6 +148,7 @@ struct io_opts {
 	const char *congestion;    /* direct: NULL = the configuration default */
 	const char *key_file;      /* direct: NULL = a built-in, public key */
 	size_t memory;             /* direct: send and receive memory, 0 = default */
+	size_t window;             /* direct: the streams' socket buffers (tcp_buffer), 0 = autotuning */
 };
 
 /* Open an io, or return NULL with err filled. */
