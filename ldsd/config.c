@@ -704,12 +704,16 @@ static int check_peer_ranges(struct ctx *c, const config_setting_t *ps, const st
 	if (p->recv_memory / 4 < p->block_size)
 		return fail(c, blame(ps, "recv_memory", "block_size"), NULL,
 			    "recv_memory (%zu) must be at least 4 * block_size (%zu)", p->recv_memory, 4 * p->block_size);
-	/* The kernel would cap a larger one without a word; say it here. */
-	size_t cap = config_sockbuf_max();
-	if (p->tcp_buffer > 0 && cap > 0 && p->tcp_buffer > cap)
-		return fail(c, blame(ps, "tcp_buffer", "tcp_buffer"), NULL,
-			    "tcp_buffer (%zu) exceeds this kernel's limit (%zu, the smaller of net.core.wmem_max and "
-			    "rmem_max): raise both with sysctl or lower tcp_buffer", p->tcp_buffer, cap);
+	/* The kernel would cap a larger one without a word; say it here.  A
+	 * non-zero tcp_buffer is in the file (its default is 0). */
+	if (p->tcp_buffer > 0) {
+		size_t cap = config_sockbuf_max();
+
+		if (cap > 0 && p->tcp_buffer > cap)
+			return fail(c, config_setting_get_member(ps, "tcp_buffer"), NULL,
+				    "tcp_buffer (%zu) exceeds this kernel's limit (%zu, the smaller of net.core.wmem_max "
+				    "and rmem_max): raise both with sysctl or lower tcp_buffer", p->tcp_buffer, cap);
+	}
 	if (p->streams_min > p->streams_max)
 		return fail(c, blame(ps, "streams_min", "streams_max"), NULL,
 			    "streams_min (%u) must not exceed streams_max (%u)", p->streams_min, p->streams_max);

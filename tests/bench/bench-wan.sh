@@ -299,7 +299,7 @@ if [ "$SWEEP" -gt 0 ]; then
 	echo "| streams | Mb/s, median [runs] | disconnections (all runs) | median relative to 1 stream's |"
 	echo "|---|---|---|---|"
 	# One array of rows per sweep; a count a failed sweep lacks is left out of its median.
-	jq -rs --argjson n "$SWEEP" '
+	jq -rs '
 		def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
 			else (.[length / 2 - 1] + .[length / 2]) / 2 end;
 		def mbs: . / 1e6 * 10 | round / 10;

@@ -77,10 +77,11 @@ spid=$!
 PIDS="$PIDS $spid"
 for _ in $(seq 30); do
 	ss -tmnHO "( dport = :$DPORT or sport = :$DPORT )" > "$T/ss.txt"
-	[ "$(grep -c 'rb196608,t[0-9]*,tb196608' "$T/ss.txt")" -eq 4 ] && break
+	n=$(grep -c 'rb196608,t[0-9]*,tb196608' "$T/ss.txt")
+	[ "$n" -eq 4 ] && break
 	sleep 0.1
 done
-[ "$(grep -c 'rb196608,t[0-9]*,tb196608' "$T/ss.txt")" -eq 4 ] ||
+[ "$n" -eq 4 ] ||
 	fail "--window 96k: the streams' buffers are not 192 KiB at both ends: $(cat "$T/ss.txt")"
 wait "$spid" || fail "direct send: $(cat "$T/dsend.json")"
 wait "$rpid" || fail "direct recv: $(cat "$T/drecv.json")"
