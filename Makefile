@@ -6,7 +6,7 @@
 #                   wanemu's tests (make wan)
 #   make demo       two clusters' ldsd on this machine and a job through them
 #   make bench      performance targets of the issues, see docs/BENCHMARKS.md
-#   make fuzz       longer libFuzzer run of the frame decoders
+#   make fuzz       longer libFuzzer run of every fuzz target (tests/fuzz)
 #   make install    PREFIX=/usr/local DESTDIR=
 
 PREFIX  ?= /usr/local
@@ -73,7 +73,7 @@ LIBMW_A    := $(BUILD)/lib/libmw.a
 LIBMW_SO   := $(BUILD)/lib/libmw.so
 MW_PC      := $(BUILD)/lib/pkgconfig/mw.pc
 
-.PHONY: all check unit unit-asan integration wan fuzz fuzz-smoke demo bench bench-quick install deps clean
+.PHONY: all check unit unit-asan integration security wan fuzz fuzz-smoke demo bench bench-quick install deps clean
 all: $(LDSD) $(LDSCTL) $(LIBLDS_A) $(LIBLDS_SO) $(LDS_PC) $(TOOLS) $(TESTBINS) \
 	$(LIBMW_A) $(LIBMW_SO) $(MW_PC) $(MW_EXAMPLES) $(MW_BENCH) $(LANPROBE)
 
@@ -188,19 +188,33 @@ $(UNIT_ASAN): $(call asan_obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC) $(MWL
 	$(Q)$(CC) $(SAN) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
 
 # ---- fuzzing (clang libFuzzer) --------------------------------------------
-FUZZ_BIN := $(BUILD)/fuzz/fuzz_wire
-$(FUZZ_BIN): tests/fuzz/fuzz_wire.c ldsd/wire.c ldsd/crc32c.c libclient/clientproto.c ldsd/execmsg.c
+# Every tests/fuzz/fuzz_NAME.c is a target linked against the daemon's
+# modules built once with coverage; tests/fuzz/NAME/ holds its seeds.
+FUZZ_SAN  := -fsanitize=fuzzer-no-link,address,undefined
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(wildcard tests/fuzz/fuzz_*.c))
+FUZZ_LIB_SRC := $(sort $(LDSD_SRC) $(LIBLDS_SRC))
+$(BUILD)/fuzzobj/%.o: %.c
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CC/FUZZ $<")
+	$(Q)clang $(CSTD) -g -O1 -D_GNU_SOURCE -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(FUZZ_SAN) -c -o $@ $<
+
+$(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzzobj/tests/fuzz/fuzz_%.o $(patsubst %.c,$(BUILD)/fuzzobj/%.o,$(FUZZ_LIB_SRC))
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  FUZZ    $@")
-	$(Q)clang $(CSTD) -g -O1 -D_GNU_SOURCE -I. -fsanitize=fuzzer,address,undefined -o $@ $^
+	$(Q)clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS_D)
 
-fuzz: $(FUZZ_BIN)
-	@mkdir -p $(BUILD)/fuzz/corpus
-	$(FUZZ_BIN) -max_total_time=$(FUZZ_SECONDS) -max_len=70000 $(BUILD)/fuzz/corpus tests/fuzz/corpus
+# make fuzz runs each target FUZZ_SECONDS; fuzz-smoke 10 s each.
+fuzz: $(FUZZ_BINS)
+	$(Q)for f in $(FUZZ_BINS); do n=$${f##*/fuzz_}; mkdir -p $(BUILD)/fuzz/corpus-$$n; \
+		echo "fuzz: $$n ($(FUZZ_SECONDS) s)"; \
+		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=70000 $(BUILD)/fuzz/corpus-$$n tests/fuzz/$$n || exit 1; done
 
-fuzz-smoke: $(FUZZ_BIN)
-	@mkdir -p $(BUILD)/fuzz/corpus
-	$(Q)$(FUZZ_BIN) -max_total_time=10 -max_len=70000 -print_final_stats=0 $(BUILD)/fuzz/corpus tests/fuzz/corpus 2>&1 | tail -2
+fuzz-smoke: $(FUZZ_BINS)
+	$(Q)for f in $(FUZZ_BINS); do n=$${f##*/fuzz_}; mkdir -p $(BUILD)/fuzz/corpus-$$n; \
+		echo "fuzz-smoke: $$n"; \
+		if $$f -max_total_time=10 -max_len=70000 -print_final_stats=0 $(BUILD)/fuzz/corpus-$$n tests/fuzz/$$n \
+			>$(BUILD)/fuzz/$$n.log 2>&1; then tail -1 $(BUILD)/fuzz/$$n.log; \
+		else tail -30 $(BUILD)/fuzz/$$n.log; exit 1; fi; done
 
 # ---- the two commands ------------------------------------------------------
 unit: $(UNIT)
@@ -212,6 +226,10 @@ unit-asan: $(UNIT_ASAN)
 integration: all
 	$(Q)BUILD=$(BUILD) tests/integration/run-all.sh
 
+# Attacks on the gateway, each reproduced (tests/security, docs/security.md).
+security: all
+	$(Q)BUILD=$(BUILD) tests/integration/run-all.sh tests/security
+
 # The emulator's own trust tests (tests/wan, needs root and /dev/net/tun).
 wan: all
 	$(Q)BUILD=$(BUILD) tests/integration/run-all.sh tests/wan
@@ -222,6 +240,7 @@ check: deps
 	$(Q)$(MAKE) --no-print-directory unit-asan
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 	$(Q)$(MAKE) --no-print-directory integration
+	$(Q)$(MAKE) --no-print-directory security
 	$(Q)$(MAKE) --no-print-directory wan
 
 demo: deps

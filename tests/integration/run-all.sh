@@ -4,6 +4,7 @@
 # that CI reads.  Tests that need what this machine lacks (root,
 # /dev/net/tun) print SKIP and do not count as failures.
 set -u
+shopt -s nullglob
 cd "${1:-$(dirname "$0")}" || exit 1
 name=$(basename "$PWD")
 [ "$name" = integration ] || name="$name tests"
