@@ -7,10 +7,24 @@
 #   make demo       two clusters' ldsd on this machine and a job through them
 #   make bench      performance targets of the issues, see docs/BENCHMARKS.md
 #   make fuzz       longer libFuzzer run of every fuzz target (tests/fuzz)
-#   make install    PREFIX=/usr/local DESTDIR=
+#   make install    PREFIX=/usr/local DESTDIR= (also LIBDIR, SBINDIR, ..., below)
+#   make uninstall  the same variables
 
+# One version for every program and library.
+VERSION := $(shell cat VERSION)
 PREFIX  ?= /usr/local
 DESTDIR ?=
+BINDIR     ?= $(PREFIX)/bin
+SBINDIR    ?= $(PREFIX)/sbin
+LIBDIR     ?= $(PREFIX)/lib
+LIBEXECDIR ?= $(PREFIX)/libexec
+INCLUDEDIR ?= $(PREFIX)/include
+DATADIR    ?= $(PREFIX)/share
+MANDIR     ?= $(DATADIR)/man
+DOCDIR     ?= $(DATADIR)/doc/lds
+SYSCONFDIR ?= /etc
+RUNDIR     ?= /run
+UNITDIR    ?= $(LIBDIR)/systemd/system
 BUILD   ?= build
 CC      ?= cc
 # Where root or TUN is missing, the WAN tests say so and are skipped.
@@ -25,7 +39,8 @@ PKGS     := libconfig openssl
 CSTD     := -std=gnu11
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
-ALL_CFLAGS = $(CSTD) $(WARN) $(CFLAGS) -fPIC -D_GNU_SOURCE -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP
+VERSION_DEF := -DLDS_VERSION='"$(VERSION)"'
+ALL_CFLAGS = $(CSTD) $(WARN) $(CPPFLAGS) $(CFLAGS) -fPIC -D_GNU_SOURCE $(VERSION_DEF) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP
 LDLIBS_D := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 
@@ -62,7 +77,6 @@ asan_obj = $(patsubst %.c,$(BUILD)/asan/%.o,$(1))
 LIBLDSD    := $(BUILD)/lib/libldsd.a
 LIBLDS_A   := $(BUILD)/lib/liblds.a
 LIBLDS_SO  := $(BUILD)/lib/liblds.so
-LDS_PC     := $(BUILD)/lib/pkgconfig/lds.pc
 LDSD       := $(BUILD)/bin/ldsd
 LDSCTL     := $(BUILD)/bin/ldsctl
 UNIT       := $(BUILD)/tests/unit
@@ -71,11 +85,10 @@ TOOLS      := $(patsubst tools/%/main.c,$(BUILD)/bin/%,$(wildcard tools/*/main.c
 TESTBINS   := $(patsubst tests/integration/%.c,$(BUILD)/tests/%,$(wildcard tests/integration/*.c))
 LIBMW_A    := $(BUILD)/lib/libmw.a
 LIBMW_SO   := $(BUILD)/lib/libmw.so
-MW_PC      := $(BUILD)/lib/pkgconfig/mw.pc
 
-.PHONY: all check unit unit-asan integration security wan fuzz fuzz-smoke demo bench bench-quick install deps clean
-all: $(LDSD) $(LDSCTL) $(LIBLDS_A) $(LIBLDS_SO) $(LDS_PC) $(TOOLS) $(TESTBINS) \
-	$(LIBMW_A) $(LIBMW_SO) $(MW_PC) $(MW_EXAMPLES) $(MW_BENCH) $(LANPROBE)
+.PHONY: all check uninstall unit unit-asan integration security wan fuzz fuzz-smoke demo bench bench-quick install deps clean
+all: $(LDSD) $(LDSCTL) $(LIBLDS_A) $(LIBLDS_SO) $(TOOLS) $(TESTBINS) \
+	$(LIBMW_A) $(LIBMW_SO) $(MW_EXAMPLES) $(MW_BENCH) $(LANPROBE)
 
 deps:
 	$(Q)tools/install-deps.sh
@@ -96,21 +109,17 @@ $(LIBLDS_A): $(call obj,$(LIBLDS_SRC))
 $(LIBLDS_SO): $(call obj,$(LIBLDS_SRC)) libclient/lds.map
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared -Wl,-soname,liblds.so.1 -Wl,--version-script=libclient/lds.map -o $@ $(filter %.o,$^)
-
-$(LDS_PC): libclient/lds.pc.in
-	@mkdir -p $(@D)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' $< > $@
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,liblds.so.1 -Wl,--version-script=libclient/lds.map -o $@ $(filter %.o,$^)
 
 $(LDSD): $(call obj,ldsd/main.c) $(LIBLDSD)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $^ $(LDLIBS_D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS_D)
 
 $(LDSCTL): $(call obj,tools/ldsctl.c) $(LIBLDSD)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $^ $(LDLIBS_D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS_D)
 
 # A tool in tools/NAME/ (main.c and helpers) becomes build/bin/NAME.  Its
 # objects are found through secondary expansion, which would make them
@@ -120,7 +129,7 @@ $(LDSCTL): $(call obj,tools/ldsctl.c) $(LIBLDSD)
 $(BUILD)/bin/%: $$(call obj,$$(wildcard tools/%/*.c)) $(LIBLDSD) $(LIBLDS_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $^ $(LDLIBS_D) -lpthread
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS_D) -lpthread
 
 # mwlaunch checks the job file's framework entries with the runtime's reader.
 $(BUILD)/bin/mwlaunch: $(call obj,launcher/mw_config.c)
@@ -129,7 +138,7 @@ $(BUILD)/bin/mwlaunch: $(call obj,launcher/mw_config.c)
 $(BUILD)/tests/%: $(call obj,tests/integration/%.c) $(LIBLDS_A) $(LIBLDSD)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $^ $(LDLIBS_D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS_D)
 
 # ---- the master-worker runtime, its examples and benchmark programs -------
 $(call obj,$(MW_MPI_SRC) $(wildcard examples/mw_*.c) tests/bench/mpi_loop.c tests/bench/mw_empty.c tools/lanprobe/lanprobe.c): \
@@ -142,38 +151,34 @@ $(LIBMW_A): $(call obj,$(MW_SRC))
 $(LIBMW_SO): $(call obj,$(MW_SRC)) launcher/mw.map
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -shared -Wl,-soname,libmw.so.0 -Wl,--version-script=launcher/mw.map -o $@ \
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libmw.so.0 -Wl,--version-script=launcher/mw.map -o $@ \
 		$(filter %.o,$^) $(MPI_LIBS) $(LDLIBS_D)
-
-$(MW_PC): launcher/mw.pc.in
-	@mkdir -p $(@D)
-	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' $< > $@
 
 $(BUILD)/examples/mw_%: $(call obj,examples/mw_%.c) $(LIBMW_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $^ $(MPI_LIBS) $(LDLIBS_D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS) $(LDLIBS_D)
 
 $(BUILD)/bench/mw_empty: $(call obj,tests/bench/mw_empty.c) $(LIBMW_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $^ $(MPI_LIBS) $(LDLIBS_D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS) $(LDLIBS_D)
 
 # mwlaunch --benchmark's LAN probe, an MPI program.
 $(LANPROBE): $(call obj,tools/lanprobe/lanprobe.c)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $^ $(MPI_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS)
 
 $(BUILD)/bench/mpi_loop: $(call obj,tests/bench/mpi_loop.c)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $^ $(MPI_LIBS)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS)
 
 $(UNIT): $(call obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC) $(MWLAUNCH_PURE_SRC)) $(LIBLDSD) $(LIBLDS_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
 
 # ---- sanitizers: the same unit tests built with ASan and UBSan ------------
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -185,7 +190,7 @@ $(BUILD)/asan/%.o: %.c
 $(UNIT_ASAN): $(call asan_obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC) $(MWLAUNCH_PURE_SRC) $(LDSD_SRC) $(filter-out $(LDSD_SRC),$(LIBLDS_SRC)))
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD/SAN  $@")
-	$(Q)$(CC) $(SAN) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
+	$(Q)$(CC) $(LDFLAGS) $(SAN) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
 
 # ---- fuzzing (clang libFuzzer) --------------------------------------------
 # Every tests/fuzz/fuzz_NAME.c is a target linked against the daemon's
@@ -196,7 +201,7 @@ FUZZ_LIB_SRC := $(sort $(LDSD_SRC) $(LIBLDS_SRC))
 $(BUILD)/fuzzobj/%.o: %.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/FUZZ $<")
-	$(Q)clang $(CSTD) -g -O1 -D_GNU_SOURCE -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(FUZZ_SAN) -c -o $@ $<
+	$(Q)clang $(CSTD) -g -O1 -D_GNU_SOURCE $(VERSION_DEF) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(FUZZ_SAN) -c -o $@ $<
 
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzzobj/tests/fuzz/fuzz_%.o $(patsubst %.c,$(BUILD)/fuzzobj/%.o,$(FUZZ_LIB_SRC))
 	@mkdir -p $(@D)
@@ -255,23 +260,47 @@ bench-quick: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)BUILD=$(BUILD) QUICK=1 tests/bench/run-bench.sh
 
+# Files that name where things are installed are written here, from the
+# directory variables of this very command.
+SUBST = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
+	-e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@RUNDIR@|$(RUNDIR)|g' \
+	-e 's|@DOCDIR@|$(DOCDIR)|g' -e 's|/usr/local/libexec/lds|$(LIBEXECDIR)/lds|g'
+D := $(DESTDIR)
+INSTALLED_BIN  := $(notdir $(LDSCTL) $(TOOLS) $(LANPROBE))
+INSTALLED_DOCS := README.md $(wildcard docs/*.md)
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/sbin $(DESTDIR)$(PREFIX)/lib/pkgconfig \
-		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 \
-		$(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man8
-	install -m 755 $(LDSD) $(DESTDIR)$(PREFIX)/sbin/ldsd
-	install -m 755 $(LDSCTL) $(TOOLS) $(LANPROBE) $(DESTDIR)$(PREFIX)/bin/
-	install -m 644 $(LIBLDS_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIBLDS_SO) $(DESTDIR)$(PREFIX)/lib/liblds.so.1
-	ln -sf liblds.so.1 $(DESTDIR)$(PREFIX)/lib/liblds.so
-	install -m 644 $(LDS_PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
-	install -m 644 libclient/lds.h launcher/mw.h $(DESTDIR)$(PREFIX)/include/
-	install -m 644 $(LIBMW_A) $(DESTDIR)$(PREFIX)/lib/
-	install -m 755 $(LIBMW_SO) $(DESTDIR)$(PREFIX)/lib/libmw.so.0
-	ln -sf libmw.so.0 $(DESTDIR)$(PREFIX)/lib/libmw.so
-	install -m 644 $(MW_PC) $(DESTDIR)$(PREFIX)/lib/pkgconfig/
+	install -d $(D)$(BINDIR) $(D)$(SBINDIR) $(D)$(LIBDIR)/pkgconfig $(D)$(INCLUDEDIR)/lds \
+		$(D)$(LIBEXECDIR)/lds $(D)$(UNITDIR) $(D)$(DOCDIR)/examples $(D)$(DOCDIR)/conf \
+		$(D)$(MANDIR)/man1 $(D)$(MANDIR)/man3 $(D)$(MANDIR)/man5 $(D)$(MANDIR)/man8
+	install -m 755 $(LDSD) $(D)$(SBINDIR)/ldsd
+	install -m 755 $(LDSCTL) $(TOOLS) $(LANPROBE) $(D)$(BINDIR)/
+	install -m 644 $(LIBLDS_A) $(LIBMW_A) $(D)$(LIBDIR)/
+	install -m 755 $(LIBLDS_SO) $(D)$(LIBDIR)/liblds.so.1
+	ln -sf liblds.so.1 $(D)$(LIBDIR)/liblds.so
+	install -m 755 $(LIBMW_SO) $(D)$(LIBDIR)/libmw.so.0
+	ln -sf libmw.so.0 $(D)$(LIBDIR)/libmw.so
+	$(SUBST) libclient/lds.pc.in > $(D)$(LIBDIR)/pkgconfig/lds.pc
+	$(SUBST) launcher/mw.pc.in > $(D)$(LIBDIR)/pkgconfig/mw.pc
+	install -m 644 libclient/lds.h launcher/mw.h $(D)$(INCLUDEDIR)/lds/
+	for h in lds mw; do echo "#include <lds/$$h.h>  /* compat: the headers live in lds/ */" \
+		> $(D)$(INCLUDEDIR)/$$h.h; done
+	install -m 755 $(MW_EXAMPLES) $(D)$(LIBEXECDIR)/lds/
+	$(SUBST) conf/ldsd.service.in > $(D)$(UNITDIR)/ldsd.service
+	install -m 644 $(INSTALLED_DOCS) $(D)$(DOCDIR)/
+	install -m 644 examples/*.c $(D)$(DOCDIR)/examples/
+	for c in conf/*.conf; do $(SUBST) $$c > $(D)$(DOCDIR)/conf/$${c##*/}; done
 	for m in docs/man/*.[1358]; do [ -e "$$m" ] || continue; \
-		s=$${m##*.}; install -m 644 $$m $(DESTDIR)$(PREFIX)/share/man/man$$s/; done
+		s=$${m##*.}; install -m 644 $$m $(D)$(MANDIR)/man$$s/; done
+
+uninstall:
+	rm -f $(D)$(SBINDIR)/ldsd $(addprefix $(D)$(BINDIR)/,$(INSTALLED_BIN)) \
+		$(D)$(LIBDIR)/liblds.a $(D)$(LIBDIR)/liblds.so $(D)$(LIBDIR)/liblds.so.1 \
+		$(D)$(LIBDIR)/libmw.a $(D)$(LIBDIR)/libmw.so $(D)$(LIBDIR)/libmw.so.0 \
+		$(D)$(LIBDIR)/pkgconfig/lds.pc $(D)$(LIBDIR)/pkgconfig/mw.pc \
+		$(D)$(INCLUDEDIR)/lds.h $(D)$(INCLUDEDIR)/mw.h $(D)$(UNITDIR)/ldsd.service
+	rm -rf $(D)$(INCLUDEDIR)/lds $(D)$(LIBEXECDIR)/lds $(D)$(DOCDIR)
+	for m in docs/man/*.[1358]; do rm -f $(D)$(MANDIR)/man$${m##*.}/$${m##*/}; done
 
 clean:
 	rm -rf $(BUILD)

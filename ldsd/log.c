@@ -5,16 +5,32 @@
 #include <string.h>
 #include <syslog.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 
 #include "log.h"
 
 static int log_stderr = 1;
+/* stderr is systemd's journal stream: "<N>" prefixes carry the priority,
+ * and the journal adds its own time stamps. */
+static int log_journal;
 static enum log_level log_level = LOG_LVL_INFO;
 static const char *log_ident = "lds";
 
 static const char *const level_names[] = { "error", "warn", "info", "debug" };
 static const int level_prio[] = { LOG_ERR, LOG_WARNING, LOG_INFO, LOG_DEBUG };
+
+/* $JOURNAL_STREAM is "DEV:INODE" of the stream systemd connected; it
+ * counts only while stderr is still that stream. */
+static int on_journal_stream(void)
+{
+	const char *js = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	return js != NULL && sscanf(js, "%llu:%llu", &dev, &ino) == 2 && fstat(2, &st) == 0 &&
+	       (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
 
 void log_init(const char *ident, int to_stderr, enum log_level level)
 {
@@ -23,6 +39,8 @@ void log_init(const char *ident, int to_stderr, enum log_level level)
 	log_level = level;
 	if (!to_stderr)
 		openlog(ident, LOG_PID | LOG_NDELAY, LOG_DAEMON);
+	else
+		log_journal = on_journal_stream();
 }
 
 void log_set_level(enum log_level level)
@@ -54,7 +72,9 @@ static void log_vwrite(enum log_level lvl, const char *fmt, va_list ap, int appe
 	n = vsnprintf(msg, sizeof(msg), fmt, ap);
 	if (append_errno && n >= 0 && (size_t)n < sizeof(msg))
 		snprintf(msg + n, sizeof(msg) - (size_t)n, ": %s", strerror(saved));
-	if (log_stderr) {
+	if (log_journal) {
+		fprintf(stderr, "<%d>%s\n", level_prio[lvl], msg);
+	} else if (log_stderr) {
 		struct timeval tv;
 		struct tm tm;
 		char ts[32];

@@ -17,6 +17,7 @@
 #include "jobexec.h"
 #include "link.h"
 #include "log.h"
+#include "service.h"
 
 #define TICK_MS 50
 
@@ -26,9 +27,10 @@ enum { EXIT_OK = 0, EXIT_FAILURE_RUN = 1, EXIT_USAGE = 2, EXIT_CONFIG = 3 };
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: ldsd [-f] [-d] [--check] -c FILE\n"
+		"usage: ldsd [-f] [-d] [-p PIDFILE] [--check] -c FILE\n"
 		"  -c, --config FILE  configuration file (libconfig; see ldsd.conf(5))\n"
 		"  -f, --foreground   stay in the foreground and log to stderr\n"
+		"  -p, --pidfile FILE write the daemon's pid to FILE (locked while it runs)\n"
 		"  -d, --debug        log debug messages too\n"
 		"      --check        validate the configuration, print it with defaults, exit\n"
 		"  -h, --help         this text\n"
@@ -84,6 +86,7 @@ static void on_signal(int fd, unsigned events, void *arg)
 		}
 		log_info("signal %u: draining (up to %.1f s) before exit", si.ssi_signo, d->cfg->drain_timeout);
 		d->draining = 1;
+		service_stopping();
 		d->drain_deadline_ns = clock_now_ns() + (uint64_t)(d->cfg->drain_timeout * 1e9);
 		clientsrv_stop_accepting(d->cs);
 		jobexec_drain(d->jx);
@@ -166,22 +169,23 @@ int main(int argc, char **argv)
 		{ "config", required_argument, NULL, 'c' }, { "foreground", no_argument, NULL, 'f' },
 		{ "debug", no_argument, NULL, 'd' },        { "check", no_argument, NULL, 'k' },
 		{ "help", no_argument, NULL, 'h' },         { "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+		{ "pidfile", required_argument, NULL, 'p' }, { NULL, 0, NULL, 0 },
 	};
 	static struct config cfg;
 	struct daemon d = { 0 };
-	const char *file = NULL;
-	int fg = 0, debug = 0, check = 0, ch, lvl;
+	const char *file = NULL, *pidfile = NULL;
+	int fg = 0, debug = 0, check = 0, ch, lvl, ready = -1, pidfd = -1;
 	char err[1024];
 
-	while ((ch = getopt_long(argc, argv, "c:fdhV", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "c:fdhVp:", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': file = optarg; break;
 		case 'f': fg = 1; break;
+		case 'p': pidfile = optarg; break;
 		case 'd': debug = 1; break;
 		case 'k': check = 1; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		case 'V': puts("ldsd 0.1.0 (LDS wire protocol 1)"); return EXIT_OK;
+		case 'V': printf("ldsd %s (LDS wire protocol %u)\n", LDS_VERSION, WIRE_VERSION); return EXIT_OK;
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}
@@ -206,23 +210,34 @@ int main(int argc, char **argv)
 	 * link memory limits still bound how much is live. */
 	mallopt(M_MMAP_THRESHOLD, 64 << 20);
 	mallopt(M_TRIM_THRESHOLD, 128 << 20);
-	/* Set up before detaching, so that a failure is this command's exit
-	 * status; the sockets and the event loop survive the fork. */
+	/* Detach before setting up: see service.h.  The parent exits with
+	 * the start-up's outcome. */
+	if (!fg && (ready = service_detach()) < 0)
+		fatalx("cannot detach: %s", strerror(-ready));
+	if (pidfile != NULL && (pidfd = service_pidfile_open(pidfile)) < 0) {
+		if (pidfd == -EWOULDBLOCK)
+			log_warnx("pid file %s is locked: another ldsd runs with it", pidfile);
+		else
+			log_warnx("cannot write the pid file %s: %s", pidfile, strerror(-pidfd));
+		return EXIT_FAILURE_RUN;
+	}
 	if (setup(&d, &cfg) < 0) {
 		log_warnx("start-up failed; see the messages above");
 		teardown(&d);
+		service_pidfile_close(pidfile, pidfd);
 		return EXIT_FAILURE_RUN;
 	}
-	if (!fg && daemon(0, 0) < 0)
-		fatal("cannot daemonize");
+	service_ready(ready);
 	log_info("ldsd for cluster %s started (instance %016" PRIx64 ", %zu peers, clients on %s)", cfg.cluster,
 		 d.instance, d.nlinks, cfg.client_socket);
 	if (evloop_run(d.ev) < 0) {
 		log_warn("event loop failed");
 		teardown(&d);
+		service_pidfile_close(pidfile, pidfd);
 		return EXIT_FAILURE_RUN;
 	}
 	teardown(&d);
+	service_pidfile_close(pidfile, pidfd);
 	log_info("ldsd for cluster %s stopped", cfg.cluster);
 	return EXIT_OK;
 }

@@ -19,6 +19,8 @@ static void usage(FILE *out)
 		"  -c, --config FILE   find the control socket in ldsd's configuration\n"
 		"  -s, --socket PATH   control socket (default $LDSCTL_SOCKET or " DEFAULT_CTL ")\n"
 		"  -j, --json          status as JSON\n"
+		"  -h, --help          this text\n"
+		"  -V, --version       print the version\n"
 		"exit status: 0 ok, 1 ldsd unreachable or it reported an error, 2 usage\n");
 }
 
@@ -27,19 +29,20 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "config", required_argument, NULL, 'c' }, { "socket", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },         { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{ "version", no_argument, NULL, 'V' },      { NULL, 0, NULL, 0 },
 	};
 	static struct config cfg;
 	const char *sock = getenv("LDSCTL_SOCKET"), *file = NULL;
 	char req[256], err[1024];
 	int json = 0, ch;
 
-	while ((ch = getopt_long(argc, argv, "+c:s:jh", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "+c:s:jhV", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'c': file = optarg; break;
 		case 's': sock = optarg; break;
 		case 'j': json = 1; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': puts("ldsctl " LDS_VERSION); return 0;
 		default: usage(stderr); return 2;
 		}
 	}

@@ -7,6 +7,9 @@
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+
+#define USAGE "usage: mpirun -np 2 mw_lanprobe TASK_BYTES RESULT_BYTES SECONDS\n"
 
 enum { TAG_TASK, TAG_STOP };
 
@@ -18,13 +21,22 @@ int main(int argc, char **argv)
 	int rank, size;
 	char *buf;
 
+	/* Asked for help or the version: answer without starting MPI. */
+	if (argc == 2 && (strcmp(argv[1], "-h") == 0 || strcmp(argv[1], "--help") == 0)) {
+		fputs(USAGE, stdout);
+		return 0;
+	}
+	if (argc == 2 && (strcmp(argv[1], "-V") == 0 || strcmp(argv[1], "--version") == 0)) {
+		puts("mw_lanprobe " LDS_VERSION);
+		return 0;
+	}
 	MPI_Init(&argc, &argv);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	if (argc != 4 || size != 2 || (task = atol(argv[1])) < 1 || (result = atol(argv[2])) < 1 ||
 	    (secs = atof(argv[3])) <= 0) {
 		if (rank == 0)
-			fprintf(stderr, "usage: mpirun -np 2 mw_lanprobe TASK_BYTES RESULT_BYTES SECONDS\n");
+			fputs(USAGE, stderr);
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	buf = calloc(1, (size_t)(task > result ? task : result));

@@ -65,6 +65,7 @@ static void usage(FILE *out)
 		"                         sweep, recv_interval, recv_run, error\n"
 		"  -q, --quiet            no line per interval\n"
 		"  -h, --help             this text\n"
+		"  -V, --version          print the version\n"
 		"exit status: 0 ok; 1 the benchmark failed (receiver unreachable, data lost or corrupt);\n"
 		"2 usage error\n");
 }
@@ -146,12 +147,12 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 		{ "sweep", required_argument, NULL, O_SWEEP }, { "plot", required_argument, NULL, O_PLOT },
 		{ "once", no_argument, NULL, '1' },           { "json", no_argument, NULL, 'J' },
 		{ "quiet", no_argument, NULL, 'q' },          { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{ "version", no_argument, NULL, 'V' },        { NULL, 0, NULL, 0 },
 	};
 	int ch;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":s:n:T:D:P:l:t:i:O:w:1Jqh", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":s:n:T:D:P:l:t:i:O:w:1JqhV", lo, NULL)) != -1) {
 		switch (ch) {
 		case 's': o->io.socket = optarg; break;
 		case O_CTL: o->io.ctl = optarg; break;
@@ -202,6 +203,7 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 		case 'J': o->json = 1; break;
 		case 'q': o->quiet = 1; break;
 		case 'h': usage(stdout); exit(BENCH_EXIT_OK);
+		case 'V': puts("ldsbench " LDS_VERSION); exit(BENCH_EXIT_OK);
 		case ':': return bad_usage(r, "%s needs a value", argv[optind - 1]);
 		default: return bad_usage(r, "unknown option %s", argv[optind - 1]);
 		}

@@ -58,6 +58,7 @@ static void usage(FILE *out)
 		"                      (--predict-only: the prediction as JSON)\n"
 		"  -q, --quiet         only the summary and errors (no ranks' output)\n"
 		"  -h, --help          this text\n"
+		"  -V, --version       print the version\n"
 		"exit status: 0 job done, 1 a cluster failed or could not start, 2 usage or\n"
 		"job file error, 3 job timeout, 130 interrupted\n");
 }
@@ -209,13 +210,13 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "benchmark", no_argument, NULL, 'b' }, { "output", required_argument, NULL, 'o' },
 		{ "calibrate-tasks", required_argument, NULL, 'T' }, { "probe-seconds", required_argument, NULL, 'S' },
 		{ "threshold", required_argument, NULL, 'E' }, { "calibrate-repeat", required_argument, NULL, 'R' },
-		{ NULL, 0, NULL, 0 },
+		{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
 	char *end;
 	int c;
 
 	o->calib = (struct calib_opts){ .repeat = 3, .seconds = 4, .threshold = 0.8, .out = "model.conf" };
-	while ((c = getopt_long(argc, argv, "nkw:j:qhpm:bo:", lo, NULL)) != -1)
+	while ((c = getopt_long(argc, argv, "nkw:j:qhpm:bo:V", lo, NULL)) != -1)
 		switch (c) {
 		case 'b': o->benchmark = true; break;
 		case 'o': o->calib.out = optarg; break;
@@ -256,6 +257,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		case 'j': o->json = optarg; break;
 		case 'q': o->quiet = true; break;
 		case 'h': usage(stdout); exit(0);
+		case 'V': puts("mwlaunch " LDS_VERSION); exit(0);
 		default: usage(stderr); return -1;
 		}
 	if (optind != argc - 1) {

@@ -22,6 +22,7 @@ static void usage(FILE *out)
 		"  -t, --tune     inter-cluster grains that shorten the run, and the bytes\n"
 		"                 per task each bottleneck link allows\n"
 		"  -h, --help     this text\n"
+		"  -V, --version  print the version\n"
 		"exit status: 0 ok, 1 bad model file, 2 usage\n");
 }
 
@@ -30,7 +31,7 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "json", no_argument, NULL, 'j' }, { "select", no_argument, NULL, 's' },
 		{ "tune", no_argument, NULL, 't' }, { "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
+		{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
 	};
 	/* Large (per-worker arrays): static rather than on the stack. */
 	static struct model in, chosen;
@@ -41,12 +42,13 @@ int main(int argc, char **argv)
 	int json = 0, select = 0, tune = 0, ch;
 	char err[512];
 
-	while ((ch = getopt_long(argc, argv, "jsth", opts, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, "jsthV", opts, NULL)) != -1) {
 		switch (ch) {
 		case 'j': json = 1; break;
 		case 's': select = 1; break;
 		case 't': tune = 1; break;
 		case 'h': usage(stdout); return 0;
+		case 'V': puts("mwpredict " LDS_VERSION); return 0;
 		default: usage(stderr); return 2;
 		}
 	}

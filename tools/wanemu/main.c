@@ -31,6 +31,7 @@ static void usage(FILE *out)
 	      "  -n, --check           check the arguments, print the topology, exit\n"
 	      "  -v, --verbose         log debug messages\n"
 	      "  -h, --help\n"
+	      "  -V, --version\n"
 	      "DUR: 10ms 1.5s 200us;  RATE: 50mbit 1gbit;  P: 0.5% or 0.005\n"
 	      "exit status: 0 ok, 1 run-time failure (namespace, TUN, socket), 2 usage\n", out);
 }
@@ -235,13 +236,14 @@ static int parse_args(int argc, char **argv, struct wanemu *w, struct args *a)
 		{ "outage", required_argument, NULL, 'o' }, { "seed", required_argument, NULL, 's' },
 		{ "ctl", required_argument, NULL, 'c' }, { "stats", required_argument, NULL, 'j' },
 		{ "mtu", required_argument, NULL, 'm' }, { "check", no_argument, NULL, 'n' },
-		{ "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' }, { 0 }
+		{ "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' }, { 0 }
 	};
 	uint64_t v;
 	char *end;
 	int c, r = 0;
 
-	while (r == 0 && (c = getopt_long(argc, argv, "S:l:o:s:c:j:m:nvh", opts, NULL)) != -1) {
+	while (r == 0 && (c = getopt_long(argc, argv, "S:l:o:s:c:j:m:nvhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'S':
 			r = add_arg(a->site, &a->nsite, optarg);
@@ -277,6 +279,9 @@ static int parse_args(int argc, char **argv, struct wanemu *w, struct args *a)
 			break;
 		case 'h':
 			usage(stdout);
+			exit(0);
+		case 'V':
+			puts("wanemu " LDS_VERSION);
 			exit(0);
 		default:
 			usage(stderr);
