@@ -48,7 +48,10 @@ int service_detach(void)
 			_exit(0);
 		while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 			;
-		_exit(WIFEXITED(st) && WEXITSTATUS(st) != 0 ? WEXITSTATUS(st) : 1);
+		st = WIFEXITED(st) && WEXITSTATUS(st) != 0 ? WEXITSTATUS(st) : 1;
+		fprintf(stderr, "ldsd: start-up failed (exit status %d); the reason is in the system log "
+				"(journalctl -t ldsd), or run with -f to see it here\n", st);
+		_exit(st);
 	}
 }
 

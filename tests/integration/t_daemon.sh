@@ -30,9 +30,10 @@ kill -0 "$pid" 2>/dev/null && fail "detached ldsd ignored SIGTERM for 10 s ($(gr
 # Start-up failure (the client socket's directory does not exist): the
 # command itself fails, it does not leave a broken daemon behind.
 sed "s|$T/clusterB.sock|$T/missing/dir/b.sock|" "$T/clusterB.conf" > "$T/bad.conf"
-"$BIN/ldsd" -c "$T/bad.conf" -p "$T/bad.pid"
+"$BIN/ldsd" -c "$T/bad.conf" -p "$T/bad.pid" 2> "$T/bad.err"
 rc=$?
 [ "$rc" -ne 0 ] || fail "ldsd without -f exited 0 although its start-up failed"
+grep -q "start-up failed" "$T/bad.err" || fail "the failed start-up printed nothing to the terminal: $(cat "$T/bad.err")"
 [ -e "$T/bad.pid" ] && fail "a failed start-up left its pid file"
 
 # systemd's readiness protocol and journal priorities, with a datagram
