@@ -19,6 +19,7 @@
 #include "jobexec.h"
 #include "libclient/clientproto.h"
 #include "link.h"
+#include "listen.h"
 #include "log.h"
 
 #define CS_READS_PER_EVENT 8
@@ -999,39 +1000,6 @@ static int cs_listen_unix(const char *path)
 	return fd;
 }
 
-static int cs_listen_tcp(const char *hostport)
-{
-	char host[CONFIG_ADDR_MAX];
-	const char *colon = strrchr(hostport, ':');
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
-	int fd, one = 1;
-
-	if (colon == NULL || colon == hostport) {
-		log_warnx("clients.tcp \"%s\" is not HOST:PORT", hostport);
-		return -1;
-	}
-	/* "[::1]:7001": getaddrinfo wants the address without brackets. */
-	if (hostport[0] == '[' && colon[-1] == ']')
-		snprintf(host, sizeof(host), "%.*s", (int)(colon - hostport - 2), hostport + 1);
-	else
-		snprintf(host, sizeof(host), "%.*s", (int)(colon - hostport), hostport);
-	if (getaddrinfo(host, colon + 1, &hints, &res) != 0) {
-		log_warnx("clients.tcp \"%s\": cannot resolve", hostport);
-		return -1;
-	}
-	fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 128) < 0) {
-		log_warn("cannot listen for clients on %s", hostport);
-		if (fd >= 0)
-			close(fd);
-		freeaddrinfo(res);
-		return -1;
-	}
-	freeaddrinfo(res);
-	return fd;
-}
-
 struct clientsrv *clientsrv_new(struct daemon *d)
 {
 	struct clientsrv *cs = calloc(1, sizeof(*cs));
@@ -1046,7 +1014,7 @@ struct clientsrv *clientsrv_new(struct daemon *d)
 	if (evloop_watch(d->ev, cs->unix_fd, EV_READ, client_accept, cs) < 0)
 		goto fail;
 	if (d->cfg->client_tcp[0]) {
-		cs->tcp_fd = cs_listen_tcp(d->cfg->client_tcp);
+		cs->tcp_fd = listen_tcp(d->cfg->client_tcp, "clients.tcp");
 		if (cs->tcp_fd < 0 || evloop_watch(d->ev, cs->tcp_fd, EV_READ, client_accept, cs) < 0)
 			goto fail;
 	}

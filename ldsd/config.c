@@ -130,6 +130,9 @@ static const struct field root_fields[] = {
 	{ .name = "drain_timeout", .kind = K_SECONDS, AT(config, drain_timeout) },
 	{ .name = "clients", .kind = K_GROUP, .sub = client_fields },
 	{ .name = "control_socket", .kind = K_STR, AT(config, control_socket), .max = UNIX_PATH_LEN },
+	{ .name = "status_socket", .kind = K_STR, AT(config, status_socket), .max = UNIX_PATH_LEN },
+	{ .name = "status_group", .kind = K_STR, AT(config, status_group) },
+	{ .name = "metrics_listen", .kind = K_HOSTPORT, AT(config, metrics_listen) },
 	{ .name = "peers", .kind = K_PEERS },
 	{ .name = "exec", .kind = K_OPTGROUP, AT(config, exec.enabled), .sub = exec_fields },
 	{ .name = NULL },
@@ -861,26 +864,45 @@ static int check_peer_names(struct ctx *c, const config_t *lc, const struct conf
 	return 0;
 }
 
-/* liblds's default socket and, beside it, <that without .sock>.ctl. */
-static int derive_sockets(struct ctx *c, const config_t *lc, struct config *cfg)
+/* A socket beside the client socket: <that without .sock><suffix>. */
+static int derive_socket(struct ctx *c, const config_t *lc, const struct config *cfg, const char *name,
+			 const char *suffix, char *dst, size_t len)
 {
 	static const char sock[] = ".sock";
-	const config_setting_t *client = config_lookup(lc, "clients.socket");
-	size_t n;
+	size_t n = strlen(cfg->client_socket);
+
+	if (dst[0] != '\0')
+		return 0;
+	if (n >= strlen(sock) && strcmp(cfg->client_socket + n - strlen(sock), sock) == 0)
+		n -= strlen(sock);
+	if (n + strlen(suffix) > UNIX_PATH_LEN)
+		return fail(c, config_lookup(lc, "clients.socket"), NULL, "too long to derive %s from it "
+			    "(over %zu bytes); set %s", name, UNIX_PATH_LEN, name);
+	snprintf(dst, len, "%.*s%s", (int)n, cfg->client_socket, suffix);
+	return 0;
+}
+
+/* liblds's default socket and, beside it, <that without .sock>.ctl and
+ * .status; status_group resolved. */
+static int derive_sockets(struct ctx *c, const config_t *lc, struct config *cfg)
+{
+	const struct group *gr;
 
 	if (cfg->client_socket[0] == '\0')
 		snprintf(cfg->client_socket, sizeof(cfg->client_socket), "%s", LDS_DEFAULT_SOCKET);
-	if (cfg->control_socket[0] == '\0') {
-		n = strlen(cfg->client_socket);
-		if (n >= strlen(sock) && strcmp(cfg->client_socket + n - strlen(sock), sock) == 0)
-			n -= strlen(sock);
-		if (n + strlen(".ctl") > UNIX_PATH_LEN)
-			return fail(c, client, NULL, "too long to derive control_socket from it "
-				    "(over %zu bytes); set control_socket", UNIX_PATH_LEN);
-		snprintf(cfg->control_socket, sizeof(cfg->control_socket), "%.*s.ctl", (int)n, cfg->client_socket);
-	}
+	if (derive_socket(c, lc, cfg, "control_socket", ".ctl", cfg->control_socket, sizeof(cfg->control_socket)) < 0 ||
+	    derive_socket(c, lc, cfg, "status_socket", ".status", cfg->status_socket, sizeof(cfg->status_socket)) < 0)
+		return -1;
 	if (strcmp(cfg->control_socket, cfg->client_socket) == 0)
 		return fail(c, config_lookup(lc, "control_socket"), NULL, "must differ from clients.socket");
+	if (strcmp(cfg->status_socket, cfg->client_socket) == 0 || strcmp(cfg->status_socket, cfg->control_socket) == 0)
+		return fail(c, config_lookup(lc, "status_socket"), NULL, "must differ from clients.socket and control_socket");
+	cfg->status_gid = (gid_t)-1;
+	if (cfg->status_group[0]) {
+		if ((gr = getgrnam(cfg->status_group)) == NULL)
+			return fail(c, config_lookup(lc, "status_group"), NULL, "no such group \"%s\"", cfg->status_group);
+		cfg->status_gid = gr->gr_gid;
+	}
 	return 0;
 }
 

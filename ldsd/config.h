@@ -99,6 +99,10 @@ struct config {
 	char client_socket[CONFIG_PATH_MAX];   /* unix socket for liblds; default LDS_DEFAULT_SOCKET (/run/lds/ldsd.sock), where liblds looks */
 	char client_tcp[CONFIG_ADDR_MAX];      /* optional "host:port" for liblds over TCP; "" = none */
 	char control_socket[CONFIG_PATH_MAX];  /* ldsctl socket; default <client_socket without .sock>.ctl */
+	char status_socket[CONFIG_PATH_MAX];   /* read-only ldsctl socket; default <... without .sock>.status */
+	char status_group[CONFIG_USER_MAX];    /* group that may use status_socket; "" = ldsd's own */
+	gid_t status_gid;                      /* status_group's id, or (gid_t)-1 for ldsd's own */
+	char metrics_listen[CONFIG_ADDR_MAX];  /* "host:port" serving OpenMetrics over HTTP; "" = off */
 	char log_level[16];              /* "error", "warn", "info" (default), "debug" */
 	int allow_faults;                /* ldsctl fault injection allowed; default false */
 	double drain_timeout;            /* s, > 0, to wait for unacked data at SIGTERM; default 10 */

@@ -1875,13 +1875,13 @@ void link_status_text(const struct link *l, FILE *out)
 		fprintf(out, "  failures (%u total, last %u):\n", l->nfail, n);
 	for (unsigned i = 0; i < n; i++) {
 		const struct failure *f = &l->faillog[(l->nfail - n + i) % FAILLOG_MAX];
-		char up[32] = "not yet", rs[32] = "not yet";
+		char up[32] = "not yet", rs[32] = "not yet", at[32];
 
 		if (f->up_at > 0)
 			snprintf(up, sizeof(up), "+%.3f s", f->up_at - f->down_at);
 		if (f->resent_at > 0)
 			snprintf(rs, sizeof(rs), "+%.3f s", f->resent_at - f->down_at);
-		fprintf(out, "    stream %d down at %.3f (%s), back %s, %" PRIu64 " blocks resent %s\n", f->stream,
-			f->down_at, f->reason, up, f->blocks, rs);
+		fprintf(out, "    stream %d down at %s (%s), back %s, %" PRIu64 " blocks resent %s\n", f->stream,
+			clock_iso8601(f->down_at, at, sizeof(at)), f->reason, up, f->blocks, rs);
 	}
 }

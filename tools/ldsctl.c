@@ -1,9 +1,11 @@
-/* ldsctl - asks a running ldsd for its status, sets a link's stream count,
+/* ldsctl - asks a running ldsd for its status or metrics, sets a link's stream count,
  * or injects faults in tests. */
+#include <errno.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ldsd/config.h"
 #include "ldsd/ctlclient.h"
@@ -14,6 +16,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ldsctl [-c FILE | -s SOCKET] status [--json]\n"
+		"       ldsctl [-c FILE | -s SOCKET] metrics\n"
 		"       ldsctl [-c FILE | -s SOCKET] streams PEER N|auto\n"
 		"       ldsctl [-c FILE | -s SOCKET] fault break|stall PEER [STREAM]\n"
 		"  -c, --config FILE   find the control socket in ldsd's configuration\n"
@@ -22,6 +25,24 @@ static void usage(FILE *out)
 		"  -h, --help          this text\n"
 		"  -V, --version       print the version\n"
 		"exit status: 0 ok, 1 ldsd unreachable or it reported an error, 2 usage\n");
+}
+
+/* Requests that only read may go to the status socket: used when the
+ * control socket is closed to this user (ldsd.conf(5) status_group), the
+ * status socket being the configured one or ".status" beside ".ctl". */
+static const char *readable_socket(const char *ctl, const char *configured)
+{
+	static char path[108];
+	size_t n = strlen(ctl);
+
+	if (access(ctl, W_OK) == 0 || errno != EACCES)
+		return ctl;
+	if (configured != NULL)
+		return configured;
+	if (n < 4 || strcmp(ctl + n - 4, ".ctl") != 0 || n - 4 + sizeof(".status") > sizeof(path))
+		return ctl;
+	snprintf(path, sizeof(path), "%.*s.status", (int)(n - 4), ctl);
+	return path;
 }
 
 int main(int argc, char **argv)
@@ -66,6 +87,10 @@ int main(int argc, char **argv)
 		sock = DEFAULT_CTL;
 	if (optind < argc && strcmp(argv[optind], "status") == 0 && argc - optind == 1) {
 		snprintf(req, sizeof(req), "status%s\n", json ? " json" : "");
+		sock = readable_socket(sock, file ? cfg.status_socket : NULL);
+	} else if (optind < argc && strcmp(argv[optind], "metrics") == 0 && argc - optind == 1) {
+		snprintf(req, sizeof(req), "metrics\n");
+		sock = readable_socket(sock, file ? cfg.status_socket : NULL);
 	} else if (optind < argc && strcmp(argv[optind], "streams") == 0 && argc - optind == 3) {
 		snprintf(req, sizeof(req), "streams %s %s\n", argv[optind + 1], argv[optind + 2]);
 	} else if (optind < argc && strcmp(argv[optind], "fault") == 0 && argc - optind >= 3 && argc - optind <= 4 &&
