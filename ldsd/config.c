@@ -58,7 +58,7 @@ struct field {
 	enum kind kind;
 	size_t off;                  /* in struct config or struct config_peer */
 	size_t size;
-	unsigned long long min, max;
+	unsigned long long min, max;  /* K_UINT, K_STREAMS, K_BYTES: the range; K_SECONDS: max in seconds */
 	const char *const *words;    /* NULL-terminated */
 	const struct field *sub;
 	enum kind elem;              /* K_LIST: kind of each element */
