@@ -127,7 +127,7 @@ static int source_token(const config_setting_t *s, const char *path, char *tok, 
 
 int cfgnum_from_setting(const config_setting_t *s, const char *path, struct cfgnum *n)
 {
-	char tok[128];
+	char tok[CFGNUM_WINDOW];   /* any token the window can hold: cfgnum_parse shortens the text */
 
 	switch (config_setting_type(s)) {
 	case CONFIG_TYPE_INT:

@@ -459,6 +459,8 @@ static const struct bad bad_peer[] = {
 	{ "port", "port = 4294974396;", "peers.[0].port", "too large: must be 1..65535 (got 4294974396)" },
 	{ "port", "port = 0x10000000000001BBC;", "peers.[0].port", "too large: must be 1..65535 (got 0x10000000000001BBC)" },
 	{ "port", "port = 65536L;", "peers.[0].port", "too large: must be 1..65535 (got 65536L)" },
+	{ "port", "port = 123456789012345678901234567890123456789012345678901234567890;", "peers.[0].port",
+	  "too large: must be 1..65535 (got 123456789012345678901234567890123456...)" },
 	{ NULL, "streams = 99999999999999999999L;", "peers.[0].streams",
 	  "too large: must be 1..64 or \"auto\" (got 99999999999999999999L)" },
 	{ NULL, "block_size = 4294967808;", "peers.[0].block_size", "too large: must be 512..16777216 (got 4294967808)" },
