@@ -12,7 +12,6 @@
 #include <grp.h>
 #include <libconfig.h>
 #include <limits.h>
-#include <math.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -21,10 +20,12 @@
 #include <string.h>
 #include <strings.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "cfgnum.h"
 #include "config.h"
 #include "execmsg.h"
 #include "libclient/lds.h"
@@ -42,10 +43,10 @@ enum kind {
 	K_CC,        /* a TCP congestion control this kernel offers */
 	K_ENUM,      /* one of .words, stored as its index */
 	K_BOOL,      /* stored as int */
-	K_UINT,      /* integer in .min .. .max */
+	K_UINT,      /* integer in .min .. .max (.max 0: as large as the field holds) */
 	K_STREAMS,   /* K_UINT, or "auto" stored as 0 */
-	K_BYTES,     /* K_UINT, or a string with a binary suffix ("64M") */
-	K_SECONDS,   /* int or float > 0, stored as double */
+	K_BYTES,     /* K_UINT, or a string with a binary suffix ("64M"); at most config_mem_max() */
+	K_SECONDS,   /* int or float, > 0 and at most .max seconds (.max 0: SECONDS_MAX), stored as double */
 	K_GROUP,     /* group of .sub settings, stored in the same struct */
 	K_OPTGROUP,  /* K_GROUP whose presence is stored as int at .off; printed only if present */
 	K_LIST,      /* [ "...", ... ] of .elem (K_STR or K_NAME): .max rows of .size / .max bytes, count at .count_off */
@@ -57,13 +58,19 @@ struct field {
 	enum kind kind;
 	size_t off;                  /* in struct config or struct config_peer */
 	size_t size;
-	unsigned long long min, max;
+	unsigned long long min, max;  /* K_UINT, K_STREAMS, K_BYTES: the range; K_SECONDS: max in seconds */
 	const char *const *words;    /* NULL-terminated */
 	const struct field *sub;
 	enum kind elem;              /* K_LIST: kind of each element */
 	size_t count_off;            /* K_LIST: size_t count of elements */
 	bool required;
 };
+
+/* The longest duration a K_SECONDS setting without a .max of its own may
+ * give: a day.  Durations become nanoseconds in a uint64_t (584 years),
+ * milliseconds in an int (24 days: TCP_USER_TIMEOUT), deadlines added to
+ * the monotonic clock; bounding them here keeps every conversion defined. */
+#define SECONDS_MAX 86400
 
 #define AT(type, member) \
 	.off = offsetof(struct type, member), .size = sizeof(((struct type *)0)->member)
@@ -94,11 +101,11 @@ static const struct field peer_fields[] = {
 	{ .name = "recv_memory", .kind = K_BYTES, AT(config_peer, recv_memory), .min = 4 * 512, .max = SIZE_MAX },
 	/* An int for setsockopt; this kernel's cap is checked once the value is known. */
 	{ .name = "tcp_buffer", .kind = K_BYTES, AT(config_peer, tcp_buffer), .min = 0, .max = INT_MAX / 2 },
-	{ .name = "inactivity_timeout", .kind = K_SECONDS, AT(config_peer, inactivity_timeout) },
-	{ .name = "keepalive", .kind = K_SECONDS, AT(config_peer, keepalive) },
-	{ .name = "reconnect_min", .kind = K_SECONDS, AT(config_peer, reconnect_min) },
-	{ .name = "reconnect_max", .kind = K_SECONDS, AT(config_peer, reconnect_max) },
-	{ .name = "connect_timeout", .kind = K_SECONDS, AT(config_peer, connect_timeout) },
+	{ .name = "inactivity_timeout", .kind = K_SECONDS, AT(config_peer, inactivity_timeout), .max = SECONDS_MAX },
+	{ .name = "keepalive", .kind = K_SECONDS, AT(config_peer, keepalive), .max = SECONDS_MAX },
+	{ .name = "reconnect_min", .kind = K_SECONDS, AT(config_peer, reconnect_min), .max = 3600 },
+	{ .name = "reconnect_max", .kind = K_SECONDS, AT(config_peer, reconnect_max), .max = 3600 },
+	{ .name = "connect_timeout", .kind = K_SECONDS, AT(config_peer, connect_timeout), .max = 3600 },
 	{ .name = "key_file", .kind = K_STR, AT(config_peer, key_file), .required = true },
 	{ .name = NULL },
 };
@@ -117,7 +124,7 @@ static const struct field exec_fields[] = {
 	{ .name = "allow_root", .kind = K_BOOL, AT(config, exec.allow_root) },
 	{ .name = "max_jobs", .kind = K_UINT, AT(config, exec.max_jobs), .min = 1, .max = 1024 },
 	{ .name = "max_ranks", .kind = K_UINT, AT(config, exec.max_ranks), .min = 1, .max = EXEC_MAX_RANKS },
-	{ .name = "max_time", .kind = K_SECONDS, AT(config, exec.max_time) },
+	{ .name = "max_time", .kind = K_SECONDS, AT(config, exec.max_time), .max = 365 * 86400 },
 	{ .name = "workdir", .kind = K_STR, AT(config, exec.workdir) },
 	{ .name = "path", .kind = K_STR, AT(config, exec.path) },
 	{ .name = NULL },
@@ -127,7 +134,7 @@ static const struct field root_fields[] = {
 	{ .name = "cluster", .kind = K_NAME, AT(config, cluster), .required = true },
 	{ .name = "log_level", .kind = K_WORD, AT(config, log_level), .words = log_levels },
 	{ .name = "allow_faults", .kind = K_BOOL, AT(config, allow_faults) },
-	{ .name = "drain_timeout", .kind = K_SECONDS, AT(config, drain_timeout) },
+	{ .name = "drain_timeout", .kind = K_SECONDS, AT(config, drain_timeout), .max = SECONDS_MAX },
 	{ .name = "clients", .kind = K_GROUP, .sub = client_fields },
 	{ .name = "control_socket", .kind = K_STR, AT(config, control_socket), .max = UNIX_PATH_LEN },
 	{ .name = "status_socket", .kind = K_STR, AT(config, status_socket), .max = UNIX_PATH_LEN },
@@ -231,6 +238,21 @@ static int fail_at(struct ctx *c, const char *where, const char *fmt, ...)
 static int fail(struct ctx *c, const config_setting_t *s, const char *missing, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
+/* The file s was read from.  libconfig names an @include file as written,
+ * relative to the include directory (c->dir), and the top-level one not at
+ * all. */
+static const char *source_file(const struct ctx *c, const config_setting_t *s, char *buf, size_t len)
+{
+	const char *file = config_setting_source_file(s);
+	int n;
+
+	if (file == NULL)
+		return c->file;
+	if (file[0] == '/' || (n = snprintf(buf, len, "%s/%s", c->dir, file)) < 0 || (size_t)n >= len)
+		return file;
+	return buf;
+}
+
 /*
  * "FILE:LINE: SETTING: message" about setting s, or, when missing is set,
  * about s's member of that name, which is absent, at s's line.  The root
@@ -238,9 +260,10 @@ static int fail(struct ctx *c, const config_setting_t *s, const char *missing, c
  */
 static int fail(struct ctx *c, const config_setting_t *s, const char *missing, const char *fmt, ...)
 {
-	const char *file = config_setting_source_file(s) ? config_setting_source_file(s) : c->file;
+	char where[2 * PATH_MAX];
+	const char *file = source_file(c, s, where, sizeof(where));
 	unsigned line = config_setting_source_line(s) ? config_setting_source_line(s) : 1;
-	char path[CONFIG_PATH_MAX] = "", prefix[2 * CONFIG_PATH_MAX];
+	char path[CONFIG_PATH_MAX] = "", prefix[sizeof(where) + CONFIG_PATH_MAX + 16];
 	size_t pn = 0;
 	va_list ap;
 
@@ -449,22 +472,25 @@ static int parse_digits(const char *s, const char **end, unsigned long long *v)
 int config_parse_size(const char *s, unsigned long long *v)
 {
 	static const char units[] = "kmgt";
-	const char *p, *u;
-	unsigned shift;
+	size_t ndigits = strspn(s, "0123456789");
+	const char *p = s + ndigits, *u;
+	unsigned shift = 0;
 
-	if (parse_digits(s, &p, v) < 0)
+	if (*p != '\0') {
+		u = strchr(units, tolower((unsigned char)*p));
+		if (u == NULL || (p[1] != '\0' && strcasecmp(p + 1, "iB") != 0))
+			ndigits = 0;
+		else
+			shift = 10 * (unsigned)(u - units + 1);
+	}
+	if (ndigits == 0) {
+		errno = EINVAL;
 		return -1;
-	if (*p == '\0')
-		return 0;
-	u = strchr(units, tolower((unsigned char)*p));
-	if (u == NULL)
+	}
+	if (parse_digits(s, &p, v) < 0 || *v > ULLONG_MAX >> shift) {
+		errno = ERANGE;
 		return -1;
-	p++;
-	if (*p != '\0' && strcasecmp(p, "iB") != 0)
-		return -1;
-	shift = 10 * (unsigned)(u - units + 1);
-	if (*v > ULLONG_MAX >> shift)
-		return -1;
+	}
 	*v <<= shift;
 	return 0;
 }
@@ -539,18 +565,106 @@ static int parse_bool(struct ctx *c, const config_setting_t *s, const struct fie
 	return 0;
 }
 
+size_t config_mem_max(const char **what)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	unsigned long long mem = pages > 0 && page > 0 ? (unsigned long long)pages * (unsigned long long)page : SIZE_MAX;
+	const char *why = "this machine's physical memory";
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_AS, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < mem) {
+		mem = rl.rlim_cur;
+		why = "this process's address-space limit (RLIMIT_AS, ulimit -v)";
+	}
+	if (what != NULL)
+		*what = why;
+	return mem < SIZE_MAX ? (size_t)mem : SIZE_MAX;
+}
+
+/* The largest value f takes: its own .max, what its field holds, and for
+ * sizes what the machine has (*mem then says which limit that is). */
+static unsigned long long uint_max(const struct field *f, const char **mem)
+{
+	unsigned long long max = f->size == sizeof(uint16_t)   ? UINT16_MAX
+				 : f->size == sizeof(uint32_t) ? UINT32_MAX
+							       : UINT64_MAX;
+	const char *why = NULL;
+
+	if (f->max != 0 && f->max < max)
+		max = f->max;
+	if (f->kind == K_BYTES) {
+		size_t machine = config_mem_max(&why);
+
+		if (machine < max)
+			max = machine;
+		else
+			why = NULL;
+	}
+	*mem = why;
+	return max;
+}
+
+static unsigned long long seconds_max(const struct field *f)
+{
+	return f->max ? f->max : SECONDS_MAX;
+}
+
+/* s as the file wrote it. */
+static int number_of(struct ctx *c, const config_setting_t *s, struct cfgnum *n)
+{
+	char path[2 * PATH_MAX];
+
+	return cfgnum_from_setting(s, source_file(c, s, path, sizeof(path)), n);
+}
+
+/*
+ * Every numeric setting out of its range ends here, so that each message
+ * has the same parts: which way it is wrong, the range, the value as
+ * written: "too large: must be 1..65535 (got 99999999999999999999)".
+ */
+static int fail_range(struct ctx *c, const config_setting_t *s, const struct field *f, const struct cfgnum *n,
+		      bool high)
+{
+	char range[128], got[96];
+	const char *mem = NULL;
+
+	if (f->kind == K_SECONDS)
+		snprintf(range, sizeof(range), "more than 0 and at most %llu seconds", seconds_max(f));
+	else
+		snprintf(range, sizeof(range), "%llu..%llu%s", f->min, uint_max(f, &mem),
+			 f->kind == K_STREAMS ? " or \"auto\"" : "");
+	/* A size string's bytes, unless it is too large to have any. */
+	if (n->text[0] == '"' && !n->huge)
+		snprintf(got, sizeof(got), "%s = %llu", n->text, n->mag);
+	else
+		snprintf(got, sizeof(got), "%s", n->text);
+	return fail(c, s, NULL, "too %s: must be %s (got %s)%s%s", high ? "large" : "small", range, got,
+		    high && mem ? "; the upper bound is " : "", high && mem ? mem : "");
+}
+
+/* A size string ("64M") into *n; -1 if it is none. */
+static int parse_size_string(const char *v, struct cfgnum *n)
+{
+	memset(n, 0, sizeof(*n));
+	snprintf(n->text, sizeof(n->text), "\"%.*s%s\"", (int)sizeof(n->text) - 6, v,
+		 strlen(v) > sizeof(n->text) - 6 ? "..." : "");
+	if (config_parse_size(v, &n->mag) == 0)
+		return 0;
+	n->huge = errno == ERANGE;
+	return n->huge ? 0 : -1;
+}
+
+/* Range-checked on the number as the file wrote it, before it is stored
+ * into a field of the table's size. */
 static int parse_uint(struct ctx *c, const config_setting_t *s, const struct field *f, void *dst)
 {
-	unsigned long long v;
-	long long iv;
+	const char *mem;
+	struct cfgnum n;
 
 	switch (config_setting_type(s)) {
 	case CONFIG_TYPE_INT:
 	case CONFIG_TYPE_INT64:
-		iv = config_setting_get_int64(s);
-		if (iv < 0)
-			return fail(c, s, NULL, "must not be negative (got %lld)", iv);
-		v = (unsigned long long)iv;
+		number_of(c, s, &n);
 		break;
 	case CONFIG_TYPE_STRING:
 		if (f->kind == K_STREAMS && strcmp(config_setting_get_string(s), "auto") == 0) {
@@ -558,7 +672,7 @@ static int parse_uint(struct ctx *c, const config_setting_t *s, const struct fie
 			return 0;
 		}
 		if (f->kind == K_BYTES) {
-			if (config_parse_size(config_setting_get_string(s), &v) < 0)
+			if (parse_size_string(config_setting_get_string(s), &n) < 0)
 				return fail(c, s, NULL, "\"%s\" is not a byte count: use an integer, or a "
 					    "string like \"512k\", \"64M\", \"1G\" or \"64MiB\" (binary multiples)",
 					    config_setting_get_string(s));
@@ -572,33 +686,26 @@ static int parse_uint(struct ctx *c, const config_setting_t *s, const struct fie
 						   : "",
 			    type_name(s));
 	}
-	if (v < f->min || v > f->max) {
-		if (f->max == SIZE_MAX)
-			return fail(c, s, NULL, "must be at least %llu (got %llu)", f->min, v);
-		return fail(c, s, NULL, "must be %llu..%llu (got %llu)", f->min, f->max, v);
-	}
-	store_uint(dst, f->size, v);
+	if (n.neg || n.mag < f->min)
+		return fail_range(c, s, f, &n, false);
+	if (n.huge || n.mag > uint_max(f, &mem))
+		return fail_range(c, s, f, &n, true);
+	store_uint(dst, f->size, n.mag);
 	return 0;
 }
 
-static int parse_seconds(struct ctx *c, const config_setting_t *s, void *dst)
+static int parse_seconds(struct ctx *c, const config_setting_t *s, const struct field *f, void *dst)
 {
-	double v;
+	struct cfgnum n;
 
-	switch (config_setting_type(s)) {
-	case CONFIG_TYPE_INT:
-	case CONFIG_TYPE_INT64:
-		v = (double)config_setting_get_int64(s);
-		break;
-	case CONFIG_TYPE_FLOAT:
-		v = config_setting_get_float(s);
-		break;
-	default:
+	if (number_of(c, s, &n) < 0)
 		return fail(c, s, NULL, "must be a number of seconds (got %s)", type_name(s));
-	}
-	if (!(v > 0) || !isfinite(v))
-		return fail(c, s, NULL, "must be a positive number of seconds (got %g)", v);
-	memcpy(dst, &v, sizeof(v));
+	/* Written this way, NaN (which libconfig cannot read anyway) fails too. */
+	if (!(n.d > 0))
+		return fail_range(c, s, f, &n, false);
+	if (n.d > (double)seconds_max(f))
+		return fail_range(c, s, f, &n, true);
+	memcpy(dst, &n.d, sizeof(n.d));
 	return 0;
 }
 
@@ -646,7 +753,7 @@ static int parse_setting(struct ctx *c, const config_setting_t *s, const struct 
 	case K_BYTES:
 		return parse_uint(c, s, f, dst);
 	case K_SECONDS:
-		return parse_seconds(c, s, dst);
+		return parse_seconds(c, s, f, dst);
 	case K_GROUP:
 	case K_OPTGROUP:
 		if (!config_setting_is_group(s))

@@ -3,7 +3,10 @@
  * validate it, print it back.
  *
  * Every error names the file, the line and the setting, e.g.
- *   "ldsd.conf:14: peers.[1].streams: must be 1..64 (got 0)".
+ *   "ldsd.conf:14: peers.[1].streams: too small: must be 1..64 or "auto" (got 0)".
+ * Every number is range-checked as the file wrote it (ldsd/cfgnum.h),
+ * before it is converted to the field's type: durations have an upper
+ * bound each, byte sizes at most config_mem_max().
  * docs/config.md documents every field; conf/ldsd.conf is the annotated
  * example.  Nothing here touches the network.  Beyond the config file (and
  * its @include files) the only files read are the key files: each peer's
@@ -48,15 +51,15 @@ struct config_peer {
 	unsigned streams;                /* 1..CONFIG_MAX_STREAMS, or 0 = "auto"; default 4 */
 	unsigned streams_min, streams_max; /* bounds for "auto"; default 1 and 16 */
 	size_t block_size;               /* bytes, 512..WIRE_MAX_BLOCK; default 65536 */
-	size_t send_memory;              /* bytes, >= 4 * block_size; default 128 MiB */
-	size_t recv_memory;              /* bytes, >= 4 * block_size; default 128 MiB */
+	size_t send_memory;              /* bytes, >= 4 * block_size, <= config_mem_max(); default 128 MiB */
+	size_t recv_memory;              /* bytes, >= 4 * block_size, <= config_mem_max(); default 128 MiB */
 	size_t tcp_buffer;               /* SO_SNDBUF and SO_RCVBUF of each stream, bytes; 0 (default) = the
 					    kernel's autotuning; at most config_sockbuf_max() */
-	double inactivity_timeout;       /* s, > 0; default 30 */
+	double inactivity_timeout;       /* s, > 0, <= 86400; default 30 */
 	double keepalive;                /* s, > 0 and < inactivity_timeout; default inactivity_timeout / 4 */
-	double reconnect_min;            /* s, > 0; default 0.05 */
-	double reconnect_max;            /* s, >= reconnect_min; default 1.0 */
-	double connect_timeout;          /* s, > 0; default 10 */
+	double reconnect_min;            /* s, > 0, <= 3600; default 0.05 */
+	double reconnect_max;            /* s, >= reconnect_min, <= 3600; default 1.0 */
+	double connect_timeout;          /* s, > 0, <= 3600; default 10 */
 	char key_file[CONFIG_PATH_MAX];  /* required; absolute (a relative one is resolved against the config file's directory) */
 	uint8_t key[CONFIG_KEY_MAX];     /* contents of key_file, trailing newline stripped */
 	size_t key_len;
@@ -88,7 +91,7 @@ struct config_exec {
 	int allow_root;                  /* user may be uid 0; default false */
 	unsigned max_jobs;               /* running at once, 1..1024; default 4 */
 	unsigned max_ranks;              /* per job, 1..EXEC_MAX_RANKS; default 64 */
-	double max_time;                 /* s a job may run, > 0; default 86400 */
+	double max_time;                 /* s a job may run, > 0, <= 365 days; default 86400 */
 	char workdir[CONFIG_PATH_MAX];   /* jobs' directories are made in it; default "/tmp" */
 	char path[CONFIG_PATH_MAX];      /* PATH of jobs; default "/usr/local/bin:/usr/bin:/bin" */
 };
@@ -105,7 +108,7 @@ struct config {
 	char metrics_listen[CONFIG_ADDR_MAX];  /* "host:port" serving OpenMetrics over HTTP; "" = off */
 	char log_level[16];              /* "error", "warn", "info" (default), "debug" */
 	int allow_faults;                /* ldsctl fault injection allowed; default false */
-	double drain_timeout;            /* s, > 0, to wait for unacked data at SIGTERM; default 10 */
+	double drain_timeout;            /* s, > 0, <= 86400, to wait for unacked data at SIGTERM; default 10 */
 	size_t npeers;
 	struct config_peer peers[CONFIG_MAX_PEERS];
 	struct config_exec exec;
@@ -143,8 +146,15 @@ int config_cc_available(const char *name, char *avail, size_t len);
 size_t config_sockbuf_max(void);
 
 /* A size as ldsd.conf writes it ("65536", "512k", "64M", "1GiB": binary
- * multiples) into *v; -1 if s is none or overflows. */
+ * multiples) into *v; -1 with errno EINVAL if s is none, ERANGE if it is
+ * one beyond 64 bits. */
 int config_parse_size(const char *s, unsigned long long *v);
+
+/* The most memory one size setting may name: physical memory
+ * (sysconf _SC_PHYS_PAGES * _SC_PAGESIZE), or the address-space limit
+ * (RLIMIT_AS) if that is smaller; SIZE_MAX if neither is known.  *what, if
+ * what is not NULL, gets which of the two it is, for messages. */
+size_t config_mem_max(const char **what);
 
 /* The peer whose cluster is name, or NULL. */
 const struct config_peer *config_peer_find(const struct config *cfg, const char *name);

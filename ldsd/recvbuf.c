@@ -10,6 +10,7 @@ int recvbuf_init(struct recvbuf *rb, size_t block_size, size_t mem)
 	memset(rb, 0, sizeof(*rb));
 	rb->block_size = block_size;
 	rb->mem = mem;
+	rb->max_msg = mem / 2 < WIRE_MAX_MSG ? mem / 2 : WIRE_MAX_MSG;
 	rb->nslots = mem / block_size;
 	rb->slots = calloc(rb->nslots, sizeof(*rb->slots));
 	return rb->slots ? 0 : -ENOMEM;
@@ -92,6 +93,10 @@ static int rb_parse(struct recvbuf *rb, const uint8_t *p, size_t n, void (*deliv
 			p += take;
 			n -= take;
 			rb->hdr_have = 0;
+			/* The peer was told this limit; a larger record is a lie,
+			 * and its length must not size an allocation. */
+			if (rec.len > rb->max_msg)
+				return -EMSGSIZE;
 			rb->cur = calloc(1, sizeof(*rb->cur));
 			if (rb->cur == NULL)
 				return -ENOMEM;

@@ -36,6 +36,7 @@ struct rb_slot {
 
 struct recvbuf {
 	size_t block_size, mem;
+	size_t max_msg;            /* largest record accepted: what the link advertises, min(mem / 2, WIRE_MAX_MSG) */
 	size_t nslots;
 	struct rb_slot *slots;     /* ring indexed by seq % nslots */
 	uint64_t recv_cum;         /* next seq expected in order */
@@ -68,7 +69,9 @@ void recvbuf_free(struct recvbuf *rb);
  * Takes one block.  Completed messages are passed in order to
  * deliver(arg, msg); the owner then owns msg.  Returns 1 if the block was
  * new, 0 if it was a duplicate (dropped), -EPROTO if it lies outside the
- * window or its records are malformed (the peer is broken), -ENOMEM.
+ * window or its records are malformed, -EMSGSIZE if a record declares
+ * more than max_msg bytes (refused before anything is allocated for it;
+ * the peer is broken in both cases), -ENOMEM.
  */
 int recvbuf_block(struct recvbuf *rb, uint64_t seq, const uint8_t *data, uint32_t len,
 		  void (*deliver)(void *arg, struct rb_msg *m), void *arg);
@@ -85,7 +88,8 @@ int recvbuf_block(struct recvbuf *rb, uint64_t seq, const uint8_t *data, uint32_
  */
 uint8_t *recvbuf_place(struct recvbuf *rb, uint64_t seq, uint32_t len);
 /* Block seq of len bytes is where recvbuf_place said: takes it as
- * recvbuf_block would.  Returns 1 or as recvbuf_block. */
+ * recvbuf_block would.  Returns 1 or as recvbuf_block (-EPROTO,
+ * -EMSGSIZE, -ENOMEM). */
 int recvbuf_placed(struct recvbuf *rb, uint64_t seq, uint32_t len, void (*deliver)(void *arg, struct rb_msg *m),
 		   void *arg);
 

@@ -7,6 +7,7 @@
  * setting replaced, so that the expected line of an error is known.
  */
 #include <check.h>
+#include <errno.h>
 #include <ftw.h>
 #include <limits.h>
 #include <pwd.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include "ldsd/config.h"
@@ -307,11 +309,22 @@ static const struct { const char *text; unsigned long long bytes; } sizes[] = {
 	{ "\"1T\"", 1ull << 40 },
 };
 
+/* Sizes up to the machine's memory are taken; larger ones are refused. */
 START_TEST(test_size_ok)
 {
-	char line[64];
+	unsigned long long v;
+	char line[64], bare[32];
 
+	if (sizes[_i].text[0] == '"') {
+		snprintf(bare, sizeof(bare), "%.*s", (int)strcspn(sizes[_i].text + 1, "\""), sizes[_i].text + 1);
+		ck_assert_int_eq(config_parse_size(bare, &v), 0);
+		ck_assert_uint_eq(v, sizes[_i].bytes);
+	}
 	snprintf(line, sizeof(line), "send_memory = %s;", sizes[_i].text);
+	if (sizes[_i].bytes > config_mem_max(NULL)) {
+		expect_error(peer_conf(NULL, line), PEER_LINE, "peers.[0].send_memory", "too large: must be 2048..");
+		return;
+	}
 	expect_ok(peer_conf(NULL, line));
 	ck_assert_uint_eq(cfg.peers[0].send_memory, sizes[_i].bytes);
 }
@@ -319,7 +332,7 @@ END_TEST
 
 static const char *const bad_sizes[] = {
 	"\"64MB\"", "\"64 M\"", "\" 64M\"", "\"1.5G\"", "\"-1M\"", "\"+1M\"", "\"M\"",
-	"\"64Mi\"", "\"64MiBs\"", "\"64X\"", "\"99999999999999999999\"", "\"99999999999T\"",
+	"\"64Mi\"", "\"64MiBs\"", "\"64X\"", "\"\"", "\"99999999999999999999X\"",
 };
 
 START_TEST(test_size_bad)
@@ -328,6 +341,31 @@ START_TEST(test_size_bad)
 
 	snprintf(line, sizeof(line), "recv_memory = %s;", bad_sizes[_i]);
 	expect_error(peer_conf(NULL, line), PEER_LINE, "peers.[0].recv_memory", "is not a byte count");
+}
+END_TEST
+
+/* config_parse_size tells a size beyond 64 bits from no size at all. */
+START_TEST(test_parse_size_errors)
+{
+	static const char *const range[] = { "99999999999999999999", "18446744073709551616", "16777216T",
+					     "99999999999999999999k" };
+	static const char *const inval[] = { "", "k", "64MB", "-1", "0x10", "1 k" };
+	unsigned long long v;
+
+	for (size_t i = 0; i < sizeof(range) / sizeof(range[0]); i++) {
+		errno = 0;
+		ck_assert_int_eq(config_parse_size(range[i], &v), -1);
+		ck_assert_msg(errno == ERANGE, "%s: errno %d", range[i], errno);
+	}
+	for (size_t i = 0; i < sizeof(inval) / sizeof(inval[0]); i++) {
+		errno = 0;
+		ck_assert_int_eq(config_parse_size(inval[i], &v), -1);
+		ck_assert_msg(errno == EINVAL, "\"%s\": errno %d", inval[i], errno);
+	}
+	ck_assert_int_eq(config_parse_size("18446744073709551615", &v), 0);
+	ck_assert_uint_eq(v, ULLONG_MAX);
+	ck_assert_int_eq(config_parse_size("16777215T", &v), 0);
+	ck_assert_uint_eq(v, 16777215ull << 40);
 }
 END_TEST
 
@@ -347,6 +385,10 @@ struct bad {
 	const char *msg;
 };
 
+#define L_86400 "too large: must be more than 0 and at most 86400 seconds "
+#define L_3600 "too large: must be more than 0 and at most 3600 seconds "
+#define S_3600 "too small: must be more than 0 and at most 3600 seconds "
+
 /* With line NULL the setting is missing: the error is at its group's line. */
 static const struct bad bad_peer[] = {
 	{ "cluster", NULL, "peers.[0].cluster", "required setting missing" },
@@ -361,9 +403,9 @@ static const struct bad bad_peer[] = {
 	{ "cluster", "cluster = \"a234567890123456789012345678901234567890123456789012345678901234\";",
 	  "peers.[0].cluster", "too long" },
 	{ "address", "address = \"\";", "peers.[0].address", "must not be empty" },
-	{ "port", "port = 0;", "peers.[0].port", "must be 1..65535 (got 0)" },
-	{ "port", "port = 65536;", "peers.[0].port", "must be 1..65535 (got 65536)" },
-	{ "port", "port = -1;", "peers.[0].port", "must not be negative" },
+	{ "port", "port = 0;", "peers.[0].port", "too small: must be 1..65535 (got 0)" },
+	{ "port", "port = 65536;", "peers.[0].port", "too large: must be 1..65535 (got 65536)" },
+	{ "port", "port = -1;", "peers.[0].port", "too small: must be 1..65535 (got -1)" },
 	{ "port", "port = \"7100\";", "peers.[0].port", "must be an integer" },
 	{ "role", "role = \"server\";", "peers.[0].role", "must be one of \"connect\", \"listen\"" },
 	{ "role", "role = 1;", "peers.[0].role", "must be a string" },
@@ -375,8 +417,8 @@ static const struct bad bad_peer[] = {
 	{ NULL, "congestion = \"\";", "peers.[0].congestion", "must not be empty" },
 	{ NULL, "congestion = 1;", "peers.[0].congestion", "must be a string (got an integer)" },
 	{ NULL, "congestion = \"a-very-long-name\";", "peers.[0].congestion", "too long: at most 15 bytes" },
-	{ NULL, "streams = 0;", "peers.[0].streams", "must be 1..64 (got 0)" },
-	{ NULL, "streams = 65;", "peers.[0].streams", "must be 1..64 (got 65)" },
+	{ NULL, "streams = 0;", "peers.[0].streams", "too small: must be 1..64 or \"auto\" (got 0)" },
+	{ NULL, "streams = 65;", "peers.[0].streams", "too large: must be 1..64 or \"auto\" (got 65)" },
 	{ NULL, "streams = 4.0;", "peers.[0].streams", "must be an integer or \"auto\" (got a float)" },
 	{ NULL, "streams = \"4\";", "peers.[0].streams", "must be an integer or \"auto\" (got a string)" },
 	{ NULL, "streams = \"Auto\";", "peers.[0].streams", "must be an integer or \"auto\"" },
@@ -386,28 +428,61 @@ static const struct bad bad_peer[] = {
 	{ NULL, "block_size = 511;", "peers.[0].block_size", "must be 512..16777216 (got 511)" },
 	{ NULL, "block_size = 16777217;", "peers.[0].block_size", "must be 512..16777216" },
 	{ NULL, "block_size = \"17M\";", "peers.[0].block_size", "must be 512..16777216" },
-	{ NULL, "send_memory = 1000;", "peers.[0].send_memory", "must be at least 2048 (got 1000)" },
+	{ NULL, "send_memory = 1000;", "peers.[0].send_memory", "too small: must be 2048.." },
 	{ NULL, "send_memory = 262143;", "peers.[0].send_memory", "at least 4 * block_size (262144)" },
 	{ NULL, "send_memory = 1.5;", "peers.[0].send_memory", "must be an integer or a size string" },
-	{ NULL, "recv_memory = 1000;", "peers.[0].recv_memory", "must be at least 2048 (got 1000)" },
+	{ NULL, "recv_memory = 1000;", "peers.[0].recv_memory", "too small: must be 2048.." },
 	{ NULL, "recv_memory = \"255k\";", "peers.[0].recv_memory", "at least 4 * block_size (262144)" },
-	{ NULL, "tcp_buffer = -1;", "peers.[0].tcp_buffer", "must not be negative" },
-	{ NULL, "tcp_buffer = \"1G\";", "peers.[0].tcp_buffer", "must be 0..1073741823 (got 1073741824)" },
+	{ NULL, "tcp_buffer = -1;", "peers.[0].tcp_buffer", "too small: must be 0..1073741823 (got -1)" },
+	{ NULL, "tcp_buffer = \"1G\";", "peers.[0].tcp_buffer", "too large: must be 0..1073741823 (got \"1G\" = 1073741824)" },
 	{ NULL, "tcp_buffer = 1.5;", "peers.[0].tcp_buffer", "must be an integer or a size string" },
-	{ NULL, "inactivity_timeout = 0;", "peers.[0].inactivity_timeout", "positive number of seconds" },
-	{ NULL, "inactivity_timeout = -1.5;", "peers.[0].inactivity_timeout", "positive number of seconds" },
+	{ NULL, "inactivity_timeout = 0;", "peers.[0].inactivity_timeout", "too small: must be more than 0 and at most 86400 seconds (got 0)" },
+	{ NULL, "inactivity_timeout = -1.5;", "peers.[0].inactivity_timeout", "too small: must be more than 0 and at most 86400 seconds (got -1.5)" },
 	{ NULL, "inactivity_timeout = \"30\";", "peers.[0].inactivity_timeout", "must be a number of seconds" },
-	{ NULL, "inactivity_timeout = 1e999;", "peers.[0].inactivity_timeout", "positive number of seconds" },
-	{ NULL, "keepalive = 0;", "peers.[0].keepalive", "positive number of seconds" },
+	{ NULL, "inactivity_timeout = 1e999;", "peers.[0].inactivity_timeout", "too large: must be more than 0 and at most 86400 seconds (got 1e999)" },
+	{ NULL, "keepalive = 0;", "peers.[0].keepalive", "too small: must be more than 0" },
 	{ NULL, "keepalive = 30;", "peers.[0].keepalive", "less than inactivity_timeout (30)" },
 	{ NULL, "inactivity_timeout = 0.04;  keepalive = 0.04;", "peers.[0].keepalive", "less than inactivity_timeout" },
-	{ NULL, "reconnect_min = 0;", "peers.[0].reconnect_min", "positive number of seconds" },
-	{ NULL, "reconnect_max = -1;", "peers.[0].reconnect_max", "positive number of seconds" },
+	{ NULL, "reconnect_min = 0;", "peers.[0].reconnect_min", "too small: must be more than 0 and at most 3600 seconds (got 0)" },
+	{ NULL, "reconnect_max = -1;", "peers.[0].reconnect_max", "too small: must be more than 0 and at most 3600 seconds (got -1)" },
 	{ NULL, "reconnect_max = 0.01;", "peers.[0].reconnect_max", "at least reconnect_min (0.05)" },
 	/* Only reconnect_min is in the file, so it is the one named. */
 	{ NULL, "reconnect_min = 2;", "peers.[0].reconnect_min", "reconnect_max (1) must be at least reconnect_min (2)" },
-	{ NULL, "connect_timeout = 0;", "peers.[0].connect_timeout", "positive number of seconds" },
+	{ NULL, "connect_timeout = 0;", "peers.[0].connect_timeout", "too small: must be more than 0 and at most 3600 seconds (got 0)" },
 	{ NULL, "connect_timeout = true;", "peers.[0].connect_timeout", "must be a number of seconds (got a boolean)" },
+	/* Numbers checked as written, before any conversion: libconfig 1.5
+	 * reads 4294974396 as 7100, 99999999999999999999 as -1 and its
+	 * negative as 0; 1e300 seconds overflowed the conversion to ns. */
+	{ "port", "port = 99999999999999999999;", "peers.[0].port", "too large: must be 1..65535 (got 99999999999999999999)" },
+	{ "port", "port = 18446744073709551616;", "peers.[0].port", "too large: must be 1..65535 (got 18446744073709551616)" },
+	{ "port", "port = -99999999999999999999;", "peers.[0].port", "too small: must be 1..65535 (got -99999999999999999999)" },
+	{ "port", "port = 4294974396;", "peers.[0].port", "too large: must be 1..65535 (got 4294974396)" },
+	{ "port", "port = 0x10000000000001BBC;", "peers.[0].port", "too large: must be 1..65535 (got 0x10000000000001BBC)" },
+	{ "port", "port = 65536L;", "peers.[0].port", "too large: must be 1..65535 (got 65536L)" },
+	{ "port", "port = 123456789012345678901234567890123456789012345678901234567890;", "peers.[0].port",
+	  "too large: must be 1..65535 (got 123456789012345678901234567890123456...)" },
+	{ NULL, "streams = 99999999999999999999L;", "peers.[0].streams",
+	  "too large: must be 1..64 or \"auto\" (got 99999999999999999999L)" },
+	{ NULL, "block_size = 4294967808;", "peers.[0].block_size", "too large: must be 512..16777216 (got 4294967808)" },
+	{ NULL, "tcp_buffer = 99999999999999999999;", "peers.[0].tcp_buffer",
+	  "too large: must be 0..1073741823 (got 99999999999999999999)" },
+	{ NULL, "recv_memory = \"8T\";", "peers.[0].recv_memory", "(got \"8T\" = 8796093022208); the upper bound is this " },
+	{ NULL, "recv_memory = \"8T\";", "peers.[0].recv_memory", "too large: must be 2048.." },
+	{ NULL, "send_memory = \"8T\";", "peers.[0].send_memory", "(got \"8T\" = 8796093022208); the upper bound is this " },
+	{ NULL, "recv_memory = \"99999999999999999999\";", "peers.[0].recv_memory", "(got \"99999999999999999999\")" },
+	{ NULL, "send_memory = \"99999999999T\";", "peers.[0].send_memory", "too large: must be 2048.." },
+	{ NULL, "inactivity_timeout = 1e300;", "peers.[0].inactivity_timeout", L_86400 "(got 1e300)" },
+	{ NULL, "keepalive = 1e300;", "peers.[0].keepalive", L_86400 "(got 1e300)" },
+	{ NULL, "reconnect_min = 1e300;", "peers.[0].reconnect_min", L_3600 "(got 1e300)" },
+	{ NULL, "reconnect_max = 1e300;", "peers.[0].reconnect_max", L_3600 "(got 1e300)" },
+	{ NULL, "connect_timeout = 1e300;", "peers.[0].connect_timeout", L_3600 "(got 1e300)" },
+	{ NULL, "connect_timeout = 3600.5;", "peers.[0].connect_timeout", L_3600 "(got 3600.5)" },
+	{ NULL, "connect_timeout = 99999999999999999999;", "peers.[0].connect_timeout", L_3600 "(got 99999999999999999999)" },
+	{ NULL, "reconnect_max = 1e999;", "peers.[0].reconnect_max", L_3600 "(got 1e999)" },
+	{ NULL, "reconnect_max = -1e999;", "peers.[0].reconnect_max", S_3600 "(got -1e999)" },
+	{ NULL, "reconnect_max = -99999999999999999999;", "peers.[0].reconnect_max", S_3600 "(got -99999999999999999999)" },
+	{ NULL, "connect_timeout = -0.0;", "peers.[0].connect_timeout", S_3600 "(got -0.0)" },
+	{ NULL, "connect_timeout = 1e-400;", "peers.[0].connect_timeout", S_3600 "(got 1e-400)" },
 	{ NULL, "stream = 4;", "peers.[0].stream", "unknown setting; did you mean \"streams\"?" },
 	{ NULL, "BlockSize = 10000;", "peers.[0].BlockSize", "unknown setting; did you mean \"block_size\"?" },
 	{ NULL, "keepalvie = 5;", "peers.[0].keepalvie", "did you mean \"keepalive\"?" },
@@ -431,7 +506,10 @@ static const struct bad bad_root[] = {
 	{ "cluster", "cluster = \"clusterB\";", "peers.[0].cluster", "own name" },
 	{ NULL, "log_level = \"loud\";", "log_level", "must be one of \"error\", \"warn\", \"info\", \"debug\" (got \"loud\")" },
 	{ NULL, "allow_faults = 1;", "allow_faults", "must be true or false (got an integer)" },
-	{ NULL, "drain_timeout = 0;", "drain_timeout", "positive number of seconds" },
+	{ NULL, "drain_timeout = 0;", "drain_timeout", "too small: must be more than 0 and at most 86400 seconds (got 0)" },
+	{ NULL, "drain_timeout = 1e300;", "drain_timeout", L_86400 "(got 1e300)" },
+	{ NULL, "drain_timeout = 86400.001;", "drain_timeout", L_86400 "(got 86400.001)" },
+	{ NULL, "drain_timeout = 99999999999999999999;", "drain_timeout", L_86400 "(got 99999999999999999999)" },
 	{ NULL, "clients = 1;", "clients", "must be a group" },
 	{ NULL, "clients = { socket = \"\"; };", "clients.socket", "must not be empty" },
 	{ NULL, "clients = { socket = \"/run/lds/a-socket-path-longer-than-a-sockaddr_un-can-hold-is-an-error-"
@@ -845,9 +923,15 @@ static const struct bad bad_exec[] = {
 	{ NULL, "exec = { " ALLOW PROGS USER "mpirun = \"/no/mpirun\"; };", "exec.mpirun", "No such file or directory" },
 	{ NULL, "exec = { " ALLOW PROGS USER "workdir = \"/etc/passwd\"; };", "exec.workdir", "is not a directory" },
 	{ NULL, "exec = { " ALLOW PROGS USER "workdir = \"tmp\"; };", "exec.workdir", "is not an absolute path" },
-	{ NULL, "exec = { " ALLOW PROGS USER "max_ranks = 0; };", "exec.max_ranks", "must be 1..4096 (got 0)" },
-	{ NULL, "exec = { " ALLOW PROGS USER "max_jobs = 2000; };", "exec.max_jobs", "must be 1..1024 (got 2000)" },
-	{ NULL, "exec = { " ALLOW PROGS USER "max_time = 0; };", "exec.max_time", "positive number of seconds" },
+	{ NULL, "exec = { " ALLOW PROGS USER "max_ranks = 0; };", "exec.max_ranks", "too small: must be 1..4096 (got 0)" },
+	{ NULL, "exec = { " ALLOW PROGS USER "max_jobs = 2000; };", "exec.max_jobs", "too large: must be 1..1024 (got 2000)" },
+	{ NULL, "exec = { " ALLOW PROGS USER "max_time = 0; };", "exec.max_time", "too small: must be more than 0 and at most 31536000 seconds (got 0)" },
+	{ NULL, "exec = { " ALLOW PROGS USER "max_time = 1e300; };", "exec.max_time",
+	  "too large: must be more than 0 and at most 31536000 seconds (got 1e300)" },
+	{ NULL, "exec = { " ALLOW PROGS USER "max_jobs = 99999999999999999999; };", "exec.max_jobs",
+	  "too large: must be 1..1024 (got 99999999999999999999)" },
+	{ NULL, "exec = { " ALLOW PROGS USER "max_ranks = 4294967297; };", "exec.max_ranks",
+	  "too large: must be 1..4096 (got 4294967297)" },
 	{ NULL, "exec = { " ALLOW PROGS USER "programz = 1; };", "exec.programz", "did you mean \"programs\"?" },
 	{ NULL, "exec = { " ALLOW PROGS USER "mpirun_args = [ \"\" ]; };", "exec.mpirun_args.[0]", "must not be empty" },
 };
@@ -913,6 +997,112 @@ END_TEST
 
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
+/* ---- ranges ------------------------------------------------------------------- */
+
+/* Every bound itself is taken. */
+START_TEST(test_range_limits)
+{
+	const struct config_peer *p = &cfg.peers[0];
+
+	expect_ok(peer_conf(NULL, "connect_timeout = 3600; reconnect_min = 3600.0; reconnect_max = 3600; "
+				  "inactivity_timeout = 86400; keepalive = 86399.5;"));
+	ck_assert_double_eq(p->connect_timeout, 3600.0);
+	ck_assert_double_eq(p->reconnect_min, 3600.0);
+	ck_assert_double_eq(p->reconnect_max, 3600.0);
+	ck_assert_double_eq(p->inactivity_timeout, 86400.0);
+	ck_assert_double_eq(p->keepalive, 86399.5);
+	expect_ok(peer_conf("port", "port = 65535L; streams = 0x40; block_size = 16777216;"));
+	ck_assert_uint_eq(p->port, 65535);
+	ck_assert_uint_eq(p->streams, 64);
+	ck_assert_uint_eq(p->block_size, 16u << 20);
+	expect_ok(root_conf(NULL, "drain_timeout = 86400;"));
+	ck_assert_double_eq(cfg.drain_timeout, 86400.0);
+	expect_ok(exec_conf("exec = { " ALLOW PROGS USER "max_time = 31536000; max_jobs = 1024; max_ranks = 4096; };"));
+	ck_assert_double_eq(cfg.exec.max_time, 31536000.0);
+	ck_assert_uint_eq(cfg.exec.max_jobs, 1024);
+	ck_assert_uint_eq(cfg.exec.max_ranks, 4096);
+}
+END_TEST
+
+/* Sizes up to the machine's memory, exactly. */
+START_TEST(test_range_memory)
+{
+	size_t mem = config_mem_max(NULL);
+	char line[64];
+
+	ck_assert_uint_gt(mem, 4 * 65536);
+	snprintf(line, sizeof(line), "send_memory = %zuL;", mem);
+	expect_ok(peer_conf(NULL, line));
+	ck_assert_uint_eq(cfg.peers[0].send_memory, mem);
+	snprintf(line, sizeof(line), "recv_memory = %zuL;", mem + 1);
+	expect_error(peer_conf(NULL, line), PEER_LINE, "peers.[0].recv_memory", "the upper bound is this ");
+	/* libconfig 1.5 keeps the low 32 bits of a number past 2^31 - 1 without
+	 * L (2147483648 reads as -2147483648): it is read as written instead. */
+	if (mem >= 1ull << 31) {
+		expect_ok(peer_conf(NULL, "send_memory = 2147483648;"));
+		ck_assert_uint_eq(cfg.peers[0].send_memory, 1ull << 31);
+	}
+}
+END_TEST
+
+/* The limit is RLIMIT_AS where that is below physical memory. */
+START_TEST(test_mem_max_rlimit)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	const char *what = NULL, *low_what = NULL;
+	struct rlimit old, low;
+	size_t mem, low_mem;
+	int set, restored;
+
+	ck_assert_int_eq(getrlimit(RLIMIT_AS, &old), 0);
+	mem = config_mem_max(&what);
+	if (old.rlim_cur == RLIM_INFINITY) {
+		ck_assert_uint_eq(mem, (size_t)pages * (size_t)page);
+		ck_assert_str_eq(what, "this machine's physical memory");
+	}
+	/* Nothing may allocate while the limit is low (ASan maps memory). */
+	low = old;
+	low.rlim_cur = mem / 2;
+	set = setrlimit(RLIMIT_AS, &low);
+	low_mem = config_mem_max(&low_what);
+	restored = setrlimit(RLIMIT_AS, &old);
+	ck_assert_int_eq(set, 0);
+	ck_assert_int_eq(restored, 0);
+	ck_assert_uint_eq(low_mem, mem / 2);
+	ck_assert_str_eq(low_what, "this process's address-space limit (RLIMIT_AS, ulimit -v)");
+}
+END_TEST
+
+/* The text is found on the setting's line or after it, and a comment that
+ * names the setting is not taken for it. */
+START_TEST(test_range_source_text)
+{
+	expect_ok(peer_conf("port", "port = 7100; # port = 99999999999999999999;"));
+	ck_assert_uint_eq(cfg.peers[0].port, 7100);
+	expect_error(peer_conf("port", "port = 99999999999999999999; # port = 7100;"), PEER_LINE, "peers.[0].port",
+		     "(got 99999999999999999999)");
+	expect_error(peer_conf("port", "port =\n 99999999999999999999;"), PEER_LINE, "peers.[0].port",
+		     "too large: must be 1..65535 (got 99999999999999999999)");
+	expect_error(peer_conf("port", "streams = 2; port : 99999999999999999999; block_size = 512;"), PEER_LINE,
+		     "peers.[0].port", "(got 99999999999999999999)");
+	/* In an @include file, that file's line. */
+	write_file("inc.conf", "\ndrain_timeout = 1e300;\n", 0644);
+	ck_assert_int_eq(load(root_conf(NULL, "@include \"inc.conf\"")), -1);
+	ck_assert_msg(strstr(err, "/inc.conf:2: drain_timeout: too large: must be more than 0 and at most 86400 seconds "
+				  "(got 1e300)") != NULL, "%s", err);
+}
+END_TEST
+
+/* libconfig has no NaN and no infinity but 1e999 (tested above). */
+START_TEST(test_range_nan)
+{
+	ck_assert_int_eq(load(root_conf(NULL, "drain_timeout = nan;")), -1);
+	ck_assert_msg(strstr(err, "t.conf:1: syntax error") != NULL, "%s", err);
+	ck_assert_int_eq(load(root_conf(NULL, "drain_timeout = inf;")), -1);
+	ck_assert_msg(strstr(err, "t.conf:1: syntax error") != NULL, "%s", err);
+}
+END_TEST
+
 Suite *make_config_suite(void)
 {
 	Suite *s = suite_create("config");
@@ -948,6 +1138,12 @@ Suite *make_config_suite(void)
 	tcase_add_test(tc, test_exec_print_round_trip);
 	tcase_add_test(tc, test_congestion);
 	tcase_add_test(tc, test_tcp_buffer);
+	tcase_add_test(tc, test_parse_size_errors);
+	tcase_add_test(tc, test_range_limits);
+	tcase_add_test(tc, test_range_memory);
+	tcase_add_test(tc, test_mem_max_rlimit);
+	tcase_add_test(tc, test_range_source_text);
+	tcase_add_test(tc, test_range_nan);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -1175,6 +1175,60 @@ START_TEST(place_refused)
 }
 END_TEST
 
+/* A record longer than the link's largest message (mem / 2, what the link
+ * advertises) is refused before anything is allocated for it, whether its
+ * header arrives in order or was held. */
+START_TEST(record_over_max_msg)
+{
+	struct recvbuf rb;
+	struct tstream s;
+	struct got g;
+	struct wire_ack a;
+	const size_t bs = 64, mem = bs * 64;
+	const uint32_t lens[2] = { (uint32_t)mem / 2, (uint32_t)mem / 2 + 1 };
+	uint64_t hdrblk;
+
+	rng_state = 11;
+	ts_build(&s, 2, lens, 0, 1);
+	/* The block in which its header is complete. */
+	hdrblk = (s.start[1] + RHL - 1) / bs;
+	ck_assert_uint_gt(hdrblk, 0);
+
+	ck_assert_int_eq(recvbuf_init(&rb, bs, mem), 0);
+	ck_assert_uint_eq(rb.max_msg, mem / 2);
+	open_window(&rb, &a);
+	ck_assert_uint_gt(a.window_end, hdrblk);
+	got_init(&g, &rb, &s);
+	for (uint64_t q = 0; q < hdrblk; q++)
+		ck_assert_int_eq(feed(&rb, &s, bs, q, &g), 1);
+	ck_assert_int_eq(feed(&rb, &s, bs, hdrblk, &g), -EMSGSIZE);
+	/* The message of exactly the limit arrived; nothing was begun for the other. */
+	ck_assert_uint_eq(g.n, 1);
+	ck_assert_ptr_null(rb.cur);
+	ck_assert_uint_eq(rb.msg_bytes, lens[0]);
+	got_deliver_all(&g);
+	recvbuf_free(&rb);
+
+	ck_assert_int_eq(recvbuf_init(&rb, bs, mem), 0);
+	open_window(&rb, &a);
+	got_init(&g, &rb, &s);
+	ck_assert_int_eq(feed(&rb, &s, bs, hdrblk, &g), 1);
+	for (uint64_t q = 0; q + 1 < hdrblk; q++)
+		ck_assert_int_eq(feed(&rb, &s, bs, q, &g), 1);
+	ck_assert_int_eq(feed(&rb, &s, bs, hdrblk - 1, &g), -EMSGSIZE);
+	ck_assert_uint_eq(g.n, 1);
+	ck_assert_ptr_null(rb.cur);
+	got_deliver_all(&g);
+	recvbuf_free(&rb);
+	ts_free(&s);
+
+	/* However much memory, never more than the wire allows. */
+	ck_assert_int_eq(recvbuf_init(&rb, WIRE_MAX_BLOCK, 4 * (size_t)WIRE_MAX_MSG), 0);
+	ck_assert_uint_eq(rb.max_msg, WIRE_MAX_MSG);
+	recvbuf_free(&rb);
+}
+END_TEST
+
 Suite *make_recvbuf_suite(void)
 {
 	Suite *s = suite_create("recvbuf");
@@ -1209,6 +1263,7 @@ Suite *make_recvbuf_suite(void)
 	suite_add_tcase(s, dv);
 
 	tcase_add_test(bad, corrupt_records);
+	tcase_add_test(bad, record_over_max_msg);
 	suite_add_tcase(s, bad);
 	return s;
 }
