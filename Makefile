@@ -35,7 +35,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 # The analytical model (launcher/model*.c) has no main and no state: it goes
 # into the same library, for mwpredict, mwlaunch and the unit tests.
 MODEL_SRC  := launcher/model.c launcher/modelconf.c launcher/modelout.c
-LDSD_SRC   := $(filter-out ldsd/main.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) libclient/clientproto.c \
+LDSD_SRC   := $(filter-out ldsd/main.c ldsd/exec_trampoline.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) libclient/clientproto.c \
 	libclient/idset.c $(MODEL_SRC)
 LIBLDS_SRC := $(wildcard libclient/*.c) ldsd/wire.c ldsd/crc32c.c
 UNIT_SRC   := $(wildcard tests/unit/*.c)
@@ -64,6 +64,8 @@ LIBLDS_A   := $(BUILD)/lib/liblds.a
 LIBLDS_SO  := $(BUILD)/lib/liblds.so
 LDS_PC     := $(BUILD)/lib/pkgconfig/lds.pc
 LDSD       := $(BUILD)/bin/ldsd
+# What mpirun runs for each rank of an exec-service job (ldsd/execspec.h).
+TRAMPOLINE := $(BUILD)/bin/ldsd-exec
 LDSCTL     := $(BUILD)/bin/ldsctl
 UNIT       := $(BUILD)/tests/unit
 UNIT_ASAN  := $(BUILD)/tests/unit-asan
@@ -74,7 +76,7 @@ LIBMW_SO   := $(BUILD)/lib/libmw.so
 MW_PC      := $(BUILD)/lib/pkgconfig/mw.pc
 
 .PHONY: all check unit unit-asan integration security wan fuzz fuzz-smoke demo bench bench-quick install deps clean
-all: $(LDSD) $(LDSCTL) $(LIBLDS_A) $(LIBLDS_SO) $(LDS_PC) $(TOOLS) $(TESTBINS) \
+all: $(LDSD) $(TRAMPOLINE) $(LDSCTL) $(LIBLDS_A) $(LIBLDS_SO) $(LDS_PC) $(TOOLS) $(TESTBINS) \
 	$(LIBMW_A) $(LIBMW_SO) $(MW_PC) $(MW_EXAMPLES) $(MW_BENCH) $(LANPROBE)
 
 deps:
@@ -103,6 +105,11 @@ $(LDS_PC): libclient/lds.pc.in
 	$(Q)sed -e 's|@PREFIX@|$(PREFIX)|g' $< > $@
 
 $(LDSD): $(call obj,ldsd/main.c) $(LIBLDSD)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(LDLIBS_D)
+
+$(TRAMPOLINE): $(call obj,ldsd/exec_trampoline.c) $(LIBLDSD)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(LDLIBS_D)
@@ -260,6 +267,7 @@ install: all
 		$(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/share/man/man1 $(DESTDIR)$(PREFIX)/share/man/man3 \
 		$(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(PREFIX)/share/man/man8
 	install -m 755 $(LDSD) $(DESTDIR)$(PREFIX)/sbin/ldsd
+	install -m 755 $(TRAMPOLINE) $(DESTDIR)$(PREFIX)/sbin/ldsd-exec
 	install -m 755 $(LDSCTL) $(TOOLS) $(LANPROBE) $(DESTDIR)$(PREFIX)/bin/
 	install -m 644 $(LIBLDS_A) $(DESTDIR)$(PREFIX)/lib/
 	install -m 755 $(LIBLDS_SO) $(DESTDIR)$(PREFIX)/lib/liblds.so.1

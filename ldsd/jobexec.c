@@ -1,5 +1,6 @@
 /* jobexec.c - the exec service; see jobexec.h. */
 #include <errno.h>
+#include <fnmatch.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
@@ -7,16 +8,20 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pwd.h>
 #include <unistd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include "auth.h"
 #include "clock.h"
+#include "execspec.h"
 #include "jobexec.h"
 #include "jobspawn.h"
 #include "json.h"
 #include "link.h"
 #include "log.h"
+#include "proctree.h"
 
 #define JX_TICK_MS 100
 #define JX_READS 4                                   /* reads of one pipe per event */
@@ -32,6 +37,7 @@ struct job {
 	uint64_t seq;                    /* this gateway's number, for logs */
 	struct link *link;               /* the requester's */
 	char requester[WIRE_ENDPOINT_MAX + 1];
+	char user[EXEC_USER_MAX + 1];    /* the requester's user on its cluster */
 	uint32_t id;                     /* the requester's number */
 	pid_t pid;                       /* supervisor = process group */
 	int fd[J_NFD];                   /* -1 once at EOF */
@@ -40,6 +46,7 @@ struct job {
 	uint64_t held_ns;                /* since when */
 	uint64_t start_ns, end_ns;       /* end_ns: the time limit */
 	uint64_t kill_ns;                /* SIGKILL due after a stop; 0 none */
+	bool tree_killed;                /* the job's processes got SIGKILL; the supervisor is next */
 	uint64_t linger_ns;              /* after the end: stop waiting for output EOF */
 	bool stopping, ended, exit_sent;
 	int status;                      /* wait status, once ended */
@@ -51,6 +58,7 @@ struct job {
 
 struct jobexec {
 	struct daemon *d;
+	char trampoline[CONFIG_PATH_MAX];   /* ldsd-exec, resolved */
 	struct job *jobs;
 	unsigned njobs;
 	uint64_t seq, msg_id;
@@ -271,6 +279,7 @@ static void job_free(struct job *j)
 		if (j->fd[s] >= 0)
 			job_close_fd(j, s);
 	if (!j->ended) {
+		proctree_signal(j->pid, SIGKILL);
 		kill(-j->pid, SIGKILL);
 		while (waitpid(j->pid, &j->status, 0) < 0 && errno == EINTR)
 			;
@@ -288,9 +297,17 @@ static void job_tick(struct job *j, uint64_t now)
 	if (!j->ended) {
 		if (now >= j->end_ns)
 			job_stop(j, "it ran into its time limit");
-		if (j->kill_ns && now >= j->kill_ns) {
+		if (j->kill_ns && now >= j->kill_ns && !j->tree_killed) {
 			log_warnx("exec: job %" PRIu64 " of %s did not end within %llu s of SIGTERM: SIGKILL", j->seq,
 				  j->requester, JX_KILL_AFTER_NS / 1000000000);
+			/* Its processes first: the supervisor reaps them, sends the
+			 * collected file and removes the directory. */
+			proctree_signal(j->pid, SIGKILL);
+			j->tree_killed = true;
+			j->kill_ns = now + JX_KILL_AFTER_NS;
+		} else if (j->kill_ns && now >= j->kill_ns) {
+			log_warnx("exec: job %" PRIu64 ": its supervisor did not end either: SIGKILL", j->seq);
+			proctree_signal(j->pid, SIGKILL);
 			kill(-j->pid, SIGKILL);
 			j->kill_ns = 0;
 		}
@@ -348,6 +365,8 @@ static int env_name_ok(const char *e)
 	return 0;
 }
 
+/* The allow-list entry (exec.programs or a rule's program) that path
+ * resolves to, or NULL. */
 static const char *allowed_program(const struct config_exec *x, const char *path)
 {
 	char real[PATH_MAX];
@@ -357,38 +376,101 @@ static const char *allowed_program(const struct config_exec *x, const char *path
 	for (size_t i = 0; i < x->nprograms; i++)
 		if (strcmp(x->programs[i], real) == 0)
 			return x->programs[i];
+	for (size_t i = 0; i < x->nrules; i++)
+		if (strcmp(x->rules[i].program, real) == 0)
+			return x->rules[i].program;
 	return NULL;
 }
 
-int jobexec_check(const struct config_exec *x, const struct exec_start *s, const char **progs, char *why,
-		  size_t len)
+static bool in_list(const char *name, const char (*list)[CONFIG_USER_MAX], size_t n)
 {
+	for (size_t i = 0; i < n; i++)
+		if (strcmp(list[i], "*") == 0 || strcmp(list[i], name) == 0)
+			return true;
+	return false;
+}
+
+/* One pattern per argument; a last "**" takes any further ones. */
+static bool args_match(const struct config_exec_rule *rl, const struct exec_rank *r)
+{
+	for (unsigned k = 0; k < r->nargs; k++) {
+		if (k < rl->nargs && strcmp(rl->args[k], "**") == 0)
+			return true;
+		if (k >= rl->nargs || fnmatch(rl->args[k], r->args[k], 0) != 0)
+			return false;
+	}
+	return r->nargs == rl->nargs || (r->nargs + 1 == rl->nargs && strcmp(rl->args[r->nargs], "**") == 0);
+}
+
+/* May user of cluster run prog (resolved) with r's arguments?  0, or
+ * -EPERM with why. */
+static int permitted(const struct config_exec *x, const char *cluster, const char *user, const char *prog,
+		     const struct exec_rank *r, unsigned i, char *why, size_t len)
+{
+	bool user_may = false;
+
+	for (size_t k = 0; k < x->nallow; k++)
+		if (strcmp(x->allow[k], cluster) == 0)
+			for (size_t p = 0; p < x->nprograms; p++)
+				if (strcmp(x->programs[p], prog) == 0)
+					return 0;
+	for (size_t k = 0; k < x->nrules; k++) {
+		const struct config_exec_rule *rl = &x->rules[k];
+
+		if (strcmp(rl->cluster, cluster) != 0 || strcmp(rl->program, prog) != 0 ||
+		    !in_list(user, rl->users, rl->nusers))
+			continue;
+		if (args_match(rl, r))
+			return 0;
+		user_may = true;
+	}
+	if (user_may)
+		snprintf(why, len, "the %u arguments of rank %u do not match those exec.rules allows user %s of cluster "
+			 "%s for %s", r->nargs, i, user, cluster, prog);
+	else
+		snprintf(why, len, "user %s of cluster %s may not run %s (exec.rules)", user, cluster, prog);
+	return -EPERM;
+}
+
+/* hosts is a list of names for mpirun's -H: none may look like an option. */
+static bool hosts_ok(const char *hosts)
+{
+	if (strspn(hosts, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.,:_-") != strlen(hosts))
+		return false;
+	for (const char *h = hosts; h; h = strchr(h, ','), h = h ? h + 1 : NULL)
+		if (h[0] == '-')
+			return false;
+	return true;
+}
+
+int jobexec_check(const struct config_exec *x, const char *cluster, const struct exec_start *s, const char **progs,
+		  char *why, size_t len)
+{
+	int r;
+
 	if (s->nranks > x->max_ranks) {
 		snprintf(why, len, "%u ranks asked for; exec.max_ranks allows %u", s->nranks, x->max_ranks);
 		return -E2BIG;
 	}
 	for (unsigned i = 0; i < s->nranks; i++) {
-		const struct exec_rank *r = &s->ranks[i];
+		const struct exec_rank *rk = &s->ranks[i];
 
-		if ((progs[i] = allowed_program(x, r->program)) == NULL) {
-			snprintf(why, len, "program %s is not on the allow-list (exec.programs)", r->program);
+		if ((progs[i] = allowed_program(x, rk->program)) == NULL) {
+			snprintf(why, len, "program %s is not on the allow-list (exec.programs, exec.rules)", rk->program);
 			return -EACCES;
 		}
-		for (unsigned k = 0; k < r->nargs; k++)
-			if (strcmp(r->args[k], ":") == 0) {
-				snprintf(why, len, "argument \":\" of rank %u would make mpirun start another program", i);
-				return -EINVAL;
-			}
-		for (unsigned k = 0; k < r->nenv; k++)
-			if (!env_name_ok(r->env[k])) {
+		if ((r = permitted(x, cluster, s->user, progs[i], rk, i, why, len)) < 0)
+			return r;
+		for (unsigned k = 0; k < rk->nenv; k++)
+			if (!env_name_ok(rk->env[k])) {
 				snprintf(why, len, "environment entry \"%.64s\" of rank %u is not allowed: only NAME=VALUE "
-					 "with NAME MWL_*, MW_* or LDS_*", r->env[k], i);
+					 "with NAME MWL_*, MW_* or LDS_*", rk->env[k], i);
 				return -EPERM;
 			}
 	}
-	if (strspn(s->hosts, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.,:_-") !=
-	    strlen(s->hosts)) {
-		snprintf(why, len, "hosts \"%.64s\" holds characters other than letters, digits and .,:_-", s->hosts);
+	if (!hosts_ok(s->hosts)) {
+		snprintf(why, len, "hosts \"%.64s\" holds characters other than letters, digits and .,:_-, or a name "
+			 "starting with -", s->hosts);
 		return -EINVAL;
 	}
 	if (s->hostfile[0] && (s->hostfile[0] != '/' || strstr(s->hostfile, "/..") != NULL ||
@@ -407,18 +489,14 @@ int jobexec_check(const struct config_exec *x, const struct exec_start *s, const
 	return 0;
 }
 
-char **jobexec_argv(const struct config_exec *x, const struct exec_start *s, const char *const *progs,
-		    const char *socket_env)
+char **jobexec_argv(const struct config_exec *x, const struct exec_start *s, const char *trampoline,
+		    const char *spec_path, const char *digest, char *np, size_t np_len)
 {
-	/* Bounded by the limits: mpirun, its arguments, 4 more, and per rank
-	 * ":", "-np", "1", two words per environment entry plus LDS_SOCKET,
-	 * the program and its arguments. */
-	size_t cap = 1 + x->nmpirun_args + 4 + 1, n = 0;
-	char **v;
+	/* mpirun, its arguments, --tag-output, -H and --hostfile with their
+	 * values, -np N, the trampoline and its two arguments. */
+	size_t n = 0;
+	char **v = calloc(1 + x->nmpirun_args + 1 + 4 + 2 + 3 + 1, sizeof(*v));
 
-	for (unsigned i = 0; i < s->nranks; i++)
-		cap += 3 + 2 * (s->ranks[i].nenv + 1) + 1 + s->ranks[i].nargs;
-	v = calloc(cap, sizeof(*v));
 	if (v == NULL)
 		return NULL;
 	v[n++] = (char *)x->mpirun;
@@ -433,27 +511,12 @@ char **jobexec_argv(const struct config_exec *x, const struct exec_start *s, con
 		v[n++] = "--hostfile";
 		v[n++] = (char *)s->hostfile;
 	}
-	for (unsigned i = 0; i < s->nranks; i++) {
-		const struct exec_rank *r = &s->ranks[i];
-		bool has_socket = false;
-
-		if (i > 0)
-			v[n++] = ":";
-		v[n++] = "-np";
-		v[n++] = "1";
-		for (unsigned k = 0; k < r->nenv; k++) {
-			has_socket |= strncmp(r->env[k], "LDS_SOCKET=", 11) == 0;
-			v[n++] = "-x";
-			v[n++] = (char *)r->env[k];
-		}
-		if (!has_socket) {
-			v[n++] = "-x";
-			v[n++] = (char *)socket_env;
-		}
-		v[n++] = (char *)progs[i];
-		for (unsigned k = 0; k < r->nargs; k++)
-			v[n++] = (char *)r->args[k];
-	}
+	snprintf(np, np_len, "%u", s->nranks);
+	v[n++] = "-np";
+	v[n++] = np;
+	v[n++] = (char *)trampoline;
+	v[n++] = (char *)spec_path;
+	v[n++] = (char *)digest;
 	v[n] = NULL;
 	return v;
 }
@@ -471,6 +534,9 @@ static bool cluster_allowed(const struct config_exec *x, const char *endpoint)
 	for (size_t i = 0; i < x->nallow; i++)
 		if (wire_endpoint_in(endpoint, x->allow[i]))
 			return true;
+	for (size_t i = 0; i < x->nrules; i++)
+		if (wire_endpoint_in(endpoint, x->rules[i].cluster))
+			return true;
 	return false;
 }
 
@@ -486,12 +552,14 @@ static int jx_spawn(struct jobexec *jx, struct job *j, const struct exec_start *
 	struct jobspawn_spec sp = { .x = x, .dir = j->dir, .files = s->files, .nfiles = s->nfiles,
 				    .collect = s->collect, .daemon_cfg = jx->d->cfg, .envp = envp };
 	struct jobspawn_proc p;
+	char spec_path[PATH_MAX + sizeof(EXECSPEC_NAME) + 1], digest[EXECSPEC_DIGEST_LEN + 1], np[16];
+	char **argv = NULL, *spec;
 	uint32_t rnd = 0;
-	char **argv;
-	int r;
+	int r = -ENOMEM;
 
 	auth_random(&rnd, sizeof(rnd));
 	snprintf(j->dir, sizeof(j->dir), "%s/lds-job-%" PRIu64 "-%08" PRIx32, x->workdir, j->seq, rnd);
+	snprintf(spec_path, sizeof(spec_path), "%s/%s", j->dir, EXECSPEC_NAME);
 	snprintf(e_path, sizeof(e_path), "PATH=%s", x->path);
 	snprintf(e_home, sizeof(e_home), "HOME=%s", j->dir);
 	snprintf(e_user, sizeof(e_user), "USER=%s", x->user);
@@ -499,14 +567,15 @@ static int jx_spawn(struct jobexec *jx, struct job *j, const struct exec_start *
 	snprintf(e_socket, sizeof(e_socket), "LDS_SOCKET=%s", jx->d->cfg->client_socket);
 	if (x->uid != 0)
 		envp[4] = NULL;   /* Open MPI's consent to run as root, only where it does */
-	argv = jobexec_argv(x, s, progs, e_socket);
-	if (argv == NULL) {
-		snprintf(why, len, "out of memory");
-		return -ENOMEM;
-	}
+	spec = execspec_build(s, progs, e_socket, &sp.spec_len);
+	if (spec != NULL && (r = execspec_digest(spec, sp.spec_len, digest)) == 0)
+		argv = jobexec_argv(x, s, jx->trampoline, spec_path, digest, np, sizeof(np));
+	sp.spec = spec;
 	sp.argv = argv;
-	r = jobspawn_start(&sp, &p);
+	if (argv != NULL)
+		r = jobspawn_start(&sp, &p);
 	free(argv);
+	free(spec);
 	if (r < 0) {
 		snprintf(why, len, "cannot start mpirun: %s", strerror(-r));
 		return r;
@@ -562,10 +631,11 @@ static void jx_start(struct jobexec *jx, struct link *l, const char *src, const 
 	if (progs == NULL || j == NULL) {
 		snprintf(why, sizeof(why), "out of memory");
 		r = -ENOMEM;
-	} else if ((r = jobexec_check(x, &m->start, progs, why, sizeof(why))) == 0) {
+	} else if ((r = jobexec_check(x, link_name(l), &m->start, progs, why, sizeof(why))) == 0) {
 		*j = (struct job){ .jx = jx, .seq = ++jx->seq, .link = l, .id = m->job, .start_ns = now,
 				   .fd = { -1, -1, -1 } };
 		snprintf(j->requester, sizeof(j->requester), "%s", src);
+		snprintf(j->user, sizeof(j->user), "%s", m->start.user);
 		limit = m->start.timeout > 0 && m->start.timeout < x->max_time ? m->start.timeout : x->max_time;
 		j->end_ns = now + (uint64_t)(limit * 1e9);
 		r = jx_spawn(jx, j, &m->start, progs, why, sizeof(why));
@@ -576,9 +646,10 @@ static void jx_start(struct jobexec *jx, struct link *l, const char *src, const 
 		jx_refuse(jx, l, src, m->job, -r, "%s", why);
 		return;
 	}
-	log_info("exec: job %" PRIu64 " of %s (its job %" PRIu32 "): mpirun pid %d, %u ranks of %s as user %s "
-		 "(uid %u, gid %u) in %s, at most %.0f s", j->seq, src, m->job, (int)j->pid, m->start.nranks,
-		 m->start.ranks[0].program, x->user, (unsigned)x->uid, (unsigned)x->gid, j->dir, limit);
+	log_info("exec: job %" PRIu64 " of %s (its job %" PRIu32 ", user %s uid %" PRIu32 " there): mpirun pid %d, "
+		 "%u ranks of %s as user %s (uid %u, gid %u) in %s, at most %.0f s", j->seq, src, m->job,
+		 m->start.user, m->start.uid, (int)j->pid, m->start.nranks, m->start.ranks[0].program, x->user,
+		 (unsigned)x->uid, (unsigned)x->gid, j->dir, limit);
 	snprintf(ok.text, sizeof(ok.text), "job %" PRIu64 " of cluster %s: mpirun pid %d, %u ranks, as user %s",
 		 j->seq, jx->d->cfg->cluster, (int)j->pid, m->start.nranks, x->user);
 	jx_post(jx, l, src, &ok, &j->held, &j->held_len);
@@ -631,6 +702,61 @@ void jobexec_request(struct jobexec *jx, struct link *from, struct rb_msg *m)
 
 /* ---- the service ----------------------------------------------------------------- */
 
+/* exec.trampoline, or the ldsd-exec installed next to this ldsd. */
+static int jx_find_trampoline(const struct config_exec *x, char *path, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (x->trampoline[0]) {
+		snprintf(path, len, "%s", x->trampoline);
+	} else {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n < 0) {
+			log_warn("exec service: cannot find ldsd's own path (/proc/self/exe) to find ldsd-exec next "
+				 "to it; set exec.trampoline");
+			return -1;
+		}
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		snprintf(path, len, "%.*s/ldsd-exec", slash ? (int)(slash - self) : 1, slash ? self : ".");
+	}
+	if (access(path, X_OK) < 0) {
+		log_warn("exec service: its trampoline %s (exec.trampoline%s) cannot be run", path,
+			 x->trampoline[0] ? "" : " unset: the ldsd-exec next to ldsd");
+		return -1;
+	}
+	return 0;
+}
+
+int jobexec_vouch(int fd, const uint8_t *msg, size_t len, char *why, size_t wlen)
+{
+	struct ucred cred;
+	socklen_t cl = sizeof(cred);
+	char user[EXEC_USER_MAX + 1], buf[4096];
+	struct passwd pw, *pwp = NULL;
+	uint32_t uid = 0;
+	int r = exec_peek_requester(msg, len, &uid, user);
+
+	if (r <= 0)
+		return 0;   /* not a START: the service itself refuses a malformed one */
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cl != sizeof(cred)) {
+		snprintf(why, wlen, "a job can be started only over the unix socket, where ldsd knows who asks");
+		return -EACCES;
+	}
+	if (getpwuid_r(cred.uid, &pw, buf, sizeof(buf), &pwp) != 0 || pwp == NULL) {
+		snprintf(why, wlen, "uid %u has no user name on this host: it cannot start jobs", (unsigned)cred.uid);
+		return -EACCES;
+	}
+	if (uid != cred.uid || strcmp(user, pw.pw_name) != 0) {
+		snprintf(why, wlen, "the start request names user %s (uid %" PRIu32 "), but comes from %s (uid %u)",
+			 user, uid, pw.pw_name, (unsigned)cred.uid);
+		return -EACCES;
+	}
+	return 0;
+}
+
 struct jobexec *jobexec_new(struct daemon *d)
 {
 	struct jobexec *jx = calloc(1, sizeof(*jx));
@@ -640,6 +766,10 @@ struct jobexec *jobexec_new(struct daemon *d)
 		return NULL;
 	}
 	jx->d = d;
+	if (d->cfg->exec.enabled && jx_find_trampoline(&d->cfg->exec, jx->trampoline, sizeof(jx->trampoline)) < 0) {
+		free(jx);
+		return NULL;
+	}
 	if ((jx->tick = evloop_tick_add(d->ev, JX_TICK_MS, jx_tick, jx)) < 0 ||
 	    evloop_idle_add(d->ev, jx_idle, jx) < 0) {
 		log_warnx("exec service: cannot set up its timers");

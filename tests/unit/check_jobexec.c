@@ -1,11 +1,13 @@
-/* check_jobexec.c - the exec service's checks on a request and the mpirun
- * command line it builds (ldsd/jobexec.c: jobexec_check, jobexec_argv). */
+/* check_jobexec.c - the exec service's checks on a request, the mpirun
+ * command line it builds and the rank file the trampoline reads
+ * (ldsd/jobexec.c: jobexec_check, jobexec_argv; ldsd/execspec.c). */
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ldsd/execspec.h"
 #include "ldsd/jobexec.h"
 #include "suites.h"
 
@@ -18,6 +20,8 @@ static void setup(void)
 	ck_assert_ptr_nonnull(realpath("/usr/bin/id", x.programs[0]));
 	ck_assert_ptr_nonnull(realpath("/bin/true", x.programs[1]));
 	x.nprograms = 2;
+	strcpy(x.allow[0], "clusterA");
+	x.nallow = 1;
 	strcpy(x.mpirun, "/usr/bin/mpirun");
 	strcpy(x.mpirun_args[0], "--oversubscribe");
 	x.nmpirun_args = 1;
@@ -49,12 +53,12 @@ static void sample(struct req *q)
 	memset(q, 0, sizeof(*q));
 	q->ranks[0] = (struct exec_rank){ "/usr/bin/id", args, 2, env, 3 };
 	q->ranks[1] = (struct exec_rank){ "/usr/bin/id", NULL, 0, env, 1 };
-	q->s = (struct exec_start){ .hosts = "", .hostfile = "", .collect = "", .ranks = q->ranks, .nranks = 2 };
+	q->s = (struct exec_start){ .user = "alice", .hosts = "", .hostfile = "", .collect = "", .ranks = q->ranks, .nranks = 2 };
 }
 
 static int check(struct req *q)
 {
-	return jobexec_check(&x, &q->s, q->progs, q->why, sizeof(q->why));
+	return jobexec_check(&x, "clusterA", &q->s, q->progs, q->why, sizeof(q->why));
 }
 
 START_TEST(test_ok)
@@ -92,9 +96,10 @@ static const struct {
 	{ NULL, "MWL_ROLE", NULL, NULL, NULL, -EPERM, "is not allowed" },
 	{ NULL, "MWL_A-B=1", NULL, NULL, NULL, -EPERM, "is not allowed" },
 	{ NULL, "OMPI_MCA_plm_rsh_agent=/bin/sh", NULL, NULL, NULL, -EPERM, "is not allowed" },
-	{ NULL, NULL, ":", NULL, NULL, -EINVAL, "argument \":\" of rank 0 would make mpirun start another program" },
 	{ NULL, NULL, NULL, "b01 b02", NULL, -EINVAL, "hosts \"b01 b02\"" },
 	{ NULL, NULL, NULL, "b01;touch x", NULL, -EINVAL, "hosts" },
+	{ NULL, NULL, NULL, "--mca", NULL, -EINVAL, "a name starting with -" },
+	{ NULL, NULL, NULL, "b01,-mca", NULL, -EINVAL, "a name starting with -" },
 	{ NULL, NULL, NULL, NULL, "hosts", -EINVAL, "hostfile \"hosts\" is not an absolute path" },
 	{ NULL, NULL, NULL, NULL, "/etc/../root/h", -EINVAL, "without \"..\"" },
 	{ NULL, NULL, NULL, NULL, "/etc/h osts", -EINVAL, "hostfile" },
@@ -157,33 +162,128 @@ START_TEST(test_limits)
 }
 END_TEST
 
-/* The command line: the gateway's mpirun and options, --tag-output,
- * hosts, then each rank with LDS_SOCKET added where it has none. */
+/* Rules grant per cluster and user, with argument patterns. */
+START_TEST(test_rules)
+{
+	static const char *mca[] = { "--mca", "orte_fork_agent", "/bin/sh pwn.sh" };
+	struct config_exec_rule *r = &x.rules[0];
+	struct req q;
+
+	x.nallow = x.nprograms = 0;
+	*r = (struct config_exec_rule){ .cluster = "clusterA", .nusers = 1, .nargs = 2 };
+	strcpy(r->users[0], "alice");
+	ck_assert_ptr_nonnull(realpath("/usr/bin/id", r->program));
+	strcpy(r->args[0], "-n");
+	strcpy(r->args[1], "[0-9]*");
+	x.nrules = 1;
+	sample(&q);
+	q.s.nranks = 1;
+	ck_assert_msg(check(&q) == 0, "%s", q.why);
+	ck_assert_ptr_eq(q.progs[0], r->program);
+	q.s.user = "mallory";
+	ck_assert_int_eq(check(&q), -EPERM);
+	ck_assert_msg(strstr(q.why, "user mallory of cluster clusterA may not run /usr/bin/id") != NULL, "%s", q.why);
+	ck_assert_int_eq(jobexec_check(&x, "clusterC", &q.s, q.progs, q.why, sizeof(q.why)), -EPERM);
+	q.s.user = "alice";
+	q.ranks[0].args = mca;
+	q.ranks[0].nargs = 3;
+	ck_assert_int_eq(check(&q), -EPERM);
+	ck_assert_msg(strstr(q.why, "do not match those exec.rules allows user alice") != NULL, "%s", q.why);
+	q.ranks[0].nargs = 0;
+	ck_assert_int_eq(check(&q), -EPERM);
+	/* "**" takes any further arguments; "*" users any user. */
+	strcpy(r->args[1], "**");
+	q.ranks[0].nargs = 1;
+	q.ranks[0].args = args;
+	ck_assert_msg(check(&q) == 0, "%s", q.why);
+	q.ranks[0].nargs = 2;
+	ck_assert_msg(check(&q) == 0, "%s", q.why);
+	q.ranks[0].args = mca;
+	ck_assert_int_eq(check(&q), -EPERM);
+	strcpy(r->users[0], "*");
+	q.s.user = "bob";
+	q.ranks[0].args = args;
+	ck_assert_msg(check(&q) == 0, "%s", q.why);
+	/* The program of a rule is on the allow-list; others are not. */
+	q.ranks[0].program = "/bin/true";
+	ck_assert_int_eq(check(&q), -EACCES);
+}
+END_TEST
+
+/* The command line holds only the gateway's words, whatever the ranks'
+ * arguments: no "--mca" of a request reaches mpirun. */
 START_TEST(test_argv)
 {
+	static const char *mca[] = { "--mca", "orte_fork_agent", "/bin/sh pwn.sh" };
 	static const char *const want[] = {
-		"/usr/bin/mpirun", "--oversubscribe", "--tag-output", "-H", "b01,b02",
-		"-np", "1", "-x", "MWL_ROLE=worker", "-x", "MW_CONFIG=mw.conf", "-x", "LDS_SOCKET=/run/lds/b.sock",
-		NULL, "-n", "64", ":",
-		"-np", "1", "-x", "MWL_ROLE=worker", "-x", "LDS_SOCKET=/run/lds/own.sock", NULL,
+		"/usr/bin/mpirun", "--oversubscribe", "--tag-output", "-H", "b01,b02", "-np", "2",
+		"/usr/lib/ldsd-exec", "/tmp/job/.ldsd-exec", "0123abcd",
 	};
 	struct req q;
-	char **v;
+	char **v, np[16];
 	size_t i;
 
 	sample(&q);
+	q.ranks[0].args = mca;
+	q.ranks[0].nargs = 3;
 	q.s.hosts = "b01,b02";
 	ck_assert_int_eq(check(&q), 0);
-	v = jobexec_argv(&x, &q.s, q.progs, "LDS_SOCKET=/run/lds/own.sock");
+	v = jobexec_argv(&x, &q.s, "/usr/lib/ldsd-exec", "/tmp/job/.ldsd-exec", "0123abcd", np, sizeof(np));
 	ck_assert_ptr_nonnull(v);
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
-		const char *w = want[i] ? want[i] : x.programs[0];
-
 		ck_assert_ptr_nonnull(v[i]);
-		ck_assert_str_eq(v[i], w);
+		ck_assert_str_eq(v[i], want[i]);
 	}
 	ck_assert_ptr_null(v[i]);
 	free(v);
+}
+END_TEST
+
+/* The rank file: each rank finds its own program, arguments and
+ * environment, with LDS_SOCKET added where the request set none. */
+START_TEST(test_spec)
+{
+	static const char *odd[] = { "--mca", "", "a b  c", "-np" };
+	char digest[EXECSPEC_DIGEST_LEN + 1], again[EXECSPEC_DIGEST_LEN + 1];
+	struct execspec_rank r;
+	struct req q;
+	size_t len;
+	char *buf;
+
+	sample(&q);
+	q.ranks[1].args = odd;
+	q.ranks[1].nargs = 4;
+	ck_assert_int_eq(check(&q), 0);
+	buf = execspec_build(&q.s, q.progs, "LDS_SOCKET=/run/lds/own.sock", &len);
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(execspec_digest(buf, len, digest), 0);
+	ck_assert_uint_eq(strlen(digest), EXECSPEC_DIGEST_LEN);
+	ck_assert_int_eq(execspec_rank(buf, len, 0, &r), 0);
+	ck_assert_str_eq(r.prog, x.programs[0]);
+	ck_assert_uint_eq(r.nargs, 2);
+	ck_assert_str_eq(r.args[1], "64");
+	ck_assert_uint_eq(r.nenv, 3);
+	ck_assert_str_eq(r.env[2], "LDS_SOCKET=/run/lds/b.sock");
+	free(buf);
+	buf = execspec_build(&q.s, q.progs, "LDS_SOCKET=/run/lds/own.sock", &len);
+	ck_assert_int_eq(execspec_digest(buf, len, again), 0);
+	ck_assert_str_eq(digest, again);
+	ck_assert_int_eq(execspec_rank(buf, len, 1, &r), 0);
+	ck_assert_uint_eq(r.nargs, 4);
+	for (unsigned i = 0; i < 4; i++)
+		ck_assert_str_eq(r.args[i], odd[i]);
+	ck_assert_uint_eq(r.nenv, 2);
+	ck_assert_str_eq(r.env[1], "LDS_SOCKET=/run/lds/own.sock");
+	free(buf);
+	buf = execspec_build(&q.s, q.progs, "LDS_SOCKET=/x", &len);
+	ck_assert_int_eq(execspec_rank(buf, len, 2, &r), -ENOENT);
+	free(buf);
+	buf = strdup("ldsd-exec 1\nrank\nprog /bin/true\nexec /bin/sh\n");
+	ck_assert_int_eq(execspec_rank(buf, strlen(buf), 0, &r), -EBADMSG);
+	free(buf);
+	buf = strdup("ldsd-exec 1\nrank\nprog bin/true\n");
+	ck_assert_int_eq(execspec_rank(buf, strlen(buf), 0, &r), -EBADMSG);
+	free(buf);
 }
 END_TEST
 
@@ -197,7 +297,9 @@ Suite *make_jobexec_suite(void)
 	tcase_add_loop_test(tc, test_bad, 0, (int)(sizeof(bad) / sizeof(bad[0])));
 	tcase_add_test(tc, test_symlink);
 	tcase_add_test(tc, test_limits);
+	tcase_add_test(tc, test_rules);
 	tcase_add_test(tc, test_argv);
+	tcase_add_test(tc, test_spec);
 	suite_add_tcase(s, tc);
 	return s;
 }
