@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Attack: a job's process that left its process group (setsid, then a
+# double fork, so that init adopts it) outlived the job and its time
+# limit: ldsd signalled only the process group.  Defence: the job's
+# supervisor is a child subreaper (the job's orphans become its children)
+# and signals every descendant, whatever its session; when mpirun ends it
+# SIGKILLs what is left (ldsd/proctree.h, ldsd/jobspawn.c).  Checked: a
+# job that runs into its time limit, and one that ends by itself, each
+# leave a setsid + double-forked sleep behind, which must be gone when
+# the job's EXIT arrives.
+. "$(dirname "$0")/exec_lib.sh"
+app escape.sh "#!/bin/sh
+# escape.sh NAME [wait]: leaves a sleep behind in a session of its own.
+( setsid /bin/sh -c 'sleep 300 < /dev/null > /dev/null 2>&1 & echo \$! > $MARK/\$0.pid' \"\$1\" & )
+for _ in \$(seq 1 50); do [ -s $MARK/\$1.pid ] && break; sleep 0.1; done
+[ \"\$2\" = wait ] && exec sleep 300
+exit 0"
+exec_clusters "exec = { allow_clusters = [ \"clusterA\" ]; programs = [ \"$T/app/escape.sh\" ];
+  user = \"$JOBUSER\"; max_time = 3.0; };"
+
+# escapee NAME: fails if the process job NAME left behind still runs
+# (a zombie is dead: its parent has not reaped it yet).
+escapee() {
+	local pid
+	pid=$(cat "$MARK/$1.pid" 2>/dev/null) || fail "$1: the job did not start its escapee: $(cat "$T/$1.out")"
+	PIDS="$PIDS $pid"
+	if [ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null; then
+		fail "$1: its setsid child (pid $pid: $(tr '\0' ' ' < "/proc/$pid/cmdline"), parent $(awk '/^PPid:/ { print $2 }' \
+			"/proc/$pid/status")) outlived the job: $(cat "$T/$1.out")"
+	fi
+}
+
+start=$(date +%s)
+timeout 60 $EXEC "$T/app/escape.sh" limit wait > "$T/limit.out" 2>&1
+grep -q "^EXIT .*stopped: it ran into its time limit" "$T/limit.out" || fail "limit: not stopped at its limit: $(cat "$T/limit.out")"
+secs=$(( $(date +%s) - start ))
+sleep 0.5
+escapee limit
+timeout 60 $EXEC "$T/app/escape.sh" done > "$T/done.out" 2>&1
+grep -q "^EXIT 0 " "$T/done.out" || fail "done: $(cat "$T/done.out")"
+sleep 0.5
+escapee done
+echo "measured: setsid + double-forked children gone after the time limit (job stopped after $secs s) and after a normal end"
