@@ -21,7 +21,7 @@ attempt() {
 	shift
 	timeout 60 $EXEC /bin/true "$@" > "$T/$name.out" 2>&1; rc=$?
 	[ -e "$MARK/pwned" ] && fail "$name: the injected fork agent ran: $(cat "$T/$name.out")"
-	grep -q "uid=" "$T/$name.out" && fail "$name: the injected id ran: $(cat "$T/$name.out")"
+	grep -q "uid=\|^\[1,0\]<stderr>:/usr/bin/id:" "$T/$name.out" && fail "$name: the injected id ran: $(cat "$T/$name.out")"
 	[ "$rc" = 0 ] && grep -q "^EXIT 0 exit 0, 0 bytes of output" "$T/$name.out" ||
 		fail "$name: /bin/true did not run harmlessly (exit $rc): $(cat "$T/$name.out")"
 }
