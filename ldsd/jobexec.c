@@ -777,8 +777,9 @@ struct jobexec *jobexec_new(struct daemon *d)
 		return NULL;
 	}
 	if (d->cfg->exec.enabled)
-		log_info("exec service on %s/%s: jobs of %zu programs for %zu clusters, as user %s", d->cfg->cluster,
-			 EXEC_ENDPOINT, d->cfg->exec.nprograms, d->cfg->exec.nallow, d->cfg->exec.user);
+		log_info("exec service on %s/%s: %zu programs for any user of %zu clusters, %zu rules per user; ranks "
+			 "through %s, as user %s", d->cfg->cluster, EXEC_ENDPOINT, d->cfg->exec.nprograms,
+			 d->cfg->exec.nallow, d->cfg->exec.nrules, jx->trampoline, d->cfg->exec.user);
 	return jx;
 }
 
@@ -823,6 +824,8 @@ void jobexec_status_json(const struct jobexec *jx, FILE *out)
 	for (const struct job *j = jx->jobs; j; j = j->next) {
 		fprintf(out, "%s{\"job\":%" PRIu64 ",\"requester\":", j == jx->jobs ? "" : ",", j->seq);
 		json_str(out, j->requester);
+		fputs(",\"user\":", out);
+		json_str(out, j->user);
 		fprintf(out, ",\"id\":%" PRIu32 ",\"pid\":%d,\"state\":\"%s\",\"seconds\":%.1f,\"output_bytes\":%" PRIu64
 			",\"waiting_for_link\":%s}", j->id, (int)j->pid, job_state(j), (double)(now - j->start_ns) / 1e9,
 			j->bytes[J_OUT] + j->bytes[J_ERR], j->held ? "true" : "false");
@@ -837,7 +840,7 @@ void jobexec_status_text(const struct jobexec *jx, FILE *out)
 	fprintf(out, "exec service: %u jobs, %" PRIu64 " started, %" PRIu64 " refused\n", jx->njobs, jx->started,
 		jx->refused);
 	for (const struct job *j = jx->jobs; j; j = j->next)
-		fprintf(out, "  job %-4" PRIu64 " %-32s pid %-7d %-8s %" PRIu64 " bytes out%s\n", j->seq, j->requester,
-			(int)j->pid, job_state(j), j->bytes[J_OUT] + j->bytes[J_ERR],
+		fprintf(out, "  job %-4" PRIu64 " %-32s user %-12s pid %-7d %-8s %" PRIu64 " bytes out%s\n", j->seq,
+			j->requester, j->user, (int)j->pid, job_state(j), j->bytes[J_OUT] + j->bytes[J_ERR],
 			j->held ? ", waiting for the link" : "");
 }

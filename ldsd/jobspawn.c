@@ -198,16 +198,17 @@ static int child_wait(pid_t mpirun)
 	int st = 0;
 
 	for (;;) {
-		pid_t w = waitpid(-1, &st, 0);
+		pid_t w;
 
-		if (w == mpirun)
-			return st;
-		if (w < 0 && errno == EINTR && stop_sig) {
-			proctree_signal(getpid(), stop_sig);
+		if (stop_sig) {
+			int sig = stop_sig;
+
 			stop_sig = 0;
-		} else if (w < 0 && errno != EINTR) {
-			return st;
+			proctree_signal(getpid(), sig);
 		}
+		w = waitpid(-1, &st, 0);
+		if (w == mpirun || (w < 0 && errno != EINTR))
+			return st;
 	}
 }
 

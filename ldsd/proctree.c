@@ -16,7 +16,8 @@ struct proc {
 };
 
 /* The parent of pid, from the field after the command name, which may
- * itself hold spaces and parentheses: hence the last ')'. */
+ * itself hold spaces and parentheses: hence the last ')'.  -1 for a
+ * zombie: it is dead already, and its children went to a reaper. */
 static pid_t parent_of(const char *pid)
 {
 	char path[64], buf[512], *p;
@@ -33,7 +34,7 @@ static pid_t parent_of(const char *pid)
 		return -1;
 	buf[n] = '\0';
 	p = strrchr(buf, ')');
-	if (p == NULL || strlen(p) < 5)
+	if (p == NULL || strlen(p) < 5 || p[2] == 'Z')
 		return -1;
 	return (pid_t)strtol(p + 4, NULL, 10);   /* ") S PPID" */
 }

@@ -15,7 +15,7 @@
 
 /*
  * Sends sig to every process whose parent chain (per /proc/PID/stat) leads
- * to root, root itself not included.  A process forked meanwhile may be
+ * to root, root itself and zombies not included.  A process forked meanwhile may be
  * missed: call again until it returns 0.  Returns how many were signalled,
  * or a negative errno (/proc unreadable, out of memory).  Allocates; safe
  * in a forked child of a single-threaded process.

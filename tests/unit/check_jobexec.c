@@ -3,12 +3,16 @@
  * (ldsd/jobexec.c: jobexec_check, jobexec_argv; ldsd/execspec.c). */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 
 #include "ldsd/execspec.h"
 #include "ldsd/jobexec.h"
+#include "ldsd/proctree.h"
 #include "suites.h"
 
 static struct config_exec x;
@@ -287,6 +291,60 @@ START_TEST(test_spec)
 }
 END_TEST
 
+/* A process state from /proc/PID/stat: 'Z' once it is dead but not
+ * reaped. */
+static char proc_state(pid_t pid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "r");
+	if (f == NULL)
+		return '-';
+	p = fgets(buf, sizeof(buf), f);
+	fclose(f);
+	p = p ? strrchr(buf, ')') : NULL;
+	return p ? p[2] : '?';
+}
+
+/* proctree_signal reaches a grandchild in a session of its own, and not
+ * the root it starts from. */
+START_TEST(test_proctree)
+{
+	int fds[2];
+	pid_t child, grandchild = 0;
+
+	ck_assert_int_eq(pipe(fds), 0);
+	child = fork();
+	ck_assert_int_ge(child, 0);
+	if (child == 0) {
+		pid_t g = fork();
+
+		if (g == 0) {
+			setsid();
+			pause();
+			_exit(0);
+		}
+		if (write(fds[1], &g, sizeof(g)) != sizeof(g))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ck_assert_int_eq(read(fds[0], &grandchild, sizeof(grandchild)), (int)sizeof(grandchild));
+	ck_assert_int_eq(proctree_signal(child, SIGKILL), 1);
+	for (int i = 0; i < 200 && proc_state(grandchild) != 'Z'; i++)
+		usleep(10000);
+	ck_assert_int_eq(proc_state(grandchild), 'Z');   /* dead; its parent has not reaped it */
+	ck_assert_int_ne(proc_state(child), 'Z');
+	ck_assert_int_eq(proctree_signal(child, SIGKILL), 0);   /* a zombie is no one to signal */
+	kill(child, SIGKILL);
+	ck_assert_int_eq(waitpid(child, NULL, 0), child);
+	close(fds[0]);
+	close(fds[1]);
+}
+END_TEST
+
 Suite *make_jobexec_suite(void)
 {
 	Suite *s = suite_create("jobexec");
@@ -300,6 +358,7 @@ Suite *make_jobexec_suite(void)
 	tcase_add_test(tc, test_rules);
 	tcase_add_test(tc, test_argv);
 	tcase_add_test(tc, test_spec);
+	tcase_add_test(tc, test_proctree);
 	suite_add_tcase(s, tc);
 	return s;
 }
