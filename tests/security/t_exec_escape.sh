@@ -5,15 +5,18 @@
 # supervisor is a child subreaper (the job's orphans become its children)
 # and signals every descendant, whatever its session; when mpirun ends it
 # SIGKILLs what is left (ldsd/proctree.h, ldsd/jobspawn.c).  Checked: a
-# job that runs into its time limit, and one that ends by itself, each
-# leave a setsid + double-forked sleep behind, which must be gone when
-# the job's EXIT arrives.
+# job that runs into its time limit, one that does so deaf to SIGTERM
+# itself, and one that ends by itself, each leave a setsid +
+# double-forked sleep deaf to SIGTERM behind, which must be gone when the
+# job's EXIT arrives.
 . "$(dirname "$0")/exec_lib.sh"
 app escape.sh "#!/bin/sh
-# escape.sh NAME [wait]: leaves a sleep behind in a session of its own.
-( setsid /bin/sh -c 'sleep 300 < /dev/null > /dev/null 2>&1 & echo \$! > $MARK/\$0.pid' \"\$1\" & )
+# escape.sh NAME [wait] [deaf]: leaves a sleep behind in a session of its
+# own, deaf to SIGTERM; with deaf, is deaf to it too.
+( setsid /bin/sh -c 'trap \"\" TERM; sleep 300 < /dev/null > /dev/null 2>&1 & echo \$! > $MARK/\$0.pid' \"\$1\" & )
 for _ in \$(seq 1 50); do [ -s $MARK/\$1.pid ] && break; sleep 0.1; done
-[ \"\$2\" = wait ] && exec sleep 300
+[ \"\$2\" = deaf ] && trap '' TERM
+[ \"\$2\" != \"\" ] && exec sleep 300
 exit 0"
 exec_clusters "exec = { allow_clusters = [ \"clusterA\" ]; programs = [ \"$T/app/escape.sh\" ];
   user = \"$JOBUSER\"; max_time = 3.0; };"
@@ -36,8 +39,17 @@ grep -q "^EXIT .*stopped: it ran into its time limit" "$T/limit.out" || fail "li
 secs=$(( $(date +%s) - start ))
 sleep 0.5
 escapee limit
+# The job itself deaf to SIGTERM too: whatever mpirun does then, all of
+# it is gone within the 5 s to SIGKILL (and the supervisor's 5 s more).
+start=$(date +%s)
+timeout 60 $EXEC "$T/app/escape.sh" deaf deaf > "$T/deaf.out" 2>&1
+grep -q "^EXIT .*stopped: it ran into its time limit" "$T/deaf.out" || fail "deaf: not stopped at its limit: $(cat "$T/deaf.out")"
+deaf_secs=$(( $(date +%s) - start ))
+[ "$deaf_secs" -le 15 ] || fail "deaf: its EXIT came after $deaf_secs s (limit 3 s, SIGKILL 5 s later)"
+sleep 0.5
+escapee deaf
 timeout 60 $EXEC "$T/app/escape.sh" done > "$T/done.out" 2>&1
 grep -q "^EXIT 0 " "$T/done.out" || fail "done: $(cat "$T/done.out")"
 sleep 0.5
 escapee done
-echo "measured: setsid + double-forked children gone after the time limit (job stopped after $secs s) and after a normal end"
+echo "measured: setsid + double-forked children deaf to SIGTERM gone after the time limit (job stopped after $secs s; $deaf_secs s when deaf itself) and after a normal end"
