@@ -16,6 +16,7 @@
 
 #include "clientsrv.h"
 #include "execmsg.h"
+#include "execpolicy.h"
 #include "jobexec.h"
 #include "libclient/clientproto.h"
 #include "link.h"
@@ -644,7 +645,7 @@ static int client_on_send(struct client *c, const struct cp_msg *m)
 	if (l != NULL && exec_reserved_name(m->name)) {
 		char why[160];
 
-		r = jobexec_vouch(c->fd, m->payload, m->payload_len, why, sizeof(why));
+		r = execpolicy_vouch(c->fd, m->payload, m->payload_len, why, sizeof(why));
 		if (r < 0) {
 			client_send_error(c, m->msg_id, -r, "%s", why);
 			return 0;
@@ -684,7 +685,7 @@ static int client_send_direct(struct client *c, const struct cp_hdr *h, size_t o
 	int waiting = 0, r;
 
 	if (h->type != CP_SEND || h->len < CS_DIRECT_MIN || c->ep == NULL ||
-	    cp_decode_head(h, body, avail, &m) < 0 || exec_reserved_name(m.name) ||   /* jobexec_vouch them */
+	    cp_decode_head(h, body, avail, &m) < 0 || exec_reserved_name(m.name) ||   /* execpolicy_vouch them */
 	    client_route(c, &m, cluster, &l) != ROUTE_LINK ||
 	    ioctl(c->fd, FIONREAD, &waiting) < 0 || (size_t)waiting < h->len - avail)
 		return 0;

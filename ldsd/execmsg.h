@@ -73,7 +73,7 @@ struct exec_rank {
 struct exec_start {
 	uint32_t uid;               /* the requester's uid on its own cluster, for logs */
 	const char *user;           /* ...and its user name there (exec_user_name_valid); both
-				     * vouched for by the requesting gateway (jobexec_vouch) */
+				     * vouched for by the requesting gateway (execpolicy_vouch) */
 	uint32_t timeout;           /* s; 0 = the gateway's limit */
 	const char *hosts;          /* mpirun -H list, or "" */
 	const char *hostfile;       /* mpirun --hostfile on the gateway, or "" */

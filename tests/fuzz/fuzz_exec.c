@@ -1,7 +1,7 @@
 /*
  * fuzz_exec.c - libFuzzer target for the exec service's path from a
  * peer's bytes to what runs: exec_decode() (ldsd/execmsg.c), the policy
- * check jobexec_check() and the command line jobexec_argv()
+ * check execpolicy_check() and the command line execpolicy_argv()
  * (ldsd/jobexec.c), and the rank file the trampoline reads
  * (ldsd/execspec.c).
  *
@@ -23,7 +23,7 @@
 
 #include "ldsd/execmsg.h"
 #include "ldsd/execspec.h"
-#include "ldsd/jobexec.h"
+#include "ldsd/execpolicy.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -68,7 +68,7 @@ static int own_word(const char *s, const char *np)
 static void check_argv(const struct exec_start *s)
 {
 	char np[16];
-	char **v = jobexec_argv(&x, s, "/lib/ldsd-exec", "/job/.ldsd-exec", "d1g35t", np, sizeof(np));
+	char **v = execpolicy_argv(&x, s, "/lib/ldsd-exec", "/job/.ldsd-exec", "d1g35t", np, sizeof(np));
 
 	CHECK(v != NULL);
 	for (size_t i = 0; v[i]; i++) {
@@ -138,7 +138,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	progs = calloc(m.start.nranks, sizeof(*progs));
 	CHECK(progs != NULL);
-	if (jobexec_check(&x, "clusterA", &m.start, progs, why, sizeof(why)) == 0) {
+	if (execpolicy_check(&x, "clusterA", &m.start, progs, why, sizeof(why)) == 0) {
 		for (unsigned i = 0; i < m.start.nranks; i++) {
 			const struct exec_rank *rk = &m.start.ranks[i];
 

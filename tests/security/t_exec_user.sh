@@ -5,7 +5,7 @@
 # Defence: START names its requester (uid and user name); the requesting
 # gateway checks them against the client socket's SO_PEERCRED and refuses
 # a forged one; exec.rules on the running gateway grant per cluster and
-# user, and may pin the arguments (jobexec_vouch, jobexec_check).
+# user, and may pin the arguments (execpolicy_vouch, execpolicy_check).
 # Checked, with two users made for the test: the allowed user runs the
 # program with the pinned arguments; the other user is refused (EPERM,
 # logged), and so are the allowed user's other arguments; the other user

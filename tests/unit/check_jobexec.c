@@ -1,6 +1,6 @@
 /* check_jobexec.c - the exec service's checks on a request, the mpirun
  * command line it builds and the rank file the trampoline reads
- * (ldsd/jobexec.c: jobexec_check, jobexec_argv; ldsd/execspec.c). */
+ * (ldsd/jobexec.c: execpolicy_check, execpolicy_argv; ldsd/execspec.c). */
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 
 #include "ldsd/execspec.h"
-#include "ldsd/jobexec.h"
+#include "ldsd/execpolicy.h"
 #include "ldsd/proctree.h"
 #include "suites.h"
 
@@ -62,7 +62,7 @@ static void sample(struct req *q)
 
 static int check(struct req *q)
 {
-	return jobexec_check(&x, "clusterA", &q->s, q->progs, q->why, sizeof(q->why));
+	return execpolicy_check(&x, "clusterA", &q->s, q->progs, q->why, sizeof(q->why));
 }
 
 START_TEST(test_ok)
@@ -187,7 +187,7 @@ START_TEST(test_rules)
 	q.s.user = "mallory";
 	ck_assert_int_eq(check(&q), -EPERM);
 	ck_assert_msg(strstr(q.why, "user mallory of cluster clusterA may not run /usr/bin/id") != NULL, "%s", q.why);
-	ck_assert_int_eq(jobexec_check(&x, "clusterC", &q.s, q.progs, q.why, sizeof(q.why)), -EPERM);
+	ck_assert_int_eq(execpolicy_check(&x, "clusterC", &q.s, q.progs, q.why, sizeof(q.why)), -EPERM);
 	q.s.user = "alice";
 	q.ranks[0].args = mca;
 	q.ranks[0].nargs = 3;
@@ -232,7 +232,7 @@ START_TEST(test_argv)
 	q.ranks[0].nargs = 3;
 	q.s.hosts = "b01,b02";
 	ck_assert_int_eq(check(&q), 0);
-	v = jobexec_argv(&x, &q.s, "/usr/lib/ldsd-exec", "/tmp/job/.ldsd-exec", "0123abcd", np, sizeof(np));
+	v = execpolicy_argv(&x, &q.s, "/usr/lib/ldsd-exec", "/tmp/job/.ldsd-exec", "0123abcd", np, sizeof(np));
 	ck_assert_ptr_nonnull(v);
 	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
 		ck_assert_ptr_nonnull(v[i]);
