@@ -199,7 +199,8 @@ bool execpolicy_cluster(const struct config_exec *x, const char *endpoint)
 int execpolicy_vouch(int fd, const uint8_t *msg, size_t len, char *why, size_t wlen)
 {
 	struct ucred cred;
-	socklen_t cl = sizeof(cred);
+	socklen_t cl = sizeof(cred), dl = sizeof(int);
+	int domain = 0;
 	char user[EXEC_USER_MAX + 1], buf[4096];
 	struct passwd pw, *pwp = NULL;
 	uint32_t uid = 0;
@@ -207,7 +208,9 @@ int execpolicy_vouch(int fd, const uint8_t *msg, size_t len, char *why, size_t w
 
 	if (r <= 0)
 		return 0;   /* not a START: the service itself refuses a malformed one */
-	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cl != sizeof(cred)) {
+	/* On a TCP socket SO_PEERCRED answers too, with uid -1. */
+	if (getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &dl) < 0 || domain != AF_UNIX ||
+	    getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &cl) < 0 || cl != sizeof(cred)) {
 		snprintf(why, wlen, "a job can be started only over the unix socket, where ldsd knows who asks");
 		return -EACCES;
 	}

@@ -17,11 +17,15 @@ MARK=$T/mark
 mkdir -m 1777 "$MARK"
 EXEC="$TBIN/exectest -s $T/clusterA.sock -c clusterB -T 30"
 
-# exec_clusters EXEC-GROUP: starts both gateways, clusterB with that group.
+# exec_clusters EXEC-GROUP: starts both gateways, clusterB with that group;
+# clusterA serves clients on TCP port CLIENT_TCP too, if set.
 exec_clusters() {
 	make_key "$T/key"
 	write_conf clusterB clusterA listen 1
 	write_conf clusterA clusterB connect 1
+	[ -z "${CLIENT_TCP:-}" ] ||
+		sed -i "s|^clients = { socket = \"\([^\"]*\)\"; };|clients = { socket = \"\1\"; tcp = \"127.0.0.1:$CLIENT_TCP\"; };|" \
+			"$T/clusterA.conf"
 	echo "$1" >> "$T/clusterB.conf"
 	start_ldsd clusterB
 	start_ldsd clusterA

@@ -10,7 +10,9 @@
 # program with the pinned arguments; the other user is refused (EPERM,
 # logged), and so are the allowed user's other arguments; the other user
 # claiming to be the allowed one is refused by its own gateway (EACCES),
-# and the remote gateway never hears of it.  Needs root (useradd).
+# and so is any START over its TCP client port, where the kernel does not
+# say who asks; the remote gateway never hears of these.  Needs root
+# (useradd).
 . "$(dirname "$0")/exec_lib.sh"
 [ "$(id -u)" = 0 ] || { echo "SKIP: needs root to add the test's users"; exit 77; }
 command -v useradd > /dev/null || { echo "SKIP: no useradd"; exit 77; }
@@ -20,6 +22,7 @@ BAD=ldsbad$$
 trap 'cleanup; userdel "$GOOD" 2>/dev/null; userdel "$BAD" 2>/dev/null' EXIT
 useradd -M -N -s /usr/sbin/nologin "$GOOD" && useradd -M -N -s /usr/sbin/nologin "$BAD" ||
 	fail "useradd failed"
+CLIENT_TCP=$((PORT + 1))
 exec_clusters "exec = { user = \"$JOBUSER\"; rules = (
   { cluster = \"clusterA\"; users = [ \"$GOOD\" ]; program = \"/usr/bin/id\"; args = [ \"-u\" ]; },
   { cluster = \"clusterA\"; users = [ \"$GOOD\", \"$BAD\" ]; program = \"/bin/echo\"; args = [ \"hello\", \"[0-9]*\" ]; } ); };"
@@ -55,6 +58,10 @@ grep -q "^ERROR the start request names user $GOOD (uid $(id -u "$GOOD")), but c
 as "$BAD" -U "$(id -u "$GOOD")" /usr/bin/id -u
 grep -q "^ERROR the start request names user $BAD (uid $(id -u "$GOOD")), but comes from $BAD" "$T/x.out" ||
 	fail "forged uid not refused by clusterA: $(cat "$T/x.out")"
+# Over TCP the kernel does not say who asks: no START goes out that way.
+timeout 60 "$TBIN/exectest" -s "tcp:127.0.0.1:$CLIENT_TCP" -c clusterB -T 30 /usr/bin/id -u > "$T/x.out" 2>&1
+grep -q "^ERROR a job can be started only over the unix socket" "$T/x.out" ||
+	fail "a START over the TCP client port was not refused by clusterA: $(cat "$T/x.out")"
 [ "$(grep -c "exec: refused job" "$T/clusterB.log")" = "$n" ] || fail "a forged request reached clusterB"
 grep -c "mpirun pid" "$T/clusterB.log" | grep -qx 2 || fail "not exactly the 2 allowed jobs ran: $(grep "exec:" "$T/clusterB.log")"
-echo "measured: per-user rules: 2 allowed jobs ran, 3 refused by clusterB, 2 forged requesters refused by clusterA"
+echo "measured: per-user rules: 2 allowed jobs ran, 3 refused by clusterB, 2 forged requesters and 1 over TCP refused by clusterA"
