@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <pwd.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 
 #include "ldsd/execspec.h"
@@ -291,6 +293,51 @@ START_TEST(test_spec)
 }
 END_TEST
 
+/* Encodes a START of user/uid, or a STOP, into buf. */
+static size_t requester_msg(uint8_t *buf, size_t cap, int type, const char *user, uint32_t uid)
+{
+	struct exec_msg m = { .type = (uint8_t)type, .job = 1 };
+	struct req q;
+
+	sample(&q);
+	q.s.user = user;
+	q.s.uid = uid;
+	m.start = q.s;
+	return exec_encode(&m, buf, cap);
+}
+
+/* The requesting gateway passes a START only from the user it names, and
+ * only over a unix socket. */
+START_TEST(test_vouch)
+{
+	const struct passwd *pw = getpwuid(getuid());
+	uint8_t buf[4096];
+	char why[160];
+	int sv[2], inet;
+	size_t n;
+
+	ck_assert_ptr_nonnull(pw);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	n = requester_msg(buf, sizeof(buf), EXEC_START, pw->pw_name, (uint32_t)getuid());
+	ck_assert_int_eq(execpolicy_vouch(sv[0], buf, n, why, sizeof(why)), 0);
+	n = requester_msg(buf, sizeof(buf), EXEC_START, "someone-else", (uint32_t)getuid());
+	ck_assert_int_eq(execpolicy_vouch(sv[0], buf, n, why, sizeof(why)), -EACCES);
+	ck_assert_msg(strstr(why, "names user someone-else") != NULL, "%s", why);
+	n = requester_msg(buf, sizeof(buf), EXEC_START, pw->pw_name, (uint32_t)getuid() + 1);
+	ck_assert_int_eq(execpolicy_vouch(sv[0], buf, n, why, sizeof(why)), -EACCES);
+	n = requester_msg(buf, sizeof(buf), EXEC_STOP, pw->pw_name, 0);
+	ck_assert_int_eq(execpolicy_vouch(sv[0], buf, n, why, sizeof(why)), 0);
+	inet = socket(AF_INET, SOCK_DGRAM, 0);
+	ck_assert_int_ge(inet, 0);
+	n = requester_msg(buf, sizeof(buf), EXEC_START, pw->pw_name, (uint32_t)getuid());
+	ck_assert_int_eq(execpolicy_vouch(inet, buf, n, why, sizeof(why)), -EACCES);
+	ck_assert_msg(strstr(why, "only over the unix socket") != NULL, "%s", why);
+	close(inet);
+	close(sv[0]);
+	close(sv[1]);
+}
+END_TEST
+
 /* A process state from /proc/PID/stat: 'Z' once it is dead but not
  * reaped. */
 static char proc_state(pid_t pid)
@@ -359,6 +406,7 @@ Suite *make_jobexec_suite(void)
 	tcase_add_test(tc, test_argv);
 	tcase_add_test(tc, test_spec);
 	tcase_add_test(tc, test_proctree);
+	tcase_add_test(tc, test_vouch);
 	suite_add_tcase(s, tc);
 	return s;
 }
