@@ -233,16 +233,18 @@ static void __attribute__((noreturn)) child(const struct jobspawn_spec *sp, int 
 
 	setsid();
 	prctl(PR_SET_NAME, "ldsd-job", 0, 0, 0);   /* what ps shows for the supervisor */
+	child_fds(out, err, col);
 	/* The job's orphans become ours, whatever session they made. */
 	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
-		_exit(126);
-	child_fds(out, err, col);
+		child_fail(126, "cannot become the job's child subreaper", NULL, errno);
 	child_forget_secrets(sp->daemon_cfg);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);   /* the daemon blocks signals for its signalfd */
-	signal(SIGPIPE, SIG_DFL);
+	/* Handlers before unblocking: a stop sent at once must not kill us
+	 * and leave the job behind. */
 	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
 		sigaction(stop_sigs[i], &sa, NULL);
+	signal(SIGPIPE, SIG_DFL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);   /* the daemon blocks signals for its signalfd */
 	child_drop_privileges(sp->x);
 	umask(022);
 	dfd = child_workdir(sp);
