@@ -369,7 +369,7 @@ static int jx_spawn(struct jobexec *jx, struct job *j, const struct exec_start *
 	char spec_path[PATH_MAX + sizeof(EXECSPEC_NAME) + 1], digest[EXECSPEC_DIGEST_LEN + 1], np[16];
 	char **argv = NULL, *spec;
 	uint32_t rnd = 0;
-	int r = -ENOMEM;
+	int r = -ENOMEM;   /* until the rank file and command line are made */
 
 	auth_random(&rnd, sizeof(rnd));
 	snprintf(j->dir, sizeof(j->dir), "%s/lds-job-%" PRIu64 "-%08" PRIx32, x->workdir, j->seq, rnd);
@@ -382,12 +382,14 @@ static int jx_spawn(struct jobexec *jx, struct job *j, const struct exec_start *
 	if (x->uid != 0)
 		envp[4] = NULL;   /* Open MPI's consent to run as root, only where it does */
 	spec = execspec_build(s, progs, e_socket, &sp.spec_len);
-	if (spec != NULL && (r = execspec_digest(spec, sp.spec_len, digest)) == 0)
-		argv = execpolicy_argv(x, s, jx->trampoline, spec_path, digest, np, sizeof(np));
-	sp.spec = spec;
-	sp.argv = argv;
-	if (argv != NULL)
+	if (spec != NULL && (r = execspec_digest(spec, sp.spec_len, digest)) == 0 &&
+	    (argv = execpolicy_argv(x, s, jx->trampoline, spec_path, digest, np, sizeof(np))) == NULL)
+		r = -ENOMEM;
+	if (argv != NULL) {
+		sp.spec = spec;
+		sp.argv = argv;
 		r = jobspawn_start(&sp, &p);
+	}
 	free(argv);
 	free(spec);
 	if (r < 0) {
@@ -423,8 +425,8 @@ static void jx_start(struct jobexec *jx, struct link *l, const char *src, const 
 		return;
 	}
 	if (!execpolicy_cluster(x, src)) {
-		jx_refuse(jx, l, src, m->job, EPERM, "cluster %s may not start jobs on cluster %s (exec.allow_clusters "
-			  "in %s)", link_name(l), jx->d->cfg->cluster, jx->d->cfg->file);
+		jx_refuse(jx, l, src, m->job, EPERM, "cluster %s may not start jobs on cluster %s (exec.allow_clusters, "
+			  "exec.rules in %s)", link_name(l), jx->d->cfg->cluster, jx->d->cfg->file);
 		return;
 	}
 	if (jx->draining) {
