@@ -53,10 +53,12 @@ grep -q "started by its gateway: the request goes through $T/clusterA.sock (ldsd
 	fail "--dry-run does not say which gateway runs what: $(cat "$T/dry")"
 mwlaunch_job & mpid=$!
 uid=""
-# The effective uid from status: /proc/PID itself is root's while exec is under way.
+# Only this test's ranks (other tests on the machine run mw_matmul too,
+# some as root), by their socket in $T; the effective uid from status.
 for _ in $(seq 1 300); do
 	for p in $(pgrep -x mw_matmul); do
-		tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx MWL_CLUSTER=clusterB && uid=$(awk '/^Uid:/ { print $3 }' "/proc/$p/status") && break 2
+		tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -x -e MWL_CLUSTER=clusterB -e "LDS_SOCKET=$T/.*" |
+			grep -c . | grep -qx 2 && uid=$(awk '/^Uid:/ { print $3 }' "/proc/$p/status") && break 2
 	done
 	sleep 0.05
 done
