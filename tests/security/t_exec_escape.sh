@@ -8,7 +8,8 @@
 # job that runs into its time limit, one that does so deaf to SIGTERM
 # itself, and one that ends by itself, each leave a setsid +
 # double-forked sleep deaf to SIGTERM behind, which must be gone when the
-# job's EXIT arrives.
+# job's EXIT arrives; so must one left by a launcher that ignores SIGTERM
+# (ldsd's SIGKILL 5 s after the stop goes to every descendant).
 . "$(dirname "$0")/exec_lib.sh"
 app escape.sh "#!/bin/sh
 # escape.sh NAME [wait] [deaf]: leaves a sleep behind in a session of its
@@ -52,4 +53,25 @@ timeout 60 $EXEC "$T/app/escape.sh" done > "$T/done.out" 2>&1
 grep -q "^EXIT 0 " "$T/done.out" || fail "done: $(cat "$T/done.out")"
 sleep 0.5
 escapee done
-echo "measured: setsid + double-forked children deaf to SIGTERM gone after the time limit (job stopped after $secs s; $deaf_secs s when deaf itself) and after a normal end"
+# A launcher deaf to SIGTERM (a stand-in for a hung mpirun) with an
+# escapee of its own: ldsd's SIGKILL 5 s after the stop must reach both.
+app deaf-mpirun "#!/bin/sh
+trap '' TERM
+( setsid /bin/sh -c 'sleep 300 < /dev/null > /dev/null 2>&1 & echo \$! > $MARK/launcher.pid' & )
+exec sleep 300"
+kill "$PID_clusterB"
+wait "$PID_clusterB" 2> /dev/null
+sed -i "s|^exec = { |exec = { mpirun = \"$T/app/deaf-mpirun\"; |" "$T/clusterB.conf"
+start_ldsd clusterB
+wait_up clusterA 1
+start=$(date +%s)
+timeout 60 $EXEC "$T/app/escape.sh" launcher wait > "$T/launcher.out" 2>&1
+hung_secs=$(( $(date +%s) - start ))
+grep -q "^EXIT -9 killed by signal 9, .*stopped: it ran into its time limit" "$T/launcher.out" ||
+	fail "launcher: not killed at its limit: $(cat "$T/launcher.out")"
+grep -q "exec: job 1 of clusterA/anon-[0-9]* did not end within 5 s of SIGTERM: SIGKILL" "$T/clusterB.log" ||
+	fail "launcher: no SIGKILL logged: $(tail -3 "$T/clusterB.log")"
+[ "$hung_secs" -le 20 ] || fail "launcher: its EXIT came after $hung_secs s (limit 3 s, SIGKILL 5 s later)"
+sleep 0.5
+escapee launcher
+echo "measured: setsid + double-forked children deaf to SIGTERM gone after the time limit (job stopped after $secs s; $deaf_secs s when deaf itself) after a normal end, and with a launcher deaf to SIGTERM (EXIT after $hung_secs s)"
