@@ -50,7 +50,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 # The analytical model (launcher/model*.c) has no main and no state: it goes
 # into the same library, for mwpredict, mwlaunch and the unit tests.
 MODEL_SRC  := launcher/model.c launcher/modelconf.c launcher/modelout.c
-LDSD_SRC   := $(filter-out ldsd/main.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) libclient/clientproto.c \
+LDSD_SRC   := $(filter-out ldsd/main.c ldsd/exec_trampoline.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) libclient/clientproto.c \
 	libclient/idset.c $(MODEL_SRC)
 LIBLDS_SRC := $(wildcard libclient/*.c) ldsd/wire.c ldsd/crc32c.c
 UNIT_SRC   := $(wildcard tests/unit/*.c)
@@ -78,6 +78,8 @@ LIBLDSD    := $(BUILD)/lib/libldsd.a
 LIBLDS_A   := $(BUILD)/lib/liblds.a
 LIBLDS_SO  := $(BUILD)/lib/liblds.so
 LDSD       := $(BUILD)/bin/ldsd
+# What mpirun runs for each rank of an exec-service job (ldsd/execspec.h).
+TRAMPOLINE := $(BUILD)/bin/ldsd-exec
 LDSCTL     := $(BUILD)/bin/ldsctl
 UNIT       := $(BUILD)/tests/unit
 UNIT_ASAN  := $(BUILD)/tests/unit-asan
@@ -87,7 +89,7 @@ LIBMW_A    := $(BUILD)/lib/libmw.a
 LIBMW_SO   := $(BUILD)/lib/libmw.so
 
 .PHONY: all check uninstall unit unit-asan integration security wan fuzz fuzz-smoke demo bench bench-quick install deps clean
-all: $(LDSD) $(LDSCTL) $(LIBLDS_A) $(LIBLDS_SO) $(TOOLS) $(TESTBINS) \
+all: $(LDSD) $(TRAMPOLINE) $(LDSCTL) $(LIBLDS_A) $(LIBLDS_SO) $(TOOLS) $(TESTBINS) \
 	$(LIBMW_A) $(LIBMW_SO) $(MW_EXAMPLES) $(MW_BENCH) $(LANPROBE)
 
 deps:
@@ -112,6 +114,11 @@ $(LIBLDS_SO): $(call obj,$(LIBLDS_SRC)) libclient/lds.map
 	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,liblds.so.1 -Wl,--version-script=libclient/lds.map -o $@ $(filter %.o,$^)
 
 $(LDSD): $(call obj,ldsd/main.c) $(LIBLDSD)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS_D)
+
+$(TRAMPOLINE): $(call obj,ldsd/exec_trampoline.c) $(LIBLDSD)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS_D)
@@ -274,6 +281,7 @@ install: all
 		$(D)$(LIBEXECDIR)/lds $(D)$(UNITDIR) $(D)$(DOCDIR)/examples $(D)$(DOCDIR)/conf \
 		$(D)$(MANDIR)/man1 $(D)$(MANDIR)/man3 $(D)$(MANDIR)/man5 $(D)$(MANDIR)/man8
 	install -m 755 $(LDSD) $(D)$(SBINDIR)/ldsd
+	install -m 755 $(TRAMPOLINE) $(D)$(SBINDIR)/ldsd-exec
 	install -m 755 $(LDSCTL) $(TOOLS) $(LANPROBE) $(D)$(BINDIR)/
 	install -m 644 $(LIBLDS_A) $(LIBMW_A) $(D)$(LIBDIR)/
 	install -m 755 $(LIBLDS_SO) $(D)$(LIBDIR)/liblds.so.1
@@ -294,7 +302,7 @@ install: all
 		s=$${m##*.}; install -m 644 $$m $(D)$(MANDIR)/man$$s/; done
 
 uninstall:
-	rm -f $(D)$(SBINDIR)/ldsd $(addprefix $(D)$(BINDIR)/,$(INSTALLED_BIN)) \
+	rm -f $(D)$(SBINDIR)/ldsd $(D)$(SBINDIR)/ldsd-exec $(addprefix $(D)$(BINDIR)/,$(INSTALLED_BIN)) \
 		$(D)$(LIBDIR)/liblds.a $(D)$(LIBDIR)/liblds.so $(D)$(LIBDIR)/liblds.so.1 \
 		$(D)$(LIBDIR)/libmw.a $(D)$(LIBDIR)/libmw.so $(D)$(LIBDIR)/libmw.so.0 \
 		$(D)$(LIBDIR)/pkgconfig/lds.pc $(D)$(LIBDIR)/pkgconfig/mw.pc \

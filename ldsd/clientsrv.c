@@ -16,6 +16,7 @@
 
 #include "clientsrv.h"
 #include "execmsg.h"
+#include "execpolicy.h"
 #include "jobexec.h"
 #include "libclient/clientproto.h"
 #include "link.h"
@@ -642,6 +643,15 @@ static int client_on_send(struct client *c, const struct cp_msg *m)
 	case ROUTE_LINK:
 		break;
 	}
+	if (l != NULL && exec_reserved_name(m->name)) {
+		char why[160];
+
+		r = execpolicy_vouch(c->fd, m->payload, m->payload_len, why, sizeof(why));
+		if (r < 0) {
+			client_send_error(c, m->msg_id, -r, "%s", why);
+			return 0;
+		}
+	}
 	client_record(c, m, &rec);
 	if (l == NULL)
 		return client_send_local(c, m, &rec, &src);
@@ -676,7 +686,8 @@ static int client_send_direct(struct client *c, const struct cp_hdr *h, size_t o
 	int waiting = 0, r;
 
 	if (h->type != CP_SEND || h->len < CS_DIRECT_MIN || c->ep == NULL ||
-	    cp_decode_head(h, body, avail, &m) < 0 || client_route(c, &m, cluster, &l) != ROUTE_LINK ||
+	    cp_decode_head(h, body, avail, &m) < 0 || exec_reserved_name(m.name) ||   /* execpolicy_vouch them */
+	    client_route(c, &m, cluster, &l) != ROUTE_LINK ||
 	    ioctl(c->fd, FIONREAD, &waiting) < 0 || (size_t)waiting < h->len - avail)
 		return 0;
 	src.have = m.payload;

@@ -51,6 +51,7 @@ enum kind {
 	K_OPTGROUP,  /* K_GROUP whose presence is stored as int at .off; printed only if present */
 	K_LIST,      /* [ "...", ... ] of .elem (K_STR or K_NAME): .max rows of .size / .max bytes, count at .count_off */
 	K_PEERS,     /* the peers list */
+	K_GROUPS,    /* ( { ... }, ... ) of .sub groups: .max rows of .size / .max bytes, count at .count_off */
 };
 
 struct field {
@@ -114,9 +115,20 @@ static const struct field peer_fields[] = {
 	.kind = K_LIST, AT(type, member), .elem = ek, .count_off = offsetof(struct type, count), \
 	.max = sizeof(((struct type *)0)->member) / sizeof(((struct type *)0)->member[0])
 
+static const struct field exec_rule_fields[] = {
+	{ .name = "cluster", .kind = K_NAME, AT(config_exec_rule, cluster), .required = true },
+	{ .name = "users", LIST(config_exec_rule, users, nusers, K_STR), .required = true },
+	{ .name = "program", .kind = K_STR, AT(config_exec_rule, program), .required = true },
+	{ .name = "args", LIST(config_exec_rule, args, nargs, K_STR) },
+	{ .name = NULL },
+};
+
 static const struct field exec_fields[] = {
-	{ .name = "allow_clusters", LIST(config, exec.allow, exec.nallow, K_NAME), .required = true },
-	{ .name = "programs", LIST(config, exec.programs, exec.nprograms, K_STR), .required = true },
+	{ .name = "allow_clusters", LIST(config, exec.allow, exec.nallow, K_NAME) },
+	{ .name = "programs", LIST(config, exec.programs, exec.nprograms, K_STR) },
+	{ .name = "rules", .kind = K_GROUPS, AT(config, exec.rules), .sub = exec_rule_fields,
+	  .count_off = offsetof(struct config, exec.nrules), .max = CONFIG_EXEC_MAX_RULES },
+	{ .name = "trampoline", .kind = K_STR, AT(config, exec.trampoline) },
 	{ .name = "mpirun", .kind = K_STR, AT(config, exec.mpirun) },
 	{ .name = "mpirun_args", LIST(config, exec.mpirun_args, exec.nmpirun_args, K_STR) },
 	{ .name = "user", .kind = K_STR, AT(config, exec.user), .required = true },
@@ -734,6 +746,27 @@ static int parse_list(struct ctx *c, const config_setting_t *s, const struct fie
 	return 0;
 }
 
+/* Each element is a group of f->sub settings parsed into its row. */
+static int parse_groups(struct ctx *c, const config_setting_t *s, const struct field *f, void *base)
+{
+	int n = config_setting_length(s);
+
+	if (!config_setting_is_list(s))
+		return fail(c, s, NULL, "must be a list of groups ( { ... }, ... ) (got %s)", type_name(s));
+	if ((unsigned long long)n > f->max)
+		return fail(c, s, NULL, "at most %llu entries (got %d)", f->max, n);
+	for (int i = 0; i < n; i++) {
+		const config_setting_t *g = config_setting_get_elem(s, (unsigned)i);
+
+		if (!config_setting_is_group(g))
+			return fail(c, g, NULL, "must be a group { ... } (got %s)", type_name(g));
+		if (parse_group(c, g, f->sub, (char *)base + f->off + (size_t)i * (f->size / f->max)) < 0)
+			return -1;
+	}
+	store_uint((char *)base + f->count_off, sizeof(size_t), (unsigned)n);
+	return 0;
+}
+
 static int parse_setting(struct ctx *c, const config_setting_t *s, const struct field *f, void *base)
 {
 	void *dst = (char *)base + f->off;
@@ -765,6 +798,8 @@ static int parse_setting(struct ctx *c, const config_setting_t *s, const struct 
 		return parse_list(c, s, f, base);
 	case K_PEERS:
 		return parse_peers(c, s, base);
+	case K_GROUPS:
+		return parse_groups(c, s, f, base);
 	}
 	return fail(c, s, NULL, "internal error: unhandled kind %d", (int)f->kind);
 }
@@ -1101,12 +1136,49 @@ static int check_workdir(struct ctx *c, const config_setting_t *g, const struct 
 	return 0;
 }
 
+/* A rule: its cluster a peer, its program resolved, user names that a
+ * START can carry, "**" only as the last pattern. */
+static int check_exec_rule(struct ctx *c, const config_setting_t *rs, const struct config *cfg,
+			   struct config_exec_rule *r)
+{
+	const config_setting_t *list = config_setting_get_member(rs, "users");
+
+	if (config_peer_find(cfg, r->cluster) == NULL)
+		return fail(c, config_setting_get_member(rs, "cluster"), NULL, "\"%s\" is not one of this gateway's "
+			    "peers", r->cluster);
+	for (size_t i = 0; i < r->nusers; i++)
+		if (strcmp(r->users[i], "*") != 0 && !exec_user_name_valid(r->users[i]))
+			return fail(c, config_setting_get_elem(list, (unsigned)i), NULL, "\"%s\" is not a user name "
+				    "(1..%u of A-Z a-z 0-9 . _ -) nor \"*\"", r->users[i], EXEC_USER_MAX);
+	list = config_setting_get_member(rs, "args");
+	for (size_t i = 0; i + 1 < r->nargs; i++)
+		if (strcmp(r->args[i], "**") == 0)
+			return fail(c, config_setting_get_elem(list, (unsigned)i), NULL, "\"**\" (any further arguments) "
+				    "must be the last pattern");
+	return check_program(c, config_setting_get_member(rs, "program"), r->program, sizeof(r->program));
+}
+
 static int check_exec(struct ctx *c, const config_t *lc, struct config *cfg)
 {
 	const config_setting_t *g = config_lookup(lc, "exec");
 	const config_setting_t *list = config_setting_get_member(g, "allow_clusters");
 	struct config_exec *x = &cfg->exec;
 
+	if (x->nallow == 0 && x->nprograms > 0)
+		return fail(c, g, "allow_clusters", "required with programs: the clusters any of whose users may run "
+			    "them (or give rules instead)");
+	if (x->nprograms == 0 && x->nallow > 0)
+		return fail(c, g, "programs", "required with allow_clusters: what their users may run (or give rules "
+			    "instead)");
+	if (x->nrules == 0 && x->nallow == 0)
+		return fail(c, g, "rules", "required: who may start which jobs (or allow_clusters and programs)");
+	for (size_t i = 0; i < x->nrules; i++)
+		if (check_exec_rule(c, config_setting_get_elem(config_setting_get_member(g, "rules"), (unsigned)i), cfg,
+				    &x->rules[i]) < 0)
+			return -1;
+	if (x->trampoline[0] && (x->trampoline[0] != '/' || access(x->trampoline, X_OK) < 0))
+		return fail(c, config_setting_get_member(g, "trampoline"), NULL, "%s: %s", x->trampoline,
+			    x->trampoline[0] != '/' ? "not an absolute path" : strerror(errno));
 	for (size_t i = 0; i < x->nallow; i++)
 		if (config_peer_find(cfg, x->allow[i]) == NULL)
 			return fail(c, config_setting_get_elem(list, (unsigned)i), NULL,
@@ -1233,12 +1305,13 @@ static bool is_string(enum kind k)
 
 static void print_group(FILE *out, const struct field *table, const void *base, int indent);
 
-static void print_peers(FILE *out, const struct config *cfg, int indent)
+/* ( { row }, ... ): n rows of table's settings, size bytes apart. */
+static void print_rows(FILE *out, const struct field *table, const char *rows, size_t n, size_t size, int indent)
 {
 	fputc('(', out);
-	for (size_t i = 0; i < cfg->npeers; i++) {
+	for (size_t i = 0; i < n; i++) {
 		fprintf(out, "%s\n%*s{\n", i ? "," : "", indent + 2, "");
-		print_group(out, peer_fields, &cfg->peers[i], indent + 4);
+		print_group(out, table, rows + i * size, indent + 4);
 		fprintf(out, "%*s}", indent + 2, "");
 	}
 	fprintf(out, "\n%*s)", indent, "");
@@ -1296,7 +1369,12 @@ static void print_value(FILE *out, const struct field *f, const void *base, int 
 		fputs(" ]", out);
 		break;
 	case K_PEERS:
-		print_peers(out, base, indent);
+		print_rows(out, peer_fields, (const char *)((const struct config *)base)->peers,
+			   ((const struct config *)base)->npeers, sizeof(struct config_peer), indent);
+		break;
+	case K_GROUPS:
+		print_rows(out, f->sub, src, load_uint((const char *)base + f->count_off, sizeof(size_t)),
+			   f->size / f->max, indent);
 		break;
 	}
 }

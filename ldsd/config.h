@@ -36,6 +36,8 @@
 #define CONFIG_EXEC_MAX_PROGRAMS 32
 #define CONFIG_EXEC_MAX_ARGS 16
 #define CONFIG_USER_MAX 64
+#define CONFIG_EXEC_MAX_RULES 16
+#define CONFIG_EXEC_MAX_USERS 32
 #define CONFIG_CC_MAX 16         /* TCP_CA_NAME_MAX, NUL included */
 
 enum config_role { CONFIG_ROLE_CONNECT, CONFIG_ROLE_LISTEN };
@@ -67,20 +69,34 @@ struct config_peer {
 };
 
 /*
- * The exec service (ldsd/jobexec.c): which peers may start MPI jobs here,
- * which programs, and as whom.  Off unless the file has an exec group.
+ * The exec service (ldsd/jobexec.c): which peers, and which of their
+ * users, may start MPI jobs here, which programs with which arguments,
+ * and as whom.  Off unless the file has an exec group.
  * Loading resolves the allow-list with realpath() (each must be a regular
  * executable file not writable by group or others), looks up user and
  * group, and refuses uid 0 without allow_root, and, when the loading
  * process is not root, any user or group other than its own: such a
  * daemon can only run jobs as itself.
  */
+struct config_exec_rule {
+	char cluster[WIRE_NAME_MAX + 1]; /* a peer; required */
+	char users[CONFIG_EXEC_MAX_USERS][CONFIG_USER_MAX];  /* its users who may; "*" any; required */
+	size_t nusers;
+	char program[CONFIG_PATH_MAX];   /* resolved like programs; required */
+	char args[CONFIG_EXEC_MAX_ARGS][CONFIG_PATH_MAX];    /* fnmatch() pattern per argument, a last
+							     * "**" any more; default none: no arguments */
+	size_t nargs;
+};
+
 struct config_exec {
 	int enabled;                     /* the file has an exec group */
-	char allow[CONFIG_MAX_PEERS][WIRE_NAME_MAX + 1];   /* allow_clusters: peers whose requests are taken; required */
+	char allow[CONFIG_MAX_PEERS][WIRE_NAME_MAX + 1];   /* allow_clusters: any user of these peers may... */
 	size_t nallow;
-	char programs[CONFIG_EXEC_MAX_PROGRAMS][CONFIG_PATH_MAX];  /* the allow-list, resolved; required */
+	char programs[CONFIG_EXEC_MAX_PROGRAMS][CONFIG_PATH_MAX];  /* ...run these, resolved, with any arguments */
 	size_t nprograms;
+	struct config_exec_rule rules[CONFIG_EXEC_MAX_RULES];   /* per cluster and user; rules or the two above required */
+	size_t nrules;
+	char trampoline[CONFIG_PATH_MAX];   /* ldsd-exec; default "": the one next to the ldsd binary */
 	char mpirun[CONFIG_PATH_MAX];    /* absolute path; default "/usr/bin/mpirun" */
 	char mpirun_args[CONFIG_EXEC_MAX_ARGS][CONFIG_PATH_MAX];   /* before the ranks; default "--oversubscribe" */
 	size_t nmpirun_args;

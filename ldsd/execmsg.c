@@ -41,6 +41,15 @@ int exec_file_name_valid(const char *name)
 	return strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
 }
 
+int exec_user_name_valid(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (n == 0 || n > EXEC_USER_MAX || name[0] == '-')
+		return 0;
+	return strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") == n;
+}
+
 /* Bytes of strings and texts: printable, so that nothing a peer sends can
  * cut a C string short or forge a log line. */
 static int text_ok(const uint8_t *p, size_t n)
@@ -98,10 +107,13 @@ static void w_str(struct ewr *w, const char *s, size_t lenbytes, size_t max, int
 static void w_start(struct ewr *w, const struct exec_start *s)
 {
 	if (s->nfiles > EXEC_MAX_FILES || s->nranks == 0 || s->nranks > EXEC_MAX_RANKS ||
-	    (s->collect && s->collect[0] && !exec_file_name_valid(s->collect))) {
+	    (s->collect && s->collect[0] && !exec_file_name_valid(s->collect)) || s->user == NULL ||
+	    !exec_user_name_valid(s->user)) {
 		w->bad = 1;
 		return;
 	}
+	w_uint(w, s->uid, 4);
+	w_str(w, s->user, 1, EXEC_USER_MAX, 0);
 	w_uint(w, s->timeout, 4);
 	w_str(w, s->hosts, 2, EXEC_MAX_STR, 1);
 	w_str(w, s->hostfile, 2, EXEC_MAX_STR, 1);
@@ -262,6 +274,10 @@ static const char **r_strs(struct erd *r, unsigned n, int may_be_empty)
 
 static void r_start(struct erd *r, struct exec_start *s)
 {
+	s->uid = (uint32_t)r_uint(r, 4);
+	s->user = r_str(r, 1, EXEC_USER_MAX, 0);
+	if (r->arena && !exec_user_name_valid(s->user))
+		r->bad = 1;
 	s->timeout = (uint32_t)r_uint(r, 4);
 	s->hosts = r_str(r, 2, EXEC_MAX_STR, 1);
 	s->hostfile = r_str(r, 2, EXEC_MAX_STR, 1);
@@ -394,6 +410,28 @@ int exec_decode(const uint8_t *buf, size_t len, struct exec_msg *m)
 		return -EBADMSG;
 	}
 	return 0;
+}
+
+int exec_peek_requester(const uint8_t *buf, size_t len, uint32_t *uid, char *user)
+{
+	struct erd r = { .p = buf, .left = len };
+	const uint8_t *name;
+	size_t n;
+
+	if (len >= 1 && buf[0] != EXEC_VERSION)
+		return -EPROTONOSUPPORT;
+	r_take(&r, 1);
+	if (r_uint(&r, 1) != EXEC_START)
+		return r.bad ? -EBADMSG : 0;
+	r_take(&r, 4);
+	*uid = (uint32_t)r_uint(&r, 4);
+	n = (size_t)r_uint(&r, 1);
+	name = r_take(&r, n);
+	if (r.bad || n > EXEC_USER_MAX || !text_ok(name, n))
+		return -EBADMSG;
+	memcpy(user, name, n);
+	user[n] = '\0';
+	return exec_user_name_valid(user) ? 1 : -EBADMSG;
 }
 
 void exec_msg_free(struct exec_msg *m)

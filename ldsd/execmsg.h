@@ -23,7 +23,7 @@
 
 #define EXEC_ENDPOINT      "ldsd.exec"   /* name part of the service's endpoint */
 #define EXEC_RESERVED      "ldsd."       /* endpoint names no client may open */
-#define EXEC_VERSION       1u
+#define EXEC_VERSION       2u            /* 2: START names its requester */
 #define EXEC_MAX_MSG       (1u << 20)    /* largest message of any type */
 #define EXEC_MAX_RANKS     4096u
 #define EXEC_MAX_ARGS      64u           /* per rank */
@@ -34,6 +34,7 @@
 #define EXEC_FILE_NAME_MAX 64u
 #define EXEC_MAX_CHUNK     (16u << 10)   /* bytes of output in one OUTPUT */
 #define EXEC_TEXT_MAX      255u
+#define EXEC_USER_MAX      32u           /* bytes of a requester's user name */
 
 enum exec_type {
 	EXEC_START = 1,     /* requester -> gateway: run this job */
@@ -70,6 +71,9 @@ struct exec_rank {
 };
 
 struct exec_start {
+	uint32_t uid;               /* the requester's uid on its own cluster, for logs */
+	const char *user;           /* ...and its user name there (exec_user_name_valid); both
+				     * vouched for by the requesting gateway (execpolicy_vouch) */
 	uint32_t timeout;           /* s; 0 = the gateway's limit */
 	const char *hosts;          /* mpirun -H list, or "" */
 	const char *hostfile;       /* mpirun --hostfile on the gateway, or "" */
@@ -114,6 +118,17 @@ void exec_msg_free(struct exec_msg *m);
 /* True if endpoint ("cluster/name") names a service of the gateway: its
  * name part starts with EXEC_RESERVED.  No client may open such a name. */
 int exec_reserved_name(const char *endpoint);
+
+/* True if name is a user name START may carry: 1..EXEC_USER_MAX of
+ * [A-Za-z0-9._-], not starting with '-'. */
+int exec_user_name_valid(const char *name);
+
+/*
+ * The requester START names, read without decoding the rest: returns 1
+ * with *uid and user (EXEC_USER_MAX + 1 bytes) filled for a START, 0 for
+ * another message, -EPROTONOSUPPORT or -EBADMSG if its head is malformed.
+ */
+int exec_peek_requester(const uint8_t *buf, size_t len, uint32_t *uid, char *user);
 
 /* True if name is a file name START may carry: 1..EXEC_FILE_NAME_MAX of
  * [A-Za-z0-9._-], not starting with '.'. */

@@ -12,11 +12,14 @@
 
 #include "auth.h"
 #include "clock.h"
+#include "execpolicy.h"
+#include "execspec.h"
 #include "jobexec.h"
 #include "jobspawn.h"
 #include "json.h"
 #include "link.h"
 #include "log.h"
+#include "proctree.h"
 
 #define JX_TICK_MS 100
 #define JX_READS 4                                   /* reads of one pipe per event */
@@ -32,6 +35,7 @@ struct job {
 	uint64_t seq;                    /* this gateway's number, for logs */
 	struct link *link;               /* the requester's */
 	char requester[WIRE_ENDPOINT_MAX + 1];
+	char user[EXEC_USER_MAX + 1];    /* the requester's user on its cluster */
 	uint32_t id;                     /* the requester's number */
 	pid_t pid;                       /* supervisor = process group */
 	int fd[J_NFD];                   /* -1 once at EOF */
@@ -40,6 +44,7 @@ struct job {
 	uint64_t held_ns;                /* since when */
 	uint64_t start_ns, end_ns;       /* end_ns: the time limit */
 	uint64_t kill_ns;                /* SIGKILL due after a stop; 0 none */
+	bool tree_killed;                /* the job's processes got SIGKILL; the supervisor is next */
 	uint64_t linger_ns;              /* after the end: stop waiting for output EOF */
 	bool stopping, ended, exit_sent;
 	int status;                      /* wait status, once ended */
@@ -51,6 +56,7 @@ struct job {
 
 struct jobexec {
 	struct daemon *d;
+	char trampoline[CONFIG_PATH_MAX];   /* ldsd-exec, resolved */
 	struct job *jobs;
 	unsigned njobs;
 	uint64_t seq, msg_id;
@@ -271,6 +277,7 @@ static void job_free(struct job *j)
 		if (j->fd[s] >= 0)
 			job_close_fd(j, s);
 	if (!j->ended) {
+		proctree_signal(j->pid, SIGKILL);
 		kill(-j->pid, SIGKILL);
 		while (waitpid(j->pid, &j->status, 0) < 0 && errno == EINTR)
 			;
@@ -288,9 +295,17 @@ static void job_tick(struct job *j, uint64_t now)
 	if (!j->ended) {
 		if (now >= j->end_ns)
 			job_stop(j, "it ran into its time limit");
-		if (j->kill_ns && now >= j->kill_ns) {
+		if (j->kill_ns && now >= j->kill_ns && !j->tree_killed) {
 			log_warnx("exec: job %" PRIu64 " of %s did not end within %llu s of SIGTERM: SIGKILL", j->seq,
 				  j->requester, JX_KILL_AFTER_NS / 1000000000);
+			/* Its processes first: the supervisor reaps them, sends the
+			 * collected file and removes the directory. */
+			proctree_signal(j->pid, SIGKILL);
+			j->tree_killed = true;
+			j->kill_ns = now + JX_KILL_AFTER_NS;
+		} else if (j->kill_ns && now >= j->kill_ns) {
+			log_warnx("exec: job %" PRIu64 ": its supervisor did not end either: SIGKILL", j->seq);
+			proctree_signal(j->pid, SIGKILL);
 			kill(-j->pid, SIGKILL);
 			j->kill_ns = 0;
 		}
@@ -331,147 +346,12 @@ static void jx_tick(uint64_t now, void *arg)
 
 /* ---- requests ----------------------------------------------------------------- */
 
-static int env_name_ok(const char *e)
-{
-	static const char *const prefixes[] = { "MWL_", "MW_", "LDS_" };
-	const char *eq = strchr(e, '=');
-
-	if (eq == NULL)
-		return 0;
-	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-		size_t n = strlen(prefixes[i]);
-
-		if (strncmp(e, prefixes[i], n) == 0 && eq > e + n &&
-		    strspn(e + n, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") == (size_t)(eq - e) - n)
-			return 1;
-	}
-	return 0;
-}
-
-static const char *allowed_program(const struct config_exec *x, const char *path)
-{
-	char real[PATH_MAX];
-
-	if (path[0] != '/' || realpath(path, real) == NULL)
-		return NULL;
-	for (size_t i = 0; i < x->nprograms; i++)
-		if (strcmp(x->programs[i], real) == 0)
-			return x->programs[i];
-	return NULL;
-}
-
-int jobexec_check(const struct config_exec *x, const struct exec_start *s, const char **progs, char *why,
-		  size_t len)
-{
-	if (s->nranks > x->max_ranks) {
-		snprintf(why, len, "%u ranks asked for; exec.max_ranks allows %u", s->nranks, x->max_ranks);
-		return -E2BIG;
-	}
-	for (unsigned i = 0; i < s->nranks; i++) {
-		const struct exec_rank *r = &s->ranks[i];
-
-		if ((progs[i] = allowed_program(x, r->program)) == NULL) {
-			snprintf(why, len, "program %s is not on the allow-list (exec.programs)", r->program);
-			return -EACCES;
-		}
-		for (unsigned k = 0; k < r->nargs; k++)
-			if (strcmp(r->args[k], ":") == 0) {
-				snprintf(why, len, "argument \":\" of rank %u would make mpirun start another program", i);
-				return -EINVAL;
-			}
-		for (unsigned k = 0; k < r->nenv; k++)
-			if (!env_name_ok(r->env[k])) {
-				snprintf(why, len, "environment entry \"%.64s\" of rank %u is not allowed: only NAME=VALUE "
-					 "with NAME MWL_*, MW_* or LDS_*", r->env[k], i);
-				return -EPERM;
-			}
-	}
-	if (strspn(s->hosts, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.,:_-") !=
-	    strlen(s->hosts)) {
-		snprintf(why, len, "hosts \"%.64s\" holds characters other than letters, digits and .,:_-", s->hosts);
-		return -EINVAL;
-	}
-	if (s->hostfile[0] && (s->hostfile[0] != '/' || strstr(s->hostfile, "/..") != NULL ||
-			       strspn(s->hostfile, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-						   "0123456789/._-") != strlen(s->hostfile))) {
-		snprintf(why, len, "hostfile \"%.64s\" is not an absolute path of letters, digits and /._- without \"..\"",
-			 s->hostfile);
-		return -EINVAL;
-	}
-	for (unsigned i = 0; i < s->nfiles; i++)
-		for (unsigned k = 0; k < i; k++)
-			if (strcmp(s->files[i].name, s->files[k].name) == 0) {
-				snprintf(why, len, "file %s is sent twice", s->files[i].name);
-				return -EINVAL;
-			}
-	return 0;
-}
-
-char **jobexec_argv(const struct config_exec *x, const struct exec_start *s, const char *const *progs,
-		    const char *socket_env)
-{
-	/* Bounded by the limits: mpirun, its arguments, 4 more, and per rank
-	 * ":", "-np", "1", two words per environment entry plus LDS_SOCKET,
-	 * the program and its arguments. */
-	size_t cap = 1 + x->nmpirun_args + 4 + 1, n = 0;
-	char **v;
-
-	for (unsigned i = 0; i < s->nranks; i++)
-		cap += 3 + 2 * (s->ranks[i].nenv + 1) + 1 + s->ranks[i].nargs;
-	v = calloc(cap, sizeof(*v));
-	if (v == NULL)
-		return NULL;
-	v[n++] = (char *)x->mpirun;
-	for (size_t i = 0; i < x->nmpirun_args; i++)
-		v[n++] = (char *)x->mpirun_args[i];
-	v[n++] = "--tag-output";   /* mwlaunch tags every line with its rank from this */
-	if (s->hosts[0]) {
-		v[n++] = "-H";
-		v[n++] = (char *)s->hosts;
-	}
-	if (s->hostfile[0]) {
-		v[n++] = "--hostfile";
-		v[n++] = (char *)s->hostfile;
-	}
-	for (unsigned i = 0; i < s->nranks; i++) {
-		const struct exec_rank *r = &s->ranks[i];
-		bool has_socket = false;
-
-		if (i > 0)
-			v[n++] = ":";
-		v[n++] = "-np";
-		v[n++] = "1";
-		for (unsigned k = 0; k < r->nenv; k++) {
-			has_socket |= strncmp(r->env[k], "LDS_SOCKET=", 11) == 0;
-			v[n++] = "-x";
-			v[n++] = (char *)r->env[k];
-		}
-		if (!has_socket) {
-			v[n++] = "-x";
-			v[n++] = (char *)socket_env;
-		}
-		v[n++] = (char *)progs[i];
-		for (unsigned k = 0; k < r->nargs; k++)
-			v[n++] = (char *)r->args[k];
-	}
-	v[n] = NULL;
-	return v;
-}
-
 static struct job *jx_find(struct jobexec *jx, const char *requester, uint32_t id)
 {
 	for (struct job *j = jx->jobs; j; j = j->next)
 		if (j->id == id && strcmp(j->requester, requester) == 0)
 			return j;
 	return NULL;
-}
-
-static bool cluster_allowed(const struct config_exec *x, const char *endpoint)
-{
-	for (size_t i = 0; i < x->nallow; i++)
-		if (wire_endpoint_in(endpoint, x->allow[i]))
-			return true;
-	return false;
 }
 
 /* Forks the job; on success it is linked in and watched. */
@@ -486,12 +366,14 @@ static int jx_spawn(struct jobexec *jx, struct job *j, const struct exec_start *
 	struct jobspawn_spec sp = { .x = x, .dir = j->dir, .files = s->files, .nfiles = s->nfiles,
 				    .collect = s->collect, .daemon_cfg = jx->d->cfg, .envp = envp };
 	struct jobspawn_proc p;
+	char spec_path[PATH_MAX + sizeof(EXECSPEC_NAME) + 1], digest[EXECSPEC_DIGEST_LEN + 1], np[16];
+	char **argv = NULL, *spec;
 	uint32_t rnd = 0;
-	char **argv;
-	int r;
+	int r = -ENOMEM;   /* until the rank file and command line are made */
 
 	auth_random(&rnd, sizeof(rnd));
 	snprintf(j->dir, sizeof(j->dir), "%s/lds-job-%" PRIu64 "-%08" PRIx32, x->workdir, j->seq, rnd);
+	snprintf(spec_path, sizeof(spec_path), "%s/%s", j->dir, EXECSPEC_NAME);
 	snprintf(e_path, sizeof(e_path), "PATH=%s", x->path);
 	snprintf(e_home, sizeof(e_home), "HOME=%s", j->dir);
 	snprintf(e_user, sizeof(e_user), "USER=%s", x->user);
@@ -499,14 +381,17 @@ static int jx_spawn(struct jobexec *jx, struct job *j, const struct exec_start *
 	snprintf(e_socket, sizeof(e_socket), "LDS_SOCKET=%s", jx->d->cfg->client_socket);
 	if (x->uid != 0)
 		envp[4] = NULL;   /* Open MPI's consent to run as root, only where it does */
-	argv = jobexec_argv(x, s, progs, e_socket);
-	if (argv == NULL) {
-		snprintf(why, len, "out of memory");
-		return -ENOMEM;
+	spec = execspec_build(s, progs, e_socket, &sp.spec_len);
+	if (spec != NULL && (r = execspec_digest(spec, sp.spec_len, digest)) == 0 &&
+	    (argv = execpolicy_argv(x, s, jx->trampoline, spec_path, digest, np, sizeof(np))) == NULL)
+		r = -ENOMEM;
+	if (argv != NULL) {
+		sp.spec = spec;
+		sp.argv = argv;
+		r = jobspawn_start(&sp, &p);
 	}
-	sp.argv = argv;
-	r = jobspawn_start(&sp, &p);
 	free(argv);
+	free(spec);
 	if (r < 0) {
 		snprintf(why, len, "cannot start mpirun: %s", strerror(-r));
 		return r;
@@ -539,9 +424,9 @@ static void jx_start(struct jobexec *jx, struct link *l, const char *src, const 
 			  jx->d->cfg->cluster, jx->d->cfg->file);
 		return;
 	}
-	if (!cluster_allowed(x, src)) {
-		jx_refuse(jx, l, src, m->job, EPERM, "cluster %s may not start jobs on cluster %s (exec.allow_clusters "
-			  "in %s)", link_name(l), jx->d->cfg->cluster, jx->d->cfg->file);
+	if (!execpolicy_cluster(x, src)) {
+		jx_refuse(jx, l, src, m->job, EPERM, "cluster %s may not start jobs on cluster %s (exec.allow_clusters, "
+			  "exec.rules in %s)", link_name(l), jx->d->cfg->cluster, jx->d->cfg->file);
 		return;
 	}
 	if (jx->draining) {
@@ -562,10 +447,11 @@ static void jx_start(struct jobexec *jx, struct link *l, const char *src, const 
 	if (progs == NULL || j == NULL) {
 		snprintf(why, sizeof(why), "out of memory");
 		r = -ENOMEM;
-	} else if ((r = jobexec_check(x, &m->start, progs, why, sizeof(why))) == 0) {
+	} else if ((r = execpolicy_check(x, link_name(l), &m->start, progs, why, sizeof(why))) == 0) {
 		*j = (struct job){ .jx = jx, .seq = ++jx->seq, .link = l, .id = m->job, .start_ns = now,
 				   .fd = { -1, -1, -1 } };
 		snprintf(j->requester, sizeof(j->requester), "%s", src);
+		snprintf(j->user, sizeof(j->user), "%s", m->start.user);
 		limit = m->start.timeout > 0 && m->start.timeout < x->max_time ? m->start.timeout : x->max_time;
 		j->end_ns = now + (uint64_t)(limit * 1e9);
 		r = jx_spawn(jx, j, &m->start, progs, why, sizeof(why));
@@ -576,9 +462,10 @@ static void jx_start(struct jobexec *jx, struct link *l, const char *src, const 
 		jx_refuse(jx, l, src, m->job, -r, "%s", why);
 		return;
 	}
-	log_info("exec: job %" PRIu64 " of %s (its job %" PRIu32 "): mpirun pid %d, %u ranks of %s as user %s "
-		 "(uid %u, gid %u) in %s, at most %.0f s", j->seq, src, m->job, (int)j->pid, m->start.nranks,
-		 m->start.ranks[0].program, x->user, (unsigned)x->uid, (unsigned)x->gid, j->dir, limit);
+	log_info("exec: job %" PRIu64 " of %s (its job %" PRIu32 ", user %s uid %" PRIu32 " there): mpirun pid %d, "
+		 "%u ranks of %s as user %s (uid %u, gid %u) in %s, at most %.0f s", j->seq, src, m->job,
+		 m->start.user, m->start.uid, (int)j->pid, m->start.nranks, m->start.ranks[0].program, x->user,
+		 (unsigned)x->uid, (unsigned)x->gid, j->dir, limit);
 	snprintf(ok.text, sizeof(ok.text), "job %" PRIu64 " of cluster %s: mpirun pid %d, %u ranks, as user %s",
 		 j->seq, jx->d->cfg->cluster, (int)j->pid, m->start.nranks, x->user);
 	jx_post(jx, l, src, &ok, &j->held, &j->held_len);
@@ -631,6 +518,34 @@ void jobexec_request(struct jobexec *jx, struct link *from, struct rb_msg *m)
 
 /* ---- the service ----------------------------------------------------------------- */
 
+/* exec.trampoline, or the ldsd-exec installed next to this ldsd. */
+static int jx_find_trampoline(const struct config_exec *x, char *path, size_t len)
+{
+	char self[PATH_MAX];
+	ssize_t n;
+	char *slash;
+
+	if (x->trampoline[0]) {
+		snprintf(path, len, "%s", x->trampoline);
+	} else {
+		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+		if (n < 0) {
+			log_warn("exec service: cannot find ldsd's own path (/proc/self/exe) to find ldsd-exec next "
+				 "to it; set exec.trampoline");
+			return -1;
+		}
+		self[n] = '\0';
+		slash = strrchr(self, '/');
+		snprintf(path, len, "%.*s/ldsd-exec", slash ? (int)(slash - self) : 1, slash ? self : ".");
+	}
+	if (access(path, X_OK) < 0) {
+		log_warn("exec service: its trampoline %s (exec.trampoline%s) cannot be run", path,
+			 x->trampoline[0] ? "" : " unset: the ldsd-exec next to ldsd");
+		return -1;
+	}
+	return 0;
+}
+
 struct jobexec *jobexec_new(struct daemon *d)
 {
 	struct jobexec *jx = calloc(1, sizeof(*jx));
@@ -640,6 +555,10 @@ struct jobexec *jobexec_new(struct daemon *d)
 		return NULL;
 	}
 	jx->d = d;
+	if (d->cfg->exec.enabled && jx_find_trampoline(&d->cfg->exec, jx->trampoline, sizeof(jx->trampoline)) < 0) {
+		free(jx);
+		return NULL;
+	}
 	if ((jx->tick = evloop_tick_add(d->ev, JX_TICK_MS, jx_tick, jx)) < 0 ||
 	    evloop_idle_add(d->ev, jx_idle, jx) < 0) {
 		log_warnx("exec service: cannot set up its timers");
@@ -647,8 +566,9 @@ struct jobexec *jobexec_new(struct daemon *d)
 		return NULL;
 	}
 	if (d->cfg->exec.enabled)
-		log_info("exec service on %s/%s: jobs of %zu programs for %zu clusters, as user %s", d->cfg->cluster,
-			 EXEC_ENDPOINT, d->cfg->exec.nprograms, d->cfg->exec.nallow, d->cfg->exec.user);
+		log_info("exec service on %s/%s: %zu programs for any user of %zu clusters, %zu rules per user; ranks "
+			 "through %s, as user %s", d->cfg->cluster, EXEC_ENDPOINT, d->cfg->exec.nprograms,
+			 d->cfg->exec.nallow, d->cfg->exec.nrules, jx->trampoline, d->cfg->exec.user);
 	return jx;
 }
 
@@ -693,6 +613,8 @@ void jobexec_status_json(const struct jobexec *jx, FILE *out)
 	for (const struct job *j = jx->jobs; j; j = j->next) {
 		fprintf(out, "%s{\"job\":%" PRIu64 ",\"requester\":", j == jx->jobs ? "" : ",", j->seq);
 		json_str(out, j->requester);
+		fputs(",\"user\":", out);
+		json_str(out, j->user);
 		fprintf(out, ",\"id\":%" PRIu32 ",\"pid\":%d,\"state\":\"%s\",\"seconds\":%.1f,\"output_bytes\":%" PRIu64
 			",\"waiting_for_link\":%s}", j->id, (int)j->pid, job_state(j), (double)(now - j->start_ns) / 1e9,
 			j->bytes[J_OUT] + j->bytes[J_ERR], j->held ? "true" : "false");
@@ -707,7 +629,7 @@ void jobexec_status_text(const struct jobexec *jx, FILE *out)
 	fprintf(out, "exec service: %u jobs, %" PRIu64 " started, %" PRIu64 " refused\n", jx->njobs, jx->started,
 		jx->refused);
 	for (const struct job *j = jx->jobs; j; j = j->next)
-		fprintf(out, "  job %-4" PRIu64 " %-32s pid %-7d %-8s %" PRIu64 " bytes out%s\n", j->seq, j->requester,
-			(int)j->pid, job_state(j), j->bytes[J_OUT] + j->bytes[J_ERR],
+		fprintf(out, "  job %-4" PRIu64 " %-32s user %-12s pid %-7d %-8s %" PRIu64 " bytes out%s\n", j->seq,
+			j->requester, j->user, (int)j->pid, job_state(j), j->bytes[J_OUT] + j->bytes[J_ERR],
 			j->held ? ", waiting for the link" : "");
 }

@@ -8,16 +8,23 @@
  * (exec_reserved_name) to jobexec_request instead of to a client.  A
  * request is taken only when it came over the link of the cluster its
  * source names (a peer cannot speak for another), that cluster is in
- * exec.allow_clusters, and every field passes jobexec_check.  Anything
- * else is refused: logged here with the reason and answered with REFUSED.
+ * exec.allow_clusters or a rule of exec.rules, and every field passes
+ * execpolicy_check (the requester's user, vouched for by its own gateway
+ * through execpolicy_vouch, may run that program with those arguments).
+ * Anything else is refused: logged here with the reason and answered
+ * with REFUSED.
  *
- * A job is one mpirun, run by jobspawn.c as exec.user.  Its stdout and
- * stderr go back to the requester as OUTPUT messages as they come; when
- * the link has no room, the job's pipes are not read (the job blocks on
- * its writes) and at most one message per job waits in memory.  The end
- * is EXIT with the status, after the last output.  STOP, the job's time
- * limit or a draining daemon stop it: SIGTERM to its process group, then
- * SIGKILL 5 s later.  Single-threaded, like the rest of the daemon.
+ * A job is one mpirun, run by jobspawn.c as exec.user; mpirun starts the
+ * trampoline ldsd-exec for every rank, which runs the rank's program
+ * (execspec.h), so that no word of the request reaches mpirun.  Its
+ * stdout and stderr go back to the requester as OUTPUT messages as they
+ * come; when the link has no room, the job's pipes are not read (the job
+ * blocks on its writes) and at most one message per job waits in memory.
+ * The end is EXIT with the status, after the last output.  STOP, the
+ * job's time limit or a draining daemon stop it: SIGTERM to its process
+ * group and, through the supervisor, to every process of the job; SIGKILL
+ * to all of them 5 s later (proctree.h).  Single-threaded, like the rest
+ * of the daemon.
  */
 #ifndef LDS_JOBEXEC_H
 #define LDS_JOBEXEC_H
@@ -48,29 +55,5 @@ int jobexec_idle(const struct jobexec *jx);
 
 void jobexec_status_json(const struct jobexec *jx, FILE *out);
 void jobexec_status_text(const struct jobexec *jx, FILE *out);
-
-/*
- * Policy checks on a decoded START, against x: the number of ranks
- * (exec.max_ranks), every program on the allow-list once resolved with
- * realpath (progs[i] is then the allow-list entry to run for rank i), no
- * argument ":" (mpirun would start another program), environment entries
- * NAME=VALUE with NAME in MWL_*, MW_* or LDS_*, hosts of
- * [A-Za-z0-9.,:_-], an absolute hostfile without "..", distinct file
- * names.  Returns 0, or a negative errno with why filled in.  Pure but
- * for realpath().
- */
-int jobexec_check(const struct config_exec *x, const struct exec_start *s, const char **progs, char *why,
-		  size_t len);
-
-/*
- * mpirun's command line for s: x->mpirun, x->mpirun_args, --tag-output,
- * -H or --hostfile if given, then one app context per rank
- * ("-np 1 -x LDS_SOCKET=... -x ENV... PROGRAM ARGS", joined by ":"),
- * where socket_env ("LDS_SOCKET=PATH") is added to ranks that do not set
- * LDS_SOCKET themselves.  Strings are not copied.  Returns a
- * NULL-terminated vector to free(), or NULL (out of memory).
- */
-char **jobexec_argv(const struct config_exec *x, const struct exec_start *s, const char *const *progs,
-		    const char *socket_env);
 
 #endif

@@ -20,12 +20,16 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "execspec.h"
 #include "jobspawn.h"
+#include "proctree.h"
 
 #define FD_OUT 1
 #define FD_ERR 2
 #define FD_COLLECT 3
 #define FD_PARK 10    /* pipe ends wait above the descriptors they go to */
+
+static volatile sig_atomic_t stop_sig;   /* SIGTERM and the like: pass on to the whole job */
 
 static void __attribute__((noreturn)) child_fail(int code, const char *what, const char *arg, int err)
 {
@@ -98,7 +102,7 @@ static void child_drop_privileges(const struct config_exec *x)
 static int child_workdir(const struct jobspawn_spec *sp)
 {
 	struct stat st;
-	int dfd;
+	int dfd, fd;
 
 	if (mkdir(sp->dir, 0700) < 0)
 		child_fail(126, "cannot create the job directory", sp->dir, errno);
@@ -108,7 +112,7 @@ static int child_workdir(const struct jobspawn_spec *sp)
 	if (st.st_uid != geteuid())
 		child_fail(126, "job directory replaced under us:", sp->dir, EPERM);
 	for (unsigned i = 0; i < sp->nfiles; i++) {
-		int fd = openat(dfd, sp->files[i].name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		fd = openat(dfd, sp->files[i].name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 
 		if (fd < 0)
 			child_fail(126, "cannot create", sp->files[i].name, errno);
@@ -116,6 +120,15 @@ static int child_workdir(const struct jobspawn_spec *sp)
 		if (close(fd) < 0)
 			child_fail(126, "cannot write", sp->files[i].name, errno);
 	}
+	/* Read-only: a rank may not change what the next one runs (and the
+	 * trampoline checks its digest anyway). */
+	fd = openat(dfd, EXECSPEC_NAME, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+
+	if (fd < 0)
+		child_fail(126, "cannot create", EXECSPEC_NAME, errno);
+	write_all(fd, sp->spec, sp->spec_len);
+	if (close(fd) < 0)
+		child_fail(126, "cannot write", EXECSPEC_NAME, errno);
 	return dfd;
 }
 
@@ -172,9 +185,47 @@ static void child_cleanup(const char *dir)
 		dprintf(FD_ERR, "ldsd exec: cannot remove the job directory %s: %s\n", dir, strerror(errno));
 }
 
+static void on_stop(int sig)
+{
+	stop_sig = sig;
+}
+
+/* Waits for mpirun, reaping the orphans that come to us meanwhile; a stop
+ * signal is passed on to every process of the job, also to those that
+ * left its process group. */
+static int child_wait(pid_t mpirun)
+{
+	int st = 0;
+
+	for (;;) {
+		pid_t w;
+
+		if (stop_sig) {
+			int sig = stop_sig;
+
+			stop_sig = 0;
+			proctree_signal(getpid(), sig);
+		}
+		w = waitpid(-1, &st, 0);
+		if (w == mpirun || (w < 0 && errno != EINTR))
+			return st;
+	}
+}
+
+/* mpirun has ended: nothing of the job may outlive it. */
+static void child_sweep(void)
+{
+	for (;;) {
+		proctree_signal(getpid(), SIGKILL);
+		if (waitpid(-1, NULL, 0) < 0 && errno == ECHILD)
+			return;
+	}
+}
+
 static void __attribute__((noreturn)) child(const struct jobspawn_spec *sp, int out, int err, int col)
 {
 	static const int stop_sigs[] = { SIGTERM, SIGINT, SIGHUP };
+	struct sigaction sa = { .sa_handler = on_stop };   /* no SA_RESTART: waitpid must see it */
 	struct rlimit no_core = { 0, 0 };
 	sigset_t none;
 	pid_t pid;
@@ -183,12 +234,17 @@ static void __attribute__((noreturn)) child(const struct jobspawn_spec *sp, int 
 	setsid();
 	prctl(PR_SET_NAME, "ldsd-job", 0, 0, 0);   /* what ps shows for the supervisor */
 	child_fds(out, err, col);
+	/* The job's orphans become ours, whatever session they made. */
+	if (prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
+		child_fail(126, "cannot become the job's child subreaper", NULL, errno);
 	child_forget_secrets(sp->daemon_cfg);
+	/* Handlers before unblocking: a stop sent at once must not kill us
+	 * and leave the job behind. */
+	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
+		sigaction(stop_sigs[i], &sa, NULL);
+	signal(SIGPIPE, SIG_DFL);
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);   /* the daemon blocks signals for its signalfd */
-	signal(SIGPIPE, SIG_DFL);
-	for (size_t i = 0; i < sizeof(stop_sigs) / sizeof(stop_sigs[0]); i++)
-		signal(stop_sigs[i], SIG_IGN);
 	child_drop_privileges(sp->x);
 	umask(022);
 	dfd = child_workdir(sp);
@@ -202,8 +258,8 @@ static void __attribute__((noreturn)) child(const struct jobspawn_spec *sp, int 
 		child_fail(127, "cannot run", sp->argv[0], errno);
 	}
 	setrlimit(RLIMIT_CORE, &no_core);
-	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-		;
+	st = child_wait(pid);
+	child_sweep();
 	child_collect(dfd, sp->collect);
 	close(FD_COLLECT);
 	close(dfd);

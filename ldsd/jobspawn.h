@@ -3,15 +3,19 @@
  * configured unprivileged user, and nothing else.
  *
  * The daemon forks a supervisor that never returns to daemon code.  It
- * starts a new session (its pid is the job's process group), puts its
+ * starts a new session (its pid is the job's process group), becomes a
+ * child subreaper (the job's orphans become its children), puts its
  * stdout and stderr on two pipes and the collected file on a third,
  * closes every other descriptor, forgets the daemon's keys, and - when
  * the daemon is root - drops to the configured user and group
  * (initgroups, setresgid, setresuid, then checks that root cannot be
  * regained).  Only then does it touch the file system: it creates the
- * job's directory (mode 0700), writes the request's files into it and
- * runs mpirun there, with the given environment, as a child.  It ignores
- * SIGTERM (mpirun in the same group gets it), waits for mpirun, writes the
+ * job's directory (mode 0700), writes the request's files and the rank
+ * file (EXECSPEC_NAME, mode 0400) into it and runs mpirun there, with the
+ * given environment, as a child.  SIGTERM, SIGINT and SIGHUP it passes on
+ * to every process of the job (proctree.h), also to those that left its
+ * process group.  When mpirun ends it SIGKILLs whatever of the job is
+ * left and reaps it, so nothing of a job outlives it; then it writes the
  * collected file (if any, at most JOBSPAWN_COLLECT_MAX bytes, a regular
  * file not reached through a symbolic link) to the third pipe, removes
  * the directory and ends the way mpirun ended (same exit code, or killed
@@ -40,6 +44,8 @@ struct jobspawn_spec {
 	const struct exec_file *files;
 	unsigned nfiles;
 	const char *collect;          /* name in dir sent back on fd collected, or "" */
+	const char *spec;             /* the rank file's contents (execspec.h) */
+	size_t spec_len;
 	struct config *daemon_cfg;    /* its peers' keys are wiped in the child */
 };
 

@@ -4,7 +4,7 @@
  * comes back.
  *
  *   exectest -s SOCK -c CLUSTER [-T SECONDS] [-e NAME=VALUE]... [-P SECONDS]
- *            [-S SECONDS] [-l] [-r HEX] PROGRAM [ARG...]
+ *            [-S SECONDS] [-l] [-r HEX] [-u USER] [-U UID] PROGRAM [ARG...]
  *
  * Prints "STARTED text", the job's output as it comes (stdout lines to
  * stdout, stderr to stderr; with -l only "LINES n LAST text" at the end),
@@ -12,12 +12,14 @@
  * "REFUSED errno text".  -P waits that long
  * before reading anything (the gateway must hold the job back), -S sends
  * STOP that long after STARTED, -r sends the given hex bytes as the
- * request instead of a START.  Exit status: 0 the job exited 0, 1 it
+ * request instead of a START, -u and -U name another requester than the
+ * user running exectest (its gateway must refuse that).  Exit status: 0 the job exited 0, 1 it
  * exited otherwise, 3 refused, 4 no answer within -T (default 60 s),
  * 5 a liblds error, 2 usage.
  */
 #include <errno.h>
 #include <getopt.h>
+#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,8 @@
 #include "libclient/lds.h"
 
 struct opts {
-	const char *sock, *cluster, *raw;
+	const char *sock, *cluster, *raw, *user;
+	long uid;
 	const char *env[EXEC_MAX_ENV];
 	unsigned nenv;
 	double timeout, pause, stop_after;
@@ -38,7 +41,7 @@ struct opts {
 static int usage(void)
 {
 	fprintf(stderr, "usage: exectest -s SOCK -c CLUSTER [-T S] [-e NAME=VALUE]... [-P S] [-S S] [-l] [-r HEX] "
-		"PROGRAM [ARG...]\n");
+		"[-u USER] [-U UID] PROGRAM [ARG...]\n");
 	return 2;
 }
 
@@ -170,14 +173,15 @@ static int run(struct lds *h, const char *dst, const struct opts *o)
 
 int main(int argc, char **argv)
 {
-	struct opts o = { .timeout = 60 };
+	struct opts o = { .timeout = 60, .uid = -1 };
+	const struct passwd *pw = getpwuid(getuid());
 	struct exec_rank rank = { 0 };
 	struct exec_msg m = { .type = EXEC_START, .job = 1 };
 	char dst[LDS_NAME_MAX];
 	struct lds *h;
 	int ch, err = 0, rc;
 
-	while ((ch = getopt(argc, argv, "+s:c:T:e:P:S:lr:")) != -1) {
+	while ((ch = getopt(argc, argv, "+s:c:T:e:P:S:lr:u:U:")) != -1) {
 		switch (ch) {
 		case 's': o.sock = optarg; break;
 		case 'c': o.cluster = optarg; break;
@@ -191,6 +195,8 @@ int main(int argc, char **argv)
 		case 'S': o.stop_after = strtod(optarg, NULL); break;
 		case 'l': o.count_lines = 1; break;
 		case 'r': o.raw = optarg; break;
+		case 'u': o.user = optarg; break;
+		case 'U': o.uid = strtol(optarg, NULL, 10); break;
 		default: return usage();
 		}
 	}
@@ -208,7 +214,8 @@ int main(int argc, char **argv)
 		rank.nargs = (unsigned)(argc - optind - 1);
 		rank.env = o.env;
 		rank.nenv = o.nenv;
-		m.start = (struct exec_start){ .timeout = (uint32_t)o.timeout, .hosts = "", .hostfile = "",
+		m.start = (struct exec_start){ .uid = o.uid >= 0 ? (uint32_t)o.uid : (uint32_t)getuid(),
+					       .user = o.user ? o.user : pw ? pw->pw_name : "?", .timeout = (uint32_t)o.timeout, .hosts = "", .hostfile = "",
 					       .collect = "", .ranks = &rank, .nranks = 1 };
 	}
 	rc = o.raw ? send_raw(h, dst, o.raw) : send_exec(h, dst, &m);

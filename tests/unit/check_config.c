@@ -899,10 +899,24 @@ END_TEST
 
 static const struct bad bad_exec[] = {
 	{ NULL, "exec = 1;", "exec", "must be a group" },
-	{ NULL, "exec = { " PROGS USER "};", "exec.allow_clusters", "required setting missing" },
-	{ NULL, "exec = { " ALLOW USER "};", "exec.programs", "required setting missing" },
+	{ NULL, "exec = { " PROGS USER "};", "exec.allow_clusters", "required with programs" },
+	{ NULL, "exec = { " ALLOW USER "};", "exec.programs", "required with allow_clusters" },
+	{ NULL, "exec = { " USER "};", "exec.rules", "required: who may start which jobs" },
 	{ NULL, "exec = { " ALLOW PROGS "};", "exec.user", "required setting missing" },
-	{ NULL, "exec = { allow_clusters = [ ]; " PROGS USER "};", "exec.allow_clusters", "must not be empty" },
+	{ NULL, "exec = { allow_clusters = [ ]; " PROGS USER "};", "exec.allow_clusters", "required with programs" },
+	{ NULL, "exec = { " USER "rules = { cluster = \"clusterB\"; }; };", "exec.rules", "must be a list of groups" },
+	{ NULL, "exec = { " USER "rules = ( { cluster = \"clusterB\"; program = \"/usr/bin/id\"; } ); };",
+	  "exec.rules.[0].users", "required setting missing" },
+	{ NULL, "exec = { " USER "rules = ( { cluster = \"clusterZ\"; users = [ \"*\" ]; program = \"/usr/bin/id\"; } ); };",
+	  "exec.rules.[0].cluster", "\"clusterZ\" is not one of this gateway's peers" },
+	{ NULL, "exec = { " USER "rules = ( { cluster = \"clusterB\"; users = [ \"a b\" ]; program = \"/usr/bin/id\"; } ); };",
+	  "exec.rules.[0].users.[0]", "\"a b\" is not a user name" },
+	{ NULL, "exec = { " USER "rules = ( { cluster = \"clusterB\"; users = [ \"*\" ]; program = \"/usr/bin/id\"; "
+	  "args = [ \"**\", \"x\" ]; } ); };", "exec.rules.[0].args.[0]", "must be the last pattern" },
+	{ NULL, "exec = { " USER "rules = ( { cluster = \"clusterB\"; users = [ \"*\" ]; program = \"/etc/passwd\"; } ); };",
+	  "exec.rules.[0].program", "/etc/passwd is not an executable file" },
+	{ NULL, "exec = { " ALLOW PROGS USER "trampoline = \"/no/ldsd-exec\"; };", "exec.trampoline",
+	  "No such file or directory" },
 	{ NULL, "exec = { allow_clusters = [ \"clusterZ\" ]; " PROGS USER "};", "exec.allow_clusters.[0]",
 	  "\"clusterZ\" is not one of this gateway's peers" },
 	{ NULL, "exec = { allow_clusters = [ \"a/b\" ]; " PROGS USER "};", "exec.allow_clusters.[0]",
@@ -986,6 +1000,23 @@ START_TEST(test_exec_print_round_trip)
 	ck_assert_msg(strstr(first, "mpirun_args = [ \"--mca\", \"btl\", \"self,tcp\" ];") != NULL, "%s", first);
 	reload(first);
 	ck_assert_uint_eq(again.exec.max_jobs, 2);
+	free(first);
+	/* Rules: per cluster and user, with argument patterns. */
+	expect_ok(exec_conf("exec = { " USER "rules = ( { cluster = \"clusterB\"; users = [ \"alice\", \"bob\" ]; "
+			    "program = \"/usr/bin/id\"; args = [ \"-u\", \"**\" ]; }, { cluster = \"clusterB\"; "
+			    "users = [ \"*\" ]; program = \"/bin/true\"; } ); };"));
+	ck_assert_uint_eq(cfg.exec.nrules, 2);
+	ck_assert_uint_eq(cfg.exec.nallow, 0);
+	ck_assert_str_eq(cfg.exec.rules[0].users[1], "bob");
+	ck_assert_uint_eq(cfg.exec.rules[0].nargs, 2);
+	ck_assert_uint_eq(cfg.exec.rules[1].nargs, 0);
+	first = print_to_string(&cfg);
+	ck_assert_msg(strstr(first, "args = [ \"-u\", \"**\" ];") != NULL, "%s", first);
+	reload(first);
+	ck_assert_uint_eq(again.exec.nrules, 2);
+	ck_assert_str_eq(again.exec.rules[0].args[1], "**");
+	ck_assert_str_eq(again.exec.rules[1].users[0], "*");
+	ck_assert_uint_eq(again.exec.rules[1].nargs, 0);
 	free(first);
 	/* Without an exec group none is printed. */
 	expect_ok(root_conf(NULL, NULL));

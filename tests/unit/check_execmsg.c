@@ -17,6 +17,8 @@ static void sample_start(struct exec_msg *m, struct exec_rank ranks[2])
 	memset(m, 0, sizeof(*m));
 	m->type = EXEC_START;
 	m->job = 0xA1B2C3D4u;
+	m->start.uid = 1000;
+	m->start.user = "alice";
 	m->start.timeout = 3600;
 	m->start.hosts = "b01,b02:4";
 	m->start.hostfile = "";
@@ -62,6 +64,8 @@ START_TEST(test_start_round_trip)
 	free(buf);
 	ck_assert_uint_eq(d.type, EXEC_START);
 	ck_assert_uint_eq(d.job, 0xA1B2C3D4u);
+	ck_assert_uint_eq(d.start.uid, 1000);
+	ck_assert_str_eq(d.start.user, "alice");
 	ck_assert_uint_eq(d.start.timeout, 3600);
 	ck_assert_str_eq(d.start.hosts, "b01,b02:4");
 	ck_assert_str_eq(d.start.hostfile, "");
@@ -168,7 +172,7 @@ START_TEST(test_bad_version_and_type)
 
 	sample_other(0, &m);
 	buf = encode(&m, &n);
-	buf[0] = 2;
+	buf[0] = 1;   /* version 1: START without its requester */
 	ck_assert_int_eq(exec_decode(buf, n, &d), -EPROTONOSUPPORT);
 	buf[0] = EXEC_VERSION;
 	buf[1] = EXEC_TYPE_MAX;
@@ -216,6 +220,8 @@ START_TEST(test_encode_refuses)
 }
 END_TEST
 
+#define REQ (6 + 4 + 1 + 5)   /* header, uid, user "alice" */
+
 /* Hand-made hostile STARTs: counts beyond the limits or the bytes there,
  * a NUL or control character inside a string, a bad file name. */
 START_TEST(test_hostile_start)
@@ -227,8 +233,9 @@ START_TEST(test_hostile_start)
 
 	sample_start(&m, ranks);
 	buf = encode(&m, &n);
-	/* hosts' first byte: after the 6-byte header, timeout, hosts' length. */
-	at = 6 + 4 + 2;
+	/* hosts' first byte: after the 6-byte header, uid, user, timeout,
+	 * hosts' length. */
+	at = REQ + 4 + 2;
 	buf[at] = '\0';
 	ck_assert_int_eq(exec_decode(buf, n, &d), -EBADMSG);
 	buf[at] = '\n';
@@ -237,7 +244,7 @@ START_TEST(test_hostile_start)
 	ck_assert_int_eq(exec_decode(buf, n, &d), 0);
 	exec_msg_free(&d);
 	/* hosts' length claims far more than the message holds. */
-	buf[6 + 4] = 0xFF;
+	buf[REQ + 4] = 0xFF;
 	ck_assert_int_eq(exec_decode(buf, n, &d), -EBADMSG);
 	free(buf);
 
@@ -246,7 +253,7 @@ START_TEST(test_hostile_start)
 	m.start.nfiles = 0;
 	buf = encode(&m, &n);
 	/* nranks sits right after an empty collect and nfiles 0. */
-	at = 6 + 4 + 2 + strlen("b01,b02:4") + 2 + 1 + 1;
+	at = REQ + 4 + 2 + strlen("b01,b02:4") + 2 + 1 + 1;
 	ck_assert_uint_eq(buf[at], 0);
 	ck_assert_uint_eq(buf[at + 1], 2);
 	buf[at + 1] = 0;
@@ -255,6 +262,46 @@ START_TEST(test_hostile_start)
 	buf[at + 1] = 0xFF;
 	ck_assert_int_eq(exec_decode(buf, n, &d), -EBADMSG);
 	free(buf);
+}
+END_TEST
+
+/* The requester, read by the requesting gateway without a full decode;
+ * a user name that is not one is refused both ways. */
+START_TEST(test_requester)
+{
+	struct exec_rank ranks[2];
+	struct exec_msg m, d;
+	char user[EXEC_USER_MAX + 1];
+	uint32_t uid = 0;
+	size_t n;
+	uint8_t *buf;
+
+	sample_start(&m, ranks);
+	buf = encode(&m, &n);
+	ck_assert_int_eq(exec_peek_requester(buf, n, &uid, user), 1);
+	ck_assert_uint_eq(uid, 1000);
+	ck_assert_str_eq(user, "alice");
+	ck_assert_int_eq(exec_peek_requester(buf, 12, &uid, user), -EBADMSG);
+	buf[11] = ' ';   /* "alice" -> "a ice" */
+	ck_assert_int_eq(exec_peek_requester(buf, n, &uid, user), -EBADMSG);
+	ck_assert_int_eq(exec_decode(buf, n, &d), -EBADMSG);
+	buf[11] = '\0';
+	ck_assert_int_eq(exec_peek_requester(buf, n, &uid, user), -EBADMSG);
+	buf[0] = 1;
+	ck_assert_int_eq(exec_peek_requester(buf, n, &uid, user), -EPROTONOSUPPORT);
+	free(buf);
+	sample_other(0, &m);
+	buf = encode(&m, &n);
+	ck_assert_int_eq(exec_peek_requester(buf, n, &uid, user), 0);
+	free(buf);
+	sample_start(&m, ranks);
+	m.start.user = "-rf";
+	ck_assert_uint_eq(exec_encode(&m, NULL, 0), 0);
+	m.start.user = "";
+	ck_assert_uint_eq(exec_encode(&m, NULL, 0), 0);
+	m.start.user = "abcdefghijklmnopqrstuvwxyz0123456";   /* 33 */
+	ck_assert_uint_eq(exec_encode(&m, NULL, 0), 0);
+	ck_assert(exec_user_name_valid("svc.lds_2-a"));
 }
 END_TEST
 
@@ -284,6 +331,7 @@ Suite *make_execmsg_suite(void)
 	tcase_add_test(tc, test_bad_version_and_type);
 	tcase_add_test(tc, test_encode_refuses);
 	tcase_add_test(tc, test_hostile_start);
+	tcase_add_test(tc, test_requester);
 	tcase_add_test(tc, test_file_names);
 	suite_add_tcase(s, tc);
 	return s;

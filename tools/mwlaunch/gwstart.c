@@ -1,10 +1,12 @@
 /* gwstart.c - clusters started through their gateways; see gwstart.h. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pwd.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include "libclient/lds.h"
@@ -89,8 +91,15 @@ static int gw_send(struct gw *g, const char *cluster, const struct exec_msg *m, 
 int gw_start(struct gw *g, struct child *c, const struct exec_start *req, double answer)
 {
 	struct exec_msg m = { .type = EXEC_START, .job = c->job, .start = *req };
-	size_t n = exec_encode(&m, NULL, 0);
+	const struct passwd *pw = getpwuid(getuid());
+	size_t n;
 	int r;
+
+	/* Who asks: the local gateway checks it against the socket's
+	 * credentials, the remote one grants by it (exec.rules). */
+	m.start.uid = (uint32_t)getuid();
+	m.start.user = pw ? pw->pw_name : "";
+	n = exec_encode(&m, NULL, 0);
 
 	c->gw = g;
 	c->t_start = run_now();
