@@ -97,6 +97,10 @@ int main(int argc, char **argv)
 	size_t len;
 	int e;
 
+	if (argc == 2 && strcmp(argv[1], "--version") == 0) {
+		puts("ldsd-exec " LDS_VERSION);
+		return 0;
+	}
 	if (argc != 3)
 		die("usage: ldsd-exec FILE DIGEST (run by ldsd's exec service through mpirun)%s", "", 0);
 	if (rank_s == NULL || rank_s[0] == '\0' || (rank = strtoul(rank_s, &end, 10), *end != '\0') ||

@@ -20,7 +20,7 @@ for inc in '<lds.h>' '<lds/lds.h>'; do
 	"$T/p" > /dev/null || fail "the program built against the install does not run"
 	ldd "$T/p" | grep -q "$P/lib/liblds.so.1" || fail "not linked against the installed liblds: $(ldd "$T/p")"
 done
-for prog in "$P/sbin/ldsd" "$P"/bin/*; do
+for prog in "$P"/sbin/* "$P"/bin/*; do
 	out=$("$prog" --version 2>&1) || fail "${prog##*/} --version exited $?: $out"
 	echo "$out" | grep -q "$version" || fail "${prog##*/} --version says '$out', not $version"
 done
