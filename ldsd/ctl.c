@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "admission.h"
 #include "clientsrv.h"
 #include "clock.h"
 #include "ctl.h"
@@ -44,6 +45,8 @@ static void ctl_status(struct daemon *d, FILE *out, int json)
 		clientsrv_status_json(d->cs, out);
 		fputs(",\"exec\":", out);
 		jobexec_status_json(d->jx, out);
+		fputs(",\"peer_port\":", out);
+		admission_status_json(d->adm, out);
 		fputs("}\n", out);
 		return;
 	}
@@ -53,6 +56,7 @@ static void ctl_status(struct daemon *d, FILE *out, int json)
 		link_status_text(d->links[i], out);
 	clientsrv_status_text(d->cs, out);
 	jobexec_status_text(d->jx, out);
+	admission_status_text(d->adm, out);
 }
 
 static void ctl_fault(struct daemon *d, FILE *out, const char *args)
