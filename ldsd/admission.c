@@ -13,6 +13,12 @@
 /* Sources remembered beyond those with connections open: their failures
  * must outlive their connections for the penalty to work. */
 #define SPARE_SOURCES 64
+/* An address that authenticated a connection this recently is a peer's:
+ * the total limit and random early drop do not apply to it (only
+ * max_per_source does), so that an honest link reconnects while a flood
+ * from other addresses holds every other slot.  TCP connections, unlike
+ * SYNs, cannot come from a forged address. */
+#define TRUST_NS (3600ull * NS)
 /* Distinct reasons logged in full per source and window. */
 #define REASONS 4
 #define BACKOFF_MIN_NS (10ull * 1000000)
@@ -29,6 +35,7 @@ struct adm_source {
 	unsigned dropped;            /* connections dropped at accept in the window */
 	unsigned drops_unlogged;
 	char last[160];              /* the latest failure not logged in full */
+	uint64_t authed_ns;          /* when a connection from it last authenticated, 0 = never */
 };
 
 struct admission {
@@ -137,15 +144,31 @@ static void adm_end_window(struct admission *a, struct adm_source *s, uint64_t n
 	s->last[0] = '\0';
 }
 
+static int adm_trusted(const struct adm_source *s, uint64_t now)
+{
+	return s->authed_ns && now - s->authed_ns < TRUST_NS;
+}
+
 static void adm_window(struct admission *a, struct adm_source *s, uint64_t now)
 {
 	if (s->window_ns == 0 || now - s->window_ns >= WINDOW_NS)
 		adm_end_window(a, s, now);
 }
 
-/* addr's entry: found, a free one, or the one idle longest (its counts
- * logged first).  Never NULL: at most max_unauth entries hold
- * connections, and there are SPARE_SOURCES more. */
+/* True if s is a better entry to reuse than best: idle, untrusted first,
+ * then the one whose window is oldest. */
+static int adm_evictable(const struct adm_source *s, const struct adm_source *best, uint64_t now)
+{
+	if (s->unauth > 0)
+		return 0;
+	if (best == NULL || adm_trusted(best, now) > adm_trusted(s, now))
+		return 1;
+	return adm_trusted(best, now) == adm_trusted(s, now) && s->window_ns < best->window_ns;
+}
+
+/* addr's entry: found, a free one, or the idle one least worth keeping
+ * (its counts logged first); NULL only if every entry holds connections
+ * (trusted sources beyond SPARE_SOURCES doing so at once). */
 static struct adm_source *adm_source(struct admission *a, const char *addr, uint64_t now)
 {
 	struct adm_source *free_s = NULL, *idle = NULL;
@@ -159,9 +182,11 @@ static struct adm_source *adm_source(struct admission *a, const char *addr, uint
 		}
 		if (s->addr[0] == '\0' && free_s == NULL)
 			free_s = s;
-		else if (s->addr[0] && s->unauth == 0 && (idle == NULL || s->window_ns < idle->window_ns))
+		else if (s->addr[0] && adm_evictable(s, idle, now))
 			idle = s;
 	}
+	if (free_s == NULL && idle == NULL)
+		return NULL;
 	if (free_s == NULL) {
 		adm_end_window(a, idle, now);
 		free_s = idle;
@@ -173,7 +198,8 @@ static struct adm_source *adm_source(struct admission *a, const char *addr, uint
 }
 
 /* Why a new connection from s is dropped, or NULL if it may stay. */
-static const char *adm_drop_reason(struct admission *a, const struct adm_source *s, char *buf, size_t len)
+static const char *adm_drop_reason(struct admission *a, const struct adm_source *s, uint64_t now, char *buf,
+				   size_t len)
 {
 	const struct config_handshake *c = a->cfg;
 
@@ -186,6 +212,8 @@ static const char *adm_drop_reason(struct admission *a, const struct adm_source 
 		snprintf(buf, len, "%u connections from it not authenticated yet (max_per_source)", s->unauth);
 		return buf;
 	}
+	if (adm_trusted(s, now))
+		return NULL;
 	if (a->unauth >= c->max_unauth) {
 		snprintf(buf, len, "%u connections not authenticated yet (max_unauth)", a->unauth);
 		return buf;
@@ -215,7 +243,12 @@ int admission_admit(struct admission *a, const char *peer, uint64_t now_ns)
 	}
 	adm_addr(peer, addr, sizeof(addr));
 	s = adm_source(a, addr, now_ns);
-	why = adm_drop_reason(a, s, buf, sizeof(buf));
+	if (s == NULL) {
+		a->dropped++;
+		a->quiet_drops++;
+		return -1;
+	}
+	why = adm_drop_reason(a, s, now_ns, buf, sizeof(buf));
 	if (why != NULL) {
 		a->dropped++;
 		if (s->dropped++ == 0 && adm_line_ok(a, now_ns))
@@ -258,12 +291,16 @@ void admission_release(struct admission *a, const char *peer, const char *cluste
 
 	adm_addr(peer, addr, sizeof(addr));
 	s = adm_source(a, addr, now_ns);
+	if (s == NULL)
+		return; /* cannot be: an admitted connection's source holds its entry */
 	if (s->unauth > 0) {
 		s->unauth--;
 		a->unauth--;
 	}
-	if (why == NULL)
+	if (why == NULL) {
+		s->authed_ns = now_ns;
 		return;
+	}
 	a->failed++;
 	s->failures++;
 	if (adm_new_reason(s, why) && adm_line_ok(a, now_ns)) {
@@ -305,7 +342,7 @@ void admission_tick(struct admission *a, uint64_t now_ns)
 			continue;
 		adm_end_window(a, s, now_ns);
 		/* Nothing open and nothing to remember: the entry is free. */
-		if (s->unauth == 0)
+		if (s->unauth == 0 && !adm_trusted(s, now_ns))
 			s->addr[0] = '\0';
 	}
 	adm_budget_window(a, now_ns);
