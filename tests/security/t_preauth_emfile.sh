@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Out of descriptors: the listening gateway runs with 64, and 300 stalled
+# HELLOs from 5 addresses (the per-source and total limits allow them) use
+# them up.  accept() then fails with EMFILE: the gateway must drop the
+# waiting connection with its reserve descriptor, log it once, pause
+# accepting instead of spinning, keep the honest link's streams, and
+# accept again (the honest link reconnecting) once the attack is over.
+# Reproduces: ldsd spun on accept failing with EMFILE, 7.7 CPU-s in 10 s,
+# nothing logged.
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/attack_lib.sh"
+make_key "$T/key"
+write_conf clusterB clusterA listen 2
+write_conf clusterA clusterB connect 2
+start_ldsd_nofile clusterB 64
+start_ldsd clusterA
+wait_up clusterA 2
+start_attack fill stall -n 300 -s 127.0.0.2 -S 5 -t 8
+sleep 2
+fds=$(nfds "$PID_clusterB")
+cpu=$(cpu_in "$PID_clusterB" 4)
+lt "$cpu" 0.8 || fail "clusterB used $cpu CPU-s in 4 s out of descriptors ($fds open): spinning on accept"
+kill -0 "$PID_clusterB" || fail "clusterB died"
+n=$(grep -c "cannot accept connections: Too many open files" "$T/clusterB.log")
+[ "$n" = 1 ] || fail "the descriptor shortage was logged $n times, not once"
+wait "$APID_fill"
+# The attack is over: its connections are closed, and the listener
+# accepts again.
+t0=$(date +%s)
+ctl clusterA fault break clusterB | grep -q "2 streams" || fail "could not break the honest streams"
+wait_up clusterA 2
+grep -q "accepting connections again; [0-9]* were dropped for lack of descriptors" "$T/clusterB.log" ||
+	fail "clusterB did not log that it accepts again"
+echo "measured: out of descriptors ($fds of 64): $cpu CPU-s in 4 s, logged once; honest link back $(( $(date +%s) - t0 )) s after the attack; $(cat "$T/fill.out")"
