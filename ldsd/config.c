@@ -1241,6 +1241,11 @@ void config_peer_defaults(struct config_peer *p)
 	cc_default(p->congestion, sizeof(p->congestion));
 }
 
+void config_handshake_defaults(struct config_handshake *h)
+{
+	*h = handshake_defaults;
+}
+
 const struct config_peer *config_peer_find(const struct config *cfg, const char *name)
 {
 	for (size_t i = 0; i < cfg->npeers; i++)

@@ -139,6 +139,9 @@ void config_print(const struct config *cfg, FILE *out);
  * this kernel; for programs that build a link without a file (ldsbench
  * --direct). */
 void config_peer_defaults(struct config_peer *p);
+/* Fills *h with the defaults of the handshake group, for programs that
+ * build a configuration without a file. */
+void config_handshake_defaults(struct config_handshake *h);
 /* Reads p->key_file into p->key: a regular file, mode 0600 or stricter,
  * CONFIG_KEY_MIN..CONFIG_KEY_MAX bytes (one trailing newline ignored).
  * Returns 0, or -1 with the reason, naming the file, in err. */

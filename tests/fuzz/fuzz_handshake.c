@@ -156,8 +156,7 @@ static void make_config(struct config *cfg)
 	snprintf(cfg->file, sizeof(cfg->file), "fuzz.conf");
 	snprintf(cfg->cluster, sizeof(cfg->cluster), "clusterB");
 	cfg->drain_timeout = 1;
-	cfg->handshake = (struct config_handshake){ .timeout = 10, .max_unauth = 4, .early_drop = 2,
-						    .max_per_source = 4, .max_failures = 60 };
+	config_handshake_defaults(&cfg->handshake);
 	config_peer_defaults(p);
 	snprintf(p->cluster, sizeof(p->cluster), "clusterA");
 	snprintf(p->address, sizeof(p->address), "127.0.0.1");
