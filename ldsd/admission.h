@@ -13,10 +13,14 @@
  *   cannot hold every slot while an honest peer's reconnects keep a chance;
  * - a source whose handshakes failed max_failures times in a window of
  *   ADMISSION_WINDOW_S is refused until the window ends;
- * - every failed handshake is logged with its source: the first of a
- *   window in full, the others counted and summed up in one line when the
- *   window ends ("N more failed handshakes from ADDR in the last 10 s");
- *   at most ADMISSION_LINES first lines per window over all sources;
+ * - every failed handshake is logged with its source: the first of each
+ *   reason (up to 4) per source and window in full, the others counted and
+ *   summed up in one line when the window ends ("N more failed handshakes
+ *   ... from ADDR in the last 10 s"); at most ADMISSION_LINES lines per
+ *   window over all sources, the excess counted in one more;
+ * - an address that authenticated a connection in the last hour (a
+ *   peer's) is exempt from max_unauth and early drop, so that its link
+ *   reconnects while a flood from other addresses fills the table;
  * - accept() failing for lack of descriptors is logged once per episode
  *   and answered with a back-off (admission_accept_failed), so that the
  *   event loop never spins on a listener it cannot serve.
