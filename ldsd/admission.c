@@ -49,10 +49,13 @@ struct admission {
 	uint64_t lines_window_ns;
 	unsigned lines;
 	uint64_t quiet_failures, quiet_drops;
-	/* accept() failing for lack of descriptors: one episode. */
+	/* accept() failing for lack of descriptors: an episode lasts until
+	 * an accept succeeds; its start and end are logged at most once a
+	 * window each, as a flood can free and take a descriptor many times. */
 	int starving;
 	uint64_t backoff_ns;
-	uint64_t starved_drops;
+	uint64_t starved_drops;      /* since the last "accepting again" line */
+	uint64_t starve_logged_ns, resume_logged_ns;
 	uint64_t admitted, dropped, failed, accept_errors;
 };
 
@@ -236,10 +239,14 @@ int admission_admit(struct admission *a, const char *peer, uint64_t now_ns)
 	char addr[sizeof(s->addr)], buf[128];
 
 	if (a->starving) {
-		log_info("peer port: accepting connections again; %" PRIu64 " were dropped for lack of descriptors",
-			 a->starved_drops);
 		a->starving = 0;
 		a->backoff_ns = 0;
+		if (a->resume_logged_ns == 0 || now_ns - a->resume_logged_ns >= WINDOW_NS) {
+			log_info("peer port: accepting connections again; %" PRIu64
+				 " were dropped for lack of descriptors", a->starved_drops);
+			a->starved_drops = 0;
+			a->resume_logged_ns = now_ns;
+		}
 	}
 	adm_addr(peer, addr, sizeof(addr));
 	s = adm_source(a, addr, now_ns);
@@ -322,11 +329,13 @@ uint64_t admission_accept_failed(struct admission *a, int err, uint64_t now_ns)
 	a->starved_drops++;
 	if (!a->starving) {
 		a->starving = 1;
-		a->starved_drops = 1;
 		a->backoff_ns = BACKOFF_MIN_NS;
-		log_warnx("peer port: cannot accept connections: %s; dropping them and pausing the listener (%u "
-			  "not yet authenticated; is the descriptor limit, ulimit -n, too low?)",
-			  strerror(-err), a->unauth);
+		if (a->starve_logged_ns == 0 || now_ns - a->starve_logged_ns >= WINDOW_NS) {
+			log_warnx("peer port: cannot accept connections: %s; dropping them and pausing the listener "
+				  "(%u not yet authenticated; is the descriptor limit, ulimit -n, too low?)",
+				  strerror(-err), a->unauth);
+			a->starve_logged_ns = now_ns;
+		}
 		return a->backoff_ns;
 	}
 	a->backoff_ns = a->backoff_ns * 2 > BACKOFF_MAX_NS ? BACKOFF_MAX_NS : a->backoff_ns * 2;

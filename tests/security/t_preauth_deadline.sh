@@ -8,11 +8,13 @@
 . "$(dirname "$0")/attack_lib.sh"
 two_clusters 2
 before=$(nfds "$PID_clusterB")
+flow_start
 start_attack stall stall -n 20 -s 127.0.0.2 -t 14
 start_attack hold hold -n 5 -s 127.0.0.3 -t 14
 sleep 2
 unauth=$(json_field clusterB unauth)
 wait "$APID_stall" "$APID_hold"
+flow_stop
 for a in stall hold; do
 	[ "$(attack_field $a opened)" -gt 0 ] || fail "$a: no connection opened: $(cat "$T/$a.out")"
 	[ "$(attack_field $a open)" = 0 ] ||
@@ -24,4 +26,5 @@ after=$(nfds "$PID_clusterB")
 grep -q "127.0.0.2:[0-9]* as cluster clusterA failed its handshake: not authenticated within 10.0 s" "$T/clusterB.log" ||
 	fail "the stalled HELLO was not logged with its source and the deadline"
 [ "$(json_field clusterA streams_up)" = 2 ] || fail "the honest link lost streams"
-echo "measured: 20 stalled HELLOs and 5 silent connections closed by the 10 s deadline; descriptors $before before, $after after"
+echo "measured: 20 stalled HELLOs and 5 silent connections closed by the 10 s deadline; descriptors $before before, $after after;" \
+	"honest flow: $FLOW_ROUNDS rounds intact"
