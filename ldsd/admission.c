@@ -14,10 +14,11 @@
  * must outlive their connections for the penalty to work. */
 #define SPARE_SOURCES 64
 /* An address that authenticated a connection this recently is a peer's:
- * the total limit and random early drop do not apply to it (only
- * max_per_source does), so that an honest link reconnects while a flood
- * from other addresses holds every other slot.  TCP connections, unlike
- * SYNs, cannot come from a forged address. */
+ * the total limit, random early drop and the failure penalty do not apply
+ * to it (only max_per_source does), so that an honest link reconnects
+ * while a flood from other addresses holds every other slot, and a lossy
+ * path on which it gives up on many attempts does not lock it out.  TCP
+ * connections, unlike SYNs, cannot come from a forged address. */
 #define TRUST_NS (3600ull * NS)
 /* Distinct reasons logged in full per source and window. */
 #define REASONS 4
@@ -205,8 +206,9 @@ static const char *adm_drop_reason(struct admission *a, const struct adm_source 
 				   size_t len)
 {
 	const struct config_handshake *c = a->cfg;
+	int trusted = adm_trusted(s, now);
 
-	if (s->failures >= c->max_failures) {
+	if (!trusted && s->failures >= c->max_failures) {
 		snprintf(buf, len, "%u failed handshakes from it within %d s (max_failures)", s->failures,
 			 ADMISSION_WINDOW_S);
 		return buf;
@@ -215,7 +217,7 @@ static const char *adm_drop_reason(struct admission *a, const struct adm_source 
 		snprintf(buf, len, "%u connections from it not authenticated yet (max_per_source)", s->unauth);
 		return buf;
 	}
-	if (adm_trusted(s, now))
+	if (trusted)
 		return NULL;
 	if (a->unauth >= c->max_unauth) {
 		snprintf(buf, len, "%u connections not authenticated yet (max_unauth)", a->unauth);

@@ -19,8 +19,9 @@
  *   ... from ADDR in the last 10 s"); at most ADMISSION_LINES lines per
  *   window over all sources, the excess counted in one more;
  * - an address that authenticated a connection in the last hour (a
- *   peer's) is exempt from max_unauth and early drop, so that its link
- *   reconnects while a flood from other addresses fills the table;
+ *   peer's) is exempt from max_unauth, early drop and max_failures, so
+ *   that its link reconnects while a flood from other addresses fills the
+ *   table;
  * - accept() failing for lack of descriptors is logged once per episode
  *   and answered with a back-off (admission_accept_failed), so that the
  *   event loop never spins on a listener it cannot serve.

@@ -112,7 +112,7 @@ START_TEST(t_penalty)
 END_TEST
 
 /* An address that authenticated keeps a place when the table is full,
- * within max_per_source. */
+ * within max_per_source, and is not penalised for failures. */
 START_TEST(t_trusted)
 {
 	struct admission *a = new_adm(&hs);
@@ -128,6 +128,11 @@ START_TEST(t_trusted)
 	for (int i = 0; i < 3; i++)
 		ck_assert_int_eq(admission_admit(a, "10.9.9.9:2", 2 * S), 0);
 	ck_assert_int_eq(admission_admit(a, "10.9.9.9:3", 2 * S), -1);
+	/* Its failures are counted and logged, but do not lock it out. */
+	for (int i = 0; i < 10; i++) {
+		admission_release(a, "10.9.9.9:2", "clusterA", "closed by peer", 2 * S);
+		ck_assert_int_eq(admission_admit(a, "10.9.9.9:2", 2 * S), 0);
+	}
 	admission_free(a);
 }
 END_TEST
