@@ -24,7 +24,7 @@
 struct lds_transport {
 	struct lds_tp_host host;
 	struct lds_tp_upcalls up;
-	int reserve_fd;              /* freed to accept and drop a connection when out of descriptors */
+	int reserve_fd;              /* freed to accept and drop a connection when out of descriptors; -1: none */
 };
 
 struct lds_tp_conn {
@@ -54,20 +54,17 @@ static int tcp_init(struct lds_transport **out, const struct lds_tp_host *host, 
 		return -ENOMEM;
 	tp->host = *host;
 	tp->up = *up;
+	/* Without it (no /dev/null) a shortage still pauses the listener;
+	 * only the waiting connection is not dropped at once. */
 	tp->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	if (tp->reserve_fd < 0) {
-		int r = -errno;
-
-		free(tp);
-		return r;
-	}
 	*out = tp;
 	return 0;
 }
 
 static void tcp_fini(struct lds_transport *tp)
 {
-	close(tp->reserve_fd);
+	if (tp->reserve_fd >= 0)
+		close(tp->reserve_fd);
 	free(tp);
 }
 
