@@ -16,6 +16,7 @@
 
 #include "clientsrv.h"
 #include "execmsg.h"
+#include "fdreserve.h"
 #include "jobexec.h"
 #include "libclient/clientproto.h"
 #include "link.h"
@@ -870,8 +871,10 @@ static void client_accept(int fd, unsigned events, void *arg)
 		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct client *c;
 
-		if (cfd < 0)
+		if (cfd < 0) {
+			fdreserve_drop(fd, errno);
 			return;
+		}
 		c = calloc(1, sizeof(*c));
 		if (c == NULL) {
 			close(cfd);

@@ -12,6 +12,7 @@
 #include "clientsrv.h"
 #include "clock.h"
 #include "ctl.h"
+#include "fdreserve.h"
 #include "jobexec.h"
 #include "link.h"
 #include "log.h"
@@ -208,8 +209,10 @@ static void ctl_accept(int fd, unsigned events, void *arg)
 		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct ctl_conn *cc;
 
-		if (cfd < 0)
+		if (cfd < 0) {
+			fdreserve_drop(fd, errno);
 			return;
+		}
 		cc = calloc(1, sizeof(*cc));
 		if (cc == NULL || evloop_watch(c->d->ev, cfd, EV_READ, ctl_conn_event, cc) < 0) {
 			free(cc);

@@ -4,6 +4,7 @@
 #include "admission.h"
 #include "auth.h"
 #include "clock.h"
+#include "fdreserve.h"
 #include "link.h"
 #include "log.h"
 
@@ -38,6 +39,9 @@ int daemon_init(struct daemon *d, struct config *cfg)
 		log_warnx("cannot read random bytes for the instance id");
 		return -1;
 	}
+	/* Not fatal: only the local sockets would spin out of descriptors. */
+	if (fdreserve_init() < 0)
+		log_warn("cannot open /dev/null to keep a descriptor in reserve");
 	d->adm = admission_new(&cfg->handshake);
 	if (d->adm == NULL) {
 		log_warn("cannot allocate the admission table (max_unauth %u)", cfg->handshake.max_unauth);
@@ -148,6 +152,7 @@ void daemon_fini(struct daemon *d)
 		link_free(d->links[i]);
 	admission_free(d->adm);
 	d->adm = NULL;
+	fdreserve_fini();
 	d->nlinks = d->nlisteners = 0;
 	if (d->tcp)
 		transport_find("tcp")->fini(d->tcp);

@@ -3,7 +3,7 @@
 # HELLOs from 5 addresses (the per-source and total limits allow them) use
 # them up.  accept() then fails with EMFILE: the gateway must drop the
 # waiting connection with its reserve descriptor, log it once, pause
-# accepting instead of spinning, keep the honest link's streams, and
+# accepting instead of spinning (on the control socket too), keep the honest link's streams, and
 # accept again (the honest link reconnecting) once the attack is over.
 # An honest flow runs while the descriptors run out, on client
 # connections opened before (new ones would need descriptors too: the
@@ -23,7 +23,13 @@ sleep 0.5
 start_attack fill stall -n 300 -s 127.0.0.2 -S 5 -t 10
 sleep 2
 fds=$(nfds "$PID_clusterB")
+# ldsctl knocks meanwhile: the control socket's accept runs out too, and
+# must not spin either (it drops the request: ldsctl fails at once).
+(for _ in 1 2 3; do timeout 2 "$BIN/ldsctl" -s "$T/clusterB.ctl" status > /dev/null 2>&1; sleep 1; done) &
+knock=$!
+PIDS="$PIDS $knock"
 cpu=$(cpu_in "$PID_clusterB" 6)
+wait "$knock"
 lt "$cpu" 0.6 || fail "clusterB used $cpu CPU-s in 6 s out of descriptors ($fds open): spinning on accept"
 kill -0 "$PID_clusterB" || fail "clusterB died"
 n=$(grep -c "cannot accept connections: Too many open files" "$T/clusterB.log")
