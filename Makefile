@@ -84,7 +84,8 @@ LDSCTL     := $(BUILD)/bin/ldsctl
 UNIT       := $(BUILD)/tests/unit
 UNIT_ASAN  := $(BUILD)/tests/unit-asan
 TOOLS      := $(patsubst tools/%/main.c,$(BUILD)/bin/%,$(wildcard tools/*/main.c))
-TESTBINS   := $(patsubst tests/integration/%.c,$(BUILD)/tests/%,$(wildcard tests/integration/*.c))
+TESTBINS   := $(patsubst tests/integration/%.c,$(BUILD)/tests/%,$(wildcard tests/integration/*.c)) \
+	$(patsubst tests/security/%.c,$(BUILD)/tests/%,$(wildcard tests/security/*.c))
 LIBMW_A    := $(BUILD)/lib/libmw.a
 LIBMW_SO   := $(BUILD)/lib/libmw.so
 
@@ -146,6 +147,12 @@ $(BUILD)/tests/%: $(call obj,tests/integration/%.c) $(LIBLDS_A) $(LIBLDSD)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS_D)
+
+# Attack clients of the security tests.
+$(BUILD)/tests/%: $(call obj,tests/security/%.c) $(LIBLDS_A) $(LIBLDSD)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(LDLIBS_D)
 
 # ---- the master-worker runtime, its examples and benchmark programs -------
 $(call obj,$(MW_MPI_SRC) $(wildcard examples/mw_*.c) tests/bench/mpi_loop.c tests/bench/mw_empty.c tools/lanprobe/lanprobe.c): \

@@ -17,6 +17,7 @@
 #include "clientsrv.h"
 #include "execmsg.h"
 #include "execpolicy.h"
+#include "fdreserve.h"
 #include "jobexec.h"
 #include "libclient/clientproto.h"
 #include "link.h"
@@ -882,8 +883,10 @@ static void client_accept(int fd, unsigned events, void *arg)
 		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct client *c;
 
-		if (cfd < 0)
+		if (cfd < 0) {
+			fdreserve_drop(fd, errno);
 			return;
+		}
 		c = calloc(1, sizeof(*c));
 		if (c == NULL) {
 			close(cfd);

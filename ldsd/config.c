@@ -142,12 +142,24 @@ static const struct field exec_fields[] = {
 	{ .name = NULL },
 };
 
+static const struct field handshake_fields[] = {
+	{ .name = "timeout", .kind = K_SECONDS, AT(config, handshake.timeout) },
+	{ .name = "max_unauth", .kind = K_UINT, AT(config, handshake.max_unauth), .min = 1, .max = CONFIG_MAX_UNAUTH },
+	/* Both at most max_unauth, checked once it is known. */
+	{ .name = "early_drop", .kind = K_UINT, AT(config, handshake.early_drop), .min = 1, .max = CONFIG_MAX_UNAUTH },
+	{ .name = "max_per_source", .kind = K_UINT, AT(config, handshake.max_per_source), .min = 1,
+	  .max = CONFIG_MAX_UNAUTH },
+	{ .name = "max_failures", .kind = K_UINT, AT(config, handshake.max_failures), .min = 1, .max = 1000000 },
+	{ .name = NULL },
+};
+
 static const struct field root_fields[] = {
 	{ .name = "cluster", .kind = K_NAME, AT(config, cluster), .required = true },
 	{ .name = "log_level", .kind = K_WORD, AT(config, log_level), .words = log_levels },
 	{ .name = "allow_faults", .kind = K_BOOL, AT(config, allow_faults) },
 	{ .name = "drain_timeout", .kind = K_SECONDS, AT(config, drain_timeout), .max = SECONDS_MAX },
 	{ .name = "clients", .kind = K_GROUP, .sub = client_fields },
+	{ .name = "handshake", .kind = K_GROUP, .sub = handshake_fields },
 	{ .name = "control_socket", .kind = K_STR, AT(config, control_socket), .max = UNIX_PATH_LEN },
 	{ .name = "status_socket", .kind = K_STR, AT(config, status_socket), .max = UNIX_PATH_LEN },
 	{ .name = "status_group", .kind = K_STR, AT(config, status_group) },
@@ -170,6 +182,14 @@ static const struct config_peer peer_defaults = {
 	.reconnect_min = 0.05,
 	.reconnect_max = 1.0,
 	.connect_timeout = 10.0,
+};
+
+static const struct config_handshake handshake_defaults = {
+	.timeout = 10.0,
+	.max_unauth = 256,
+	.early_drop = 128,
+	.max_per_source = 64,
+	.max_failures = 60,
 };
 
 /* What this kernel offers: the algorithms loaded (or built in), and the
@@ -1196,12 +1216,35 @@ static int check_exec(struct ctx *c, const config_t *lc, struct config *cfg)
 	return check_workdir(c, g, x);
 }
 
+/* early_drop and max_per_source not in the file follow max_unauth. */
+static int check_handshake(struct ctx *c, const config_t *lc, struct config_handshake *h)
+{
+	const config_setting_t *g = config_lookup(lc, "handshake");
+
+	if (g == NULL)
+		return 0;
+	if (config_setting_get_member(g, "early_drop") == NULL)
+		h->early_drop = (h->max_unauth + 1) / 2;
+	if (config_setting_get_member(g, "max_per_source") == NULL && h->max_per_source > h->max_unauth)
+		h->max_per_source = h->max_unauth;
+	if (h->early_drop > h->max_unauth)
+		return fail(c, blame(g, "early_drop", "max_unauth"), NULL, "early_drop (%u) must not exceed max_unauth (%u)",
+			    h->early_drop, h->max_unauth);
+	if (h->max_per_source > h->max_unauth)
+		return fail(c, blame(g, "max_per_source", "max_unauth"), NULL,
+			    "max_per_source (%u) must not exceed max_unauth (%u)", h->max_per_source, h->max_unauth);
+	return 0;
+}
+
 static int parse_config(struct ctx *c, const config_t *lc, struct config *cfg)
 {
 	snprintf(cfg->log_level, sizeof(cfg->log_level), "info");
 	cfg->drain_timeout = 10.0;
+	cfg->handshake = handshake_defaults;
 	exec_defaults(&cfg->exec);
 	if (parse_group(c, config_root_setting(lc), root_fields, cfg) < 0)
+		return -1;
+	if (check_handshake(c, lc, &cfg->handshake) < 0)
 		return -1;
 	if (check_peer_names(c, lc, cfg) < 0)
 		return -1;
@@ -1403,6 +1446,11 @@ void config_peer_defaults(struct config_peer *p)
 {
 	*p = peer_defaults;
 	cc_default(p->congestion, sizeof(p->congestion));
+}
+
+void config_handshake_defaults(struct config_handshake *h)
+{
+	*h = handshake_defaults;
 }
 
 const struct config_peer *config_peer_find(const struct config *cfg, const char *name)

@@ -112,6 +112,19 @@ struct config_exec {
 	char path[CONFIG_PATH_MAX];      /* PATH of jobs; default "/usr/local/bin:/usr/bin:/bin" */
 };
 
+/* What a listener allows connections before they authenticate
+ * (admission.h, docs/security.md "Before authentication"). */
+struct config_handshake {
+	double timeout;                  /* s from accept to a verified AUTH, > 0; default 10 */
+	unsigned max_unauth;             /* connections not yet authenticated, 1..CONFIG_MAX_UNAUTH; default 256 */
+	unsigned early_drop;             /* above this many, new ones are dropped at random; <= max_unauth; default
+					    half of max_unauth */
+	unsigned max_per_source;         /* ...from one address, <= max_unauth; default 64, or max_unauth if less */
+	unsigned max_failures;           /* failed handshakes of one address per 10 s, after which its connections are
+					    dropped for the rest of the 10 s; default 60 */
+};
+#define CONFIG_MAX_UNAUTH 4096
+
 struct config {
 	char file[CONFIG_PATH_MAX];      /* the file this came from */
 	char cluster[WIRE_NAME_MAX + 1]; /* this cluster's name; required */
@@ -125,6 +138,7 @@ struct config {
 	char log_level[16];              /* "error", "warn", "info" (default), "debug" */
 	int allow_faults;                /* ldsctl fault injection allowed; default false */
 	double drain_timeout;            /* s, > 0, <= 86400, to wait for unacked data at SIGTERM; default 10 */
+	struct config_handshake handshake;
 	size_t npeers;
 	struct config_peer peers[CONFIG_MAX_PEERS];
 	struct config_exec exec;
@@ -148,6 +162,9 @@ void config_print(const struct config *cfg, FILE *out);
  * this kernel; for programs that build a link without a file (ldsbench
  * --direct). */
 void config_peer_defaults(struct config_peer *p);
+/* Fills *h with the defaults of the handshake group, for programs that
+ * build a configuration without a file. */
+void config_handshake_defaults(struct config_handshake *h);
 /* Reads p->key_file into p->key: a regular file, mode 0600 or stricter,
  * CONFIG_KEY_MIN..CONFIG_KEY_MAX bytes (one trailing newline ignored).
  * Returns 0, or -1 with the reason, naming the file, in err. */

@@ -7,9 +7,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "admission.h"
 #include "clientsrv.h"
 #include "clock.h"
 #include "ctl.h"
+#include "fdreserve.h"
 #include "jobexec.h"
 #include "jsonr.h"
 #include "link.h"
@@ -74,6 +76,8 @@ static void ctl_status(struct daemon *d, FILE *out, int json)
 		clientsrv_status_json(d->cs, out);
 		fputs(",\"exec\":", out);
 		jobexec_status_json(d->jx, out);
+		fputs(",\"peer_port\":", out);
+		admission_status_json(d->adm, out);
 		fputs("}\n", out);
 		return;
 	}
@@ -83,6 +87,7 @@ static void ctl_status(struct daemon *d, FILE *out, int json)
 		link_status_text(d->links[i], out);
 	clientsrv_status_text(d->cs, out);
 	jobexec_status_text(d->jx, out);
+	admission_status_text(d->adm, out);
 }
 
 /* The status document turned into OpenMetrics text: one source for both. */
@@ -313,8 +318,10 @@ static void ctl_accept(int fd, unsigned events, void *arg)
 		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct ctl_conn *cc;
 
-		if (cfd < 0)
+		if (cfd < 0) {
+			fdreserve_drop(fd, errno);
 			return;
+		}
 		if (c->nconns >= CTL_CONNS_MAX) {
 			close(cfd);
 			continue;

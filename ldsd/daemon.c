@@ -1,12 +1,12 @@
 /* daemon.c - event loop, transports, links and listeners; see daemon.h. */
 #include <string.h>
 
+#include "admission.h"
 #include "auth.h"
 #include "clock.h"
+#include "fdreserve.h"
 #include "link.h"
 #include "log.h"
-
-#define HANDSHAKE_TIMEOUT 10.0
 
 static int host_watch(void *ctx, int fd, unsigned events, void (*cb)(int, unsigned, void *), void *arg)
 {
@@ -37,6 +37,14 @@ int daemon_init(struct daemon *d, struct config *cfg)
 		;
 	if (d->instance == 0) {
 		log_warnx("cannot read random bytes for the instance id");
+		return -1;
+	}
+	/* Not fatal: only the local sockets would spin out of descriptors. */
+	if (fdreserve_init() < 0)
+		log_warn("cannot open /dev/null to keep a descriptor in reserve");
+	d->adm = admission_new(&cfg->handshake);
+	if (d->adm == NULL) {
+		log_warn("cannot allocate the admission table (max_unauth %u)", cfg->handshake.max_unauth);
 		return -1;
 	}
 	d->host.ctx = d->ev;
@@ -106,8 +114,25 @@ int daemon_tick(struct daemon *d, uint64_t now)
 		link_tick(d->links[i], now);
 		drained &= link_drained(d->links[i]);
 	}
-	link_tick_pending(now, HANDSHAKE_TIMEOUT);
+	link_tick_pending(now, d->cfg->handshake.timeout);
+	admission_tick(d->adm, now);
+	for (size_t i = 0; i < d->nlisteners; i++) {
+		struct daemon_listener *dl = &d->listeners[i];
+
+		if (dl->resume_ns && now >= dl->resume_ns && dl->ops->listener_pause(dl->l, 0) == 0)
+			dl->resume_ns = 0;
+	}
 	return drained;
+}
+
+void daemon_accept_failed(struct lds_tp_listener *l, int err, void *ud)
+{
+	struct daemon_listener *dl = ud;
+	uint64_t now = clock_now_ns();
+	uint64_t wait = admission_accept_failed(dl->d->adm, err, now);
+
+	if (dl->ops->listener_pause(l, 1) == 0)
+		dl->resume_ns = now + wait;
 }
 
 void daemon_flush(struct daemon *d)
@@ -122,8 +147,12 @@ void daemon_fini(struct daemon *d)
 		link_shutdown(d->links[i]);
 	for (size_t i = 0; i < d->nlisteners; i++)
 		d->listeners[i].ops->listener_close(d->listeners[i].l);
+	link_close_pending(d);
 	for (size_t i = 0; i < d->nlinks; i++)
 		link_free(d->links[i]);
+	admission_free(d->adm);
+	d->adm = NULL;
+	fdreserve_fini();
 	d->nlinks = d->nlisteners = 0;
 	if (d->tcp)
 		transport_find("tcp")->fini(d->tcp);

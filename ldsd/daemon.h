@@ -18,6 +18,7 @@ struct link;
 struct clientsrv;
 struct ctl;
 struct jobexec;
+struct admission;
 struct rb_msg;
 
 #define DAEMON_MAX_LISTENERS CONFIG_MAX_PEERS
@@ -28,6 +29,7 @@ struct daemon_listener {
 	struct lds_tp_listener *l;
 	char address[CONFIG_ADDR_MAX];
 	uint16_t port;
+	uint64_t resume_ns;         /* paused until then (out of descriptors); 0 = accepting */
 };
 
 /* Where links hand what concerns local processes: the client server in
@@ -58,6 +60,7 @@ struct daemon {
 	size_t nlinks;
 	struct daemon_listener listeners[DAEMON_MAX_LISTENERS];
 	size_t nlisteners;
+	struct admission *adm;      /* bounds on connections not yet authenticated */
 	struct daemon_sink sink;
 	struct clientsrv *cs;       /* ldsd only: links reach it through sink */
 	struct ctl *ctl;
@@ -80,6 +83,9 @@ int daemon_start(struct daemon *d);
 /* Periodic link work (call every 50 ms or so); returns 1 when every link
  * is drained (link_drained). */
 int daemon_tick(struct daemon *d, uint64_t now_ns);
+/* The transports' accept_failed upcall (ud: the struct daemon_listener):
+ * pauses the listener for admission's back-off. */
+void daemon_accept_failed(struct lds_tp_listener *l, int err, void *ud);
 /* Once per loop round: coalesced ACKs and new data on every link. */
 void daemon_flush(struct daemon *d);
 /* Says goodbye on every link, closes listeners, frees links, transports

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admission.h"
 #include "auth.h"
 #include "autostreams.h"
 #include "clock.h"
@@ -102,10 +103,11 @@ struct stream {
 	int failed;                  /* -errno of a failed write, handled by the caller */
 	int stalled;                 /* fault injection: neither read nor written */
 	int data_train;              /* the last frame read was DATA: see stream_read_size */
+	int unauth;                  /* accepted, not yet authenticated: counted by admission */
 	size_t pending;              /* bytes known to wait in the conn: asking costs a syscall */
 
 	uint64_t created_ns, last_rx_ns, last_ping_ns, up_ns;
-	struct stream *next_pending; /* daemon's list of unidentified conns */
+	struct stream *next_pending; /* list of accepted conns not yet authenticated */
 };
 
 /* Bytes sent over a link to one destination endpoint and not yet reported
@@ -170,7 +172,7 @@ struct link {
 };
 
 
-static struct stream *pending_streams; /* accepted, not yet identified */
+static struct stream *pending_streams; /* accepted, not yet authenticated */
 
 static void stream_close(struct stream *s, const char *why, int level_warn);
 static void stream_flush(struct stream *s);
@@ -544,14 +546,21 @@ static struct stream *stream_new(struct daemon *d, const struct lds_transport_op
 	return s;
 }
 
-static void pending_remove(struct stream *s)
+/* An accepted stream authenticated (why NULL) or failed (why logged by
+ * admission, rate-limited): it no longer counts against the limits on
+ * connections before authentication. */
+static void stream_unpend(struct stream *s, const char *why)
 {
+	if (!s->unauth)
+		return;
+	s->unauth = 0;
 	for (struct stream **pp = &pending_streams; *pp; pp = &(*pp)->next_pending) {
 		if (*pp == s) {
 			*pp = s->next_pending;
-			return;
+			break;
 		}
 	}
+	admission_release(s->d->adm, s->peer_addr, s->link ? link_name(s->link) : NULL, why, clock_now_ns());
 }
 
 static void faillog_open(struct link *l, int idx, const char *why, uint64_t blocks)
@@ -597,8 +606,8 @@ static void stream_close(struct stream *s, const char *why, int level_warn)
 {
 	struct link *l = s->link;
 
+	stream_unpend(s, why);
 	if (l == NULL) {
-		pending_remove(s);
 		log_debug("connection from %s closed before it was identified: %s", s->peer_addr, why);
 	} else {
 		size_t lost = 0;
@@ -767,6 +776,14 @@ static void link_log_refused(struct link *l, const char *msg, uint64_t code)
 	log_warnx("%s", msg);
 }
 
+/* The listener refuses an unauthenticated stream: reason goes to the peer,
+ * why to the log, through admission's rate limit. */
+static void hs_refuse(struct stream *s, enum wire_refuse code, const char *reason, const char *why)
+{
+	stream_refuse(s, code, reason);
+	stream_unpend(s, why);
+}
+
 static int hs_on_hello(struct stream *s, const struct wire_frame *f)
 {
 	struct daemon *d = s->d;
@@ -778,27 +795,27 @@ static int hs_on_hello(struct stream *s, const struct wire_frame *f)
 	size_t n;
 
 	if (wire_decode_hello(f, &h) < 0) {
-		log_warnx("connection from %s: malformed HELLO; refused", s->peer_addr);
-		stream_refuse(s, WIRE_REFUSE_PROTOCOL, "malformed HELLO");
+		hs_refuse(s, WIRE_REFUSE_PROTOCOL, "malformed HELLO", "malformed HELLO; refused");
 		return -1;
 	}
 	l = link_find(d, h.from);
 	pc = l ? l->cfg : NULL;
 	if (pc == NULL || pc->role != CONFIG_ROLE_LISTEN || strcmp(h.to, d->cfg->cluster) != 0) {
-		log_warnx("connection from %s: refused: cluster \"%s\" asking for \"%s\" is not a listen peer of "
-			  "cluster \"%s\" in %s",
-			  s->peer_addr, h.from, h.to, d->cfg->cluster, d->cfg->file);
-		stream_refuse(s, WIRE_REFUSE_CLUSTER, "unknown cluster");
+		char why[3 * WIRE_NAME_MAX + CONFIG_PATH_MAX + 128];
+
+		snprintf(why, sizeof(why), "refused: cluster \"%s\" asking for \"%s\" is not a listen peer of "
+			 "cluster \"%s\" in %s", h.from, h.to, d->cfg->cluster, d->cfg->file);
+		hs_refuse(s, WIRE_REFUSE_CLUSTER, "unknown cluster", why);
 		return -1;
 	}
-	if (h.nstreams == 0 || h.nstreams > CONFIG_MAX_STREAMS || h.stream_idx >= h.nstreams) {
-		log_warnx("link %s: connection from %s: refused: stream %u of %u is out of range", h.from,
-			  s->peer_addr, h.stream_idx, h.nstreams);
-		stream_refuse(s, WIRE_REFUSE_STREAMS, "stream index out of range");
-		return -1;
-	}
-	pending_remove(s);
 	s->link = l;
+	if (h.nstreams == 0 || h.nstreams > CONFIG_MAX_STREAMS || h.stream_idx >= h.nstreams) {
+		char why[96];
+
+		snprintf(why, sizeof(why), "refused: stream %u of %u is out of range", h.stream_idx, h.nstreams);
+		hs_refuse(s, WIRE_REFUSE_STREAMS, "stream index out of range", why);
+		return -1;
+	}
 	if (s->ops->set_opts) {
 		struct lds_tp_opts o = link_tp_opts(l);
 		int r = s->ops->set_opts(s->conn, &o);
@@ -825,7 +842,6 @@ static int hs_on_hello(struct stream *s, const struct wire_frame *f)
 	if (n == 0 || stream_queue(s, buf, n) < 0)
 		return -1;
 	s->st = ST_CHALLENGE_SENT;
-	s->created_ns = clock_now_ns();
 	stream_flush(s);
 	return 0;
 }
@@ -905,14 +921,14 @@ static int hs_on_auth(struct stream *s, const struct wire_frame *f)
 	if (wire_decode_auth(f, &a) < 0 ||
 	    !auth_verify(AUTH_CONNECTOR, l->cfg->key, l->cfg->key_len, s->nonce_c, s->nonce_l, l->cfg->cluster,
 			 s->d->cfg->cluster, a.mac)) {
-		char msg[1024];
+		char why[CONFIG_PATH_MAX + 96];
 
-		snprintf(msg, sizeof(msg), "link %s: connection from %s refused: authentication failed "
-			 "(wrong key? compare %s on both gateways)", link_name(l), s->peer_addr, l->cfg->key_file);
-		link_log_refused(l, msg, 1002);
-		stream_refuse(s, WIRE_REFUSE_AUTH, "authentication failed");
+		snprintf(why, sizeof(why), "refused: authentication failed (wrong key? compare %s on both gateways)",
+			 l->cfg->key_file);
+		hs_refuse(s, WIRE_REFUSE_AUTH, "authentication failed", why);
 		return -1;
 	}
+	stream_unpend(s, NULL);
 	if (l->shutting_down) {
 		stream_refuse(s, WIRE_REFUSE_SHUTDOWN, "gateway shutting down");
 		return -1;
@@ -944,6 +960,11 @@ static void on_refuse(struct stream *s, const struct wire_frame *f)
 
 	if (wire_decode_refuse(f, &r) < 0)
 		snprintf(r.reason, sizeof(r.reason), "(malformed REFUSE)");
+	if (s->unauth) {
+		snprintf(msg, sizeof(msg), "it refused us: %s", r.reason);
+		stream_unpend(s, msg);
+		return;
+	}
 	if (s->link == NULL) {
 		log_warnx("connection from %s refused us: %s", s->peer_addr, r.reason);
 		return;
@@ -1053,11 +1074,14 @@ static int stream_on_frame(struct stream *s, const struct wire_frame *f)
 	}
 }
 
+/* Before authentication a stream holds at most ADMISSION_RX_MAX bytes. */
 static int stream_rx_reserve(struct stream *s, size_t need)
 {
-	size_t cap = s->rx_cap ? s->rx_cap : RX_INITIAL;
+	size_t cap = s->st == ST_UP ? RX_INITIAL : ADMISSION_RX_MAX;
 	uint8_t *p;
 
+	if (cap < s->rx_cap)
+		cap = s->rx_cap;
 	while (cap < need)
 		cap *= 2;
 	if (cap == s->rx_cap)
@@ -1075,15 +1099,19 @@ static int stream_rx_reserve(struct stream *s, size_t need)
 static void stream_bad_frame(struct stream *s, int err, uint8_t version)
 {
 	const char *who = s->link ? link_name(s->link) : s->peer_addr;
+	char why[96];
 
 	if (err == -EPROTONOSUPPORT) {
-		log_warnx("%s: peer %s speaks protocol version %u, we speak %u; upgrade one side", who, s->peer_addr,
-			  version, WIRE_VERSION);
+		snprintf(why, sizeof(why), "speaks protocol version %u, we speak %u; upgrade one side", version,
+			 WIRE_VERSION);
 		stream_refuse(s, WIRE_REFUSE_VERSION, "protocol version not supported");
 	} else {
-		log_warnx("%s: bad frame from %s (%s); closing the stream", who, s->peer_addr, strerror(-err));
+		snprintf(why, sizeof(why), "bad frame (%s)", strerror(-err));
 	}
-	stream_close(s, "bad frame", 1);
+	/* Unauthenticated streams are logged through admission's rate limit. */
+	if (!s->unauth)
+		log_warnx("%s: peer %s %s; closing the stream", who, s->peer_addr, why);
+	stream_close(s, why, 1);
 }
 
 static int stream_recv(struct stream *s, const struct iovec *iov, int n, size_t *got)
@@ -1194,7 +1222,7 @@ static void transport_readable(struct lds_tp_conn *c, void *ud)
 			return;
 		if (r > 0)
 			continue;
-		if (stream_rx_reserve(s, s->rx_len + 65536) < 0) {
+		if (stream_rx_reserve(s, s->st == ST_UP ? s->rx_len + 65536 : ADMISSION_RX_MAX) < 0) {
 			stream_close(s, "out of memory", 1);
 			return;
 		}
@@ -1238,6 +1266,10 @@ static void transport_readable(struct lds_tp_conn *c, void *ud)
 			memmove(s->rx, s->rx + off, s->rx_len - off);
 			s->rx_len -= off;
 		}
+		if (need > s->rx_cap && s->st != ST_UP) {
+			stream_bad_frame(s, -EMSGSIZE, WIRE_VERSION);
+			return;
+		}
 		if (need > s->rx_cap && stream_rx_reserve(s, need) < 0) {
 			stream_close(s, "out of memory", 1);
 			return;
@@ -1261,6 +1293,7 @@ static void transport_accepted(struct lds_tp_listener *lis, struct lds_tp_conn *
 const struct lds_tp_upcalls link_upcalls = {
 	.connected = transport_connected,
 	.accepted = transport_accepted,
+	.accept_failed = daemon_accept_failed,
 	.readable = transport_readable,
 	.writable = transport_writable,
 };
@@ -1278,6 +1311,12 @@ void link_accept(struct daemon *d, const struct lds_transport_ops *ops, struct l
 	s->st = ST_WAIT_HELLO;
 	if (ops->query && ops->query(c, &info) == 0)
 		snprintf(s->peer_addr, sizeof(s->peer_addr), "%s", info.peer);
+	if (admission_admit(d->adm, s->peer_addr, s->created_ns) < 0) {
+		ops->close(c);
+		free(s);
+		return;
+	}
+	s->unauth = 1;
 	ops->set_userdata(c, s);
 	s->next_pending = pending_streams;
 	pending_streams = s;
@@ -1454,7 +1493,9 @@ static void stream_tick(struct stream *s, uint64_t now)
 		limit = syn;
 		what = "no answer to connect within %.1f s; trying again";
 	}
-	if ((double)(now - s->last_rx_ns) / 1e9 > limit) {
+	/* A handshake is bounded from its start, not from the last byte,
+	 * which a peer could send one at a time. */
+	if ((double)(now - (s->st == ST_UP ? s->last_rx_ns : s->created_ns)) / 1e9 > limit) {
 		char why[80];
 
 		snprintf(why, sizeof(why), what, limit);
@@ -1672,15 +1713,27 @@ void link_tick(struct link *l, uint64_t now)
 		l->ack_pending = 1;
 }
 
-/* Handshaking conns that never said HELLO are closed on the same clock. */
 void link_tick_pending(uint64_t now, double timeout)
+{
+	struct stream *s = pending_streams, *next;
+	char why[80];
+
+	snprintf(why, sizeof(why), "not authenticated within %.1f s (handshake.timeout)", timeout);
+	for (; s; s = next) {
+		next = s->next_pending;
+		if ((double)(now - s->created_ns) / 1e9 > timeout)
+			stream_close(s, why, 0);
+	}
+}
+
+void link_close_pending(struct daemon *d)
 {
 	struct stream *s = pending_streams, *next;
 
 	for (; s; s = next) {
 		next = s->next_pending;
-		if ((double)(now - s->created_ns) / 1e9 > timeout)
-			stream_close(s, "no HELLO in time", 0);
+		if (s->d == d)
+			stream_close(s, "shutting down", 0);
 	}
 }
 

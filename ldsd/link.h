@@ -48,8 +48,11 @@ void link_accept(struct daemon *d, const struct lds_transport_ops *ops, struct l
 
 /* Periodic work: keepalives, inactivity, reconnects, ACK refresh. */
 void link_tick(struct link *l, uint64_t now_ns);
-/* Closes accepted conns that did not identify themselves within timeout s. */
+/* Closes accepted conns that did not authenticate within timeout s of
+ * being accepted, whatever their handshake state. */
 void link_tick_pending(uint64_t now_ns, double timeout);
+/* Closes d's accepted conns that have not authenticated (at exit). */
+void link_close_pending(struct daemon *d);
 /* The upcalls every transport gets: they drive links' streams. */
 extern const struct lds_tp_upcalls link_upcalls;
 /* Once per loop round: sends coalesced ACKs and new data. */

@@ -24,6 +24,7 @@
 struct lds_transport {
 	struct lds_tp_host host;
 	struct lds_tp_upcalls up;
+	int reserve_fd;              /* freed to accept and drop a connection when out of descriptors; -1: none */
 };
 
 struct lds_tp_conn {
@@ -53,12 +54,17 @@ static int tcp_init(struct lds_transport **out, const struct lds_tp_host *host, 
 		return -ENOMEM;
 	tp->host = *host;
 	tp->up = *up;
+	/* Without it (no /dev/null) a shortage still pauses the listener;
+	 * only the waiting connection is not dropped at once. */
+	tp->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
 	*out = tp;
 	return 0;
 }
 
 static void tcp_fini(struct lds_transport *tp)
 {
+	if (tp->reserve_fd >= 0)
+		close(tp->reserve_fd);
 	free(tp);
 }
 
@@ -247,6 +253,25 @@ static int tcp_connect(struct lds_transport *tp, const char *host, uint16_t port
 	return 0;
 }
 
+/* Out of descriptors: the waiting connection would make the listener
+ * readable again at once, and the loop would spin.  The reserve descriptor
+ * makes room to accept and close it (its peer learns at once); then the
+ * core pauses the listener. */
+static void tcp_accept_starved(struct lds_tp_listener *l, int err)
+{
+	struct lds_transport *tp = l->tp;
+	int cfd;
+
+	if (tp->reserve_fd >= 0) {
+		close(tp->reserve_fd);
+		cfd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC);
+		if (cfd >= 0)
+			close(cfd);
+		tp->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	}
+	tp->up.accept_failed(l, err, l->ud);
+}
+
 static void tcp_accept_event(int fd, unsigned events, void *arg)
 {
 	struct lds_tp_listener *l = arg;
@@ -256,8 +281,11 @@ static void tcp_accept_event(int fd, unsigned events, void *arg)
 		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct lds_tp_conn *c;
 
-		if (cfd < 0)
-			return; /* EAGAIN, or an aborted connection: nothing to do */
+		if (cfd < 0) {
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				tcp_accept_starved(l, -errno);
+			return; /* else EAGAIN, or an aborted connection: nothing to do */
+		}
 		if (tcp_tune(cfd, &l->opts) < 0 || (c = tcp_conn_new(l->tp, cfd, NULL)) == NULL) {
 			close(cfd);
 			continue;
@@ -317,6 +345,11 @@ static void tcp_listener_close(struct lds_tp_listener *l)
 	l->tp->host.unwatch(l->tp->host.ctx, l->fd);
 	close(l->fd);
 	free(l);
+}
+
+static int tcp_listener_pause(struct lds_tp_listener *l, int paused)
+{
+	return l->tp->host.watch(l->tp->host.ctx, l->fd, paused ? 0 : TP_EV_READ, tcp_accept_event, l);
 }
 
 static void tcp_set_userdata(struct lds_tp_conn *c, void *ud)
@@ -424,6 +457,7 @@ const struct lds_transport_ops tcp_transport_ops = {
 	.fini = tcp_fini,
 	.listen = tcp_listen,
 	.listener_close = tcp_listener_close,
+	.listener_pause = tcp_listener_pause,
 	.connect = tcp_connect,
 	.set_userdata = tcp_set_userdata,
 	.set_opts = tcp_set_opts,

@@ -50,6 +50,13 @@ struct lds_tp_upcalls {
 	/* A listener accepted c; the core must set c's user data with
 	 * ops->set_userdata before returning, or close it. */
 	void (*accepted)(struct lds_tp_listener *l, struct lds_tp_conn *c, void *ud);
+	/* A listener's accept failed for lack of descriptors or memory
+	 * (err -EMFILE, -ENFILE, -ENOBUFS or -ENOMEM).  The transport has
+	 * accepted and closed the connection that waited, with a descriptor
+	 * it keeps in reserve for this, so that it does not wait in the
+	 * backlog nor wake the loop again; the core pauses the listener
+	 * (listener_pause) for a back-off. */
+	void (*accept_failed)(struct lds_tp_listener *l, int err, void *ud);
 	/* Bytes (or EOF/error, reported by recv) are ready. */
 	void (*readable)(struct lds_tp_conn *c, void *ud);
 	/* The conn can take more bytes (only while want_write is on). */
@@ -92,6 +99,9 @@ struct lds_transport_ops {
 	int (*listen)(struct lds_transport *tp, const char *addr, uint16_t port, const struct lds_tp_opts *o,
 		      void *ud, struct lds_tp_listener **out);
 	void (*listener_close)(struct lds_tp_listener *l);
+	/* Stops accepting (paused != 0: connections wait in the kernel's
+	 * backlog) or starts again.  Returns 0 or -errno. */
+	int (*listener_pause)(struct lds_tp_listener *l, int paused);
 
 	/* Starts connecting; completion comes through upcalls->connected.
 	 * Returns 0 with *out set, or -errno (e.g. bad address) with no conn. */

@@ -524,6 +524,12 @@ static const struct bad bad_root[] = {
 	{ NULL, "colour = 1;", "colour", "unknown setting" },
 	{ NULL, "streams = 4;", "streams", "unknown setting" },
 	{ NULL, "peers2 = ();", "peers2", "did you mean \"peers\"?" },
+	{ NULL, "handshake = { timeout = 0; };", "handshake.timeout", "too small: must be more than 0" },
+	{ NULL, "handshake = { max_unauth = 0; };", "handshake.max_unauth", "1..4096" },
+	{ NULL, "handshake = { max_unauth = 10; early_drop = 11; };", "handshake.early_drop",
+	  "early_drop (11) must not exceed max_unauth (10)" },
+	{ NULL, "handshake = { max_unauth = 10; max_per_source = 11; };", "handshake.max_per_source",
+	  "max_per_source (11) must not exceed max_unauth (10)" },
 };
 
 START_TEST(test_bad_root)
@@ -534,6 +540,22 @@ START_TEST(test_bad_root)
 	int line = strncmp(b->setting, "peers.", 6) == 0 ? PEER_LINE + 1 : ROOT_LINE;
 
 	expect_error(root_conf(b->name, b->line), line, b->setting, b->msg);
+}
+END_TEST
+
+/* early_drop and max_per_source not in the file follow max_unauth. */
+START_TEST(test_handshake)
+{
+	expect_ok(root_conf(NULL, NULL));
+	ck_assert(cfg.handshake.timeout == 10.0);
+	ck_assert_uint_eq(cfg.handshake.max_unauth, 256);
+	ck_assert_uint_eq(cfg.handshake.early_drop, 128);
+	ck_assert_uint_eq(cfg.handshake.max_per_source, 64);
+	ck_assert_uint_eq(cfg.handshake.max_failures, 60);
+	expect_ok(root_conf(NULL, "handshake = { max_unauth = 40; timeout = 2.5; };"));
+	ck_assert(cfg.handshake.timeout == 2.5);
+	ck_assert_uint_eq(cfg.handshake.early_drop, 20);
+	ck_assert_uint_eq(cfg.handshake.max_per_source, 40);
 }
 END_TEST
 
@@ -1150,6 +1172,7 @@ Suite *make_config_suite(void)
 	tcase_add_test(tc, test_block_size_suffix);
 	tcase_add_loop_test(tc, test_bad_peer, 0, N(bad_peer));
 	tcase_add_loop_test(tc, test_bad_root, 0, N(bad_root));
+	tcase_add_test(tc, test_handshake);
 	tcase_add_test(tc, test_peers_not_list);
 	tcase_add_test(tc, test_syntax_error);
 	tcase_add_test(tc, test_no_file);

@@ -231,6 +231,7 @@ static int build_config(struct io_direct *id, const struct io_opts *o, char *err
 	snprintf(c->cluster, sizeof(c->cluster), "%s", o->listen ? DIRECT_RECV_CLUSTER : DIRECT_SEND_CLUSTER);
 	snprintf(c->log_level, sizeof(c->log_level), "warn");
 	c->npeers = 1;
+	config_handshake_defaults(&c->handshake);
 	config_peer_defaults(p);
 	snprintf(p->cluster, sizeof(p->cluster), "%s", o->listen ? DIRECT_SEND_CLUSTER : DIRECT_RECV_CLUSTER);
 	p->role = o->listen ? CONFIG_ROLE_LISTEN : CONFIG_ROLE_CONNECT;
