@@ -980,7 +980,8 @@ static int hs_on_challenge(struct stream *s, const struct wire_frame *f)
 	}
 	if (auth_transcript(s->hello, s->hello_len, f->payload, f->len, s->th) < 0 ||
 	    !auth_verify(AUTH_LISTENER, l->cfg->key, l->cfg->key_len, s->th, c.mac)) {
-		snprintf(msg, sizeof(msg), "link %s: %s failed authentication (wrong key? compare %s on both gateways)",
+		snprintf(msg, sizeof(msg), "link %s: %s failed authentication (wrong key? compare %s on both gateways; "
+			 "else the handshake was altered on the way)",
 			 link_name(l), s->peer_addr, l->cfg->key_file);
 		link_log_refused(l, msg, 1001);
 		/* Tell the listener, so that both logs say what is wrong. */
