@@ -2001,6 +2001,7 @@ void link_status_json(const struct link *l, FILE *out)
 	json_str(out, l->cfg->address);
 	fputs(",\"congestion\":", out);
 	json_str(out, l->cfg->congestion);
+	fprintf(out, ",\"encryption\":\"%s\"", encryption_name(link_encryption(l)));
 	fprintf(out,
 		",\"tcp_buffer\":%zu,\"port\":%u,\"role\":\"%s\",\"transport\":\"%s\","
 		"\"streams\":%u,\"streams_auto\":%s,\"streams_up\":%u,\"peer_instance\":\"%016" PRIx64 "\",\"srtt_ms\":%.3f,"
@@ -2036,10 +2037,11 @@ void link_status_text(const struct link *l, FILE *out)
 	const struct sendbuf *sb = &l->sb;
 	unsigned n = l->nfail < FAILLOG_MAX ? l->nfail : FAILLOG_MAX;
 
-	fprintf(out, "link %s (%s %s:%u, %s/%s): %u/%u streams up%s, srtt %.1f ms, %" PRIu64 " reconnects, %" PRIu64
-		" session resets, down %.1f s\n",
+	fprintf(out, "link %s (%s %s:%u, %s/%s, encryption %s): %u/%u streams up%s, srtt %.1f ms, %" PRIu64
+		" reconnects, %" PRIu64 " session resets, down %.1f s\n",
 		l->cfg->cluster, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->cfg->address,
-		l->cfg->port, l->ops->name, l->cfg->congestion[0] ? l->cfg->congestion : "kernel default", l->up,
+		l->cfg->port, l->ops->name, l->cfg->congestion[0] ? l->cfg->congestion : "kernel default",
+		encryption_name(link_encryption(l)), l->up,
 		l->nstreams, l->as ? " (auto)" : "", link_rtt_ms(l), l->reconnects,
 		l->resets, link_downtime(l));
 	fprintf(out, "  sent     %" PRIu64 " bytes, %" PRIu64 " blocks (%" PRIu64 " acked, %" PRIu64
