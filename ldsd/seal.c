@@ -95,7 +95,8 @@ size_t seal_frame(struct seal_dir *d, uint8_t type, const uint8_t *clear, size_t
 	if (d->ctx == NULL || d->count == UINT64_MAX || plen > WIRE_MAX_PAYLOAD)
 		return 0;
 	wire_encode_sealed_hdr(out, type, (uint32_t)plen);
-	memcpy(out + WIRE_HDR_LEN, clear, clear_len);
+	if (clear_len > 0)
+		memcpy(out + WIRE_HDR_LEN, clear, clear_len);
 	dir_iv(d, iv);
 	if (EVP_EncryptInit_ex(d->ctx, NULL, NULL, NULL, iv) != 1 ||
 	    EVP_EncryptUpdate(d->ctx, NULL, &n, out, (int)(WIRE_HDR_LEN + clear_len)) != 1 ||
