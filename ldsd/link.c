@@ -1501,6 +1501,7 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg)
 		link_free(l);
 		return NULL;
 	}
+	l->sb.no_hdr = cfg->encryption == CONFIG_ENC_AEAD;
 	l->down_since = clock_wall_s();
 	return l;
 }
