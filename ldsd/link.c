@@ -1216,7 +1216,7 @@ static void stream_bad_frame(struct stream *s, int err, uint8_t version)
  */
 static void stream_bad_seal(struct stream *s, const char *why, uint8_t type)
 {
-	log_warnx("%s: stream %d: %s %s frame from %s; closing the stream", s->link ? link_name(s->link) : "link",
+	log_warnx("link %s: stream %d: %s %s frame from %s; closing the stream", s->link ? link_name(s->link) : "?",
 		  s->idx, why, type < WIRE_TYPE_MAX ? wire_type_names[type] : "unknown", s->peer_addr);
 	stream_close(s, "sealed frame refused", 1);
 }
