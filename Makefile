@@ -142,17 +142,17 @@ $(BUILD)/bin/%: $$(call obj,$$(wildcard tools/%/*.c)) $(LIBLDSD) $(LIBLDS_A)
 # mwlaunch checks the job file's framework entries with the runtime's reader.
 $(BUILD)/bin/mwlaunch: $(call obj,launcher/mw_config.c)
 
-# Integration test programs (clients that send and verify checksummed data).
-$(BUILD)/tests/%: $(call obj,tests/integration/%.c) $(LIBLDS_A) $(LIBLDSD)
+# Integration test programs (clients that send and verify checksummed data)
+# and the security tests' attackers.
+define link_test
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS_D)
-
-# Attack clients of the security tests.
+endef
+$(BUILD)/tests/%: $(call obj,tests/integration/%.c) $(LIBLDS_A) $(LIBLDSD)
+	$(link_test)
 $(BUILD)/tests/%: $(call obj,tests/security/%.c) $(LIBLDS_A) $(LIBLDSD)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) -o $@ $^ $(LDLIBS_D)
+	$(link_test)
 
 # ---- the master-worker runtime, its examples and benchmark programs -------
 $(call obj,$(MW_MPI_SRC) $(wildcard examples/mw_*.c) tests/bench/mpi_loop.c tests/bench/mw_empty.c tools/lanprobe/lanprobe.c): \

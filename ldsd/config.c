@@ -77,6 +77,7 @@ struct field {
 	.off = offsetof(struct type, member), .size = sizeof(((struct type *)0)->member)
 
 static const char *const roles[] = { "connect", "listen", NULL };  /* enum config_role order */
+static const char *const encryptions[] = { "aead", "none", NULL };  /* enum config_encryption order */
 static const char *const transports[] = { "tcp", "udp", "rdma", NULL };
 static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };  /* log_level_parse() */
 
@@ -108,6 +109,7 @@ static const struct field peer_fields[] = {
 	{ .name = "reconnect_max", .kind = K_SECONDS, AT(config_peer, reconnect_max), .max = 3600 },
 	{ .name = "connect_timeout", .kind = K_SECONDS, AT(config_peer, connect_timeout), .max = 3600 },
 	{ .name = "key_file", .kind = K_STR, AT(config_peer, key_file), .required = true },
+	{ .name = "encryption", .kind = K_ENUM, AT(config_peer, encryption), .words = encryptions },
 	{ .name = NULL },
 };
 

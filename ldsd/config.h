@@ -41,6 +41,8 @@
 #define CONFIG_CC_MAX 16         /* TCP_CA_NAME_MAX, NUL included */
 
 enum config_role { CONFIG_ROLE_CONNECT, CONFIG_ROLE_LISTEN };
+/* How a link protects frames after its handshake (docs/protocol.md). */
+enum config_encryption { CONFIG_ENC_AEAD, CONFIG_ENC_NONE };
 
 struct config_peer {
 	char cluster[WIRE_NAME_MAX + 1];
@@ -62,6 +64,7 @@ struct config_peer {
 	double reconnect_min;            /* s, > 0, <= 3600; default 0.05 */
 	double reconnect_max;            /* s, >= reconnect_min, <= 3600; default 1.0 */
 	double connect_timeout;          /* s, > 0, <= 3600; default 10 */
+	enum config_encryption encryption; /* "aead" (default) or "none"; both ends must agree */
 	char key_file[CONFIG_PATH_MAX];  /* required; absolute (a relative one is resolved against the config file's directory) */
 	uint8_t key[CONFIG_KEY_MAX];     /* contents of key_file, trailing newline stripped */
 	size_t key_len;

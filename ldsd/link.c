@@ -12,6 +12,7 @@
 #include "link.h"
 #include "log.h"
 #include "probe.h"
+#include "sealq.h"
 
 #define NS 1000000000ull
 #define RX_INITIAL (256u * 1024)
@@ -19,6 +20,7 @@
 #define FAILLOG_MAX 64
 #define READS_PER_EVENT 16         /* fairness between streams and clients */
 #define STREAM_BATCH 4             /* data blocks per write */
+#define HELLO_MAX (64 + 2 * WIRE_NAME_MAX)   /* HELLO payload */
 /* streams = "auto" starts here: on the benchmark matrix (20-300 ms, 0-1 %
  * loss, docs/BENCHMARKS.md) 8 streams were best or within 7 % of the
  * best everywhere, 4 fell to 55 % on long lossy paths, and every stream
@@ -79,7 +81,13 @@ struct stream {
 	struct lds_tp_conn *conn;
 	int idx;
 	enum st_state st;
-	uint8_t nonce_c[WIRE_NONCE_LEN], nonce_l[WIRE_NONCE_LEN];
+	/* Handshake: the connector's HELLO payload, then the transcript hash. */
+	uint8_t hello[HELLO_MAX];
+	size_t hello_len;
+	uint8_t th[AUTH_TH_LEN];
+	int aead;                    /* encryption = "aead": all output goes through sq */
+	struct sealq sq;
+	int sq_more;                 /* sq ends with a full batch and more blocks wait */
 	char peer_addr[CONFIG_ADDR_MAX + 8];
 	/* What the peer claimed (HELLO; max_msg also in CHALLENGE), applied once authenticated. */
 	uint64_t peer_instance;
@@ -345,11 +353,20 @@ int link_send(struct link *l, const struct wire_record *rec, const void *payload
 
 /* ---- control frames ---------------------------------------------------- */
 
+/* What a sealed stream may hold unwritten: a batch of blocks and the
+ * control frames queued behind it. */
+static size_t stream_sealed_max(const struct stream *s)
+{
+	return CTL_CAP + STREAM_BATCH * (WIRE_DATA_HDR_LEN + s->link->cfg->block_size + SEAL_OVERHEAD);
+}
+
 /* Appends a control frame to the stream's queue; -ENOBUFS if it is full. */
 static int stream_queue(struct stream *s, const uint8_t *frame, size_t len)
 {
 	if (len == 0)
 		return -EINVAL;
+	if (s->aead)
+		return sealq_put(&s->sq, frame, len, stream_sealed_max(s));
 	if (s->ctl_off > 0 && s->ctl_len + len > CTL_CAP) {
 		memmove(s->ctl, s->ctl + s->ctl_off, s->ctl_len - s->ctl_off);
 		s->ctl_len -= s->ctl_off;
@@ -457,6 +474,86 @@ static void stream_wrote_blocks(struct stream *s, size_t sent)
 	}
 }
 
+/* What to write next in clear (encryption = "none"): control frames,
+ * then blocks straight from the send buffer.  Returns the iovecs filled;
+ * *ctl_part is the control frames' share. */
+static int stream_iov_clear(struct stream *s, struct iovec *iov, size_t *ctl_part, int *more)
+{
+	size_t off = s->out_off;
+	int n = 0;
+
+	stream_take_blocks(s);
+	/* Control frames go first unless a data frame is half written:
+	 * frames must never interleave. */
+	if (s->ctl_len > s->ctl_off && (s->nout == 0 || s->out_off == 0)) {
+		*ctl_part = s->ctl_len - s->ctl_off;
+		iov[n].iov_base = s->ctl + s->ctl_off;
+		iov[n++].iov_len = *ctl_part;
+	}
+	for (int i = 0; i < s->nout; i++, off = 0) {
+		struct sb_block *b = s->out[i];
+
+		if (off < WIRE_DATA_HDR_LEN) {
+			iov[n].iov_base = b->hdr + off;
+			iov[n++].iov_len = WIRE_DATA_HDR_LEN - off;
+			off = WIRE_DATA_HDR_LEN;
+		}
+		iov[n].iov_base = b->data + (off - WIRE_DATA_HDR_LEN);
+		iov[n++].iov_len = b->len - (off - WIRE_DATA_HDR_LEN);
+	}
+	/* A full batch with more behind it: the next write continues
+	 * the packet this one ends with. */
+	*more = s->nout > 0 && s->nout == s->take && sendbuf_has_next(&s->link->sb, 1);
+	return n;
+}
+
+static void stream_wrote_clear(struct stream *s, size_t sent, size_t ctl_part)
+{
+	if (sent <= ctl_part) {
+		s->ctl_off += sent;
+		sent = 0;
+	} else {
+		s->ctl_off += ctl_part;
+		sent -= ctl_part;
+	}
+	if (s->ctl_off == s->ctl_len)
+		s->ctl_off = s->ctl_len = 0;
+	stream_wrote_blocks(s, sent);
+}
+
+/* What to write next on a sealed stream: the queue, where the next batch
+ * of blocks is sealed once the last one is written (a control frame
+ * queued meanwhile waits behind at most that batch).  Returns the iovecs
+ * filled (0 or 1), or -EIO if sealing failed. */
+static int stream_iov_sealed(struct stream *s, struct iovec *iov, int *more)
+{
+	if (sealq_pending(&s->sq) == 0) {
+		int full;
+
+		stream_take_blocks(s);
+		full = s->nout > 0 && s->nout == s->take;
+		for (int i = 0; i < s->nout; i++) {
+			struct sb_block *b = s->out[i];
+			int r = sealq_put_data(&s->sq, b->seq, b->data, b->len);
+
+			sendbuf_release(&s->link->sb, b);
+			if (r < 0) {
+				memmove(s->out, s->out + i + 1, (size_t)(s->nout - i - 1) * sizeof(s->out[0]));
+				s->nout -= i + 1;
+				return -EIO;
+			}
+		}
+		s->nout = 0;
+		s->sq_more = full && sendbuf_has_next(&s->link->sb, 1);
+	}
+	*more = s->sq_more;
+	if (sealq_pending(&s->sq) == 0)
+		return 0;
+	iov[0].iov_base = (void *)sealq_data(&s->sq);
+	iov[0].iov_len = sealq_pending(&s->sq);
+	return 1;
+}
+
 /* Writes queued control frames and data blocks until the transport pushes
  * back or nothing is left.  Never closes s: a write error is left in
  * s->failed for the caller. */
@@ -466,27 +563,13 @@ static void stream_flush(struct stream *s)
 		return;
 	for (int rounds = 0; rounds < 64; rounds++) {
 		struct iovec iov[1 + 2 * STREAM_BATCH];
-		int n = 0, r, more;
-		size_t sent, ctl_part = 0, off = s->out_off, offered = 0;
+		int n, r, more = 0;
+		size_t sent, ctl_part = 0, offered = 0;
 
-		stream_take_blocks(s);
-		/* Control frames go first unless a data frame is half written:
-		 * frames must never interleave. */
-		if (s->ctl_len > s->ctl_off && (s->nout == 0 || s->out_off == 0)) {
-			ctl_part = s->ctl_len - s->ctl_off;
-			iov[n].iov_base = s->ctl + s->ctl_off;
-			iov[n++].iov_len = ctl_part;
-		}
-		for (int i = 0; i < s->nout; i++, off = 0) {
-			struct sb_block *b = s->out[i];
-
-			if (off < WIRE_DATA_HDR_LEN) {
-				iov[n].iov_base = b->hdr + off;
-				iov[n++].iov_len = WIRE_DATA_HDR_LEN - off;
-				off = WIRE_DATA_HDR_LEN;
-			}
-			iov[n].iov_base = b->data + (off - WIRE_DATA_HDR_LEN);
-			iov[n++].iov_len = b->len - (off - WIRE_DATA_HDR_LEN);
+		n = s->aead ? stream_iov_sealed(s, iov, &more) : stream_iov_clear(s, iov, &ctl_part, &more);
+		if (n < 0) {
+			s->failed = n;
+			return;
 		}
 		for (int i = 0; i < n; i++)
 			offered += iov[i].iov_len;
@@ -498,9 +581,6 @@ static void stream_flush(struct stream *s)
 			s->ops->want_write(s->conn, 0);
 			return;
 		}
-		/* A full batch with more behind it: the next write continues
-		 * the packet this one ends with. */
-		more = s->nout > 0 && s->nout == s->take && sendbuf_has_next(&s->link->sb, 1);
 		r = s->ops->send(s->conn, iov, n, more ? LDS_TP_MORE : 0, &sent);
 		if (r == -EAGAIN) {
 			s->take = 1;
@@ -516,16 +596,10 @@ static void stream_flush(struct stream *s)
 			return;
 		}
 		s->take = sent < offered ? 1 : s->take * 2 < STREAM_BATCH ? s->take * 2 : STREAM_BATCH;
-		if (sent <= ctl_part) {
-			s->ctl_off += sent;
-			sent = 0;
-		} else {
-			s->ctl_off += ctl_part;
-			sent -= ctl_part;
-		}
-		if (s->ctl_off == s->ctl_len)
-			s->ctl_off = s->ctl_len = 0;
-		stream_wrote_blocks(s, sent);
+		if (s->aead)
+			sealq_sent(&s->sq, sent);
+		else
+			stream_wrote_clear(s, sent, ctl_part);
 	}
 	/* Plenty written this round; let other fds have a turn. */
 	s->ops->want_write(s->conn, 1);
@@ -644,6 +718,7 @@ static void stream_close(struct stream *s, const char *why, int level_warn)
 	}
 	if (s->conn)
 		s->ops->close(s->conn);
+	sealq_free(&s->sq);
 	free(s->rx);
 	free(s);
 }
@@ -716,24 +791,41 @@ static void link_reconnect_later(struct link *l, int idx, uint64_t started_ns)
 
 /* ---- handshake ---------------------------------------------------------- */
 
+/* The link's encryption setting as HELLO and CHALLENGE carry it. */
+static uint8_t link_encryption(const struct link *l)
+{
+	return l->cfg->encryption == CONFIG_ENC_AEAD ? WIRE_ENC_AEAD : WIRE_ENC_NONE;
+}
+
+static const char *encryption_name(uint8_t e)
+{
+	return e == WIRE_ENC_AEAD ? "aead" : "none";
+}
+
 static int hs_send_hello(struct stream *s)
 {
 	struct link *l = s->link;
 	struct wire_hello h = { 0 };
-	uint8_t buf[WIRE_HDR_LEN + 64 + 2 * WIRE_NAME_MAX];
+	uint8_t buf[WIRE_HDR_LEN + HELLO_MAX];
 	size_t n;
 
-	if (auth_random(s->nonce_c, sizeof(s->nonce_c)) < 0)
+	if (auth_random(h.nonce, sizeof(h.nonce)) < 0)
 		return -EIO;
 	h.stream_idx = (uint16_t)s->idx;
 	h.nstreams = (uint16_t)l->nstreams;
 	h.max_msg = (uint32_t)(l->cfg->recv_memory / 2 > WIRE_MAX_MSG ? WIRE_MAX_MSG : l->cfg->recv_memory / 2);
 	h.instance = l->d->instance;
-	memcpy(h.nonce, s->nonce_c, sizeof(h.nonce));
+	h.encryption = link_encryption(l);
 	snprintf(h.from, sizeof(h.from), "%s", l->d->cfg->cluster);
 	snprintf(h.to, sizeof(h.to), "%s", l->cfg->cluster);
 	n = wire_encode_hello(buf, sizeof(buf), &h);
-	if (n == 0 || stream_queue(s, buf, n) < 0)
+	if (n == 0)
+		return -EIO;
+	/* Kept for the transcript hash (auth.h). */
+	s->hello_len = n - WIRE_HDR_LEN;
+	memcpy(s->hello, buf + WIRE_HDR_LEN, s->hello_len);
+	s->aead = h.encryption == WIRE_ENC_AEAD;
+	if (stream_queue(s, buf, n) < 0)
 		return -EIO;
 	s->st = ST_HELLO_SENT;
 	return 0;
@@ -816,6 +908,18 @@ static int hs_on_hello(struct stream *s, const struct wire_frame *f)
 		hs_refuse(s, WIRE_REFUSE_STREAMS, "stream index out of range", why);
 		return -1;
 	}
+	if (h.encryption != link_encryption(l)) {
+		char why[CONFIG_PATH_MAX + 160], reason[128];
+
+		snprintf(why, sizeof(why), "refused: the peer has encryption = \"%s\", this gateway \"%s\" (%s): set the "
+			 "same on both gateways", encryption_name(h.encryption), encryption_name(link_encryption(l)),
+			 d->cfg->file);
+		snprintf(reason, sizeof(reason), "encryption mismatch: you have \"%s\", %s has \"%s\"",
+			 encryption_name(h.encryption), d->cfg->cluster, encryption_name(link_encryption(l)));
+		hs_refuse(s, WIRE_REFUSE_ENCRYPTION, reason, why);
+		return -1;
+	}
+	s->aead = h.encryption == WIRE_ENC_AEAD;
 	if (s->ops->set_opts) {
 		struct lds_tp_opts o = link_tp_opts(l);
 		int r = s->ops->set_opts(s->conn, &o);
@@ -829,14 +933,17 @@ static int hs_on_hello(struct stream *s, const struct wire_frame *f)
 	s->peer_max_msg = h.max_msg;
 	s->peer_idx = h.stream_idx;
 	s->peer_nstreams = h.nstreams;
-	memcpy(s->nonce_c, h.nonce, sizeof(s->nonce_c));
-	if (auth_random(s->nonce_l, sizeof(s->nonce_l)) < 0)
+	if (auth_random(c.nonce, sizeof(c.nonce)) < 0)
 		return -1;
 	c.max_msg = (uint32_t)(pc->recv_memory / 2 > WIRE_MAX_MSG ? WIRE_MAX_MSG : pc->recv_memory / 2);
 	c.instance = d->instance;
-	memcpy(c.nonce, s->nonce_l, sizeof(c.nonce));
+	c.encryption = h.encryption;
 	snprintf(c.from, sizeof(c.from), "%s", d->cfg->cluster);
-	if (auth_mac(AUTH_LISTENER, pc->key, pc->key_len, s->nonce_c, s->nonce_l, h.from, d->cfg->cluster, c.mac) < 0)
+	/* MAC_L covers the whole transcript: the CHALLENGE is encoded once
+	 * without it to be hashed, then again with it. */
+	n = wire_encode_challenge(buf, sizeof(buf), &c);
+	if (n == 0 || auth_transcript(f->payload, f->len, buf + WIRE_HDR_LEN, n - WIRE_HDR_LEN, s->th) < 0 ||
+	    auth_mac(AUTH_LISTENER, pc->key, pc->key_len, s->th, c.mac) < 0)
 		return -1;
 	n = wire_encode_challenge(buf, sizeof(buf), &c);
 	if (n == 0 || stream_queue(s, buf, n) < 0)
@@ -878,21 +985,31 @@ static int hs_on_challenge(struct stream *s, const struct wire_frame *f)
 		stream_refuse(s, WIRE_REFUSE_CLUSTER, "unexpected cluster name");
 		return -1;
 	}
-	if (!auth_verify(AUTH_LISTENER, l->cfg->key, l->cfg->key_len, s->nonce_c, c.nonce, d->cfg->cluster,
-			 l->cfg->cluster, c.mac)) {
-		snprintf(msg, sizeof(msg), "link %s: %s failed authentication (wrong key? compare %s on both gateways)",
+	if (c.encryption != link_encryption(l)) {
+		snprintf(msg, sizeof(msg), "link %s: %s answered with encryption = \"%s\", this gateway has \"%s\" "
+			 "(%s): set the same on both gateways", link_name(l), s->peer_addr,
+			 encryption_name(c.encryption), encryption_name(link_encryption(l)), d->cfg->file);
+		link_log_refused(l, msg, 1003);
+		stream_refuse(s, WIRE_REFUSE_ENCRYPTION, "encryption mismatch");
+		return -1;
+	}
+	if (auth_transcript(s->hello, s->hello_len, f->payload, f->len, s->th) < 0 ||
+	    !auth_verify(AUTH_LISTENER, l->cfg->key, l->cfg->key_len, s->th, c.mac)) {
+		snprintf(msg, sizeof(msg), "link %s: %s failed authentication (wrong key? compare %s on both gateways; "
+			 "else the handshake was altered on the way)",
 			 link_name(l), s->peer_addr, l->cfg->key_file);
 		link_log_refused(l, msg, 1001);
 		/* Tell the listener, so that both logs say what is wrong. */
 		stream_refuse(s, WIRE_REFUSE_AUTH, "authentication failed: your proof does not verify with our key");
 		return -1;
 	}
-	memcpy(s->nonce_l, c.nonce, sizeof(s->nonce_l));
-	if (auth_mac(AUTH_CONNECTOR, l->cfg->key, l->cfg->key_len, s->nonce_c, s->nonce_l, d->cfg->cluster,
-		     l->cfg->cluster, a.mac) < 0)
+	if (auth_mac(AUTH_CONNECTOR, l->cfg->key, l->cfg->key_len, s->th, a.mac) < 0)
 		return -1;
 	n = wire_encode_auth(buf, sizeof(buf), &a);
 	if (n == 0 || stream_queue(s, buf, n) < 0)
+		return -1;
+	/* Everything after AUTH is sealed (docs/protocol.md, "Sealed frames"). */
+	if (s->aead && seal_init(&s->sq.seal, AUTH_CONNECTOR, l->cfg->key, l->cfg->key_len, s->th) < 0)
 		return -1;
 	s->peer_max_msg = c.max_msg;
 	/* The listener is authentic: a new instance there lost its state, and
@@ -918,9 +1035,7 @@ static int hs_on_auth(struct stream *s, const struct wire_frame *f)
 	uint8_t buf[WIRE_HDR_LEN];
 	size_t n;
 
-	if (wire_decode_auth(f, &a) < 0 ||
-	    !auth_verify(AUTH_CONNECTOR, l->cfg->key, l->cfg->key_len, s->nonce_c, s->nonce_l, l->cfg->cluster,
-			 s->d->cfg->cluster, a.mac)) {
+	if (wire_decode_auth(f, &a) < 0 || !auth_verify(AUTH_CONNECTOR, l->cfg->key, l->cfg->key_len, s->th, a.mac)) {
 		char why[CONFIG_PATH_MAX + 96];
 
 		snprintf(why, sizeof(why), "refused: authentication failed (wrong key? compare %s on both gateways)",
@@ -933,6 +1048,10 @@ static int hs_on_auth(struct stream *s, const struct wire_frame *f)
 		stream_refuse(s, WIRE_REFUSE_SHUTDOWN, "gateway shutting down");
 		return -1;
 	}
+	/* READY is the first sealed frame: it proves to the connector that
+	 * we hold the key and saw the same transcript. */
+	if (s->aead && seal_init(&s->sq.seal, AUTH_LISTENER, l->cfg->key, l->cfg->key_len, s->th) < 0)
+		return -1;
 	n = wire_encode_ready(buf, sizeof(buf));
 	if (n == 0 || stream_queue(s, buf, n) < 0)
 		return -1;
@@ -1114,6 +1233,46 @@ static void stream_bad_frame(struct stream *s, int err, uint8_t version)
 	stream_close(s, why, 1);
 }
 
+#define BAD_TAG "authentication failed (altered, replayed, reordered or injected) on a sealed"
+
+/*
+ * A frame that must be sealed and is not, or the reverse, or whose tag does
+ * not verify: on a stream with keys, only the peer can seal, and only in
+ * order (seal.h).  Says so, naming the link, and closes s: its blocks in
+ * flight are resent on the other streams, nothing of the frame is used.
+ */
+static void stream_bad_seal(struct stream *s, const char *why, uint8_t type)
+{
+	log_warnx("link %s: stream %d: %s %s frame from %s; closing the stream", s->link ? link_name(s->link) : "?",
+		  s->idx, why, type < WIRE_TYPE_MAX ? wire_type_names[type] : "unknown", s->peer_addr);
+	stream_close(s, "sealed frame refused", 1);
+}
+
+/* Opens the sealed frame f at frame in place, or checks that an unsealed
+ * one may be taken as it is.  0, or -1 after closing s. */
+static int stream_unseal(struct stream *s, uint8_t *frame, struct wire_frame *f)
+{
+	const char *why;
+
+	if (s->sq.seal.rx.ctx == NULL) {
+		if (!f->sealed)
+			return 0;
+		why = "sealed before the stream has keys:";
+	} else if (!f->sealed) {
+		/* The listener refuses an AUTH that does not verify before it
+		 * has keys, so the connector reads that refusal in clear. */
+		if (f->type == WIRE_REFUSE && s->st == ST_AUTH_SENT)
+			return 0;
+		why = "refused an unsealed (injected?)";
+	} else if (seal_open_frame(&s->sq.seal.rx, frame, f) == 0) {
+		return 0;
+	} else {
+		why = BAD_TAG;
+	}
+	stream_bad_seal(s, why, f->type);
+	return -1;
+}
+
 static int stream_recv(struct stream *s, const struct iovec *iov, int n, size_t *got)
 {
 	int r = s->ops->recv(s->conn, iov, n, got);
@@ -1153,33 +1312,45 @@ static size_t stream_read_size(const struct stream *s)
 static int stream_read_direct(struct stream *s)
 {
 	struct link *l = s->link;
-	uint8_t prefix[WIRE_DATA_HDR_LEN], *dst;
+	uint8_t prefix[WIRE_DATA_HDR_LEN], tag[SEAL_OVERHEAD], *dst;
 	uint64_t seq;
 	uint32_t len;
-	size_t have;
-	int r;
+	size_t have, body;
+	int r, sealed;
 
-	if (l == NULL || s->st != ST_UP || s->rx_len < WIRE_DATA_HDR_LEN || !wire_peek_data(s->rx, &seq, &len) ||
-	    s->rx_len - WIRE_DATA_HDR_LEN >= len)
+	if (l == NULL || s->st != ST_UP || s->rx_len < WIRE_DATA_HDR_LEN ||
+	    !wire_peek_data(s->rx, &seq, &len, &sealed) || s->rx_len - WIRE_DATA_HDR_LEN >= len ||
+	    sealed != (s->sq.seal.rx.ctx != NULL))
 		return 0;
+	/* A sealed block is followed by its tag, read into tag. */
+	body = len + (sealed ? SEAL_OVERHEAD : 0);
 	have = s->rx_len - WIRE_DATA_HDR_LEN;
 	dst = recvbuf_place(&l->rb, seq, len);
-	if (dst != NULL && s->pending < len - have)
+	if (dst != NULL && s->pending < body - have)
 		s->pending = s->ops->pending(s->conn);
-	if (dst == NULL || s->pending < len - have)
+	if (dst == NULL || s->pending < body - have)
 		return 0;
 	memcpy(prefix, s->rx, WIRE_DATA_HDR_LEN);
 	memcpy(dst, s->rx + WIRE_DATA_HDR_LEN, have);
 	s->rx_len = 0;
-	while (have < len) {
-		struct iovec iov[2] = { { dst + have, len - have }, { s->rx, WIRE_DATA_HDR_LEN } };
+	while (have < body) {
+		struct iovec iov[3];
 		size_t got;
+		int n = 0;
 
-		r = stream_recv(s, iov, 2, &got);
+		if (have < len)
+			iov[n++] = (struct iovec){ dst + have, len - have };
+		if (body > len)
+			iov[n++] = have < len ? (struct iovec){ tag, SEAL_OVERHEAD }
+					      : (struct iovec){ tag + (have - len), body - have };
+		iov[n++] = (struct iovec){ s->rx, WIRE_DATA_HDR_LEN };
+		r = stream_recv(s, iov, n, &got);
 		if (r == -EAGAIN) {
 			/* Not all there after all: back to s->rx, the usual way. */
 			memcpy(s->rx, prefix, WIRE_DATA_HDR_LEN);
-			memcpy(s->rx + WIRE_DATA_HDR_LEN, dst, have);
+			memcpy(s->rx + WIRE_DATA_HDR_LEN, dst, have < len ? have : len);
+			if (have > len)
+				memcpy(s->rx + WIRE_DATA_HDR_LEN + len, tag, have - len);
 			s->rx_len = WIRE_DATA_HDR_LEN + have;
 			return 0;
 		}
@@ -1187,13 +1358,17 @@ static int stream_read_direct(struct stream *s)
 			stream_broken_io(s, r);
 			return -1;
 		}
-		if (got > len - have)
-			s->rx_len = got - (len - have);
+		if (got > body - have)
+			s->rx_len = got - (body - have);
 		have += got - s->rx_len;
 	}
 	s->last_rx_ns = clock_now_ns();
-	if (!wire_data_intact(prefix, dst, len)) {
-		stream_bad_frame(s, -EBADMSG, WIRE_VERSION);
+	if (sealed ? seal_open(&s->sq.seal.rx, prefix, WIRE_DATA_HDR_LEN, dst, len, tag) < 0
+		   : !wire_data_intact(prefix, dst, len)) {
+		if (sealed)
+			stream_bad_seal(s, BAD_TAG, WIRE_DATA);
+		else
+			stream_bad_frame(s, -EBADMSG, WIRE_VERSION);
 		return -1;
 	}
 	r = recvbuf_placed(&l->rb, seq, len, on_message, l);
@@ -1247,6 +1422,8 @@ static void transport_readable(struct lds_tp_conn *c, void *ud)
 				stream_bad_frame(s, r, f.version);
 				return;
 			}
+			if (stream_unseal(s, s->rx + off, &f) < 0)
+				return;
 			if (stream_on_frame(s, &f) < 0) {
 				uint16_t reason = 0;
 
@@ -1362,6 +1539,7 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg)
 		link_free(l);
 		return NULL;
 	}
+	l->sb.no_hdr = cfg->encryption == CONFIG_ENC_AEAD;
 	l->down_since = clock_wall_s();
 	return l;
 }
@@ -1876,6 +2054,7 @@ void link_status_json(const struct link *l, FILE *out)
 	json_str(out, l->cfg->address);
 	fputs(",\"congestion\":", out);
 	json_str(out, l->cfg->congestion);
+	fprintf(out, ",\"encryption\":\"%s\"", encryption_name(link_encryption(l)));
 	fprintf(out,
 		",\"tcp_buffer\":%zu,\"port\":%u,\"role\":\"%s\",\"transport\":\"%s\","
 		"\"streams\":%u,\"streams_auto\":%s,\"streams_up\":%u,\"peer_instance\":\"%016" PRIx64 "\",\"srtt_ms\":%.3f,"
@@ -1911,10 +2090,11 @@ void link_status_text(const struct link *l, FILE *out)
 	const struct sendbuf *sb = &l->sb;
 	unsigned n = l->nfail < FAILLOG_MAX ? l->nfail : FAILLOG_MAX;
 
-	fprintf(out, "link %s (%s %s:%u, %s/%s): %u/%u streams up%s, srtt %.1f ms, %" PRIu64 " reconnects, %" PRIu64
-		" session resets, down %.1f s\n",
+	fprintf(out, "link %s (%s %s:%u, %s/%s, encryption %s): %u/%u streams up%s, srtt %.1f ms, %" PRIu64
+		" reconnects, %" PRIu64 " session resets, down %.1f s\n",
 		l->cfg->cluster, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->cfg->address,
-		l->cfg->port, l->ops->name, l->cfg->congestion[0] ? l->cfg->congestion : "kernel default", l->up,
+		l->cfg->port, l->ops->name, l->cfg->congestion[0] ? l->cfg->congestion : "kernel default",
+		encryption_name(link_encryption(l)), l->up,
 		l->nstreams, l->as ? " (auto)" : "", link_rtt_ms(l), l->reconnects,
 		l->resets, link_downtime(l));
 	fprintf(out, "  sent     %" PRIu64 " bytes, %" PRIu64 " blocks (%" PRIu64 " acked, %" PRIu64

@@ -75,7 +75,8 @@ int sendbuf_idle(const struct sendbuf *sb)
 
 static void sb_seal(struct sendbuf *sb, struct sb_block *b)
 {
-	wire_encode_data_hdr(b->hdr, b->seq, b->data, b->len);
+	if (!sb->no_hdr)
+		wire_encode_data_hdr(b->hdr, b->seq, b->data, b->len);
 	b->state = SB_READY;
 	sb->open = 0;
 }

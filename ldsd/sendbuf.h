@@ -37,7 +37,7 @@ struct sb_block {
 	int freed;         /* acknowledged while busy: free when released */
 	uint32_t len;
 	uint32_t sends;    /* times handed out (resends = sends - 1) */
-	uint8_t hdr[WIRE_DATA_HDR_LEN];   /* valid once sealed */
+	uint8_t hdr[WIRE_DATA_HDR_LEN];   /* valid once sealed, unless the sendbuf's no_hdr */
 	uint8_t *data;
 };
 
@@ -54,6 +54,9 @@ typedef void sb_msg_cb(void *arg, const struct sb_msg *m);
 
 struct sendbuf {
 	size_t block_size, mem;
+	/* The link seals its frames itself (ldsd/sealq.c): blocks need no
+	 * clear header, nor the CRC pass over their bytes that it costs. */
+	int no_hdr;
 	size_t nslots;          /* mem / block_size */
 	struct sb_block *slots; /* ring indexed by seq % nslots */
 	uint64_t base;          /* lowest seq still held */

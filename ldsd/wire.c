@@ -153,7 +153,7 @@ static void rd_init(struct rd *r, const struct wire_frame *f, uint8_t type)
 {
 	r->p = f->payload;
 	r->left = f->len;
-	r->bad = f->type != type;
+	r->bad = f->type != type || f->sealed;
 }
 
 static const uint8_t *rd_get(struct rd *r, size_t n)
@@ -380,17 +380,24 @@ int wire_frame_parse(const uint8_t *buf, size_t len, struct wire_frame *f, size_
 		*consumed = WIRE_HDR_LEN + (size_t)plen;
 		return 0;
 	}
-	memcpy(hdr, buf, 8);
-	put_be32(hdr + 8, 0);
-	crc = crc32c(crc32c(0, hdr, sizeof(hdr)), buf + WIRE_HDR_LEN, plen);
-	if (crc != get_be32(buf + 8))
-		return -EBADMSG;
+	f->sealed = (buf[3] & WIRE_SEALED) != 0;
+	f->type = buf[3] & (uint8_t)~WIRE_SEALED;
+	if (f->sealed) {
+		/* The tag, checked when the frame is opened, replaces the CRC. */
+		if (plen < WIRE_TAG_LEN + (f->type == WIRE_DATA ? 8u : 0u))
+			return -EBADMSG;
+	} else {
+		memcpy(hdr, buf, 8);
+		put_be32(hdr + 8, 0);
+		crc = crc32c(crc32c(0, hdr, sizeof(hdr)), buf + WIRE_HDR_LEN, plen);
+		if (crc != get_be32(buf + 8))
+			return -EBADMSG;
+	}
 	/* After the CRC: a corrupted type byte is a transmission error, while
 	 * an intact unknown type is a peer speaking something newer. */
-	if (buf[3] == 0 || buf[3] >= WIRE_TYPE_MAX)
+	if (f->type == 0 || f->type >= WIRE_TYPE_MAX)
 		return -EINVAL;
 	f->version = buf[2];
-	f->type = buf[3];
 	f->len = plen;
 	f->payload = buf + WIRE_HDR_LEN;
 	*consumed = WIRE_HDR_LEN + (size_t)plen;
@@ -407,6 +414,9 @@ size_t wire_encode_hello(uint8_t *buf, size_t cap, const struct wire_hello *h)
 	wr_u32(&w, h->max_msg);
 	wr_u64(&w, h->instance);
 	wr_bytes(&w, h->nonce, WIRE_NONCE_LEN);
+	if (h->encryption > WIRE_ENC_AEAD)
+		w.bad = 1;
+	wr_u8(&w, h->encryption);
 	wr_name(&w, h->from);
 	wr_name(&w, h->to);
 	return frame_end(&w, WIRE_HELLO);
@@ -421,6 +431,9 @@ size_t wire_encode_challenge(uint8_t *buf, size_t cap, const struct wire_challen
 	wr_u64(&w, c->instance);
 	wr_bytes(&w, c->nonce, WIRE_NONCE_LEN);
 	wr_bytes(&w, c->mac, WIRE_MAC_LEN);
+	if (c->encryption > WIRE_ENC_AEAD)
+		w.bad = 1;
+	wr_u8(&w, c->encryption);
 	wr_name(&w, c->from);
 	return frame_end(&w, WIRE_CHALLENGE);
 }
@@ -501,6 +514,11 @@ void wire_encode_data_hdr(uint8_t hdr[WIRE_DATA_HDR_LEN], uint64_t seq, const vo
 	put_be32(hdr + 8, crc);
 }
 
+void wire_encode_sealed_hdr(uint8_t hdr[WIRE_HDR_LEN], uint8_t type, uint32_t len)
+{
+	put_hdr(hdr, (uint8_t)(type | WIRE_SEALED), len);
+}
+
 int wire_decode_hello(const struct wire_frame *f, struct wire_hello *h)
 {
 	struct rd r;
@@ -511,6 +529,9 @@ int wire_decode_hello(const struct wire_frame *f, struct wire_hello *h)
 	h->max_msg = rd_u32(&r);
 	h->instance = rd_u64(&r);
 	rd_bytes(&r, h->nonce, WIRE_NONCE_LEN);
+	h->encryption = rd_u8(&r);
+	if (h->encryption > WIRE_ENC_AEAD)
+		r.bad = 1;
 	rd_name(&r, h->from);
 	rd_name(&r, h->to);
 	return rd_end(&r);
@@ -525,6 +546,9 @@ int wire_decode_challenge(const struct wire_frame *f, struct wire_challenge *c)
 	c->instance = rd_u64(&r);
 	rd_bytes(&r, c->nonce, WIRE_NONCE_LEN);
 	rd_bytes(&r, c->mac, WIRE_MAC_LEN);
+	c->encryption = rd_u8(&r);
+	if (c->encryption > WIRE_ENC_AEAD)
+		r.bad = 1;
 	rd_name(&r, c->from);
 	return rd_end(&r);
 }
@@ -591,7 +615,7 @@ int wire_decode_bye(const struct wire_frame *f, uint16_t *reason)
 
 int wire_decode_data(const struct wire_frame *f, uint64_t *seq, const uint8_t **data, uint32_t *len)
 {
-	if (f->type != WIRE_DATA || f->len <= 8 || f->len - 8 > WIRE_MAX_BLOCK)
+	if (f->type != WIRE_DATA || f->sealed || f->len <= 8 || f->len - 8 > WIRE_MAX_BLOCK)
 		return -EBADMSG;
 	*seq = get_be64(f->payload);
 	*data = f->payload + 8;
@@ -599,15 +623,18 @@ int wire_decode_data(const struct wire_frame *f, uint64_t *seq, const uint8_t **
 	return 0;
 }
 
-int wire_peek_data(const uint8_t *prefix, uint64_t *seq, uint32_t *len)
+int wire_peek_data(const uint8_t *prefix, uint64_t *seq, uint32_t *len, int *sealed)
 {
-	uint32_t flen = get_be32(prefix + 4);
+	uint32_t flen = get_be32(prefix + 4), over = 8;
 
-	if (get_be16(prefix) != WIRE_MAGIC || prefix[2] != WIRE_VERSION || prefix[3] != WIRE_DATA || flen <= 8 ||
-	    flen - 8 > WIRE_MAX_BLOCK)
+	*sealed = prefix[3] == (WIRE_DATA | WIRE_SEALED);
+	if (*sealed)
+		over += WIRE_TAG_LEN;
+	if (get_be16(prefix) != WIRE_MAGIC || prefix[2] != WIRE_VERSION || (prefix[3] != WIRE_DATA && !*sealed) ||
+	    flen <= over || flen - over > WIRE_MAX_BLOCK)
 		return 0;
 	*seq = get_be64(prefix + WIRE_HDR_LEN);
-	*len = flen - 8;
+	*len = flen - over;
 	return 1;
 }
 

@@ -12,6 +12,11 @@
  *   3  u8  type (enum wire_type)
  *   4  u32 payload length (bytes after this 12-byte header)
  *   8  u32 CRC-32C of header (with this field zero) and payload
+ *
+ * A sealed frame (type byte with WIRE_SEALED set, after the handshake of a
+ * link with encryption = "aead") has a zero CRC field and its payload
+ * encrypted and followed by a WIRE_TAG_LEN-byte tag (ldsd/seal.h); a DATA
+ * frame's seq stays in clear, authenticated with the header.
  */
 #ifndef LDS_WIRE_H
 #define LDS_WIRE_H
@@ -20,7 +25,7 @@
 #include <stdint.h>
 
 #define WIRE_MAGIC        0x4C44u
-#define WIRE_VERSION      2u
+#define WIRE_VERSION      3u
 #define WIRE_HDR_LEN      12u
 #define WIRE_NONCE_LEN    32u
 #define WIRE_MAC_LEN      32u            /* HMAC-SHA-256 */
@@ -28,7 +33,10 @@
 #define WIRE_REASON_MAX   255u
 #define WIRE_MAX_RANGES   32u            /* SACK and delivered ranges per ACK */
 #define WIRE_MAX_BLOCK    (16u << 20)    /* largest block payload */
-#define WIRE_MAX_PAYLOAD  (WIRE_MAX_BLOCK + 8u)
+#define WIRE_TAG_LEN      16u            /* AEAD tag of a sealed frame */
+#define WIRE_SEALED       0x80u          /* type byte flag: the frame is sealed */
+#define WIRE_MAX_PAYLOAD  (WIRE_MAX_BLOCK + 8u + WIRE_TAG_LEN)
+#define WIRE_CHALLENGE_MAC_OFF 44u       /* of the mac in a CHALLENGE payload */
 #define WIRE_DATA_HDR_LEN (WIRE_HDR_LEN + 8u)  /* frame header + seq */
 
 enum wire_type {
@@ -55,12 +63,20 @@ enum wire_refuse {
 	WIRE_REFUSE_PROTOCOL,      /* malformed or unexpected frame */
 	WIRE_REFUSE_SHUTDOWN,      /* daemon is shutting down */
 	WIRE_REFUSE_RETIRED,       /* BYE only: this stream is no longer wanted (streams = "auto") */
+	WIRE_REFUSE_ENCRYPTION,    /* the two ends' encryption settings differ */
+};
+
+/* HELLO and CHALLENGE: how the sender protects frames after the handshake. */
+enum wire_encryption {
+	WIRE_ENC_NONE = 0,         /* CRC-32C only */
+	WIRE_ENC_AEAD = 1,         /* sealed frames, docs/protocol.md "Sealed frames" */
 };
 
 /* A parsed frame header; payload points into the caller's buffer. */
 struct wire_frame {
 	uint8_t version;
-	uint8_t type;
+	uint8_t type;               /* without WIRE_SEALED */
+	uint8_t sealed;             /* WIRE_SEALED was set: payload is still sealed */
 	uint32_t len;
 	const uint8_t *payload;
 };
@@ -74,8 +90,10 @@ struct wire_frame {
  *   -EPROTO       bad magic
  *   -EPROTONOSUPPORT  version != WIRE_VERSION (f->version is set)
  *   -EMSGSIZE     length > WIRE_MAX_PAYLOAD
- *   -EBADMSG      CRC mismatch
+ *   -EBADMSG      CRC mismatch, or a sealed frame too short for its tag
  *   -EINVAL       unknown type
+ * A sealed frame's CRC is not checked (its tag is, by seal_open): f->sealed
+ * is set and f->len and f->payload still include the tag.
  */
 int wire_frame_parse(const uint8_t *buf, size_t len, struct wire_frame *f, size_t *consumed);
 
@@ -85,6 +103,7 @@ struct wire_hello {
 	uint32_t max_msg;           /* largest message the sender of this frame accepts */
 	uint64_t instance;          /* random id of the sending daemon process */
 	uint8_t nonce[WIRE_NONCE_LEN];
+	uint8_t encryption;         /* enum wire_encryption */
 	char from[WIRE_NAME_MAX + 1];  /* sender's cluster */
 	char to[WIRE_NAME_MAX + 1];    /* cluster it expects to reach */
 };
@@ -94,6 +113,7 @@ struct wire_challenge {
 	uint64_t instance;
 	uint8_t nonce[WIRE_NONCE_LEN];
 	uint8_t mac[WIRE_MAC_LEN];
+	uint8_t encryption;         /* enum wire_encryption */
 	char from[WIRE_NAME_MAX + 1];
 };
 
@@ -142,13 +162,17 @@ size_t wire_encode_bye(uint8_t *buf, size_t cap, uint16_t reason);
  * payload: this writes the WIRE_DATA_HDR_LEN bytes that precede it, with the
  * CRC already covering payload.  len must be <= WIRE_MAX_BLOCK. */
 void wire_encode_data_hdr(uint8_t hdr[WIRE_DATA_HDR_LEN], uint64_t seq, const void *payload, uint32_t len);
+/* The header of a sealed frame of this type whose payload (tag included)
+ * is len bytes: WIRE_SEALED set, CRC field zero. */
+void wire_encode_sealed_hdr(uint8_t hdr[WIRE_HDR_LEN], uint8_t type, uint32_t len);
 
 /*
  * Decoders take a frame from wire_frame_parse() of the matching type and
  * return 0, or -EBADMSG if the payload is truncated, has trailing bytes, or
  * holds an out-of-range field (empty or over-long or non-printable name,
  * nsack > WIRE_MAX_RANGES, ranges not ascending and non-empty, a PING
- * payload of the wrong size...).  Names must match [A-Za-z0-9._-]+.
+ * payload of the wrong size, an unknown encryption...).  Names must match
+ * [A-Za-z0-9._-]+.  A sealed frame must be opened first (f->sealed 0).
  */
 int wire_decode_hello(const struct wire_frame *f, struct wire_hello *h);
 int wire_decode_challenge(const struct wire_frame *f, struct wire_challenge *c);
@@ -164,11 +188,12 @@ int wire_decode_data(const struct wire_frame *f, uint64_t *seq, const uint8_t **
 /*
  * A DATA frame's first WIRE_DATA_HDR_LEN bytes, before its block has
  * arrived, so that the block can be read straight to where it belongs:
- * returns 1 and its seq and block length if prefix starts a DATA frame of
+ * returns 1 and its seq, block length and whether it is sealed (the block
+ * is then followed by a WIRE_TAG_LEN tag) if prefix starts a DATA frame of
  * this version with a block of 1 to WIRE_MAX_BLOCK bytes, else 0 (the frame
  * is then left to wire_frame_parse, which says what is wrong).
  */
-int wire_peek_data(const uint8_t *prefix, uint64_t *seq, uint32_t *len);
+int wire_peek_data(const uint8_t *prefix, uint64_t *seq, uint32_t *len, int *sealed);
 /* True if the DATA frame that starts with prefix (as wire_peek_data took
  * it) and carries block, len bytes, has the right CRC. */
 int wire_data_intact(const uint8_t *prefix, const void *block, uint32_t len);

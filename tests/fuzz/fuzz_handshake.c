@@ -188,7 +188,8 @@ static int drive(struct lds_tp_conn *c)
 /* The connector's first frames: HELLO, and AUTH once the CHALLENGE is out. */
 static size_t connector_hello(uint8_t *buf, size_t cap, const uint8_t nonce_c[WIRE_NONCE_LEN])
 {
-	struct wire_hello h = { .stream_idx = 0, .nstreams = 1, .max_msg = 1 << 16, .instance = 7 };
+	struct wire_hello h = { .stream_idx = 0, .nstreams = 1, .max_msg = 1 << 16, .instance = 7,
+				.encryption = WIRE_ENC_AEAD };
 
 	memcpy(h.nonce, nonce_c, WIRE_NONCE_LEN);
 	snprintf(h.from, sizeof(h.from), "clusterA");
@@ -202,11 +203,13 @@ static size_t connector_auth(uint8_t *buf, size_t cap, const struct lds_tp_conn 
 	struct wire_frame f;
 	struct wire_challenge ch;
 	struct wire_auth a;
-	size_t used;
+	uint8_t hello[512], th[AUTH_TH_LEN];
+	size_t used, hn = connector_hello(hello, sizeof(hello), nonce_c);
 
 	CHECK(wire_frame_parse(c->out, c->out_len, &f, &used) == 1 && f.type == WIRE_CHALLENGE);
 	CHECK(wire_decode_challenge(&f, &ch) == 0);
-	CHECK(auth_mac(AUTH_CONNECTOR, key, sizeof(key), nonce_c, ch.nonce, "clusterA", "clusterB", a.mac) == 0);
+	CHECK(hn > WIRE_HDR_LEN && auth_transcript(hello + WIRE_HDR_LEN, hn - WIRE_HDR_LEN, f.payload, f.len, th) == 0);
+	CHECK(auth_mac(AUTH_CONNECTOR, key, sizeof(key), th, a.mac) == 0);
 	return wire_encode_auth(buf, cap, &a);
 }
 

@@ -14,14 +14,15 @@ grep -q 'cluster "clusterX" asking for "clusterB" is not a listen peer' "$T/clus
 grep -q "refused the connection: unknown cluster" "$T/clusterX.log" || fail "clusterX did not log the refusal"
 [ "$(json_field clusterX streams_up)" = 0 ] || fail "a stream came up for an unknown cluster"
 
-# A frame header of protocol version 1, the one before records carried the
-# sender's incarnation (magic 0x4C44, version 1, HELLO, empty payload, any
-# CRC): the gateway must answer REFUSE (type 5) in its own version and log.
+# A frame header of protocol version 2, the one before sealed frames and
+# the authenticated transcript (magic 0x4C44, version 2, HELLO, empty
+# payload, any CRC): the gateway must answer REFUSE (type 5) in its own
+# version and log.
 exec 3<>"/dev/tcp/127.0.0.1/$PORT" || fail "cannot connect to clusterB"
-printf '\x4c\x44\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00' >&3
+printf '\x4c\x44\x02\x01\x00\x00\x00\x00\x00\x00\x00\x00' >&3
 reply=$(timeout 3 head -c 4 <&3 | od -An -tx1 | tr -d ' \n')
 exec 3<&-
-[ "$reply" = "4c440205" ] || fail "expected a version-2 REFUSE header (4c440205), got \"$reply\""
-grep -q "speaks protocol version 1, we speak 2" "$T/clusterB.log" || fail "clusterB did not log the version"
+[ "$reply" = "4c440305" ] || fail "expected a version-3 REFUSE header (4c440305), got \"$reply\""
+grep -q "speaks protocol version 2, we speak 3" "$T/clusterB.log" || fail "clusterB did not log the version"
 kill -0 "$PID_clusterB" || fail "clusterB died"
-echo "measured: unknown cluster and protocol version 1 refused and logged on both sides"
+echo "measured: unknown cluster and protocol version 2 refused and logged on both sides"

@@ -68,7 +68,7 @@ static void usage(void)
 
 static size_t hello(uint8_t *buf, size_t cap, const struct opts *o)
 {
-	struct wire_hello h = { .stream_idx = 0, .nstreams = 1, .max_msg = 1 << 20, .instance = 1 };
+	struct wire_hello h = { .stream_idx = 0, .nstreams = 1, .max_msg = 1 << 20, .instance = 1, .encryption = WIRE_ENC_AEAD };
 
 	if (auth_random(h.nonce, sizeof(h.nonce)) < 0)
 		return 0;

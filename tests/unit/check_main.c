@@ -14,6 +14,7 @@ static Suite *(*const suites[])(void) = {
 	make_mw_journal_suite, make_mw_misc_suite, make_execmsg_suite,    make_jobexec_suite,
 	make_ldsbench_suite,  make_mw_cache_suite, make_calstat_suite,    make_probe_suite,
 	make_admission_suite,
+	make_seal_suite,
 };
 
 struct tally {

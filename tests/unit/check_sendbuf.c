@@ -1101,6 +1101,28 @@ static void check_block_frame(const struct sb_block *b, uint64_t seq, uint8_t *o
 	*outlen += b->len;
 }
 
+/* A sealed link's blocks carry no clear header: sealq.c makes the frame,
+ * and the CRC pass is saved. */
+START_TEST(no_hdr)
+{
+	static const uint8_t zero[WIRE_DATA_HDR_LEN];
+	struct sendbuf sb;
+	struct sb_block *b;
+
+	ck_assert_int_eq(sendbuf_init(&sb, 512, 4 * 512), 0);
+	sb.no_hdr = 1;
+	ck_assert_int_eq(append(&sb, 100, 1, 1), 0);
+	ck_assert_int_eq(ack(&sb, 0, 16), 0);
+	b = sendbuf_next(&sb, 0, 1);
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_eq(b->seq, 0);
+	ck_assert_uint_eq(b->len, RHL + 100);
+	ck_assert_mem_eq(b->hdr, zero, WIRE_DATA_HDR_LEN);
+	sendbuf_release(&sb, b);
+	sendbuf_free(&sb);
+}
+END_TEST
+
 START_TEST(block_contents_roundtrip)
 {
 	enum { NMSG = 150, BSZ = 512 };
@@ -1362,6 +1384,7 @@ Suite *make_sendbuf_suite(void)
 	suite_add_tcase(s, dv);
 
 	tcase_add_test(ct, block_contents_roundtrip);
+	tcase_add_test(ct, no_hdr);
 	tcase_set_timeout(ct, 10);
 	suite_add_tcase(s, ct);
 	return s;

@@ -128,14 +128,14 @@ static const struct wire_hello s_hello = {
 	.instance = 0x0123456789ABCDEFull,
 	.nonce = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
 		   17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32 },
-	.from = "paris-1", .to = "tokyo.dc_2",
+	.encryption = WIRE_ENC_AEAD, .from = "paris-1", .to = "tokyo.dc_2",
 };
 
 static const struct wire_challenge s_challenge = {
 	.max_msg = 1u << 20, .instance = 0xFEDCBA9876543210ull,
 	.nonce = { [0] = 0xAA, [31] = 0x55 },
 	.mac = { [0] = 0x11, [15] = 0x22, [31] = 0x33 },
-	.from = "tokyo.dc_2",
+	.encryption = WIRE_ENC_AEAD, .from = "tokyo.dc_2",
 };
 
 static const struct wire_auth s_auth = { .mac = { [0] = 0xDE, [31] = 0xAD } };
@@ -369,7 +369,7 @@ END_TEST
 /* Byte-exact layout of a PING, as docs/protocol.md gives it. */
 START_TEST(golden_ping)
 {
-	uint8_t want[20] = { 0x4C, 0x44, 0x02, WIRE_PING, 0, 0, 0, 8, 0, 0, 0, 0,
+	uint8_t want[20] = { 0x4C, 0x44, 0x03, WIRE_PING, 0, 0, 0, 8, 0, 0, 0, 0,
 			     0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07, 0x08 };
 	uint8_t buf[64];
 
@@ -386,13 +386,13 @@ START_TEST(golden_hello)
 	const uint8_t *p = buf + WIRE_HDR_LEN;
 	uint32_t crc;
 
-	ck_assert_uint_eq(n, WIRE_HDR_LEN + 2 + 2 + 4 + 8 + 32 + 1 + 7 + 1 + 10);
+	ck_assert_uint_eq(n, WIRE_HDR_LEN + 2 + 2 + 4 + 8 + 32 + 1 + 1 + 7 + 1 + 10);
 	ck_assert_uint_eq(rd32(buf + 4), n - WIRE_HDR_LEN);
 	ck_assert_uint_eq(buf[3], WIRE_HELLO);
 	ck_assert_mem_eq(p, "\x00\x03\x00\x08\x04\x00\x00\x00", 8);
 	ck_assert_mem_eq(p + 8, "\x01\x23\x45\x67\x89\xAB\xCD\xEF", 8);
 	ck_assert_mem_eq(p + 16, s_hello.nonce, 32);
-	ck_assert_mem_eq(p + 48, "\x07paris-1\x0atokyo.dc_2", 19);
+	ck_assert_mem_eq(p + 48, "\x01\x07paris-1\x0atokyo.dc_2", 20);
 	crc = rd32(buf + 8);
 	be32(buf + 8, 0);
 	ck_assert_uint_eq(crc, ref_crc32c(0, buf, n));
@@ -436,6 +436,7 @@ START_TEST(roundtrip_hello)
 	ck_assert_uint_eq(h.max_msg, 64u << 20);
 	ck_assert_uint_eq(h.instance, 0x0123456789ABCDEFull);
 	ck_assert_mem_eq(h.nonce, s_hello.nonce, WIRE_NONCE_LEN);
+	ck_assert_uint_eq(h.encryption, WIRE_ENC_AEAD);
 	ck_assert_str_eq(h.from, "paris-1");
 	ck_assert_str_eq(h.to, "tokyo.dc_2");
 }
@@ -466,13 +467,15 @@ START_TEST(roundtrip_challenge)
 
 	parse_whole(buf, sample(S_CHALLENGE, buf), &f);
 	ck_assert_uint_eq(f.type, WIRE_CHALLENGE);
-	ck_assert_uint_eq(f.len, 4 + 8 + 32 + 32 + 1 + 10);
+	ck_assert_uint_eq(f.len, 4 + 8 + 32 + 32 + 1 + 1 + 10);
 	memset(&c, 0xEE, sizeof(c));
 	ck_assert_int_eq(wire_decode_challenge(&f, &c), 0);
 	ck_assert_uint_eq(c.max_msg, 1u << 20);
 	ck_assert_uint_eq(c.instance, 0xFEDCBA9876543210ull);
 	ck_assert_mem_eq(c.nonce, s_challenge.nonce, WIRE_NONCE_LEN);
 	ck_assert_mem_eq(c.mac, s_challenge.mac, WIRE_MAC_LEN);
+	ck_assert_mem_eq(buf + WIRE_HDR_LEN + WIRE_CHALLENGE_MAC_OFF, s_challenge.mac, WIRE_MAC_LEN);
+	ck_assert_uint_eq(c.encryption, WIRE_ENC_AEAD);
 	ck_assert_str_eq(c.from, "tokyo.dc_2");
 }
 END_TEST
@@ -589,13 +592,15 @@ START_TEST(data_peek)
 	uint8_t *frame = malloc(WIRE_DATA_HDR_LEN + N), hdr[WIRE_DATA_HDR_LEN];
 	uint64_t seq = 0;
 	uint32_t len = 0;
+	int sealed = -1;
 
 	rng_state = 5;
 	fill_random(frame + WIRE_DATA_HDR_LEN, N);
 	wire_encode_data_hdr(frame, 0x0102030405060708ull, frame + WIRE_DATA_HDR_LEN, N);
-	ck_assert_int_eq(wire_peek_data(frame, &seq, &len), 1);
+	ck_assert_int_eq(wire_peek_data(frame, &seq, &len, &sealed), 1);
 	ck_assert_uint_eq(seq, 0x0102030405060708ull);
 	ck_assert_uint_eq(len, N);
+	ck_assert_int_eq(sealed, 0);
 	ck_assert(wire_data_intact(frame, frame + WIRE_DATA_HDR_LEN, N));
 	frame[WIRE_DATA_HDR_LEN + N / 2] ^= 0x10;
 	ck_assert(!wire_data_intact(frame, frame + WIRE_DATA_HDR_LEN, N));
@@ -605,21 +610,32 @@ START_TEST(data_peek)
 	 * WIRE_MAX_BLOCK bytes is left to wire_frame_parse. */
 	memcpy(hdr, frame, sizeof(hdr));
 	hdr[0] ^= 1;
-	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 0);
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len, &sealed), 0);
 	memcpy(hdr, frame, sizeof(hdr));
 	hdr[2] = WIRE_VERSION + 1;
-	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 0);
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len, &sealed), 0);
 	memcpy(hdr, frame, sizeof(hdr));
 	hdr[3] = WIRE_ACK;
-	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 0);
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len, &sealed), 0);
 	be32(hdr + 4, 8);
 	hdr[3] = WIRE_DATA;
-	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 0);
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len, &sealed), 0);
 	be32(hdr + 4, WIRE_MAX_BLOCK + 9);
-	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 0);
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len, &sealed), 0);
 	be32(hdr + 4, WIRE_MAX_BLOCK + 8);
-	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len), 1);
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len, &sealed), 1);
 	ck_assert_uint_eq(len, WIRE_MAX_BLOCK);
+	/* A sealed block is followed by its tag, which the length counts. */
+	wire_encode_sealed_hdr(hdr, WIRE_DATA, 8 + 100 + WIRE_TAG_LEN);
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len, &sealed), 1);
+	ck_assert_int_eq(sealed, 1);
+	ck_assert_uint_eq(len, 100);
+	wire_encode_sealed_hdr(hdr, WIRE_DATA, 8 + WIRE_TAG_LEN);
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len, &sealed), 0);
+	wire_encode_sealed_hdr(hdr, WIRE_DATA, WIRE_MAX_BLOCK + 9 + WIRE_TAG_LEN);
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len, &sealed), 0);
+	wire_encode_sealed_hdr(hdr, WIRE_ACK, 8 + 100 + WIRE_TAG_LEN);
+	ck_assert_int_eq(wire_peek_data(hdr, &seq, &len, &sealed), 0);
 	free(frame);
 }
 END_TEST
@@ -837,6 +853,12 @@ START_TEST(bit_flips)
 			want = -EPROTO;
 		} else if (bit < 24) {
 			want = -EPROTONOSUPPORT;
+		} else if (bit == 31) {
+			/* The sealed flag: no CRC to check, the tag is checked
+			 * when the frame is opened (link.c refuses a sealed
+			 * frame on a stream without keys). */
+			want = n - WIRE_HDR_LEN >= WIRE_TAG_LEN + (buf[3] == (WIRE_DATA | WIRE_SEALED) ? 8u : 0u) ? 1
+												     : -EBADMSG;
 		} else if (bit >= 32 && bit < 64) {
 			uint32_t len = rd32(buf + 4);
 
@@ -902,10 +924,74 @@ START_TEST(bad_magic_version_type)
 	ck_assert_int_eq(wire_frame_parse(buf, n, &f, &used), -EINVAL);
 	n = mkframe(buf, WIRE_TYPE_MAX, "", 0);
 	ck_assert_int_eq(wire_frame_parse(buf, n, &f, &used), -EINVAL);
-	n = mkframe(buf, 0xFF, "abc", 3);
+	n = mkframe(buf, 0x7F, "abc", 3);
 	ck_assert_int_eq(wire_frame_parse(buf, n, &f, &used), -EINVAL);
 	n = mkframe(buf, WIRE_TYPE_MAX - 1, "ab", 2);
 	ck_assert_int_eq(wire_frame_parse(buf, n, &f, &used), 1);
+}
+END_TEST
+
+/* A sealed frame's CRC field is not checked (its tag is, by seal.c); it
+ * must be long enough for its tag, and no decoder takes it unopened. */
+START_TEST(sealed_parse)
+{
+	uint8_t buf[256];
+	struct wire_frame f;
+	size_t used;
+
+	memset(buf, 0xAB, sizeof(buf));
+	wire_encode_sealed_hdr(buf, WIRE_PING, 8 + WIRE_TAG_LEN);
+	ck_assert_uint_eq(buf[3], WIRE_PING | WIRE_SEALED);
+	ck_assert_uint_eq(rd32(buf + 8), 0);
+	be32(buf + 8, 0xDEADBEEF);
+	ck_assert_int_eq(wire_frame_parse(buf, WIRE_HDR_LEN + 8 + WIRE_TAG_LEN, &f, &used), 1);
+	ck_assert_uint_eq(used, WIRE_HDR_LEN + 8 + WIRE_TAG_LEN);
+	ck_assert_uint_eq(f.type, WIRE_PING);
+	ck_assert_uint_eq(f.sealed, 1);
+	ck_assert_uint_eq(f.len, 8 + WIRE_TAG_LEN);
+	f.len = 8;
+	ck_assert_int_eq(wire_decode_ping(&f, &(uint64_t){ 0 }), -EBADMSG);
+	f.sealed = 0;
+	ck_assert_int_eq(wire_decode_ping(&f, &(uint64_t){ 0 }), 0);
+	wire_encode_sealed_hdr(buf, WIRE_READY, WIRE_TAG_LEN - 1);
+	ck_assert_int_eq(wire_frame_parse(buf, WIRE_HDR_LEN + WIRE_TAG_LEN, &f, &used), -EBADMSG);
+	wire_encode_sealed_hdr(buf, WIRE_DATA, 8 + WIRE_TAG_LEN - 1);
+	ck_assert_int_eq(wire_frame_parse(buf, sizeof(buf), &f, &used), -EBADMSG);
+	wire_encode_sealed_hdr(buf, 0, WIRE_TAG_LEN);
+	ck_assert_int_eq(wire_frame_parse(buf, sizeof(buf), &f, &used), -EINVAL);
+	wire_encode_sealed_hdr(buf, WIRE_DATA, WIRE_MAX_PAYLOAD + 1);
+	ck_assert_int_eq(wire_frame_parse(buf, sizeof(buf), &f, &used), -EMSGSIZE);
+}
+END_TEST
+
+/* Encryption is 0 (none) or 1 (aead); anything else is malformed, and the
+ * encoders refuse it. */
+START_TEST(bad_encryption)
+{
+	uint8_t buf[256];
+	struct wire_hello h = s_hello;
+	struct wire_challenge c = s_challenge;
+	struct wire_frame f;
+	size_t n;
+
+	n = wire_encode_hello(buf, sizeof(buf), &h);
+	buf[WIRE_HDR_LEN + 48] = 2;
+	be32(buf + 8, 0);
+	be32(buf + 8, ref_crc32c(0, buf, n));
+	parse_whole(buf, n, &f);
+	ck_assert_int_eq(wire_decode_hello(&f, &h), -EBADMSG);
+	n = wire_encode_challenge(buf, sizeof(buf), &c);
+	buf[WIRE_HDR_LEN + WIRE_CHALLENGE_MAC_OFF + WIRE_MAC_LEN] = 0x80;
+	be32(buf + 8, 0);
+	be32(buf + 8, ref_crc32c(0, buf, n));
+	parse_whole(buf, n, &f);
+	ck_assert_int_eq(wire_decode_challenge(&f, &c), -EBADMSG);
+	h = s_hello;
+	h.encryption = 2;
+	ck_assert_uint_eq(wire_encode_hello(buf, sizeof(buf), &h), 0);
+	c = s_challenge;
+	c.encryption = 2;
+	ck_assert_uint_eq(wire_encode_challenge(buf, sizeof(buf), &c), 0);
 }
 END_TEST
 
@@ -913,7 +999,7 @@ END_TEST
 static size_t hello_raw(uint8_t *buf, const char *from, size_t flen, const char *to, size_t tlen)
 {
 	uint8_t p[512];
-	size_t n = 48;
+	size_t n = 49;   /* up to the names; encryption "none" */
 
 	memset(p, 0, n);
 	p[n++] = (uint8_t)flen;
@@ -1303,6 +1389,8 @@ Suite *make_wire_suite(void)
 	tcase_add_test(fr, oversized);
 	tcase_add_test(fr, bad_magic_version_type);
 	tcase_add_test(fr, bad_names);
+	tcase_add_test(fr, sealed_parse);
+	tcase_add_test(fr, bad_encryption);
 	tcase_add_test(fr, bad_reason);
 	tcase_add_test(fr, bad_ranges);
 	suite_add_tcase(s, fr);

@@ -25,5 +25,6 @@ Suite *make_mw_cache_suite(void);
 Suite *make_calstat_suite(void);
 Suite *make_probe_suite(void);
 Suite *make_admission_suite(void);
+Suite *make_seal_suite(void);
 
 #endif

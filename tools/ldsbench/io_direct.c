@@ -242,6 +242,8 @@ static int build_config(struct io_direct *id, const struct io_opts *o, char *err
 	p->streams = o->streams;
 	p->streams_max = CONFIG_MAX_STREAMS;
 	p->keepalive = p->inactivity_timeout / 4;
+	if (o->encryption && strcmp(o->encryption, "none") == 0)
+		p->encryption = CONFIG_ENC_NONE;
 	if (o->memory)
 		p->send_memory = p->recv_memory = o->memory;
 	if (o->window) {

@@ -149,6 +149,7 @@ struct io_opts {
 	const char *key_file;      /* direct: NULL = a built-in, public key */
 	size_t memory;             /* direct: send and receive memory, 0 = default */
 	size_t window;             /* direct: the streams' socket buffers (tcp_buffer), 0 = autotuning */
+	const char *encryption;    /* direct: "aead" or "none", as in ldsd.conf; NULL = "aead" */
 };
 
 /* Open an io, or return NULL with err filled. */

@@ -34,9 +34,11 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: ldsbench recv [-s SOCKET] [-n NAME] [-i SECS] [-1] [-J] [-q]\n"
-		"       ldsbench recv --direct [ADDR:]PORT [--window SIZE] [--key FILE] [-i SECS] [-1] [-J] [-q]\n"
+		"       ldsbench recv --direct [ADDR:]PORT [--window SIZE] [--key FILE] [--encryption MODE] [-i SECS]\n"
+		"                      [-1] [-J] [-q]\n"
 		"       ldsbench send -T CLUSTER/NAME [-s SOCKET] [--ctl PATH] [OPTIONS]\n"
-		"       ldsbench send --direct HOST:PORT [--congestion NAME] [--window SIZE] [--key FILE] [OPTIONS]\n"
+		"       ldsbench send --direct HOST:PORT [--congestion NAME] [--window SIZE] [--key FILE]\n"
+		"                      [--encryption MODE] [OPTIONS]\n"
 		"Measures the throughput of an LDS link with checksummed messages (thesis A.3):\n"
 		"through the local ldsd, or with --direct through a link run in this process.\n"
 		"  -s, --socket PATH      ldsd's client socket (default $LDS_SOCKET or /run/lds/ldsd.sock)\n"
@@ -57,6 +59,8 @@ static void usage(FILE *out)
 		"      --window SIZE      direct: each stream's TCP socket buffers, as tcp_buffer in ldsd.conf\n"
 		"                         (default: the kernel's autotuning)\n"
 		"      --key FILE         direct: the shared key (default: a built-in key that is no secret)\n"
+		"      --encryption MODE  direct: aead (default: frames sealed, as ldsd) or none; both ends\n"
+		"                         must agree\n"
 		"      --sweep streams=N,N,...  send: one run per stream count, then a table like the\n"
 		"                         thesis's Table A-2 (throughput, disconnections, relative to the first)\n"
 		"      --plot FILE.png    send: throughput over time of every run (gnuplot; data in FILE.dat)\n"
@@ -131,7 +135,7 @@ static int bad_usage(const struct report *r, const char *fmt, const char *arg)
 	return BENCH_EXIT_USAGE;
 }
 
-enum { O_CTL = 256, O_CONGESTION, O_KEY, O_SWEEP, O_PLOT, O_MEMORY, O_WINDOW };
+enum { O_CTL = 256, O_CONGESTION, O_KEY, O_SWEEP, O_PLOT, O_MEMORY, O_WINDOW, O_ENCRYPTION };
 
 static int parse_args(int argc, char **argv, struct opts *o, const struct report *r)
 {
@@ -143,7 +147,7 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 		{ "interval", required_argument, NULL, 'i' }, { "omit", required_argument, NULL, 'O' },
 		{ "wait", required_argument, NULL, 'w' },     { "congestion", required_argument, NULL, O_CONGESTION },
 		{ "memory", required_argument, NULL, O_MEMORY }, { "key", required_argument, NULL, O_KEY },
-		{ "window", required_argument, NULL, O_WINDOW },
+		{ "window", required_argument, NULL, O_WINDOW }, { "encryption", required_argument, NULL, O_ENCRYPTION },
 		{ "sweep", required_argument, NULL, O_SWEEP }, { "plot", required_argument, NULL, O_PLOT },
 		{ "once", no_argument, NULL, '1' },           { "json", no_argument, NULL, 'J' },
 		{ "quiet", no_argument, NULL, 'q' },          { "help", no_argument, NULL, 'h' },
@@ -194,6 +198,11 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 				return bad_usage(r, "--window %s: want 4k or more (suffixes k, M)", optarg);
 			break;
 		case O_KEY: o->io.key_file = optarg; break;
+		case O_ENCRYPTION:
+			if (strcmp(optarg, "aead") != 0 && strcmp(optarg, "none") != 0)
+				return bad_usage(r, "--encryption %s: want aead or none", optarg);
+			o->io.encryption = optarg;
+			break;
 		case O_SWEEP:
 			if (parse_sweep(optarg, o) < 0)
 				return bad_usage(r, "--sweep %s: want streams=N,N,... (1..64 or auto, at most 32 runs)", optarg);
@@ -223,9 +232,9 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 		return bad_usage(r, "%s", "--once is for recv");
 	if (o->nsweep && o->s.set_streams)
 		return bad_usage(r, "%s", "--sweep sets the streams of each run: leave --streams out");
-	if (!o->io.direct && (o->io.congestion || o->io.key_file || o->io.memory || o->io.window))
-		return bad_usage(r, "%s",
-				 "--congestion, --memory, --window and --key are for --direct (ldsd's own come from ldsd.conf)");
+	if (!o->io.direct && (o->io.congestion || o->io.key_file || o->io.memory || o->io.window || o->io.encryption))
+		return bad_usage(r, "%s", "--congestion, --memory, --window, --key and --encryption are for --direct "
+				 "(ldsd's own come from ldsd.conf)");
 	if (o->send && o->s.interval <= 0)
 		return bad_usage(r, "%s", "send: --interval must be above 0");
 	if (o->send && o->s.omit >= o->s.seconds)

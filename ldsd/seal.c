@@ -1,0 +1,143 @@
+/* seal.c - AES-256-GCM frame sealing with OpenSSL; see seal.h. */
+#include <errno.h>
+#include <string.h>
+
+#include <openssl/evp.h>
+#include <openssl/kdf.h>
+
+#include "seal.h"
+
+#define SEAL_KEY_LEN 32
+#define SEAL_IV_LEN 12
+
+static const char info_c2l[] = "LDS3 connector to listener";
+static const char info_l2c[] = "LDS3 listener to connector";
+
+static int hkdf(const uint8_t *psk, size_t psk_len, const uint8_t th[AUTH_TH_LEN], const char *info,
+		uint8_t key[SEAL_KEY_LEN])
+{
+	EVP_PKEY_CTX *pc = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, NULL);
+	size_t n = SEAL_KEY_LEN;
+	int ok;
+
+	if (pc == NULL)
+		return -EIO;
+	ok = EVP_PKEY_derive_init(pc) > 0 && EVP_PKEY_CTX_set_hkdf_md(pc, EVP_sha256()) > 0 &&
+	     EVP_PKEY_CTX_set1_hkdf_salt(pc, th, AUTH_TH_LEN) > 0 &&
+	     EVP_PKEY_CTX_set1_hkdf_key(pc, psk, (int)psk_len) > 0 &&
+	     EVP_PKEY_CTX_add1_hkdf_info(pc, (const unsigned char *)info, (int)strlen(info)) > 0 &&
+	     EVP_PKEY_derive(pc, key, &n) > 0 && n == SEAL_KEY_LEN;
+	EVP_PKEY_CTX_free(pc);
+	return ok ? 0 : -EIO;
+}
+
+/* Keys the direction's context once; each frame then only sets its IV. */
+static int dir_init(struct seal_dir *d, const uint8_t key[SEAL_KEY_LEN], int enc)
+{
+	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+
+	if (c == NULL)
+		return -EIO;
+	if (EVP_CipherInit_ex(c, EVP_aes_256_gcm(), NULL, NULL, NULL, enc) != 1 ||
+	    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_IVLEN, SEAL_IV_LEN, NULL) != 1 ||
+	    EVP_CipherInit_ex(c, NULL, NULL, key, NULL, enc) != 1) {
+		EVP_CIPHER_CTX_free(c);
+		return -EIO;
+	}
+	d->ctx = c;
+	d->count = 0;
+	return 0;
+}
+
+int seal_init(struct seal *s, enum auth_side side, const uint8_t *psk, size_t psk_len, const uint8_t th[AUTH_TH_LEN])
+{
+	uint8_t k_c2l[SEAL_KEY_LEN], k_l2c[SEAL_KEY_LEN];
+	int r;
+
+	seal_free(s);
+	r = hkdf(psk, psk_len, th, info_c2l, k_c2l);
+	if (r == 0)
+		r = hkdf(psk, psk_len, th, info_l2c, k_l2c);
+	if (r == 0)
+		r = dir_init(&s->tx, side == AUTH_CONNECTOR ? k_c2l : k_l2c, 1);
+	if (r == 0)
+		r = dir_init(&s->rx, side == AUTH_CONNECTOR ? k_l2c : k_c2l, 0);
+	OPENSSL_cleanse(k_c2l, sizeof(k_c2l));
+	OPENSSL_cleanse(k_l2c, sizeof(k_l2c));
+	if (r < 0)
+		seal_free(s);
+	return r;
+}
+
+void seal_free(struct seal *s)
+{
+	EVP_CIPHER_CTX_free(s->tx.ctx);
+	EVP_CIPHER_CTX_free(s->rx.ctx);
+	memset(s, 0, sizeof(*s));
+}
+
+/* The nonce: 4 zero bytes and the frame counter, big-endian.  Never
+ * reused: a spent counter stops the direction (seal_frame, seal_open). */
+static void dir_iv(const struct seal_dir *d, uint8_t iv[SEAL_IV_LEN])
+{
+	memset(iv, 0, 4);
+	for (int i = 0; i < 8; i++)
+		iv[4 + i] = (uint8_t)(d->count >> (56 - 8 * i));
+}
+
+size_t seal_frame(struct seal_dir *d, uint8_t type, const uint8_t *clear, size_t clear_len, const uint8_t *secret,
+		  size_t secret_len, uint8_t *out)
+{
+	size_t plen = clear_len + secret_len + SEAL_OVERHEAD;
+	uint8_t iv[SEAL_IV_LEN], *ct = out + WIRE_HDR_LEN + clear_len;
+	int n = 0;
+
+	if (d->ctx == NULL || d->count == UINT64_MAX || plen > WIRE_MAX_PAYLOAD)
+		return 0;
+	wire_encode_sealed_hdr(out, type, (uint32_t)plen);
+	if (clear_len > 0)
+		memcpy(out + WIRE_HDR_LEN, clear, clear_len);
+	dir_iv(d, iv);
+	if (EVP_EncryptInit_ex(d->ctx, NULL, NULL, NULL, iv) != 1 ||
+	    EVP_EncryptUpdate(d->ctx, NULL, &n, out, (int)(WIRE_HDR_LEN + clear_len)) != 1 ||
+	    (secret_len > 0 && EVP_EncryptUpdate(d->ctx, ct, &n, secret, (int)secret_len) != 1) ||
+	    EVP_EncryptFinal_ex(d->ctx, ct + secret_len, &n) != 1 ||
+	    EVP_CIPHER_CTX_ctrl(d->ctx, EVP_CTRL_GCM_GET_TAG, SEAL_OVERHEAD, ct + secret_len) != 1)
+		return 0;
+	d->count++;
+	return WIRE_HDR_LEN + plen;
+}
+
+int seal_open(struct seal_dir *d, const uint8_t *aad, size_t aad_len, uint8_t *secret, size_t len,
+	      const uint8_t tag[SEAL_OVERHEAD])
+{
+	uint8_t iv[SEAL_IV_LEN], t[SEAL_OVERHEAD];
+	int n = 0;
+
+	if (d->ctx == NULL || d->count == UINT64_MAX || len > WIRE_MAX_PAYLOAD)
+		return -EBADMSG;
+	memcpy(t, tag, sizeof(t));
+	dir_iv(d, iv);
+	if (EVP_DecryptInit_ex(d->ctx, NULL, NULL, NULL, iv) != 1 ||
+	    EVP_DecryptUpdate(d->ctx, NULL, &n, aad, (int)aad_len) != 1 ||
+	    (len > 0 && EVP_DecryptUpdate(d->ctx, secret, &n, secret, (int)len) != 1) ||
+	    EVP_CIPHER_CTX_ctrl(d->ctx, EVP_CTRL_GCM_SET_TAG, SEAL_OVERHEAD, t) != 1 ||
+	    EVP_DecryptFinal_ex(d->ctx, secret + len, &n) != 1)
+		return -EBADMSG;
+	d->count++;
+	return 0;
+}
+
+int seal_open_frame(struct seal_dir *d, uint8_t *frame, struct wire_frame *f)
+{
+	size_t aad = WIRE_HDR_LEN + (f->type == WIRE_DATA ? 8u : 0u);
+	size_t secret = WIRE_HDR_LEN + f->len - SEAL_OVERHEAD - aad;
+
+	if (!f->sealed || f->len < aad - WIRE_HDR_LEN + SEAL_OVERHEAD)
+		return -EBADMSG;
+	if (seal_open(d, frame, aad, frame + aad, secret, frame + WIRE_HDR_LEN + f->len - SEAL_OVERHEAD) < 0)
+		return -EBADMSG;
+	f->sealed = 0;
+	f->len -= SEAL_OVERHEAD;
+	return 0;
+}

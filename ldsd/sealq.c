@@ -1,0 +1,81 @@
+/* sealq.c - a stream's sealed output queue; see sealq.h. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sealq.h"
+
+/* Room for need more bytes at q->buf + q->len. */
+static int sealq_room(struct sealq *q, size_t need)
+{
+	size_t cap = q->cap ? q->cap : 65536;
+	uint8_t *p;
+
+	if (q->off > 0 && q->len + need > q->cap) {
+		memmove(q->buf, q->buf + q->off, q->len - q->off);
+		q->len -= q->off;
+		q->off = 0;
+	}
+	while (cap < q->len + need)
+		cap *= 2;
+	if (cap == q->cap)
+		return 0;
+	p = realloc(q->buf, cap);
+	if (p == NULL)
+		return -ENOMEM;
+	q->buf = p;
+	q->cap = cap;
+	return 0;
+}
+
+int sealq_put(struct sealq *q, const uint8_t *frame, size_t len, size_t limit)
+{
+	int r;
+
+	if (len < WIRE_HDR_LEN || sealq_pending(q) + len + SEAL_OVERHEAD > limit)
+		return -ENOBUFS;
+	r = sealq_room(q, len + SEAL_OVERHEAD);
+	if (r < 0)
+		return r;
+	if (q->seal.tx.ctx == NULL) {
+		memcpy(q->buf + q->len, frame, len);
+		q->len += len;
+		return 0;
+	}
+	len = seal_frame(&q->seal.tx, frame[3], NULL, 0, frame + WIRE_HDR_LEN, len - WIRE_HDR_LEN, q->buf + q->len);
+	if (len == 0)
+		return -EIO;
+	q->len += len;
+	return 0;
+}
+
+int sealq_put_data(struct sealq *q, uint64_t seq, const uint8_t *block, uint32_t len)
+{
+	uint8_t be[8];
+	size_t n;
+	int r = sealq_room(q, WIRE_DATA_HDR_LEN + len + SEAL_OVERHEAD);
+
+	if (r < 0)
+		return r;
+	for (int i = 0; i < 8; i++)
+		be[i] = (uint8_t)(seq >> (56 - 8 * i));
+	n = seal_frame(&q->seal.tx, WIRE_DATA, be, sizeof(be), block, len, q->buf + q->len);
+	if (n == 0)
+		return -EIO;
+	q->len += n;
+	return 0;
+}
+
+void sealq_sent(struct sealq *q, size_t n)
+{
+	q->off += n;
+	if (q->off >= q->len)
+		q->off = q->len = 0;
+}
+
+void sealq_free(struct sealq *q)
+{
+	seal_free(&q->seal);
+	free(q->buf);
+	memset(q, 0, sizeof(*q));
+}

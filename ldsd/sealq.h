@@ -1,0 +1,54 @@
+/*
+ * sealq.h - a stream's output queue when its link seals frames
+ * (encryption = "aead").
+ *
+ * Frames are sealed when they are queued, so that the order of the bytes
+ * in the queue is the order of their nonces (seal.h): control frames and
+ * data blocks alike are written from here, in turn, and never reordered.
+ * Before the stream has keys (the handshake) frames are queued in clear.
+ * Memory: the queue grows to what is pending; the caller bounds it.
+ */
+#ifndef LDS_SEALQ_H
+#define LDS_SEALQ_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "seal.h"
+
+struct sealq {
+	struct seal seal;           /* the stream's keys; none until seal_init */
+	uint8_t *buf;
+	size_t off, len, cap;       /* bytes [off, len) wait to be written */
+};
+
+/* Bytes waiting to be written, from sealq_data(). */
+static inline size_t sealq_pending(const struct sealq *q)
+{
+	return q->len - q->off;
+}
+
+static inline const uint8_t *sealq_data(const struct sealq *q)
+{
+	return q->buf + q->off;
+}
+
+/*
+ * Queues one whole frame (as a wire_encode_*() wrote it), sealed if the
+ * queue has a tx key, unless the queue would then hold more than limit
+ * bytes.  Returns 0, -ENOBUFS (over limit), -ENOMEM, or -EIO (sealing
+ * failed: the stream must be closed).
+ */
+int sealq_put(struct sealq *q, const uint8_t *frame, size_t len, size_t limit);
+
+/* Queues a DATA frame of seq and block, sealed (the queue must have a tx
+ * key).  0, -ENOMEM or -EIO. */
+int sealq_put_data(struct sealq *q, uint64_t seq, const uint8_t *block, uint32_t len);
+
+/* n bytes of sealq_data() were written. */
+void sealq_sent(struct sealq *q, size_t n);
+
+/* Frees the buffer and the keys; q is then empty and keyless. */
+void sealq_free(struct sealq *q);
+
+#endif

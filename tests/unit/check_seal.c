@@ -1,0 +1,348 @@
+/* check_seal.c - the handshake transcript and MACs (auth.c) and sealed
+ * frames (seal.c, sealq.c). */
+#include <check.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ldsd/auth.h"
+#include "ldsd/seal.h"
+#include "ldsd/sealq.h"
+#include "suites.h"
+
+static const uint8_t psk[] = "check_seal: sixteen bytes or more";
+#define PSK_LEN (sizeof(psk) - 1)
+
+/* A HELLO and a CHALLENGE payload as the two sides send them. */
+static size_t hello_payload(uint8_t *p, uint16_t idx, uint8_t enc)
+{
+	struct wire_hello h = { .stream_idx = idx, .nstreams = 4, .max_msg = 1u << 20, .instance = 7,
+				.nonce = { 1, 2, 3 }, .encryption = enc, .from = "a", .to = "b" };
+	uint8_t buf[256];
+	size_t n = wire_encode_hello(buf, sizeof(buf), &h);
+
+	ck_assert_uint_gt(n, WIRE_HDR_LEN);
+	memcpy(p, buf + WIRE_HDR_LEN, n - WIRE_HDR_LEN);
+	return n - WIRE_HDR_LEN;
+}
+
+static size_t challenge_payload(uint8_t *p, uint8_t mac0)
+{
+	struct wire_challenge c = { .max_msg = 1u << 20, .instance = 9, .nonce = { 4, 5, 6 }, .mac = { mac0 },
+				    .encryption = WIRE_ENC_AEAD, .from = "b" };
+	uint8_t buf[256];
+	size_t n = wire_encode_challenge(buf, sizeof(buf), &c);
+
+	ck_assert_uint_gt(n, WIRE_HDR_LEN);
+	memcpy(p, buf + WIRE_HDR_LEN, n - WIRE_HDR_LEN);
+	return n - WIRE_HDR_LEN;
+}
+
+static void transcript(uint16_t idx, uint8_t enc, uint8_t th[AUTH_TH_LEN])
+{
+	uint8_t h[256], c[256];
+	size_t hn = hello_payload(h, idx, enc), cn = challenge_payload(c, 0);
+
+	ck_assert_int_eq(auth_transcript(h, hn, c, cn, th), 0);
+}
+
+/* Every field of HELLO and CHALLENGE is in the transcript, except the
+ * mac, which is computed over it. */
+START_TEST(transcript_fields)
+{
+	uint8_t h[256], c[256], th[AUTH_TH_LEN], th2[AUTH_TH_LEN];
+	size_t hn = hello_payload(h, 0, WIRE_ENC_AEAD), cn = challenge_payload(c, 0);
+
+	ck_assert_int_eq(auth_transcript(h, hn, c, cn, th), 0);
+	for (size_t i = 0; i < hn; i++) {
+		h[i] ^= 1;
+		ck_assert_int_eq(auth_transcript(h, hn, c, cn, th2), 0);
+		ck_assert_msg(memcmp(th, th2, AUTH_TH_LEN) != 0, "HELLO byte %zu not in the transcript", i);
+		h[i] ^= 1;
+	}
+	for (size_t i = 0; i < cn; i++) {
+		int in_mac = i >= WIRE_CHALLENGE_MAC_OFF && i < WIRE_CHALLENGE_MAC_OFF + WIRE_MAC_LEN;
+
+		c[i] ^= 1;
+		ck_assert_int_eq(auth_transcript(h, hn, c, cn, th2), 0);
+		ck_assert_msg((memcmp(th, th2, AUTH_TH_LEN) == 0) == in_mac, "CHALLENGE byte %zu", i);
+		c[i] ^= 1;
+	}
+	/* Moving a byte from one message to the other changes it too. */
+	ck_assert_int_eq(auth_transcript(h, hn - 1, c, cn, th2), 0);
+	ck_assert_mem_ne(th, th2, AUTH_TH_LEN);
+	ck_assert_int_eq(auth_transcript(h, hn, c, WIRE_CHALLENGE_MAC_OFF + WIRE_MAC_LEN - 1, th2), -EINVAL);
+}
+END_TEST
+
+START_TEST(macs)
+{
+	uint8_t th[AUTH_TH_LEN], th2[AUTH_TH_LEN], ml[WIRE_MAC_LEN], mc[WIRE_MAC_LEN];
+
+	transcript(0, WIRE_ENC_AEAD, th);
+	transcript(0, WIRE_ENC_NONE, th2);
+	ck_assert_int_eq(auth_mac(AUTH_LISTENER, psk, PSK_LEN, th, ml), 0);
+	ck_assert_int_eq(auth_mac(AUTH_CONNECTOR, psk, PSK_LEN, th, mc), 0);
+	ck_assert_mem_ne(ml, mc, WIRE_MAC_LEN);
+	ck_assert(auth_verify(AUTH_LISTENER, psk, PSK_LEN, th, ml));
+	ck_assert(auth_verify(AUTH_CONNECTOR, psk, PSK_LEN, th, mc));
+	/* Neither side's MAC passes as the other's; a downgraded transcript
+	 * or another key does not verify. */
+	ck_assert(!auth_verify(AUTH_CONNECTOR, psk, PSK_LEN, th, ml));
+	ck_assert(!auth_verify(AUTH_LISTENER, psk, PSK_LEN, th2, ml));
+	ck_assert(!auth_verify(AUTH_LISTENER, psk, PSK_LEN - 1, th, ml));
+}
+END_TEST
+
+static void pair(struct seal *c, struct seal *l, const uint8_t th[AUTH_TH_LEN])
+{
+	ck_assert_int_eq(seal_init(c, AUTH_CONNECTOR, psk, PSK_LEN, th), 0);
+	ck_assert_int_eq(seal_init(l, AUTH_LISTENER, psk, PSK_LEN, th), 0);
+}
+
+/* Seals a DATA frame of seq and text; returns its length. */
+static size_t seal_text(struct seal_dir *d, uint64_t seq, const char *text, uint8_t *out)
+{
+	uint8_t be[8];
+
+	for (int i = 0; i < 8; i++)
+		be[i] = (uint8_t)(seq >> (56 - 8 * i));
+	return seal_frame(d, WIRE_DATA, be, 8, (const uint8_t *)text, strlen(text), out);
+}
+
+static int open_whole(struct seal_dir *d, uint8_t *frame, size_t n, struct wire_frame *f)
+{
+	size_t used = 0;
+
+	ck_assert_int_eq(wire_frame_parse(frame, n, f, &used), 1);
+	ck_assert_uint_eq(used, n);
+	return seal_open_frame(d, frame, f);
+}
+
+START_TEST(roundtrip)
+{
+	struct seal c = { 0 }, l = { 0 };
+	uint8_t th[AUTH_TH_LEN], buf[256];
+	const char *msg = "pay 100 EUR to alice";
+	struct wire_frame f;
+	size_t n;
+
+	transcript(0, WIRE_ENC_AEAD, th);
+	pair(&c, &l, th);
+	n = seal_text(&c.tx, 42, msg, buf);
+	ck_assert_uint_eq(n, WIRE_DATA_HDR_LEN + strlen(msg) + SEAL_OVERHEAD);
+	ck_assert_uint_eq(buf[3], WIRE_DATA | WIRE_SEALED);
+	/* The block is not in clear on the wire; the seq is. */
+	ck_assert(memmem(buf, n, "alice", 5) == NULL);
+	ck_assert_uint_eq(buf[WIRE_DATA_HDR_LEN - 1], 42);
+	ck_assert_int_eq(open_whole(&l.rx, buf, n, &f), 0);
+	ck_assert_uint_eq(f.sealed, 0);
+	ck_assert_uint_eq(f.len, 8 + strlen(msg));
+	ck_assert_mem_eq(f.payload + 8, msg, strlen(msg));
+	/* And the other way, a control frame. */
+	n = wire_encode_ping(buf + 100, 50, WIRE_PING, 12345);
+	n = seal_frame(&l.tx, WIRE_PING, NULL, 0, buf + 100 + WIRE_HDR_LEN, n - WIRE_HDR_LEN, buf);
+	ck_assert_uint_eq(n, WIRE_HDR_LEN + 8 + SEAL_OVERHEAD);
+	ck_assert_int_eq(open_whole(&c.rx, buf, n, &f), 0);
+	{
+		uint64_t t = 0;
+
+		ck_assert_int_eq(wire_decode_ping(&f, &t), 0);
+		ck_assert_uint_eq(t, 12345);
+	}
+	seal_free(&c);
+	seal_free(&l);
+	ck_assert_ptr_null(c.tx.ctx);
+}
+END_TEST
+
+/* Any bit flipped anywhere in a sealed frame (header, seq, block, tag)
+ * makes it fail to open. */
+START_TEST(tamper)
+{
+	uint8_t th[AUTH_TH_LEN], orig[128], buf[128];
+	size_t n;
+
+	transcript(0, WIRE_ENC_AEAD, th);
+	{
+		struct seal c = { 0 }, l = { 0 };
+
+		pair(&c, &l, th);
+		n = seal_text(&c.tx, 7, "pay 100 EUR to alice", orig);
+		seal_free(&c);
+		seal_free(&l);
+	}
+	for (size_t bit = 0; bit < 8 * n; bit++) {
+		struct seal c = { 0 }, l = { 0 };
+		struct wire_frame f;
+		size_t used = 0;
+		int opened = 0;
+
+		pair(&c, &l, th);
+		memcpy(buf, orig, n);
+		buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		/* Not a whole frame, a frame in clear (which a keyed stream
+		 * refuses), or one whose tag fails. */
+		if (wire_frame_parse(buf, n, &f, &used) == 1 && f.sealed)
+			opened = seal_open_frame(&l.rx, buf, &f) == 0;
+		ck_assert_msg(!opened, "bit %zu flipped: opened", bit);
+		seal_free(&c);
+		seal_free(&l);
+	}
+}
+END_TEST
+
+/* The nonce is the frame count: a frame replayed, dropped or reordered
+ * does not open, nor one from another stream (another transcript) or the
+ * other direction. */
+START_TEST(replay_reorder)
+{
+	struct seal c = { 0 }, l = { 0 }, c2 = { 0 }, l2 = { 0 };
+	uint8_t th[AUTH_TH_LEN], th2[AUTH_TH_LEN], f0[128], f1[128], f2[128], copy[128], x[128];
+	size_t n0, n1, n2, nx;
+	struct wire_frame f;
+
+	transcript(0, WIRE_ENC_AEAD, th);
+	transcript(1, WIRE_ENC_AEAD, th2);
+	pair(&c, &l, th);
+	pair(&c2, &l2, th2);
+	n0 = seal_text(&c.tx, 0, "first", f0);
+	n1 = seal_text(&c.tx, 1, "second", f1);
+	n2 = seal_text(&c.tx, 2, "third", f2);
+	nx = seal_text(&c2.tx, 1, "second", x);
+	/* Reordered: frame 1 first. */
+	memcpy(copy, f1, n1);
+	ck_assert_int_eq(open_whole(&l.rx, copy, n1, &f), -EBADMSG);
+	ck_assert_uint_eq(l.rx.count, 0);
+	ck_assert_int_eq(open_whole(&l.rx, f0, n0, &f), 0);
+	/* Replayed: frame 0 again. */
+	seal_free(&c);
+	seal_free(&l);
+	pair(&c, &l, th);
+	n0 = seal_text(&c.tx, 0, "first", f0);
+	memcpy(copy, f0, n0);
+	ck_assert_int_eq(open_whole(&l.rx, f0, n0, &f), 0);
+	ck_assert_int_eq(open_whole(&l.rx, copy, n0, &f), -EBADMSG);
+	/* From the stream with index 1, at the right count: other keys. */
+	seal_free(&c);
+	seal_free(&l);
+	pair(&c, &l, th);
+	n0 = seal_text(&c.tx, 0, "first", f0);
+	ck_assert_int_eq(open_whole(&l.rx, f0, n0, &f), 0);
+	ck_assert_int_eq(open_whole(&l.rx, x, nx, &f), -EBADMSG);
+	/* Reflected: the connector's own frame back to it. */
+	memcpy(copy, f2, n2);
+	ck_assert_int_eq(open_whole(&c.rx, copy, n2, &f), -EBADMSG);
+	seal_free(&c);
+	seal_free(&l);
+	seal_free(&c2);
+	seal_free(&l2);
+}
+END_TEST
+
+/* The two directions have different keys, and so do two transcripts: the
+ * same plaintext at the same count seals to different bytes. */
+START_TEST(keys_differ)
+{
+	struct seal a = { 0 }, b = { 0 }, c = { 0 };
+	uint8_t th[AUTH_TH_LEN], th2[AUTH_TH_LEN], fa[64], fb[64], fc[64];
+	size_t na, nb, nc;
+
+	transcript(0, WIRE_ENC_AEAD, th);
+	transcript(0, WIRE_ENC_NONE, th2);
+	ck_assert_mem_ne(th, th2, AUTH_TH_LEN);
+	ck_assert_int_eq(seal_init(&a, AUTH_CONNECTOR, psk, PSK_LEN, th), 0);
+	ck_assert_int_eq(seal_init(&b, AUTH_LISTENER, psk, PSK_LEN, th), 0);
+	ck_assert_int_eq(seal_init(&c, AUTH_CONNECTOR, psk, PSK_LEN, th2), 0);
+	na = seal_text(&a.tx, 0, "same", fa);
+	nb = seal_text(&b.tx, 0, "same", fb);
+	nc = seal_text(&c.tx, 0, "same", fc);
+	ck_assert_uint_eq(na, nb);
+	ck_assert_uint_eq(na, nc);
+	ck_assert_mem_ne(fa + WIRE_DATA_HDR_LEN, fb + WIRE_DATA_HDR_LEN, na - WIRE_DATA_HDR_LEN);
+	ck_assert_mem_ne(fa + WIRE_DATA_HDR_LEN, fc + WIRE_DATA_HDR_LEN, na - WIRE_DATA_HDR_LEN);
+	seal_free(&a);
+	seal_free(&b);
+	seal_free(&c);
+}
+END_TEST
+
+/* No keys, no sealing; a spent counter stops the direction. */
+START_TEST(limits)
+{
+	struct seal c = { 0 }, l = { 0 };
+	uint8_t th[AUTH_TH_LEN] = { 0 }, buf[128], tag[SEAL_OVERHEAD] = { 0 };
+
+	ck_assert_uint_eq(seal_text(&c.tx, 0, "x", buf), 0);
+	ck_assert_int_eq(seal_open(&c.rx, buf, WIRE_HDR_LEN, buf + WIRE_HDR_LEN, 1, tag), -EBADMSG);
+	pair(&c, &l, th);
+	c.tx.count = UINT64_MAX;
+	ck_assert_uint_eq(seal_text(&c.tx, 0, "x", buf), 0);
+	ck_assert_uint_eq(seal_frame(&l.tx, WIRE_DATA, NULL, 0, buf, WIRE_MAX_PAYLOAD, buf), 0);
+	seal_free(&c);
+	seal_free(&l);
+}
+END_TEST
+
+/* The queue holds frames in clear until it has keys, sealed after, in the
+ * order queued, within its limit. */
+START_TEST(queue)
+{
+	struct sealq q = { 0 };
+	struct seal peer = { 0 };
+	uint8_t th[AUTH_TH_LEN] = { 9 }, ping[64], block[1000];
+	size_t pn = wire_encode_ping(ping, sizeof(ping), WIRE_PING, 1), off = 0;
+
+	ck_assert_int_eq(sealq_put(&q, ping, pn, 1 << 20), 0);
+	ck_assert_uint_eq(sealq_pending(&q), pn);
+	ck_assert_mem_eq(sealq_data(&q), ping, pn);
+	ck_assert_int_eq(seal_init(&q.seal, AUTH_CONNECTOR, psk, PSK_LEN, th), 0);
+	ck_assert_int_eq(seal_init(&peer, AUTH_LISTENER, psk, PSK_LEN, th), 0);
+	memset(block, 'b', sizeof(block));
+	ck_assert_int_eq(sealq_put_data(&q, 5, block, sizeof(block)), 0);
+	ck_assert_int_eq(sealq_put(&q, ping, pn, 1 << 20), 0);
+	ck_assert_int_eq(sealq_put(&q, ping, pn, sealq_pending(&q) + pn), -ENOBUFS);
+	ck_assert_uint_eq(sealq_pending(&q), pn + WIRE_DATA_HDR_LEN + sizeof(block) + pn + 2 * SEAL_OVERHEAD);
+	sealq_sent(&q, pn);
+	/* What is left opens in order: the block, then the PING. */
+	{
+		uint8_t *copy = malloc(sealq_pending(&q));
+		size_t n = sealq_pending(&q), used;
+		struct wire_frame f;
+
+		memcpy(copy, sealq_data(&q), n);
+		ck_assert_int_eq(wire_frame_parse(copy, n, &f, &used), 1);
+		ck_assert_int_eq(seal_open_frame(&peer.rx, copy, &f), 0);
+		ck_assert_uint_eq(f.type, WIRE_DATA);
+		ck_assert_mem_eq(f.payload + 8, block, sizeof(block));
+		off = used;
+		ck_assert_int_eq(wire_frame_parse(copy + off, n - off, &f, &used), 1);
+		ck_assert_int_eq(seal_open_frame(&peer.rx, copy + off, &f), 0);
+		ck_assert_uint_eq(f.type, WIRE_PING);
+		ck_assert_uint_eq(off + used, n);
+		sealq_sent(&q, n);
+		free(copy);
+	}
+	ck_assert_uint_eq(sealq_pending(&q), 0);
+	sealq_free(&q);
+	seal_free(&peer);
+	ck_assert_ptr_null(q.buf);
+}
+END_TEST
+
+Suite *make_seal_suite(void)
+{
+	Suite *s = suite_create("seal");
+	TCase *tc = tcase_create("seal");
+
+	tcase_add_test(tc, transcript_fields);
+	tcase_add_test(tc, macs);
+	tcase_add_test(tc, roundtrip);
+	tcase_add_test(tc, tamper);
+	tcase_add_test(tc, replay_reorder);
+	tcase_add_test(tc, keys_differ);
+	tcase_add_test(tc, limits);
+	tcase_add_test(tc, queue);
+	suite_add_tcase(s, tc);
+	return s;
+}
