@@ -5,6 +5,7 @@
 #include "clock.h"
 #include "link.h"
 #include "log.h"
+#include "resolve.h"
 
 #define HANDSHAKE_TIMEOUT 10.0
 
@@ -37,6 +38,11 @@ int daemon_init(struct daemon *d, struct config *cfg)
 		;
 	if (d->instance == 0) {
 		log_warnx("cannot read random bytes for the instance id");
+		return -1;
+	}
+	d->resolver = resolver_new(d->ev);
+	if (d->resolver == NULL) {
+		log_warn("cannot set up name lookups");
 		return -1;
 	}
 	d->host.ctx = d->ev;
@@ -125,6 +131,8 @@ void daemon_fini(struct daemon *d)
 	for (size_t i = 0; i < d->nlinks; i++)
 		link_free(d->links[i]);
 	d->nlinks = d->nlisteners = 0;
+	resolver_free(d->resolver);
+	d->resolver = NULL;
 	if (d->tcp)
 		transport_find("tcp")->fini(d->tcp);
 	d->tcp = NULL;

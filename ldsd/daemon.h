@@ -54,6 +54,7 @@ struct daemon {
 	uint64_t started_ns;
 	struct lds_tp_host host;    /* the event loop, as transports see it */
 	struct lds_transport *tcp;  /* one instance per transport kind in use */
+	struct resolver *resolver;  /* peers' names, looked up off the loop (resolve.h) */
 	struct link *links[CONFIG_MAX_PEERS];
 	size_t nlinks;
 	struct daemon_listener listeners[DAEMON_MAX_LISTENERS];

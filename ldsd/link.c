@@ -7,6 +7,7 @@
 #include "auth.h"
 #include "autostreams.h"
 #include "clock.h"
+#include "dial.h"
 #include "json.h"
 #include "link.h"
 #include "log.h"
@@ -141,6 +142,7 @@ struct link {
 	uint64_t next_try_ns[CONFIG_MAX_STREAMS];
 	double backoff[CONFIG_MAX_STREAMS];
 	struct probe_grid probe;     /* connecting side, while the path is lost */
+	struct dial dial;            /* connecting side: the peer's addresses */
 	unsigned rr;                 /* round robin for ACKs */
 	/* streams = "auto" (connecting side): the chooser and its period. */
 	struct autostreams *as;
@@ -178,6 +180,8 @@ static void link_reconnect_later(struct link *l, int idx, uint64_t started_ns);
 static void link_path_back(struct link *l, const struct stream *s);
 static void link_stream_rtts(const struct link *l, uint32_t *now_us, uint32_t *min_us);
 static void link_log_refused(struct link *l, const char *msg, uint64_t code);
+static void link_connect_failed(struct stream *s, const char *why);
+static void link_dial_ready(void *arg);
 static int link_auto_start(struct link *l);
 
 const char *link_name(const struct link *l)
@@ -736,9 +740,10 @@ static void transport_connected(struct lds_tp_conn *c, int err, void *ud)
 
 	if (err < 0) {
 		s->conn = NULL; /* already gone, per transport.h */
-		stream_close(s, strerror(-err), 0);
+		link_connect_failed(s, strerror(-err));
 		return;
 	}
+	dial_up(&s->link->dial, s->peer_addr);
 	if (s->ops->query) {
 		struct lds_tp_info info;
 
@@ -1304,6 +1309,7 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg)
 		return NULL;
 	}
 	l->tp = d->tcp;
+	dial_init(&l->dial, d->resolver, cfg->cluster, cfg->address, cfg->port, link_dial_ready, l);
 	l->dest_cap = cfg->recv_memory / 4;
 	l->nstreams = cfg->role == CONFIG_ROLE_CONNECT ? cfg->streams : 0;
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
@@ -1334,6 +1340,7 @@ void link_free(struct link *l)
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
 		if (l->streams[i])
 			stream_close(l->streams[i], "shutting down", 0);
+	dial_fini(&l->dial);
 	sendbuf_free(&l->sb);
 	recvbuf_free(&l->rb);
 	for (unsigned i = 0; i < DEST_BUCKETS; i++) {
@@ -1348,30 +1355,62 @@ void link_free(struct link *l)
 	free(l);
 }
 
+/* A lookup the slots waited for has ended. */
+static void link_dial_ready(void *arg)
+{
+	struct link *l = arg;
+
+	for (unsigned i = 0; i < l->nstreams; i++)
+		if (l->streams[i] == NULL && l->next_try_ns[i] == UINT64_MAX)
+			l->next_try_ns[i] = clock_now_ns();
+}
+
+/* An attempt of s failed: the next address gets its turn at once, or the
+ * slot waits its back-off (stream_close). */
+static void link_connect_failed(struct stream *s, const char *why)
+{
+	struct link *l = s->link;
+	int idx = s->idx, next = dial_failed(&l->dial, s->peer_addr, why, clock_now_ns());
+
+	stream_close(s, why, 0);
+	if (next && l->streams[idx] == NULL)
+		l->next_try_ns[idx] = clock_now_ns();
+}
+
 static void link_connect_slot(struct link *l, unsigned idx)
 {
-	struct stream *s = stream_new(l->d, l->ops);
 	struct lds_tp_opts o = link_tp_opts(l);
-	int r;
+	struct resolve_addr a;
+	struct stream *s;
+	const char *step = "connect";
+	int r = dial_pick(&l->dial, clock_now_ns(), &a);
 
+	if (r <= 0) {
+		/* Waiting for the lookup, or the name does not resolve. */
+		l->next_try_ns[idx] = UINT64_MAX;
+		if (r < 0)
+			link_reconnect_later(l, (int)idx, clock_now_ns());
+		return;
+	}
+	s = stream_new(l->d, l->ops);
 	if (s == NULL)
 		return;
 	s->link = l;
 	s->idx = (int)idx;
 	s->st = ST_CONNECTING;
-	snprintf(s->peer_addr, sizeof(s->peer_addr), "%s:%u", l->cfg->address, l->cfg->port);
+	snprintf(s->peer_addr, sizeof(s->peer_addr), "%s", a.text);
 	l->streams[idx] = s;
-	r = l->ops->connect(l->tp, l->cfg->address, l->cfg->port, &o, s, &s->conn);
+	r = l->ops->connect(l->tp, a.host, l->cfg->port, &o, s, &s->conn, &step);
 	if (r < 0) {
-		char msg[512];
+		char why[160];
 
-		/* Said once, not at every retry: a bad address or an option
-		 * the kernel refuses fails every attempt the same way. */
-		snprintf(msg, sizeof(msg), "link %s: cannot connect to %s:%u (congestion control \"%s\"): %s",
-			 link_name(l), l->cfg->address, l->cfg->port, l->cfg->congestion, strerror(-r));
-		link_log_refused(l, msg, 2000 + (uint64_t)-r);
+		if (strcmp(step, "congestion control") == 0)
+			snprintf(why, sizeof(why), "cannot use congestion control \"%s\": %s", l->cfg->congestion,
+				 strerror(-r));
+		else
+			snprintf(why, sizeof(why), "%s: %s", step, strerror(-r));
 		s->conn = NULL;
-		stream_close(s, strerror(-r), 1);
+		link_connect_failed(s, why);
 	}
 }
 
@@ -1452,13 +1491,16 @@ static void stream_tick(struct stream *s, uint64_t now)
 
 	if (syn < limit) {
 		limit = syn;
-		what = "no answer to connect within %.1f s; trying again";
+		what = "no answer within %.1f s";
 	}
 	if ((double)(now - s->last_rx_ns) / 1e9 > limit) {
 		char why[80];
 
 		snprintf(why, sizeof(why), what, limit);
-		stream_close(s, why, 1);
+		if (s->st == ST_CONNECTING)
+			link_connect_failed(s, why);
+		else
+			stream_close(s, why, 1);
 		return;
 	}
 	if (s->st == ST_UP && (double)(now - s->last_ping_ns) / 1e9 >= l->cfg->keepalive) {

@@ -13,6 +13,7 @@
 
 #include "clientsrv.h"
 #include "clock.h"
+#include "confcheck.h"
 #include "ctl.h"
 #include "jobexec.h"
 #include "link.h"
@@ -199,6 +200,10 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	if (check) {
+		if (confcheck_names(&cfg, err, sizeof(err)) < 0) {
+			fprintf(stderr, "ldsd: %s\n", err);
+			return EXIT_CONFIG;
+		}
 		config_print(&cfg, stdout);
 		fprintf(stderr, "ldsd: %s: configuration OK\n", file);
 		return EXIT_OK;
