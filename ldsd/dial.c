@@ -47,7 +47,7 @@ void dial_init(struct dial *d, struct resolver *rs, const char *name, const char
 
 	memset(d, 0, sizeof(*d));
 	d->rs = rs;
-	d->name = name;
+	snprintf(d->name, sizeof(d->name), "%s", name);
 	snprintf(d->host, sizeof(d->host), "%s", host);
 	d->port = port;
 	d->ready = ready;

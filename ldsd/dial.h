@@ -31,7 +31,7 @@
 typedef void dial_ready_cb(void *arg);
 
 struct dial {
-	const char *name;                /* the link's, for messages */
+	char name[WIRE_NAME_MAX + 1];    /* the link's, for messages */
 	char host[CONFIG_ADDR_MAX];
 	uint16_t port;
 	struct resolver *rs;
@@ -51,7 +51,7 @@ struct dial {
 	unsigned unsaid;
 };
 
-/* Prepares d for host:port (name is the link's, kept by pointer).  ready
+/* Prepares d for host:port (name is the link's).  ready
  * (arg) is called from the loop when a lookup that dial_pick started ends. */
 void dial_init(struct dial *d, struct resolver *rs, const char *name, const char *host, uint16_t port,
 	       dial_ready_cb *ready, void *arg);

@@ -133,7 +133,9 @@ struct failure {
 
 struct link {
 	struct daemon *d;
-	const struct config_peer *cfg;
+	const struct config_peer *cfg; /* in d->cfg; &conf once retired */
+	struct config_peer conf;     /* a retired link's, without its key: the daemon's config goes */
+	const char *lost_why;        /* what senders of unacknowledged messages are told on a reset */
 	const struct lds_transport_ops *ops;
 	struct lds_transport *tp;
 	struct stream *streams[CONFIG_MAX_STREAMS];
@@ -281,7 +283,7 @@ static void on_lost(void *arg, const struct sb_msg *m)
 	struct link *l = arg;
 
 	dest_sub(l, m->tag, DEST_COST(m->len));
-	l->d->sink.lost(l->d->sink.arg, l, m->client, m->id, "peer gateway restarted and lost its state");
+	l->d->sink.lost(l->d->sink.arg, l, m->client, m->id, l->lost_why);
 }
 
 /* A peer may only send from its own cluster to ours: a record claiming
@@ -317,6 +319,8 @@ int link_send_from(struct link *l, const struct wire_record *rec, sb_fill_fn *fi
 	struct dest *d;
 	int r;
 
+	if (l->shutting_down)
+		return -ENOTCONN;
 	if (rec->len > link_max_msg(l))
 		return -EMSGSIZE;
 	d = dest_get(l, rec->dst);
@@ -1229,7 +1233,7 @@ static void transport_readable(struct lds_tp_conn *c, void *ud)
 
 				if (f.type == WIRE_BYE && wire_decode_bye(&f, &reason) == 0 && reason == WIRE_REFUSE_RETIRED)
 					s->retired = 1;
-				stream_close(s, s->retired ? "retired by the peer (streams = auto)"
+				stream_close(s, s->retired ? "retired by the peer: it wants fewer streams"
 					     : f.type == WIRE_BYE ? "peer said goodbye" : "protocol error",
 					     f.type != WIRE_BYE);
 				return;
@@ -1301,6 +1305,7 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg)
 	}
 	l->d = d;
 	l->cfg = cfg;
+	l->lost_why = "peer gateway restarted and lost its state";
 	l->ops = transport_find(cfg->transport);
 	if (l->ops == NULL || strcmp(l->ops->name, "tcp") != 0) {
 		log_warnx("%s:%d: peers: cluster %s: transport \"%s\" is not available in this build (have: %s)",
@@ -1597,6 +1602,7 @@ static void link_retire_streams(struct link *l)
 {
 	uint8_t buf[WIRE_HDR_LEN + 2];
 	size_t n = wire_encode_bye(buf, sizeof(buf), WIRE_REFUSE_RETIRED);
+	char why[64];
 
 	for (unsigned i = l->nstreams; i < CONFIG_MAX_STREAMS; i++) {
 		struct stream *s = l->streams[i];
@@ -1606,7 +1612,9 @@ static void link_retire_streams(struct link *l)
 		s->retired = 1;
 		if (s->st == ST_UP && n > 0 && stream_queue(s, buf, n) == 0)
 			stream_flush(s);
-		stream_close(s, "no longer wanted (streams = auto)", 0);
+		snprintf(why, sizeof(why), l->as ? "no longer wanted (streams = auto chose %u)"
+			 : "no longer wanted (streams set to %u)", l->nstreams);
+		stream_close(s, why, 0);
 	}
 }
 
@@ -1788,6 +1796,32 @@ void link_shutdown(struct link *l)
 			stream_flush(s);
 		stream_close(s, "shutting down", 0);
 	}
+}
+
+void link_retire(struct link *l, const char *why)
+{
+	log_info("link %s: closing: %s", link_name(l), why);
+	link_shutdown(l);
+	l->conf = *l->cfg;
+	explicit_bzero(l->conf.key, sizeof(l->conf.key));
+	l->conf.key_len = 0;
+	l->cfg = &l->conf;
+	l->lost_why = why;
+	sendbuf_reset(&l->sb, on_lost, l);
+	l->d->sink.space(l->d->sink.arg, l);
+}
+
+void link_reconfigure(struct link *l, const struct config_peer *p)
+{
+	int streams = p->streams != l->cfg->streams || p->streams_min != l->cfg->streams_min ||
+		      p->streams_max != l->cfg->streams_max;
+
+	l->cfg = p;
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
+		if (l->backoff[i] < p->reconnect_min || l->backoff[i] > p->reconnect_max)
+			l->backoff[i] = p->reconnect_min;
+	if (streams && p->role == CONFIG_ROLE_CONNECT && link_set_stream_count(l, p->streams) < 0)
+		log_warnx("link %s: out of memory: keeps %u streams", link_name(l), l->nstreams);
 }
 
 int link_fault_break(struct link *l, int idx)

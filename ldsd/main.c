@@ -18,9 +18,14 @@
 #include "jobexec.h"
 #include "link.h"
 #include "log.h"
+#include "reload.h"
 #include "service.h"
 
 #define TICK_MS 50
+
+/* The configuration file as an absolute path, for SIGHUP: the daemon runs
+ * in "/". */
+static char *config_path;
 
 /* Exit codes, also in ldsd(8). */
 enum { EXIT_OK = 0, EXIT_FAILURE_RUN = 1, EXIT_USAGE = 2, EXIT_CONFIG = 3 };
@@ -77,7 +82,10 @@ static void on_signal(int fd, unsigned events, void *arg)
 
 	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
-			log_info("SIGHUP: configuration reload is not supported; restart ldsd to apply changes");
+			if (d->draining)
+				log_info("SIGHUP while draining: not reloading");
+			else
+				reload_config(d, config_path);
 			continue;
 		}
 		if (d->draining) {
@@ -172,7 +180,7 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },         { "version", no_argument, NULL, 'V' },
 		{ "pidfile", required_argument, NULL, 'p' }, { NULL, 0, NULL, 0 },
 	};
-	static struct config cfg;
+	struct config *cfg = malloc(sizeof(*cfg));
 	struct daemon d = { 0 };
 	const char *file = NULL, *pidfile = NULL;
 	int fg = 0, debug = 0, check = 0, ch, lvl, ready = -1, pidfd = -1;
@@ -195,20 +203,24 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (config_load(file, &cfg, err, sizeof(err)) < 0) {
+	if (cfg == NULL || (config_path = realpath(file, NULL)) == NULL) {
+		fprintf(stderr, "ldsd: %s: %s\n", file, strerror(errno));
+		return EXIT_CONFIG;
+	}
+	if (config_load(file, cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ldsd: %s\n", err);
 		return EXIT_CONFIG;
 	}
 	if (check) {
-		if (confcheck_names(&cfg, err, sizeof(err)) < 0) {
+		if (confcheck_names(cfg, err, sizeof(err)) < 0) {
 			fprintf(stderr, "ldsd: %s\n", err);
 			return EXIT_CONFIG;
 		}
-		config_print(&cfg, stdout);
+		config_print(cfg, stdout);
 		fprintf(stderr, "ldsd: %s: configuration OK\n", file);
 		return EXIT_OK;
 	}
-	lvl = log_level_parse(cfg.log_level);
+	lvl = log_level_parse(cfg->log_level);
 	log_init("ldsd", fg, debug ? LOG_LVL_DEBUG : (lvl < 0 ? LOG_LVL_INFO : (enum log_level)lvl));
 	/* Message buffers come and go at line rate: keep freed memory in the
 	 * heap rather than mapping and faulting in fresh pages for each.  The
@@ -226,23 +238,26 @@ int main(int argc, char **argv)
 			log_warnx("cannot write the pid file %s: %s", pidfile, strerror(-pidfd));
 		return EXIT_FAILURE_RUN;
 	}
-	if (setup(&d, &cfg) < 0) {
+	if (setup(&d, cfg) < 0) {
 		log_warnx("start-up failed; see the messages above");
 		teardown(&d);
 		service_pidfile_close(pidfile, pidfd);
 		return EXIT_FAILURE_RUN;
 	}
 	service_ready(ready);
-	log_info("ldsd for cluster %s started (instance %016" PRIx64 ", %zu peers, clients on %s)", cfg.cluster,
-		 d.instance, d.nlinks, cfg.client_socket);
+	log_info("ldsd for cluster %s started (instance %016" PRIx64 ", %zu peers, clients on %s)", cfg->cluster,
+		 d.instance, d.nlinks, cfg->client_socket);
 	if (evloop_run(d.ev) < 0) {
 		log_warn("event loop failed");
 		teardown(&d);
 		service_pidfile_close(pidfile, pidfd);
 		return EXIT_FAILURE_RUN;
 	}
+	cfg = d.cfg; /* a reload may have replaced it */
 	teardown(&d);
 	service_pidfile_close(pidfile, pidfd);
-	log_info("ldsd for cluster %s stopped", cfg.cluster);
+	log_info("ldsd for cluster %s stopped", cfg->cluster);
+	free(cfg);
+	free(config_path);
 	return EXIT_OK;
 }
