@@ -10,34 +10,52 @@
 
 #define NS 1000000000ull
 
-/* Says what failed: at once if it is news (another reason, or the last
- * line is a window old), else counts it for the line that says how many
- * more failed. */
-static void dial_say(struct dial *d, uint64_t now, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void dial_say(struct dial *d, uint64_t now, const char *fmt, ...)
+/* The log entry of key: its own, else the one used longest ago. */
+static struct dial_said *dial_said(struct dial *d, const char *key)
 {
-	char msg[sizeof(d->said)];
+	struct dial_said *old = &d->said[0];
+
+	for (size_t i = 0; i < sizeof(d->said) / sizeof(d->said[0]); i++) {
+		if (strcmp(d->said[i].key, key) == 0)
+			return &d->said[i];
+		if (d->said[i].ns < old->ns)
+			old = &d->said[i];
+	}
+	memset(old, 0, sizeof(*old));
+	snprintf(old->key, sizeof(old->key), "%s", key);
+	return old;
+}
+
+/* Says what failed, for key (an address, or the lookup): at once if it is
+ * news (another reason, or the last line is a window old), else counts it
+ * for the line that says how many more failed. */
+static void dial_say(struct dial *d, uint64_t now, const char *key, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+static void dial_say(struct dial *d, uint64_t now, const char *key, const char *fmt, ...)
+{
+	struct dial_said *e = dial_said(d, key);
+	char msg[sizeof(e->msg)];
 	va_list ap;
 	int same;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	same = strcmp(msg, d->said) == 0;
-	if (same && now - d->said_ns < (uint64_t)(DIAL_LOG_WINDOW_S * NS)) {
-		d->unsaid++;
+	same = e->ns != 0 && strcmp(msg, e->msg) == 0;
+	if (same && now - e->ns < (uint64_t)(DIAL_LOG_WINDOW_S * NS)) {
+		e->unsaid++;
 		return;
 	}
 	/* The same again after a window: this one is among those counted. */
-	d->unsaid += same;
-	if (d->unsaid > 0)
-		log_warnx("link %s: %u more in the last %.0f s: %s", d->name, d->unsaid,
-			  (double)(now - d->said_ns) / NS, d->said);
+	e->unsaid += same;
+	if (e->unsaid > 0)
+		log_warnx("link %s: %u more in the last %.0f s: %s", d->name, e->unsaid, (double)(now - e->ns) / NS,
+			  e->msg);
 	if (!same)
 		log_warnx("link %s: %s", d->name, msg);
-	snprintf(d->said, sizeof(d->said), "%s", msg);
-	d->said_ns = now;
-	d->unsaid = 0;
+	snprintf(e->msg, sizeof(e->msg), "%s", msg);
+	e->ns = now;
+	e->unsaid = 0;
 }
 
 void dial_init(struct dial *d, struct resolver *rs, const char *name, const char *host, uint16_t port,
@@ -80,7 +98,7 @@ static void dial_looked_up(void *arg, const struct resolve_result *r)
 		d->good = 0;
 		log_debug("link %s: %s has %zu addresses, trying %s first", d->name, d->host, d->n, d->addrs[0].text);
 	} else {
-		dial_say(d, now, "cannot resolve \"%s\": %s", d->host, resolve_strerror(r));
+		dial_say(d, now, "lookup", "cannot resolve \"%s\": %s", d->host, resolve_strerror(r));
 	}
 	d->ready(d->arg);
 }
@@ -110,7 +128,7 @@ int dial_pick(struct dial *d, uint64_t now, struct resolve_addr *out)
 		d->req = resolver_start(d->rs, d->host, d->port, dial_looked_up, d);
 		if (d->req != NULL)
 			return 0;
-		dial_say(d, now, "cannot look up \"%s\": %s", d->host, strerror(errno));
+		dial_say(d, now, "lookup", "cannot look up \"%s\": %s", d->host, strerror(errno));
 	}
 	if (d->n == 0)
 		return -1;
@@ -134,7 +152,7 @@ int dial_failed(struct dial *d, const char *addr, const char *why, uint64_t now)
 {
 	int k = dial_find(d, addr);
 
-	dial_say(d, now, "cannot connect to %s: %s", addr, why);
+	dial_say(d, now, addr, "cannot connect to %s: %s", addr, why);
 	if (k < 0)
 		return 0;
 	d->failed |= 1u << k;
@@ -143,15 +161,21 @@ int dial_failed(struct dial *d, const char *addr, const char *why, uint64_t now)
 
 void dial_up(struct dial *d, const char *addr)
 {
+	const struct dial_said *last = NULL;
+	unsigned unsaid = 0;
 	int k = dial_find(d, addr);
 
 	if (k >= 0) {
 		d->good = (size_t)k;
 		d->failed = 0;
 	}
-	if (d->unsaid > 0)
-		log_info("link %s: connected to %s after %u more failed attempts (%s)", d->name, addr, d->unsaid,
-			 d->said);
-	d->said[0] = '\0';
-	d->unsaid = 0;
+	for (size_t i = 0; i < sizeof(d->said) / sizeof(d->said[0]); i++) {
+		unsaid += d->said[i].unsaid;
+		if (d->said[i].unsaid > 0 && (last == NULL || d->said[i].ns > last->ns))
+			last = &d->said[i];
+	}
+	if (last != NULL)
+		log_info("link %s: connected to %s after %u more failed attempts (the last: %s)", d->name, addr,
+			 unsaid, last->msg);
+	memset(d->said, 0, sizeof(d->said));
 }

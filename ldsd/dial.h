@@ -11,9 +11,10 @@
  * round fails and the last lookup is DIAL_RELOOKUP_S old (addresses
  * change), and a failed lookup is retried no sooner either.
  *
- * Failed connects are logged at warning level: the first one at once,
- * then one line per minute saying how many more failed and why, or at
- * once when the reason changes.
+ * Failed connects are logged at warning level, per address: the first
+ * one at once, then one line a minute saying how many more failed, or at
+ * once when the reason changes; the connect that succeeds at last says
+ * how many failed since the last line.
  *
  * Single-threaded, on the event loop.
  */
@@ -45,10 +46,14 @@ struct dial {
 	size_t n;
 	uint32_t failed;                 /* bit i: addrs[i] failed this round */
 	size_t good;                     /* the address that last connected */
-	/* The failure log: what was said last, when, and how much since. */
-	char said[160];
-	uint64_t said_ns;
-	unsigned unsaid;
+	/* The failure log, per address (and one for lookups): what was said
+	 * last, when, and how many failed the same way since. */
+	struct dial_said {
+		char key[RESOLVE_TEXT_MAX];
+		char msg[160];
+		uint64_t ns;
+		unsigned unsaid;
+	} said[RESOLVE_MAX_ADDRS + 1];
 };
 
 /* Prepares d for host:port (name is the link's).  ready

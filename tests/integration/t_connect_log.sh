@@ -30,7 +30,7 @@ refused=$(grep -c "link clusterB: cannot connect to 127.0.0.1:$PORT: Connection 
 grep "cannot connect" "$T/clusterA.log" | grep -q "\[warn\]" || fail "refused connect not at warning level"
 start_ldsd clusterB
 wait_up clusterA 4
-grep -Eq "link clusterB: connected to 127.0.0.1:$PORT after [0-9]+ more failed attempts \(cannot connect to 127.0.0.1:$PORT: Connection refused\)" \
+grep -Eq "link clusterB: connected to 127.0.0.1:$PORT after [0-9]+ more failed attempts \(the last: cannot connect to 127.0.0.1:$PORT: Connection refused\)" \
 	"$T/clusterA.log" || fail "the link coming up does not say how many attempts failed"
 kill "$PID_clusterA" "$PID_clusterB"; wait "$PID_clusterA" "$PID_clusterB" 2>/dev/null
 rm -f "$T"/*.sock "$T"/*.ctl
