@@ -42,9 +42,11 @@ import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(0)
 c = socket.create_connection(("127.0.0.1", int(sys.argv[1])))
-time.sleep(30)' "$PORT" &
+open(sys.argv[2], "w").close()
+time.sleep(30)' "$PORT" "$T/full" &
 PIDS="$PIDS $!"
-sleep 0.5
+for _ in $(seq 1 100); do [ -e "$T/full" ] && break; sleep 0.1; done
+[ -e "$T/full" ] || fail "the full listener did not start"
 write_conf clusterA clusterB connect 1
 start_ldsd clusterA
 for _ in $(seq 1 40); do grep -q "no answer within" "$T/clusterA.log" && break; sleep 0.1; done
