@@ -184,6 +184,7 @@ static void link_stream_rtts(const struct link *l, uint32_t *now_us, uint32_t *m
 static void link_log_refused(struct link *l, const char *msg, uint64_t code);
 static void link_connect_failed(struct stream *s, const char *why);
 static void link_dial_ready(void *arg);
+static void link_connect_slot(struct link *l, unsigned idx);
 static int link_auto_start(struct link *l);
 
 const char *link_name(const struct link *l)
@@ -1360,14 +1361,15 @@ void link_free(struct link *l)
 	free(l);
 }
 
-/* A lookup the slots waited for has ended. */
+/* A lookup the slots waited for has ended (called from the loop): they
+ * connect now, counted as reconnections already if they are. */
 static void link_dial_ready(void *arg)
 {
 	struct link *l = arg;
 
-	for (unsigned i = 0; i < l->nstreams; i++)
+	for (unsigned i = 0; i < l->nstreams && !l->shutting_down; i++)
 		if (l->streams[i] == NULL && l->next_try_ns[i] == UINT64_MAX)
-			l->next_try_ns[i] = clock_now_ns();
+			link_connect_slot(l, i);
 }
 
 /* An attempt of s failed: the next address gets its turn at once, or the
@@ -1802,6 +1804,7 @@ void link_retire(struct link *l, const char *why)
 {
 	log_info("link %s: closing: %s", link_name(l), why);
 	link_shutdown(l);
+	dial_fini(&l->dial);
 	l->conf = *l->cfg;
 	explicit_bzero(l->conf.key, sizeof(l->conf.key));
 	l->conf.key_len = 0;

@@ -172,43 +172,21 @@ static void teardown(struct daemon *d)
 	daemon_fini(d);
 }
 
-int main(int argc, char **argv)
+/* Everything after the command line: check, or run until stopped.  *cfgp
+ * is loaded here, and replaced by every reload; the caller frees it. */
+static int ldsd(const char *file, const char *pidfile, int fg, int debug, int check, struct config **cfgp)
 {
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' }, { "foreground", no_argument, NULL, 'f' },
-		{ "debug", no_argument, NULL, 'd' },        { "check", no_argument, NULL, 'k' },
-		{ "help", no_argument, NULL, 'h' },         { "version", no_argument, NULL, 'V' },
-		{ "pidfile", required_argument, NULL, 'p' }, { NULL, 0, NULL, 0 },
-	};
-	struct config *cfg = malloc(sizeof(*cfg));
+	struct config *cfg = *cfgp;
 	struct daemon d = { 0 };
-	const char *file = NULL, *pidfile = NULL;
-	int fg = 0, debug = 0, check = 0, ch, lvl, ready = -1, pidfd = -1;
+	int lvl, ready = -1, pidfd = -1, rc = EXIT_OK;
 	char err[1024];
 
-	while ((ch = getopt_long(argc, argv, "c:fdhVp:", opts, NULL)) != -1) {
-		switch (ch) {
-		case 'c': file = optarg; break;
-		case 'f': fg = 1; break;
-		case 'p': pidfile = optarg; break;
-		case 'd': debug = 1; break;
-		case 'k': check = 1; break;
-		case 'h': usage(stdout); return EXIT_OK;
-		case 'V': printf("ldsd %s (LDS wire protocol %u)\n", LDS_VERSION, WIRE_VERSION); return EXIT_OK;
-		default: usage(stderr); return EXIT_USAGE;
-		}
-	}
-	if (file == NULL || optind != argc) {
-		fprintf(stderr, "ldsd: %s\n", file == NULL ? "no configuration file: use -c FILE" : "unexpected argument");
-		usage(stderr);
-		return EXIT_USAGE;
-	}
-	if (cfg == NULL || (config_path = realpath(file, NULL)) == NULL) {
-		fprintf(stderr, "ldsd: %s: %s\n", file, strerror(errno));
-		return EXIT_CONFIG;
-	}
 	if (config_load(file, cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "ldsd: %s\n", err);
+		return EXIT_CONFIG;
+	}
+	if ((config_path = realpath(file, NULL)) == NULL) {
+		fprintf(stderr, "ldsd: %s: %s\n", file, strerror(errno));
 		return EXIT_CONFIG;
 	}
 	if (check) {
@@ -240,24 +218,61 @@ int main(int argc, char **argv)
 	}
 	if (setup(&d, cfg) < 0) {
 		log_warnx("start-up failed; see the messages above");
-		teardown(&d);
-		service_pidfile_close(pidfile, pidfd);
-		return EXIT_FAILURE_RUN;
+		rc = EXIT_FAILURE_RUN;
+	} else {
+		service_ready(ready);
+		log_info("ldsd for cluster %s started (instance %016" PRIx64 ", %zu peers, clients on %s)",
+			 cfg->cluster, d.instance, d.nlinks, cfg->client_socket);
+		if (evloop_run(d.ev) < 0) {
+			log_warn("event loop failed");
+			rc = EXIT_FAILURE_RUN;
+		}
 	}
-	service_ready(ready);
-	log_info("ldsd for cluster %s started (instance %016" PRIx64 ", %zu peers, clients on %s)", cfg->cluster,
-		 d.instance, d.nlinks, cfg->client_socket);
-	if (evloop_run(d.ev) < 0) {
-		log_warn("event loop failed");
-		teardown(&d);
-		service_pidfile_close(pidfile, pidfd);
-		return EXIT_FAILURE_RUN;
-	}
-	cfg = d.cfg; /* a reload may have replaced it */
+	*cfgp = d.cfg ? d.cfg : cfg; /* a reload may have replaced it */
 	teardown(&d);
 	service_pidfile_close(pidfile, pidfd);
-	log_info("ldsd for cluster %s stopped", cfg->cluster);
+	if (rc == EXIT_OK)
+		log_info("ldsd for cluster %s stopped", (*cfgp)->cluster);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' }, { "foreground", no_argument, NULL, 'f' },
+		{ "debug", no_argument, NULL, 'd' },        { "check", no_argument, NULL, 'k' },
+		{ "help", no_argument, NULL, 'h' },         { "version", no_argument, NULL, 'V' },
+		{ "pidfile", required_argument, NULL, 'p' }, { NULL, 0, NULL, 0 },
+	};
+	struct config *cfg;
+	const char *file = NULL, *pidfile = NULL;
+	int fg = 0, debug = 0, check = 0, ch, rc;
+
+	while ((ch = getopt_long(argc, argv, "c:fdhVp:", opts, NULL)) != -1) {
+		switch (ch) {
+		case 'c': file = optarg; break;
+		case 'f': fg = 1; break;
+		case 'p': pidfile = optarg; break;
+		case 'd': debug = 1; break;
+		case 'k': check = 1; break;
+		case 'h': usage(stdout); return EXIT_OK;
+		case 'V': printf("ldsd %s (LDS wire protocol %u)\n", LDS_VERSION, WIRE_VERSION); return EXIT_OK;
+		default: usage(stderr); return EXIT_USAGE;
+		}
+	}
+	if (file == NULL || optind != argc) {
+		fprintf(stderr, "ldsd: %s\n", file == NULL ? "no configuration file: use -c FILE" : "unexpected argument");
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	cfg = malloc(sizeof(*cfg));
+	if (cfg == NULL) {
+		fprintf(stderr, "ldsd: out of memory\n");
+		rc = EXIT_FAILURE_RUN;
+	} else {
+		rc = ldsd(file, pidfile, fg, debug, check, &cfg);
+	}
 	free(cfg);
 	free(config_path);
-	return EXIT_OK;
+	return rc;
 }
