@@ -1414,6 +1414,8 @@ static void link_connect_slot(struct link *l, unsigned idx)
 		if (strcmp(step, "congestion control") == 0)
 			snprintf(why, sizeof(why), "cannot use congestion control \"%s\": %s", l->cfg->congestion,
 				 strerror(-r));
+		else if (strcmp(step, "connect") == 0)
+			snprintf(why, sizeof(why), "%s", strerror(-r));
 		else
 			snprintf(why, sizeof(why), "%s: %s", step, strerror(-r));
 		s->conn = NULL;
