@@ -9,13 +9,18 @@
 # the sender to clusterD is told its 10 messages were lost; clusterE's port
 # is closed and clusterF's open; the client socket stays; status shows
 # the new set.  A file with an error is refused with its file:line and
-# changes nothing.
+# changes nothing.  Then a change of clusterC's streams applies in place,
+# and one of its block_size replaces its link, leaving clusterB's alone.
 . "$(dirname "$0")/lib.sh"
 make_key "$T/key"
 PB=$PORT PC=$((PORT + 1)) PD=$((PORT + 2)) PE=$((PORT + 3)) PF=$((PORT + 4))
 
-# peer CLUSTER ROLE PORT [EXTRA]
-peer() { echo "{ cluster = \"$1\"; role = \"$2\"; address = \"127.0.0.1\"; port = $3; streams = 2; key_file = \"$T/key\"; ${4:-} }"; }
+# peer CLUSTER ROLE PORT [EXTRA]: 2 streams unless EXTRA says
+peer() {
+	local streams="streams = 2;"
+	case "${4:-}" in *streams*) streams="" ;; esac
+	echo "{ cluster = \"$1\"; role = \"$2\"; address = \"127.0.0.1\"; port = $3; $streams key_file = \"$T/key\"; ${4:-} }"
+}
 # conf NAME SOCKET PEER...
 conf() {
 	local name=$1 sock=$2 list
@@ -88,4 +93,32 @@ grep -q "reload: $T/clusterA.conf:[0-9]*: .*running on with the configuration as
 	fail "a bad file was not refused with its file:line"
 [ "$(ctl clusterA status --json | jq '.links | length')" = 3 ] || fail "a bad file changed the links"
 kill -0 "$PID_clusterA" || fail "clusterA died"
+
+# clusterC's streams change in place; then its block_size, which replaces
+# its link alone.
+reload_with() {
+	conf clusterA "$T/other.sock" "$(peer clusterB connect "$PB" 'keepalive = 1.0;')" \
+		"$(peer clusterC connect "$PC" "$1")" "$(peer clusterF listen "$PF")"
+	local n
+	n=$(grep -c "reload: configuration of" "$T/clusterA.log")
+	kill -HUP "$PID_clusterA"
+	for _ in $(seq 1 50); do
+		[ "$(grep -c "reload: configuration of" "$T/clusterA.log")" -gt "$n" ] && return 0
+		sleep 0.1
+	done
+	fail "reload not applied"
+}
+c_streams() { ctl clusterA status --json | jq '.links[] | select(.peer == "clusterC") | .streams_up'; }
+reload_with "streams = 3;"
+for _ in $(seq 1 50); do [ "$(c_streams)" = 3 ] && break; sleep 0.1; done
+[ "$(c_streams)" = 3 ] || fail "clusterC has $(c_streams) streams up, not 3"
+grep -q "link clusterC: .*replacing" "$T/clusterA.log" && fail "a change of streams replaced the link"
+reload_with "streams = 3; block_size = 32768;"
+grep -q "link clusterC: block_size or memory changed: replacing the link" "$T/clusterA.log" ||
+	fail "a change of block_size did not replace the link"
+for _ in $(seq 1 50); do [ "$(c_streams)" = 3 ] && break; sleep 0.1; done
+[ "$(c_streams)" = 3 ] || fail "the new clusterC link has $(c_streams) streams up, not 3"
+[ "$(ctl clusterA status --json | jq '.links[] | select(.peer == "clusterB") | .reconnects')" = "$reconnects_before" ] ||
+	fail "clusterB's link reconnected when clusterC's was replaced"
+[ "$(grep -c "link clusterB: stream [0-9] up" "$T/clusterA.log")" = 2 ] || fail "clusterB's streams came up again"
 echo "measured: $(cat "$T/r.out"); clusterD's sender: $(cat "$T/d.out" | tail -1)"
