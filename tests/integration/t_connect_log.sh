@@ -36,6 +36,7 @@ kill "$PID_clusterA" "$PID_clusterB"; wait "$PID_clusterA" "$PID_clusterB" 2>/de
 rm -f "$T"/*.sock "$T"/*.ctl
 
 # 3. Nobody answers: a listener whose accept queue is full drops SYNs.
+command -v python3 > /dev/null || { echo "SKIP (part 3): no python3"; exit 77; }
 PORT=$((PORT + 1))
 python3 -c '
 import socket, sys, time

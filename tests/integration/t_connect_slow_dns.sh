@@ -5,6 +5,7 @@
 # and mount namespace of the test's own, with its own /etc/hosts and
 # /etc/resolv.conf naming a silent server on that namespace's loopback.
 . "$(dirname "$0")/lib.sh"
+command -v ip > /dev/null && command -v python3 > /dev/null || { echo "SKIP: needs ip and python3"; exit 77; }
 command -v unshare > /dev/null && unshare -m -n --propagation private true 2>/dev/null ||
 	{ echo "SKIP: cannot make network and mount namespaces"; exit 77; }
 make_key "$T/key"
