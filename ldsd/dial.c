@@ -90,7 +90,7 @@ static void dial_looked_up(void *arg, const struct resolve_result *r)
 
 	d->req = NULL;
 	d->looked_up_ns = now;
-	d->lookup_failed = r->n == 0;
+	d->lookup_error[0] = '\0';
 	if (r->n > 0) {
 		d->n = r->n;
 		memcpy(d->addrs, r->addrs, r->n * sizeof(r->addrs[0]));
@@ -98,7 +98,9 @@ static void dial_looked_up(void *arg, const struct resolve_result *r)
 		d->good = 0;
 		log_debug("link %s: %s has %zu addresses, trying %s first", d->name, d->host, d->n, d->addrs[0].text);
 	} else {
-		dial_say(d, now, "lookup", "cannot resolve \"%s\": %s", d->host, resolve_strerror(r));
+		snprintf(d->lookup_error, sizeof(d->lookup_error), "cannot resolve \"%s\": %s", d->host,
+			 resolve_strerror(r));
+		dial_say(d, now, "lookup", "%s", d->lookup_error);
 	}
 	d->ready(d->arg);
 }

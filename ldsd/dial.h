@@ -40,7 +40,7 @@ struct dial {
 	dial_ready_cb *ready;            /* a lookup finished: slots that waited may pick now */
 	void *arg;
 	int numeric;                     /* host is an address: never looked up */
-	int lookup_failed;               /* the last lookup gave nothing */
+	char lookup_error[CONFIG_ADDR_MAX + 64]; /* why the last lookup gave nothing; "" if it gave addresses */
 	uint64_t looked_up_ns;           /* when the last lookup finished; 0: never */
 	struct resolve_addr addrs[RESOLVE_MAX_ADDRS];
 	size_t n;

@@ -15,6 +15,9 @@ for _ in $(seq 1 50); do grep -q "cannot resolve" "$T/clusterA.log" && break; sl
 grep -q 'link clusterB: cannot resolve "nonexistent.invalid": ' "$T/clusterA.log" ||
 	fail "the failed lookup is not logged with the resolver's error"
 grep -Eq "Cannot assign requested address|congestion" "$T/clusterA.log" && fail "wrong reason logged"
+for _ in $(seq 1 30); do ctl clusterA status --json | jq -r '.links[0].last_error' | grep -q "cannot resolve" && break; sleep 0.1; done
+ctl clusterA status --json | jq -r '.links[0].last_error' | grep -q 'cannot resolve "nonexistent.invalid"' ||
+	fail "status does not say why: $(ctl clusterA status --json | jq -r '.links[0].last_error')"
 kill "$PID_clusterA"; wait "$PID_clusterA" 2>/dev/null
 rm -f "$T"/*.sock "$T"/*.ctl
 
