@@ -162,8 +162,9 @@ static void daemon_retire(struct daemon *d, size_t i, const char *why)
 		d->gone = gone;
 		d->gone[d->ngone++] = l;
 	} else {
-		log_warnx("link %s: out of memory keeping the retired link: freed now", link_name(l));
-		link_free(l);
+		/* Freeing it would leave what still refers to it dangling. */
+		log_warnx("link %s: out of memory listing the retired link: it stays in memory until exit",
+			  link_name(l));
 	}
 	memmove(&d->links[i], &d->links[i + 1], (d->nlinks - i - 1) * sizeof(d->links[0]));
 	d->nlinks--;
