@@ -40,7 +40,7 @@ struct adm_source {
 };
 
 struct admission {
-	const struct config_handshake *cfg;
+	struct config_handshake cfg;    /* a copy: a reload frees the configuration */
 	unsigned unauth;
 	struct adm_source *src;
 	size_t nsrc;
@@ -66,7 +66,7 @@ struct admission *admission_new(const struct config_handshake *cfg)
 
 	if (a == NULL)
 		return NULL;
-	a->cfg = cfg;
+	a->cfg = *cfg;
 	a->nsrc = (size_t)cfg->max_unauth + SPARE_SOURCES;
 	a->src = calloc(a->nsrc, sizeof(*a->src));
 	if (a->src == NULL) {
@@ -205,7 +205,7 @@ static struct adm_source *adm_source(struct admission *a, const char *addr, uint
 static const char *adm_drop_reason(struct admission *a, const struct adm_source *s, uint64_t now, char *buf,
 				   size_t len)
 {
-	const struct config_handshake *c = a->cfg;
+	const struct config_handshake *c = &a->cfg;
 	int trusted = adm_trusted(s, now);
 
 	if (!trusted && s->failures >= c->max_failures) {
@@ -319,7 +319,7 @@ void admission_release(struct admission *a, const char *peer, const char *cluste
 		s->unlogged++;
 		snprintf(s->last, sizeof(s->last), "%s%s%s", cluster ? cluster : "", cluster ? ": " : "", why);
 	}
-	if (s->failures == a->cfg->max_failures && adm_line_ok(a, now_ns))
+	if (s->failures == a->cfg.max_failures && adm_line_ok(a, now_ns))
 		log_warnx("peer port: %u failed handshakes from %s within %d s: its connections are dropped until "
 			  "the %d s are over (max_failures)",
 			  s->failures, addr, ADMISSION_WINDOW_S, ADMISSION_WINDOW_S);

@@ -28,6 +28,7 @@
 #include "cfgnum.h"
 #include "config.h"
 #include "execmsg.h"
+#include "resolve.h"
 #include "libclient/lds.h"
 #include "wire.h"
 
@@ -199,6 +200,10 @@ static const struct config_handshake handshake_defaults = {
 #define CC_AVAILABLE "/proc/sys/net/ipv4/tcp_available_congestion_control"
 #define CC_KERNEL_DEFAULT "/proc/sys/net/ipv4/tcp_congestion_control"
 #define CC_PREFERRED "bbr"
+/* What a process without CAP_NET_ADMIN may set (TCP_CONGESTION says EPERM
+ * otherwise). */
+#define CC_ALLOWED "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
+#define CAP_NET_ADMIN_BIT 12
 
 struct ctx {
 	const char *file;     /* the file as the caller named it */
@@ -405,14 +410,43 @@ static bool word_listed(const char *list, const char *name)
 	return false;
 }
 
+/* This process may set any congestion control the kernel has: it holds
+ * CAP_NET_ADMIN (root does, unless a sandbox took it away). */
+static bool cc_privileged(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+	unsigned long long eff = 0;
+
+	if (f == NULL)
+		return geteuid() == 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "CapEff: %llx", &eff) == 1)
+			break;
+	fclose(f);
+	return (eff >> CAP_NET_ADMIN_BIT) & 1;
+}
+
+/* name may be set by this process: "" where /proc does not say. */
+static bool cc_allowed(const char *name, char *allowed, size_t len)
+{
+	if (cc_privileged()) {
+		allowed[0] = '\0';
+		return true;
+	}
+	read_line(CC_ALLOWED, allowed, len);
+	return allowed[0] == '\0' || word_listed(allowed, name);
+}
+
 /* bbr (steady on long lossy paths, where cubic backs off at every loss)
- * when the kernel has it, else whatever the kernel gives new sockets. */
+ * when the kernel has it and this process may use it, else whatever the
+ * kernel gives new sockets. */
 static void cc_default(char *buf, size_t len)
 {
-	char avail[256];
+	char avail[256], allowed[256];
 
 	read_line(CC_AVAILABLE, avail, sizeof(avail));
-	if (word_listed(avail, CC_PREFERRED))
+	if (word_listed(avail, CC_PREFERRED) && cc_allowed(CC_PREFERRED, allowed, sizeof(allowed)))
 		snprintf(buf, len, "%s", CC_PREFERRED);
 	else
 		read_line(CC_KERNEL_DEFAULT, buf, len);
@@ -442,12 +476,16 @@ int config_cc_available(const char *name, char *avail, size_t len)
 
 static int check_cc(struct ctx *c, const config_setting_t *s, const char *name)
 {
-	char avail[256];
+	char avail[256], allowed[256];
 
-	if (config_cc_available(name, avail, sizeof(avail)))
-		return 0;
-	return fail(c, s, NULL, "\"%s\" is not available in this kernel (available: %s); load it "
-		    "(modprobe tcp_%s) or choose one of those", name, avail, name);
+	if (!config_cc_available(name, avail, sizeof(avail)))
+		return fail(c, s, NULL, "\"%s\" is not available in this kernel (available: %s); load it "
+			    "(modprobe tcp_%s) or choose one of those", name, avail, name);
+	if (!cc_allowed(name, allowed, sizeof(allowed)))
+		return fail(c, s, NULL, "\"%s\" is not allowed for this user (uid %u, without CAP_NET_ADMIN; "
+			    "allowed: %s); add it to sysctl net.ipv4.tcp_allowed_congestion_control or choose "
+			    "one of those", name, (unsigned)geteuid(), allowed);
+	return 0;
 }
 
 /* ---- scalar parsing ------------------------------------------------------ */
@@ -972,11 +1010,18 @@ static int read_key(struct ctx *c, const config_setting_t *s, struct config_peer
 static int parse_peer(struct ctx *c, const config_setting_t *ps, struct config_peer *p)
 {
 	const config_setting_t *key;
+	char addr[CONFIG_ADDR_MAX];
 
 	config_peer_defaults(p);
 	p->line = (int)config_setting_source_line(ps);
 	if (parse_group(c, ps, peer_fields, p) < 0)
 		return -1;
+	/* "[2001:db8::1]", as URLs write it, works as well as the bare address. */
+	if (resolve_unbracket(p->address, addr, sizeof(addr)) < 0)
+		return fail(c, config_setting_get_member(ps, "address"), NULL,
+			    "\"%s\" is neither a host name nor an address (an IPv6 address may be written [v6])",
+			    p->address);
+	memcpy(p->address, addr, sizeof(addr));
 	if (config_setting_get_member(ps, "keepalive") == NULL)
 		p->keepalive = p->inactivity_timeout / 4;
 	if (check_peer_ranges(c, ps, p) < 0)

@@ -14,8 +14,11 @@
  * one trailing newline) and read into its struct config_peer (key,
  * key_len), and key_file comes back as an absolute path.  A peer's
  * congestion control must be one the kernel lists in
- * /proc/sys/net/ipv4/tcp_available_congestion_control (an error otherwise:
- * a link that cannot use what its file says should not start).
+ * /proc/sys/net/ipv4/tcp_available_congestion_control and, unless the
+ * loading process holds CAP_NET_ADMIN, in tcp_allowed_congestion_control
+ * (an error otherwise: a link that cannot use what its file says should
+ * not start).  A peer's address may be "[v6]": it is stored without the
+ * brackets.  Names are not looked up here (confcheck.h does, for --check).
  */
 #ifndef LDS_CONFIG_H
 #define LDS_CONFIG_H

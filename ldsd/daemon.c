@@ -1,4 +1,5 @@
 /* daemon.c - event loop, transports, links and listeners; see daemon.h. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "admission.h"
@@ -7,6 +8,7 @@
 #include "fdreserve.h"
 #include "link.h"
 #include "log.h"
+#include "resolve.h"
 
 static int host_watch(void *ctx, int fd, unsigned events, void (*cb)(int, unsigned, void *), void *arg)
 {
@@ -47,6 +49,11 @@ int daemon_init(struct daemon *d, struct config *cfg)
 		log_warn("cannot allocate the admission table (max_unauth %u)", cfg->handshake.max_unauth);
 		return -1;
 	}
+	d->resolver = resolver_new(d->ev);
+	if (d->resolver == NULL) {
+		log_warn("cannot set up name lookups");
+		return -1;
+	}
 	d->host.ctx = d->ev;
 	d->host.watch = host_watch;
 	d->host.unwatch = host_unwatch;
@@ -64,10 +71,34 @@ int daemon_init(struct daemon *d, struct config *cfg)
 	return 0;
 }
 
+static int listener_wanted(const struct config *cfg, const struct daemon_listener *dl)
+{
+	for (size_t i = 0; i < cfg->npeers; i++) {
+		const struct config_peer *p = &cfg->peers[i];
+
+		if (p->role == CONFIG_ROLE_LISTEN && strcmp(dl->address, p->address) == 0 && dl->port == p->port)
+			return 1;
+	}
+	return 0;
+}
+
+/* Closes the listeners no listen-role peer uses any longer and opens those
+ * that are missing.  Returns 0, or -1 after logging a listener that could
+ * not be opened (the others are). */
 static int daemon_listen(struct daemon *d)
 {
 	const struct lds_tp_opts o = { 0 };
+	int ret = 0;
 
+	for (size_t j = 0; j < d->nlisteners; j++) {
+		struct daemon_listener *dl = &d->listeners[j];
+
+		if (dl->l == NULL || listener_wanted(d->cfg, dl))
+			continue;
+		log_info("no longer listening for peer gateways on %s:%u", dl->address, dl->port);
+		dl->ops->listener_close(dl->l);
+		dl->l = NULL; /* a free slot: a transport holds the others' addresses */
+	}
 	for (size_t i = 0; i < d->cfg->npeers; i++) {
 		const struct config_peer *p = &d->cfg->peers[i];
 		struct daemon_listener *dl = NULL;
@@ -75,26 +106,34 @@ static int daemon_listen(struct daemon *d)
 
 		if (p->role != CONFIG_ROLE_LISTEN)
 			continue;
-		for (size_t j = 0; j < d->nlisteners; j++)
-			if (strcmp(d->listeners[j].address, p->address) == 0 && d->listeners[j].port == p->port)
+		for (size_t j = 0; j < d->nlisteners && dl == NULL; j++)
+			if (d->listeners[j].l && strcmp(d->listeners[j].address, p->address) == 0 &&
+			    d->listeners[j].port == p->port)
 				dl = &d->listeners[j];
 		if (dl)
 			continue; /* peers sharing an address are told apart by HELLO */
-		dl = &d->listeners[d->nlisteners];
+		for (size_t j = 0; j < d->nlisteners && dl == NULL; j++)
+			if (d->listeners[j].l == NULL)
+				dl = &d->listeners[j];
+		if (dl == NULL)
+			dl = &d->listeners[d->nlisteners];
 		dl->d = d;
 		dl->ops = transport_find(p->transport);
 		snprintf(dl->address, sizeof(dl->address), "%s", p->address);
 		dl->port = p->port;
+		dl->l = NULL;
 		r = dl->ops->listen(d->tcp, p->address, p->port, &o, dl, &dl->l);
 		if (r < 0) {
 			log_warnx("%s:%d: peers: cluster %s: cannot listen on %s:%u: %s", d->cfg->file, p->line,
 				  p->cluster, p->address, p->port, strerror(-r));
-			return -1;
+			ret = -1;
+			continue;
 		}
 		log_info("listening for peer gateways on %s:%u", p->address, p->port);
-		d->nlisteners++;
+		if (dl == &d->listeners[d->nlisteners])
+			d->nlisteners++;
 	}
-	return 0;
+	return ret;
 }
 
 int daemon_start(struct daemon *d)
@@ -104,6 +143,79 @@ int daemon_start(struct daemon *d)
 	for (size_t i = 0; i < d->nlinks; i++)
 		link_start(d->links[i]);
 	return 0;
+}
+
+/* What a running link cannot take from a reload: the link is replaced. */
+static const char *peer_structural_change(const struct config_peer *a, const struct config_peer *b)
+{
+	if (a->role != b->role)
+		return "role";
+	if (strcmp(a->address, b->address) != 0 || a->port != b->port)
+		return "address or port";
+	if (strcmp(a->transport, b->transport) != 0)
+		return "transport";
+	if (a->block_size != b->block_size || a->send_memory != b->send_memory || a->recv_memory != b->recv_memory)
+		return "block_size or memory";
+	return NULL;
+}
+
+/* Retired links stay allocated until daemon_fini (link_retire). */
+static void daemon_retire(struct daemon *d, size_t i, const char *why)
+{
+	struct link **gone = realloc(d->gone, (d->ngone + 1) * sizeof(*gone));
+	struct link *l = d->links[i];
+
+	link_retire(l, why);
+	if (gone != NULL) {
+		d->gone = gone;
+		d->gone[d->ngone++] = l;
+	} else {
+		/* Freeing it would leave what still refers to it dangling. */
+		log_warnx("link %s: out of memory listing the retired link: it stays in memory until exit",
+			  link_name(l));
+	}
+	memmove(&d->links[i], &d->links[i + 1], (d->nlinks - i - 1) * sizeof(d->links[0]));
+	d->nlinks--;
+}
+
+void daemon_reconfigure(struct daemon *d, struct config *cfg)
+{
+	struct link *fresh[CONFIG_MAX_PEERS];
+	size_t nfresh = 0;
+
+	for (size_t i = 0; i < d->nlinks;) {
+		struct link *l = d->links[i];
+		const struct config_peer *p = config_peer_find(cfg, link_name(l));
+		const char *what = p ? peer_structural_change(config_peer_find(d->cfg, link_name(l)), p) : NULL;
+
+		if (p == NULL) {
+			daemon_retire(d, i, "peer removed from the configuration");
+			continue;
+		}
+		if (what != NULL) {
+			log_info("link %s: %s changed: replacing the link", link_name(l), what);
+			daemon_retire(d, i, "peer's link replaced at a configuration reload");
+			continue;
+		}
+		link_reconfigure(l, p);
+		i++;
+	}
+	d->cfg = cfg;
+	for (size_t i = 0; i < cfg->npeers; i++) {
+		struct link *l;
+
+		if (link_find(d, cfg->peers[i].cluster) != NULL)
+			continue;
+		l = link_new(d, &cfg->peers[i]);
+		if (l == NULL)
+			continue;
+		log_info("link %s: added by a configuration reload", link_name(l));
+		d->links[d->nlinks++] = l;
+		fresh[nfresh++] = l;
+	}
+	daemon_listen(d);
+	for (size_t i = 0; i < nfresh; i++)
+		link_start(fresh[i]);
 }
 
 int daemon_tick(struct daemon *d, uint64_t now)
@@ -146,14 +258,22 @@ void daemon_fini(struct daemon *d)
 	for (size_t i = 0; i < d->nlinks; i++)
 		link_shutdown(d->links[i]);
 	for (size_t i = 0; i < d->nlisteners; i++)
-		d->listeners[i].ops->listener_close(d->listeners[i].l);
+		if (d->listeners[i].l)
+			d->listeners[i].ops->listener_close(d->listeners[i].l);
 	link_close_pending(d);
 	for (size_t i = 0; i < d->nlinks; i++)
 		link_free(d->links[i]);
+	for (size_t i = 0; i < d->ngone; i++)
+		link_free(d->gone[i]);
+	free(d->gone);
+	d->gone = NULL;
+	d->ngone = 0;
 	admission_free(d->adm);
 	d->adm = NULL;
 	fdreserve_fini();
 	d->nlinks = d->nlisteners = 0;
+	resolver_free(d->resolver);
+	d->resolver = NULL;
 	if (d->tcp)
 		transport_find("tcp")->fini(d->tcp);
 	d->tcp = NULL;

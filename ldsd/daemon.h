@@ -56,8 +56,11 @@ struct daemon {
 	uint64_t started_ns;
 	struct lds_tp_host host;    /* the event loop, as transports see it */
 	struct lds_transport *tcp;  /* one instance per transport kind in use */
+	struct resolver *resolver;  /* peers' names, looked up off the loop (resolve.h) */
 	struct link *links[CONFIG_MAX_PEERS];
 	size_t nlinks;
+	struct link **gone;         /* links a reload retired (link_retire), freed by daemon_fini */
+	size_t ngone;
 	struct daemon_listener listeners[DAEMON_MAX_LISTENERS];
 	size_t nlisteners;
 	struct admission *adm;      /* bounds on connections not yet authenticated */
@@ -80,6 +83,17 @@ int daemon_init(struct daemon *d, struct config *cfg);
 /* Listens for the listen-role peers, then starts connecting the
  * connect-role ones.  Returns 0, or -1 after logging. */
 int daemon_start(struct daemon *d);
+/* Applies a reloaded configuration's peers; cfg becomes d->cfg (the caller
+ * frees the old one after this returns, and has kept in cfg the settings
+ * that cannot change at run time).  A peer no longer in cfg has its link
+ * retired: its senders are told their undelivered messages were lost.  A
+ * new peer gets a link, started.  A peer whose role, address, port,
+ * transport, block_size or memory changed has its link replaced (retired,
+ * then new); the others take the new settings in place (link_reconfigure),
+ * their streams and data untouched.  Listeners no peer uses are closed,
+ * new ones opened.  What fails is logged (a listener that cannot be
+ * opened leaves its peers without one, until the next reload). */
+void daemon_reconfigure(struct daemon *d, struct config *cfg);
 /* Periodic link work (call every 50 ms or so); returns 1 when every link
  * is drained (link_drained). */
 int daemon_tick(struct daemon *d, uint64_t now_ns);

@@ -8,6 +8,7 @@
 #include "auth.h"
 #include "autostreams.h"
 #include "clock.h"
+#include "dial.h"
 #include "json.h"
 #include "link.h"
 #include "log.h"
@@ -142,7 +143,9 @@ struct failure {
 
 struct link {
 	struct daemon *d;
-	const struct config_peer *cfg;
+	const struct config_peer *cfg; /* in d->cfg; &conf once retired */
+	struct config_peer conf;     /* a retired link's, without its key: the daemon's config goes */
+	const char *lost_why;        /* what senders of unacknowledged messages are told on a reset */
 	const struct lds_transport_ops *ops;
 	struct lds_transport *tp;
 	struct stream *streams[CONFIG_MAX_STREAMS];
@@ -151,6 +154,7 @@ struct link {
 	uint64_t next_try_ns[CONFIG_MAX_STREAMS];
 	double backoff[CONFIG_MAX_STREAMS];
 	struct probe_grid probe;     /* connecting side, while the path is lost */
+	struct dial dial;            /* connecting side: the peer's addresses */
 	unsigned rr;                 /* round robin for ACKs */
 	/* streams = "auto" (connecting side): the chooser and its period. */
 	struct autostreams *as;
@@ -188,6 +192,9 @@ static void link_reconnect_later(struct link *l, int idx, uint64_t started_ns);
 static void link_path_back(struct link *l, const struct stream *s);
 static void link_stream_rtts(const struct link *l, uint32_t *now_us, uint32_t *min_us);
 static void link_log_refused(struct link *l, const char *msg, uint64_t code);
+static void link_connect_failed(struct stream *s, const char *why);
+static void link_dial_ready(void *arg);
+static void link_connect_slot(struct link *l, unsigned idx);
 static int link_auto_start(struct link *l);
 
 const char *link_name(const struct link *l)
@@ -287,7 +294,7 @@ static void on_lost(void *arg, const struct sb_msg *m)
 	struct link *l = arg;
 
 	dest_sub(l, m->tag, DEST_COST(m->len));
-	l->d->sink.lost(l->d->sink.arg, l, m->client, m->id, "peer gateway restarted and lost its state");
+	l->d->sink.lost(l->d->sink.arg, l, m->client, m->id, l->lost_why);
 }
 
 /* A peer may only send from its own cluster to ours: a record claiming
@@ -323,6 +330,8 @@ int link_send_from(struct link *l, const struct wire_record *rec, sb_fill_fn *fi
 	struct dest *d;
 	int r;
 
+	if (l->shutting_down)
+		return -ENOTCONN;
 	if (rec->len > link_max_msg(l))
 		return -EMSGSIZE;
 	d = dest_get(l, rec->dst);
@@ -837,9 +846,10 @@ static void transport_connected(struct lds_tp_conn *c, int err, void *ud)
 
 	if (err < 0) {
 		s->conn = NULL; /* already gone, per transport.h */
-		stream_close(s, strerror(-err), 0);
+		link_connect_failed(s, strerror(-err));
 		return;
 	}
+	dial_up(&s->link->dial, s->peer_addr);
 	if (s->ops->query) {
 		struct lds_tp_info info;
 
@@ -1429,7 +1439,7 @@ static void transport_readable(struct lds_tp_conn *c, void *ud)
 
 				if (f.type == WIRE_BYE && wire_decode_bye(&f, &reason) == 0 && reason == WIRE_REFUSE_RETIRED)
 					s->retired = 1;
-				stream_close(s, s->retired ? "retired by the peer (streams = auto)"
+				stream_close(s, s->retired ? "retired by the peer: it wants fewer streams"
 					     : f.type == WIRE_BYE ? "peer said goodbye" : "protocol error",
 					     f.type != WIRE_BYE);
 				return;
@@ -1512,6 +1522,7 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg)
 	}
 	l->d = d;
 	l->cfg = cfg;
+	l->lost_why = "peer gateway restarted and lost its state";
 	l->ops = transport_find(cfg->transport);
 	if (l->ops == NULL || strcmp(l->ops->name, "tcp") != 0) {
 		log_warnx("%s:%d: peers: cluster %s: transport \"%s\" is not available in this build (have: %s)",
@@ -1520,6 +1531,7 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg)
 		return NULL;
 	}
 	l->tp = d->tcp;
+	dial_init(&l->dial, d->resolver, cfg->cluster, cfg->address, cfg->port, link_dial_ready, l);
 	l->dest_cap = cfg->recv_memory / 4;
 	l->nstreams = cfg->role == CONFIG_ROLE_CONNECT ? cfg->streams : 0;
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
@@ -1551,6 +1563,7 @@ void link_free(struct link *l)
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
 		if (l->streams[i])
 			stream_close(l->streams[i], "shutting down", 0);
+	dial_fini(&l->dial);
 	sendbuf_free(&l->sb);
 	recvbuf_free(&l->rb);
 	for (unsigned i = 0; i < DEST_BUCKETS; i++) {
@@ -1565,30 +1578,67 @@ void link_free(struct link *l)
 	free(l);
 }
 
+/* A lookup the slots waited for has ended (called from the loop): they
+ * connect now, counted as reconnections already if they are. */
+static void link_dial_ready(void *arg)
+{
+	struct link *l = arg;
+
+	for (unsigned i = 0; i < l->nstreams && !l->shutting_down; i++)
+		if (l->streams[i] == NULL && l->next_try_ns[i] == UINT64_MAX)
+			link_connect_slot(l, i);
+}
+
+/* An attempt of s failed: the next address gets its turn at once, or the
+ * slot waits its back-off (stream_close). */
+static void link_connect_failed(struct stream *s, const char *why)
+{
+	struct link *l = s->link;
+	int idx = s->idx, next = dial_failed(&l->dial, s->peer_addr, why, clock_now_ns());
+
+	stream_close(s, why, 0);
+	if (next && l->streams[idx] == NULL)
+		l->next_try_ns[idx] = clock_now_ns();
+}
+
 static void link_connect_slot(struct link *l, unsigned idx)
 {
-	struct stream *s = stream_new(l->d, l->ops);
 	struct lds_tp_opts o = link_tp_opts(l);
-	int r;
+	struct resolve_addr a;
+	struct stream *s;
+	const char *step = "connect";
+	int r = dial_pick(&l->dial, clock_now_ns(), &a);
 
+	if (r <= 0) {
+		/* Waiting for the lookup, or the name does not resolve. */
+		l->next_try_ns[idx] = UINT64_MAX;
+		if (r < 0) {
+			snprintf(l->last_error, sizeof(l->last_error), "%.95s", l->dial.lookup_error);
+			link_reconnect_later(l, (int)idx, clock_now_ns());
+		}
+		return;
+	}
+	s = stream_new(l->d, l->ops);
 	if (s == NULL)
 		return;
 	s->link = l;
 	s->idx = (int)idx;
 	s->st = ST_CONNECTING;
-	snprintf(s->peer_addr, sizeof(s->peer_addr), "%s:%u", l->cfg->address, l->cfg->port);
+	snprintf(s->peer_addr, sizeof(s->peer_addr), "%s", a.text);
 	l->streams[idx] = s;
-	r = l->ops->connect(l->tp, l->cfg->address, l->cfg->port, &o, s, &s->conn);
+	r = l->ops->connect(l->tp, a.host, l->cfg->port, &o, s, &s->conn, &step);
 	if (r < 0) {
-		char msg[512];
+		char why[160];
 
-		/* Said once, not at every retry: a bad address or an option
-		 * the kernel refuses fails every attempt the same way. */
-		snprintf(msg, sizeof(msg), "link %s: cannot connect to %s:%u (congestion control \"%s\"): %s",
-			 link_name(l), l->cfg->address, l->cfg->port, l->cfg->congestion, strerror(-r));
-		link_log_refused(l, msg, 2000 + (uint64_t)-r);
+		if (strcmp(step, "congestion control") == 0)
+			snprintf(why, sizeof(why), "cannot use congestion control \"%s\": %s", l->cfg->congestion,
+				 strerror(-r));
+		else if (strcmp(step, "connect") == 0)
+			snprintf(why, sizeof(why), "%s", strerror(-r));
+		else
+			snprintf(why, sizeof(why), "%s: %s", step, strerror(-r));
 		s->conn = NULL;
-		stream_close(s, strerror(-r), 1);
+		link_connect_failed(s, why);
 	}
 }
 
@@ -1669,7 +1719,7 @@ static void stream_tick(struct stream *s, uint64_t now)
 
 	if (syn < limit) {
 		limit = syn;
-		what = "no answer to connect within %.1f s; trying again";
+		what = "no answer within %.1f s";
 	}
 	/* A handshake is bounded from its start, not from the last byte,
 	 * which a peer could send one at a time. */
@@ -1677,7 +1727,10 @@ static void stream_tick(struct stream *s, uint64_t now)
 		char why[80];
 
 		snprintf(why, sizeof(why), what, limit);
-		stream_close(s, why, 1);
+		if (s->st == ST_CONNECTING)
+			link_connect_failed(s, why);
+		else
+			stream_close(s, why, 1);
 		return;
 	}
 	if (s->st == ST_UP && (double)(now - s->last_ping_ns) / 1e9 >= l->cfg->keepalive) {
@@ -1774,6 +1827,7 @@ static void link_retire_streams(struct link *l)
 {
 	uint8_t buf[WIRE_HDR_LEN + 2];
 	size_t n = wire_encode_bye(buf, sizeof(buf), WIRE_REFUSE_RETIRED);
+	char why[64];
 
 	for (unsigned i = l->nstreams; i < CONFIG_MAX_STREAMS; i++) {
 		struct stream *s = l->streams[i];
@@ -1783,7 +1837,9 @@ static void link_retire_streams(struct link *l)
 		s->retired = 1;
 		if (s->st == ST_UP && n > 0 && stream_queue(s, buf, n) == 0)
 			stream_flush(s);
-		stream_close(s, "no longer wanted (streams = auto)", 0);
+		snprintf(why, sizeof(why), l->as ? "no longer wanted (streams = auto chose %u)"
+			 : "no longer wanted (streams set to %u)", l->nstreams);
+		stream_close(s, why, 0);
 	}
 }
 
@@ -1977,6 +2033,33 @@ void link_shutdown(struct link *l)
 			stream_flush(s);
 		stream_close(s, "shutting down", 0);
 	}
+}
+
+void link_retire(struct link *l, const char *why)
+{
+	log_info("link %s: closing: %s", link_name(l), why);
+	link_shutdown(l);
+	dial_fini(&l->dial);
+	l->conf = *l->cfg;
+	explicit_bzero(l->conf.key, sizeof(l->conf.key));
+	l->conf.key_len = 0;
+	l->cfg = &l->conf;
+	l->lost_why = why;
+	sendbuf_reset(&l->sb, on_lost, l);
+	l->d->sink.space(l->d->sink.arg, l);
+}
+
+void link_reconfigure(struct link *l, const struct config_peer *p)
+{
+	int streams = p->streams != l->cfg->streams || p->streams_min != l->cfg->streams_min ||
+		      p->streams_max != l->cfg->streams_max;
+
+	l->cfg = p;
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
+		if (l->backoff[i] < p->reconnect_min || l->backoff[i] > p->reconnect_max)
+			l->backoff[i] = p->reconnect_min;
+	if (streams && p->role == CONFIG_ROLE_CONNECT && link_set_stream_count(l, p->streams) < 0)
+		log_warnx("link %s: out of memory: keeps %u streams", link_name(l), l->nstreams);
 }
 
 int link_fault_break(struct link *l, int idx)

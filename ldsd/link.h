@@ -19,8 +19,9 @@
 #include "recvbuf.h"
 #include "sendbuf.h"
 
-/* Creates the link for peer cfg (not yet connected).  Returns NULL and logs
- * on failure. */
+/* Creates the link for peer cfg (not yet connected; cfg must live as long
+ * as the link, or until link_reconfigure or link_retire).  Returns NULL and
+ * logs on failure. */
 struct link *link_new(struct daemon *d, const struct config_peer *cfg);
 void link_free(struct link *l);
 /* Starts connecting (role connect); listen-role links wait for the peer. */
@@ -65,6 +66,20 @@ void link_drain(struct link *l);
 int link_drained(const struct link *l);
 /* Stops everything: BYE on every stream, then closes them. */
 void link_shutdown(struct link *l);
+/* The peer was taken out of the configuration: shuts the link down, and
+ * every sender of a message it did not deliver is told it was lost, for
+ * why.  The link then takes no messages (link_send: -ENOTCONN), but stays
+ * valid for what still refers to it (messages it delivered, jobs of the
+ * peer) until link_free; it keeps a copy of its config, without the key.
+ * why must outlive the link. */
+void link_retire(struct link *l, const char *why);
+/* Takes p's settings (a reload; p replaces the link's config from now
+ * on, the old one may be freed after this returns), for those that can change while the
+ * link runs: timeouts, keepalive, reconnect back-off, streams (connect
+ * side), congestion control and socket buffers (streams connected from
+ * now on), key (handshakes from now on).  The caller has made sure that
+ * p's role, address, port, transport and buffer sizes are the link's. */
+void link_reconfigure(struct link *l, const struct config_peer *p);
 
 /* Sets the number of streams of a connect-side link from now on: n
  * (1..CONFIG_MAX_STREAMS), or 0 for "auto" (hill climbing from the count

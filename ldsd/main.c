@@ -13,13 +13,19 @@
 
 #include "clientsrv.h"
 #include "clock.h"
+#include "confcheck.h"
 #include "ctl.h"
 #include "jobexec.h"
 #include "link.h"
 #include "log.h"
+#include "reload.h"
 #include "service.h"
 
 #define TICK_MS 50
+
+/* The configuration file as an absolute path, for SIGHUP: the daemon runs
+ * in "/". */
+static char *config_path;
 
 /* Exit codes, also in ldsd(8). */
 enum { EXIT_OK = 0, EXIT_FAILURE_RUN = 1, EXIT_USAGE = 2, EXIT_CONFIG = 3 };
@@ -76,7 +82,10 @@ static void on_signal(int fd, unsigned events, void *arg)
 
 	while (read(fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
 		if (si.ssi_signo == SIGHUP) {
-			log_info("SIGHUP: configuration reload is not supported; restart ldsd to apply changes");
+			if (d->draining)
+				log_info("SIGHUP while draining: not reloading");
+			else
+				reload_config(d, config_path);
 			continue;
 		}
 		if (d->draining) {
@@ -163,6 +172,70 @@ static void teardown(struct daemon *d)
 	daemon_fini(d);
 }
 
+/* Everything after the command line: check, or run until stopped.  *cfgp
+ * is loaded here, and replaced by every reload; the caller frees it. */
+static int ldsd(const char *file, const char *pidfile, int fg, int debug, int check, struct config **cfgp)
+{
+	struct config *cfg = *cfgp;
+	struct daemon d = { 0 };
+	int lvl, ready = -1, pidfd = -1, rc = EXIT_OK;
+	char err[1024];
+
+	if (config_load(file, cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "ldsd: %s\n", err);
+		return EXIT_CONFIG;
+	}
+	if ((config_path = realpath(file, NULL)) == NULL) {
+		fprintf(stderr, "ldsd: %s: %s\n", file, strerror(errno));
+		return EXIT_CONFIG;
+	}
+	if (check) {
+		if (confcheck_names(cfg, err, sizeof(err)) < 0) {
+			fprintf(stderr, "ldsd: %s\n", err);
+			return EXIT_CONFIG;
+		}
+		config_print(cfg, stdout);
+		fprintf(stderr, "ldsd: %s: configuration OK\n", file);
+		return EXIT_OK;
+	}
+	lvl = log_level_parse(cfg->log_level);
+	log_init("ldsd", fg, debug ? LOG_LVL_DEBUG : (lvl < 0 ? LOG_LVL_INFO : (enum log_level)lvl));
+	/* Message buffers come and go at line rate: keep freed memory in the
+	 * heap rather than mapping and faulting in fresh pages for each.  The
+	 * link memory limits still bound how much is live. */
+	mallopt(M_MMAP_THRESHOLD, 64 << 20);
+	mallopt(M_TRIM_THRESHOLD, 128 << 20);
+	/* Detach before setting up: see service.h.  The parent exits with
+	 * the start-up's outcome. */
+	if (!fg && (ready = service_detach()) < 0)
+		fatalx("cannot detach: %s", strerror(-ready));
+	if (pidfile != NULL && (pidfd = service_pidfile_open(pidfile)) < 0) {
+		if (pidfd == -EWOULDBLOCK)
+			log_warnx("pid file %s is locked: another ldsd runs with it", pidfile);
+		else
+			log_warnx("cannot write the pid file %s: %s", pidfile, strerror(-pidfd));
+		return EXIT_FAILURE_RUN;
+	}
+	if (setup(&d, cfg) < 0) {
+		log_warnx("start-up failed; see the messages above");
+		rc = EXIT_FAILURE_RUN;
+	} else {
+		service_ready(ready);
+		log_info("ldsd for cluster %s started (instance %016" PRIx64 ", %zu peers, clients on %s)",
+			 cfg->cluster, d.instance, d.nlinks, cfg->client_socket);
+		if (evloop_run(d.ev) < 0) {
+			log_warn("event loop failed");
+			rc = EXIT_FAILURE_RUN;
+		}
+	}
+	*cfgp = d.cfg ? d.cfg : cfg; /* a reload may have replaced it */
+	teardown(&d);
+	service_pidfile_close(pidfile, pidfd);
+	if (rc == EXIT_OK)
+		log_info("ldsd for cluster %s stopped", (*cfgp)->cluster);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -171,11 +244,9 @@ int main(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },         { "version", no_argument, NULL, 'V' },
 		{ "pidfile", required_argument, NULL, 'p' }, { NULL, 0, NULL, 0 },
 	};
-	static struct config cfg;
-	struct daemon d = { 0 };
+	struct config *cfg;
 	const char *file = NULL, *pidfile = NULL;
-	int fg = 0, debug = 0, check = 0, ch, lvl, ready = -1, pidfd = -1;
-	char err[1024];
+	int fg = 0, debug = 0, check = 0, ch, rc;
 
 	while ((ch = getopt_long(argc, argv, "c:fdhVp:", opts, NULL)) != -1) {
 		switch (ch) {
@@ -194,50 +265,14 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return EXIT_USAGE;
 	}
-	if (config_load(file, &cfg, err, sizeof(err)) < 0) {
-		fprintf(stderr, "ldsd: %s\n", err);
-		return EXIT_CONFIG;
+	cfg = malloc(sizeof(*cfg));
+	if (cfg == NULL) {
+		fprintf(stderr, "ldsd: out of memory\n");
+		rc = EXIT_FAILURE_RUN;
+	} else {
+		rc = ldsd(file, pidfile, fg, debug, check, &cfg);
 	}
-	if (check) {
-		config_print(&cfg, stdout);
-		fprintf(stderr, "ldsd: %s: configuration OK\n", file);
-		return EXIT_OK;
-	}
-	lvl = log_level_parse(cfg.log_level);
-	log_init("ldsd", fg, debug ? LOG_LVL_DEBUG : (lvl < 0 ? LOG_LVL_INFO : (enum log_level)lvl));
-	/* Message buffers come and go at line rate: keep freed memory in the
-	 * heap rather than mapping and faulting in fresh pages for each.  The
-	 * link memory limits still bound how much is live. */
-	mallopt(M_MMAP_THRESHOLD, 64 << 20);
-	mallopt(M_TRIM_THRESHOLD, 128 << 20);
-	/* Detach before setting up: see service.h.  The parent exits with
-	 * the start-up's outcome. */
-	if (!fg && (ready = service_detach()) < 0)
-		fatalx("cannot detach: %s", strerror(-ready));
-	if (pidfile != NULL && (pidfd = service_pidfile_open(pidfile)) < 0) {
-		if (pidfd == -EWOULDBLOCK)
-			log_warnx("pid file %s is locked: another ldsd runs with it", pidfile);
-		else
-			log_warnx("cannot write the pid file %s: %s", pidfile, strerror(-pidfd));
-		return EXIT_FAILURE_RUN;
-	}
-	if (setup(&d, &cfg) < 0) {
-		log_warnx("start-up failed; see the messages above");
-		teardown(&d);
-		service_pidfile_close(pidfile, pidfd);
-		return EXIT_FAILURE_RUN;
-	}
-	service_ready(ready);
-	log_info("ldsd for cluster %s started (instance %016" PRIx64 ", %zu peers, clients on %s)", cfg.cluster,
-		 d.instance, d.nlinks, cfg.client_socket);
-	if (evloop_run(d.ev) < 0) {
-		log_warn("event loop failed");
-		teardown(&d);
-		service_pidfile_close(pidfile, pidfd);
-		return EXIT_FAILURE_RUN;
-	}
-	teardown(&d);
-	service_pidfile_close(pidfile, pidfd);
-	log_info("ldsd for cluster %s stopped", cfg.cluster);
-	return EXIT_OK;
+	free(cfg);
+	free(config_path);
+	return rc;
 }

@@ -70,28 +70,32 @@ static void tcp_fini(struct lds_transport *tp)
 
 static void tcp_peer_name(int fd, char *buf, size_t len)
 {
-	struct sockaddr_storage ss;
+	struct sockaddr_storage ss = { 0 };
 	socklen_t sl = sizeof(ss);
 	char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
 
 	if (getpeername(fd, (struct sockaddr *)&ss, &sl) == 0)
 		getnameinfo((struct sockaddr *)&ss, sl, host, sizeof(host), port, sizeof(port),
 			    NI_NUMERICHOST | NI_NUMERICSERV);
-	snprintf(buf, len, "%s:%s", host, port);
+	snprintf(buf, len, ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
 }
 
-/* Socket options shared by connected and accepted sockets. */
-static int tcp_tune(int fd, const struct lds_tp_opts *o)
+/* Socket options shared by connected and accepted sockets; on error
+ * *step says which (see transport.h). */
+static int tcp_tune(int fd, const struct lds_tp_opts *o, const char **step)
 {
 	int one = 1;
 
+	*step = "socket option";
 	if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
 		return -errno;
 	if (o == NULL)
 		return 0;
+	*step = "congestion control";
 	if (o->congestion && o->congestion[0] &&
 	    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o->congestion, (socklen_t)strlen(o->congestion)) < 0)
 		return -errno;
+	*step = "socket option";
 	if (o->unsent_max) {
 		int v = (int)o->unsent_max;
 		if (setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &v, sizeof(v)) < 0)
@@ -180,6 +184,8 @@ static void tcp_conn_event(int fd, unsigned events, void *arg)
 		tp->up.writable(c, c->ud);
 }
 
+/* host:port, where host is numeric for connect (never a lookup: see
+ * transport.h) and may be a name for listen, which runs at start-up. */
 static int tcp_resolve(const char *host, uint16_t port, int passive, struct addrinfo **res)
 {
 	struct addrinfo hints = { 0 };
@@ -188,22 +194,27 @@ static int tcp_resolve(const char *host, uint16_t port, int passive, struct addr
 
 	hints.ai_family = AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = passive ? AI_PASSIVE : 0;
+	hints.ai_flags = passive ? AI_PASSIVE : AI_NUMERICHOST;
 	snprintf(ps, sizeof(ps), "%u", port);
 	r = getaddrinfo(host, ps, &hints, res);
-	if (r != 0)
-		return r == EAI_SYSTEM ? -errno : -EADDRNOTAVAIL;
-	return 0;
+	if (r == EAI_SYSTEM)
+		return -errno;
+	if (r == EAI_NONAME)
+		return -EADDRNOTAVAIL;
+	return r != 0 ? -EINVAL : 0;
 }
 
 /* Resolves host:port and opens a nonblocking socket of the right family;
  * on success the caller frees *res. */
-static int tcp_socket(const char *host, uint16_t port, int passive, struct addrinfo **res, int *fd)
+static int tcp_socket(const char *host, uint16_t port, int passive, struct addrinfo **res, int *fd,
+		      const char **step)
 {
 	int r = tcp_resolve(host, port, passive, res);
 
+	*step = "address";
 	if (r < 0)
 		return r;
+	*step = "socket";
 	*fd = socket((*res)->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (*fd < 0) {
 		r = -errno;
@@ -214,24 +225,27 @@ static int tcp_socket(const char *host, uint16_t port, int passive, struct addri
 }
 
 static int tcp_connect(struct lds_transport *tp, const char *host, uint16_t port, const struct lds_tp_opts *o,
-		       void *ud, struct lds_tp_conn **out)
+		       void *ud, struct lds_tp_conn **out, const char **step)
 {
 	struct addrinfo *res;
 	struct lds_tp_conn *c;
 	int fd, r;
 
-	r = tcp_socket(host, port, 0, &res, &fd);
+	r = tcp_socket(host, port, 0, &res, &fd, step);
 	if (r < 0)
 		return r;
-	r = tcp_tune(fd, o);
+	r = tcp_tune(fd, o, step);
 	if (r == 0 && o && o->connect_timeout > 0) {
 		/* Bounds how long SYNs and unacked data are retried. */
 		unsigned ms = (unsigned)(o->connect_timeout * 1000.0);
 		if (setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof(ms)) < 0)
 			r = -errno;
 	}
-	if (r == 0 && connect(fd, res->ai_addr, res->ai_addrlen) < 0 && errno != EINPROGRESS)
-		r = -errno;
+	if (r == 0) {
+		*step = "connect";
+		if (connect(fd, res->ai_addr, res->ai_addrlen) < 0 && errno != EINPROGRESS)
+			r = -errno;
+	}
 	freeaddrinfo(res);
 	if (r < 0) {
 		close(fd);
@@ -275,6 +289,7 @@ static void tcp_accept_starved(struct lds_tp_listener *l, int err)
 static void tcp_accept_event(int fd, unsigned events, void *arg)
 {
 	struct lds_tp_listener *l = arg;
+	const char *step;
 
 	/* Bounded so a flood of connects cannot starve the loop. */
 	for (int i = 0; i < 16; i++) {
@@ -286,7 +301,7 @@ static void tcp_accept_event(int fd, unsigned events, void *arg)
 				tcp_accept_starved(l, -errno);
 			return; /* else EAGAIN, or an aborted connection: nothing to do */
 		}
-		if (tcp_tune(cfd, &l->opts) < 0 || (c = tcp_conn_new(l->tp, cfd, NULL)) == NULL) {
+		if (tcp_tune(cfd, &l->opts, &step) < 0 || (c = tcp_conn_new(l->tp, cfd, NULL)) == NULL) {
 			close(cfd);
 			continue;
 		}
@@ -305,9 +320,10 @@ static int tcp_listen(struct lds_transport *tp, const char *addr, uint16_t port,
 {
 	struct addrinfo *res;
 	struct lds_tp_listener *l;
+	const char *step;
 	int fd, r, one = 1;
 
-	r = tcp_socket(addr, port, 1, &res, &fd);
+	r = tcp_socket(addr, port, 1, &res, &fd, &step);
 	if (r < 0)
 		return r;
 	if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
@@ -359,7 +375,9 @@ static void tcp_set_userdata(struct lds_tp_conn *c, void *ud)
 
 static int tcp_set_opts(struct lds_tp_conn *c, const struct lds_tp_opts *o)
 {
-	return tcp_tune(c->fd, o);
+	const char *step;
+
+	return tcp_tune(c->fd, o, &step);
 }
 
 static int tcp_send(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, unsigned flags, size_t *sent)

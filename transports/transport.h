@@ -71,7 +71,7 @@ struct lds_tp_info {
 	uint32_t min_rtt_us;   /* its lowest RTT lately: the path without queues; 0 if unknown */
 	uint32_t cwnd;         /* congestion window in packets, 0 if unknown */
 	uint32_t retransmits;  /* transport-level retransmissions so far */
-	char peer[64];         /* "address:port" */
+	char peer[64];         /* "address:port", "[v6 address]:port" */
 };
 
 /* Options for connect and listen. */
@@ -103,10 +103,14 @@ struct lds_transport_ops {
 	 * backlog) or starts again.  Returns 0 or -errno. */
 	int (*listener_pause)(struct lds_tp_listener *l, int paused);
 
-	/* Starts connecting; completion comes through upcalls->connected.
-	 * Returns 0 with *out set, or -errno (e.g. bad address) with no conn. */
+	/* Starts connecting to host, a numeric address (the core looks names
+	 * up itself, off the event loop: a transport must not block);
+	 * completion comes through upcalls->connected.  Returns 0 with *out
+	 * set, or -errno with no conn and *step naming what failed, for
+	 * messages: "address", "socket", "congestion control", "socket
+	 * option" or "connect". */
 	int (*connect)(struct lds_transport *tp, const char *host, uint16_t port, const struct lds_tp_opts *o,
-		       void *ud, struct lds_tp_conn **out);
+		       void *ud, struct lds_tp_conn **out, const char **step);
 
 	void (*set_userdata)(struct lds_tp_conn *c, void *ud);
 	/* Applies o's congestion control and buffer sizes to an established

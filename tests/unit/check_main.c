@@ -15,6 +15,7 @@ static Suite *(*const suites[])(void) = {
 	make_ldsbench_suite,  make_mw_cache_suite, make_calstat_suite,    make_probe_suite,
 	make_admission_suite,
 	make_seal_suite,
+	make_resolve_suite,
 };
 
 struct tally {

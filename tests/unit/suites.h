@@ -26,5 +26,6 @@ Suite *make_calstat_suite(void);
 Suite *make_probe_suite(void);
 Suite *make_admission_suite(void);
 Suite *make_seal_suite(void);
+Suite *make_resolve_suite(void);
 
 #endif
