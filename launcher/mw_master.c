@@ -45,7 +45,7 @@ static void leave_out(struct master *ms, unsigned w, const char *why)
 	for (uint64_t k = 0; k < r->sched.ntasks; k++)
 		if (mw_sched_group_of(&r->sched, k) == g && mw_sched_prune(&r->sched, k) == 0)
 			n++;
-	fprintf(stderr, "mw: calibration: %s %s; its %u tasks are left out, the other clusters are measured\n",
+	fprintf(stderr, "mw: calibration: %s %s; its %u tasks are left out, the others are measured\n",
 		sw->host, why, n);
 }
 
@@ -275,7 +275,7 @@ static int join_wait(struct master *ms)
 		if (mw_stats_is_cm(&r->stats.w[w]) && !ms->peer[w].joined) {
 			char why[96];
 
-			snprintf(why, sizeof(why), "did not join within %g s (MWL_JOIN_WAIT)", wait);
+			snprintf(why, sizeof(why), "did not join within %g s", wait);
 			leave_out(ms, w, why);
 			ms->peer[w].excused = true;
 			/* Nothing to wait for on its side: it says goodbye now. */
