@@ -14,6 +14,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mw_lib.sh"
 . "$(dirname "$0")/mwl_lib.sh"
+# Every remote cluster computes a share however late it starts (check_job).
+LOAD_BALANCE=false
 command -v jq > /dev/null || { echo "SKIP: jq is missing (make deps)"; exit 77; }
 JOBUSER=$(job_user) || { echo "SKIP: running as root, and there is no user nobody to run gateway jobs as"; exit 77; }
 JOBUID=$(id -u "$JOBUSER")
