@@ -22,7 +22,7 @@ struct master {
 	} *peer;
 };
 
-#define JOIN_WAIT 30.0            /* s: a calibration run's wait for the clusters without MWL_JOIN_WAIT */
+#define JOIN_WAIT 30.0            /* s: a calibration run's wait for the clusters, MWL_JOIN_WAIT unset */
 
 static int protocol_error(const struct mw_msg *m, const char *what)
 {
@@ -53,9 +53,8 @@ static int handle(struct master *ms, const struct mw_msg *m, double now)
 {
 	struct mw_run *r = ms->r;
 	struct mw_stats_worker *sw = &r->stats.w[m->peer];
-	int rc;
-
 	int64_t k;
+	int rc;
 
 	switch (m->h.type) {
 	case MW_MSG_RESULT:
@@ -253,9 +252,14 @@ static int join_wait(struct master *ms)
 {
 	struct mw_run *r = ms->r;
 	const char *env = getenv("MWL_JOIN_WAIT");
-	double wait = env != NULL && *env ? atof(env) : JOIN_WAIT, t0 = mw_now();
+	double wait = JOIN_WAIT, t0 = mw_now();
 	struct mw_msg m;
+	char *end;
 
+	if (env != NULL && *env != '\0' && (!((wait = strtod(env, &end)) >= 0) || *end != '\0')) {
+		fprintf(stderr, "mw: MWL_JOIN_WAIT=%s is not a number of seconds >= 0\n", env);
+		return -1;
+	}
 	for (;;) {
 		unsigned missing = 0;
 		int rc;
@@ -324,8 +328,12 @@ static int calib_start(struct master *ms)
 			goto out;
 		}
 	}
-	if (mw_calib_deal(r->sched.ntasks, weight, ng, tg) < 0 || mw_sched_set_groups(&r->sched, tg, wg, ng) < 0) {
-		fprintf(stderr, "mw: master: MWL_CALIB_SHARES=%s gives no cluster a task\n", shares ? shares : "");
+	if (mw_calib_deal(r->sched.ntasks, weight, ng, tg) < 0) {
+		fprintf(stderr, "mw: MWL_CALIB_SHARES=%s gives no cluster a task\n", shares ? shares : "");
+		goto out;
+	}
+	if (mw_sched_set_groups(&r->sched, tg, wg, ng) < 0) {
+		fprintf(stderr, "mw: master: out of memory for the calibration run\n");
 		goto out;
 	}
 	rc = join_wait(ms);
