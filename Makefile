@@ -57,7 +57,8 @@ UNIT_SRC   := $(wildcard tests/unit/*.c)
 # The master-worker runtime: modules without MPI are also unit-tested (and
 # built with the sanitizers); the others need mpicc's flags.
 MW_PURE_SRC := launcher/mw_buf.c launcher/mw_config.c launcher/mw_sched.c launcher/mw_journal.c \
-	launcher/mw_stats.c launcher/mw_proto.c launcher/mw_role.c launcher/mw_wan.c launcher/mw_cache.c launcher/mw_ring.c
+	launcher/mw_stats.c launcher/mw_proto.c launcher/mw_role.c launcher/mw_wan.c launcher/mw_cache.c launcher/mw_ring.c \
+	launcher/mw_calib.c
 MW_MPI_SRC  := $(filter-out $(MW_PURE_SRC),$(wildcard launcher/mw_*.c))
 # ldsbench's message checks and status reader are unit-tested too.
 BENCH_PURE_SRC := tools/ldsbench/msg.c tools/ldsbench/linkstat.c
@@ -139,8 +140,9 @@ $(BUILD)/bin/%: $$(call obj,$$(wildcard tools/%/*.c)) $(LIBLDSD) $(LIBLDS_A)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS_D) -lpthread
 
-# mwlaunch checks the job file's framework entries with the runtime's reader.
-$(BUILD)/bin/mwlaunch: $(call obj,launcher/mw_config.c)
+# mwlaunch checks the job file's framework entries with the runtime's reader, and
+# deals calibration tasks to the clusters as the runtime does.
+$(BUILD)/bin/mwlaunch: $(call obj,launcher/mw_config.c launcher/mw_calib.c)
 
 # Integration test programs (clients that send and verify checksummed data)
 # and the security tests' attackers.

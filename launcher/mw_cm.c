@@ -158,7 +158,8 @@ static int main_from_wan(struct cm *c, const struct mw_msg *m, const char *src)
 		c->linked = true;
 		if (!c->r->quiet)
 			printf("mw: cm: linked to %s after %.2f s\n", src, mw_now() - c->t_start);
-		return 0;
+		/* A calibration run waits for this before it hands out tasks. */
+		return port_send(c, &(struct mw_hdr){ .type = MW_MSG_JOINED }, NULL) != 0 ? -1 : 0;
 	case MW_MSG_PING:
 		return 0;
 	case MW_MSG_RESULT:
@@ -302,6 +303,16 @@ static int run_main_side(struct cm *c)
 			busy = true;
 			if ((rc = main_from_master(c, &m)) < 0)
 				return 1;
+			/* Left out of a calibration run before its cluster
+			 * answered: nothing of ours is there to wait for.  The
+			 * STOP queued behind our HELLO ends the cluster if it
+			 * comes up later. */
+			if (rc == 1 && m.h.aux == MW_STOP_EXCUSED && !c->linked) {
+				if (wan_send(c, &(struct mw_hdr){ .type = MW_MSG_STOP }, NULL) != 0 ||
+				    mw_wan_flush(c->wan, (int)(c->env.link_timeout * 1000)) < 0)
+					return fail(c, "telling the absent cluster to stop: %s", mw_wan_error(c->wan));
+				return bye_to_master(c);
+			}
 			if (rc == 1 && !stopping) {
 				stopping = true;
 				stop_at = mw_now();

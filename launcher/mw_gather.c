@@ -32,13 +32,25 @@ double mw_cpu(void)
 	return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
+uint64_t mw_gather_app_id(const struct mw_run *r, uint64_t k)
+{
+	return r->calib_ids != NULL ? r->calib_ids[k] : k;
+}
+
+int64_t mw_gather_index(const struct mw_run *r, uint64_t id)
+{
+	if (r->calib_ids != NULL)
+		return mw_calib_index(r->calib_ids, r->sched.ntasks, id);
+	return id < r->sched.ntasks ? (int64_t)id : -1;
+}
+
 static int replay_one(void *arg, uint64_t id, const void *data, size_t len)
 {
 	struct mw_run *r = arg;
 
 	if (mw_sched_replayed(&r->sched, id) < 0)
 		return -1;
-	return r->app->result_join(r->app->ctx, id, data, len) < 0 ? -1 : 0;
+	return r->app->result_join(r->app->ctx, mw_gather_app_id(r, id), data, len) < 0 ? -1 : 0;
 }
 
 /* Rows go to --stats-log, or next to the --plot file when only that is set. */
@@ -60,8 +72,9 @@ static int open_series(struct mw_run *r)
 	return 0;
 }
 
-/* mwlaunch --benchmark's calibration runs the first MWL_TASK_LIMIT tasks
- * of the problem only.  The limit, or 0 for none; -1 if it is bad. */
+/* mwlaunch --benchmark's calibration runs MWL_TASK_LIMIT tasks of the
+ * problem only, spread over it (mw_calib.h).  The limit, or 0 for none;
+ * -1 if it is bad. */
 static long long task_limit(void)
 {
 	const char *s = getenv("MWL_TASK_LIMIT");
@@ -93,6 +106,12 @@ int mw_gather_start(struct mw_run *r, unsigned nworkers)
 	problem = n;
 	if (limit > 0 && (uint64_t)limit < n)
 		n = (uint64_t)limit;
+	if (limit > 0 && (r->calib_ids = malloc((n ? n : 1) * sizeof(*r->calib_ids))) == NULL) {
+		fprintf(stderr, "mw: out of memory for %llu calibration tasks\n", (unsigned long long)n);
+		return -1;
+	}
+	if (r->calib_ids != NULL)
+		mw_calib_spread(problem, n, r->calib_ids);
 	if (mw_sched_init(&r->sched, n, nworkers, r->cfg.load_balance ? r->cfg.max_copies : 1) < 0 ||
 	    mw_stats_init(&r->stats, a->name, n, nworkers, r->t0) < 0) {
 		fprintf(stderr, "mw: out of memory for %llu tasks and %u workers\n", (unsigned long long)n, nworkers);
@@ -134,12 +153,14 @@ int mw_gather_start(struct mw_run *r, unsigned nworkers)
 /* The application's scheduler, when it has one, over the oldest pending. */
 static void pick(struct mw_run *r, unsigned w, uint64_t *id)
 {
-	uint64_t win[256];
+	uint64_t win[256], ids[256];
 	size_t max = r->cfg.pick_window < 256 ? r->cfg.pick_window : 256;
-	struct mw_pick p = { .ids = win, .worker = w, .remote = mw_stats_is_cm(&r->stats.w[w]) };
+	struct mw_pick p = { .ids = ids, .worker = w, .remote = mw_stats_is_cm(&r->stats.w[w]) };
 	long k;
 
-	p.n = mw_sched_window(&r->sched, win, max);
+	p.n = mw_sched_window(&r->sched, w, win, max);
+	for (size_t i = 0; i < p.n; i++)
+		ids[i] = mw_gather_app_id(r, win[i]);
 	k = r->app->pick(r->app->ctx, &p);
 	if (k >= 0 && (size_t)k < p.n)
 		*id = win[k];
@@ -158,9 +179,10 @@ int mw_gather_next(struct mw_run *r, unsigned w, uint64_t *id)
 		if (kind == MW_SCHED_NEW && a->pick != NULL)
 			pick(r, w, id);
 		r->task.len = 0;
-		rc = a->task_pack(a->ctx, *id, &r->task);
+		rc = a->task_pack(a->ctx, mw_gather_app_id(r, *id), &r->task);
 		if (rc < 0) {
-			fprintf(stderr, "mw: %s: task_pack() failed for task %llu\n", a->name, (unsigned long long)*id);
+			fprintf(stderr, "mw: %s: task_pack() failed for task %llu\n", a->name,
+				(unsigned long long)mw_gather_app_id(r, *id));
 			return -1;
 		}
 		if (rc != MW_PRUNED)
@@ -180,8 +202,9 @@ int mw_gather_join(struct mw_run *r, uint64_t id, const void *res, size_t len)
 			r->journal_path, (unsigned long long)id, strerror(-rc));
 		return -1;
 	}
-	if (r->app->result_join(r->app->ctx, id, res, len) < 0) {
-		fprintf(stderr, "mw: %s: result_join() failed for task %llu\n", r->app->name, (unsigned long long)id);
+	if (r->app->result_join(r->app->ctx, mw_gather_app_id(r, id), res, len) < 0) {
+		fprintf(stderr, "mw: %s: result_join() failed for task %llu\n", r->app->name,
+			(unsigned long long)mw_gather_app_id(r, id));
 		return -1;
 	}
 	return 0;
@@ -257,6 +280,8 @@ int mw_gather_end(struct mw_run *r, int status)
 	mw_journal_close(&r->journal);
 	mw_sched_free(&r->sched);
 	mw_stats_free(&r->stats);
+	free(r->calib_ids);
+	r->calib_ids = NULL;
 	free(r->task.data);
 	r->task = (struct mw_buf){ 0 };
 	return status;

@@ -1,5 +1,7 @@
 /* mw_master.c - the master: hands out tasks on demand, receives results
- * while sending, joins them, ends the run with STOP/BYE. */
+ * while sending, joins them, ends the run with STOP/BYE.  A calibration
+ * run (MWL_TASK_LIMIT) first waits for every remote cluster to join and
+ * gives each cluster its own tasks (mw_calib.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,7 +16,13 @@ struct master {
 	unsigned rr;               /* worker the next refill starts with */
 	unsigned nbye;
 	bool stopping;
+	struct peer {
+		bool joined;       /* a CM whose remote cluster answered */
+		bool excused;      /* a CM told to stop as the calibration run left it out */
+	} *peer;
 };
+
+#define JOIN_WAIT 30.0            /* s: a calibration run's wait for the clusters, MWL_JOIN_WAIT unset */
 
 static int protocol_error(const struct mw_msg *m, const char *what)
 {
@@ -23,15 +31,35 @@ static int protocol_error(const struct mw_msg *m, const char *what)
 	return -1;
 }
 
+/* A calibration run goes on without peer w's cluster (why): the tasks
+ * dealt to it are dropped, not given to others, so that every other
+ * cluster runs its own share, and the report names it. */
+static void leave_out(struct master *ms, unsigned w, const char *why)
+{
+	struct mw_run *r = ms->r;
+	struct mw_stats_worker *sw = &r->stats.w[w];
+	unsigned g = r->sched.w[w].group, n = 0;
+
+	snprintf(sw->left_out, sizeof(sw->left_out), "%s", why);
+	mw_sched_forfeit(&r->sched, w);
+	for (uint64_t k = 0; k < r->sched.ntasks; k++)
+		if (mw_sched_group_of(&r->sched, k) == g && mw_sched_prune(&r->sched, k) == 0)
+			n++;
+	fprintf(stderr, "mw: calibration: %s %s; its %u tasks are left out, the others are measured\n",
+		sw->host, why, n);
+}
+
 static int handle(struct master *ms, const struct mw_msg *m, double now)
 {
 	struct mw_run *r = ms->r;
 	struct mw_stats_worker *sw = &r->stats.w[m->peer];
+	int64_t k;
 	int rc;
 
 	switch (m->h.type) {
 	case MW_MSG_RESULT:
-		rc = mw_sched_complete(&r->sched, m->peer, m->h.id, now);
+		k = mw_gather_index(r, m->h.id);
+		rc = k < 0 ? -ENOENT : mw_sched_complete(&r->sched, m->peer, (uint64_t)k, now);
 		/* A CM whose cluster was away may pass on a result of a task
 		 * it had forfeited (sent to it just before the master heard
 		 * AWAY): late, dropped.  Anyone else lies. */
@@ -45,7 +73,7 @@ static int handle(struct master *ms, const struct mw_msg *m, double now)
 		sw->bytes_in += m->h.len;
 		if (rc == MW_SCHED_JOIN) {
 			r->stats.t_last = sw->last = now;
-			return mw_gather_join(r, m->h.id, m->data, m->h.len);
+			return mw_gather_join(r, (uint64_t)k, m->data, m->h.len);
 		}
 		return 0;
 	case MW_MSG_FAIL:
@@ -53,11 +81,20 @@ static int handle(struct master *ms, const struct mw_msg *m, double now)
 			sw->host, (unsigned long long)m->h.id, (int)m->h.len, (const char *)m->data);
 		return -1;
 	case MW_MSG_AWAY:
+		if (r->calib_ids != NULL) {
+			leave_out(ms, m->peer, "went silent past its deadline during the calibration run");
+			return 0;
+		}
 		/* Its tasks go to the others at the next refill, this step. */
 		rc = (int)mw_sched_forfeit(&r->sched, m->peer);
 		if (!r->quiet)
 			printf("mw: master: %s is away past its deadline; its %d outstanding tasks go to other "
 			       "workers\n", sw->host, rc);
+		return 0;
+	case MW_MSG_JOINED:
+		ms->peer[m->peer].joined = true;
+		if (sw->left_out[0])
+			fprintf(stderr, "mw: master: %s joined after the calibration run left it out\n", sw->host);
 		return 0;
 	case MW_MSG_BACK:
 		mw_sched_back(&r->sched, m->peer);
@@ -67,7 +104,7 @@ static int handle(struct master *ms, const struct mw_msg *m, double now)
 	case MW_MSG_STATS:
 		return mw_stats_msg_decode(&m->h, m->data, &sw->wan) < 0 ? protocol_error(m, "short STATS") : 0;
 	case MW_MSG_BYE:
-		if (!ms->stopping)
+		if (!ms->stopping && !sw->left_out[0])
 			return protocol_error(m, "it left before the end of the run");
 		sw->exec = (double)m->h.aux * 1e-9;
 		sw->cpu = (double)m->h.id * 1e-9;
@@ -104,11 +141,11 @@ static int refill(struct master *ms, double now)
 			}
 			if (mw_sched_assign(&r->sched, w, id, now) < 0)
 				return -1;
-			h.id = id;
+			h.id = mw_gather_app_id(r, id);
 			h.len = (uint32_t)r->task.len;
 			if ((rc = mw_port_send(ms->port, w, &h, r->task.data)) < 0) {
 				fprintf(stderr, "mw: master: cannot send task %llu to worker %u: %s\n",
-					(unsigned long long)id, w + 1, strerror(-rc));
+					(unsigned long long)h.id, w + 1, strerror(-rc));
 				return -1;
 			}
 			r->stats.w[w].bytes_out += h.len;
@@ -208,41 +245,151 @@ static int hellos(struct master *ms)
 	return rc;
 }
 
-int mw_master_run(struct mw_run *r, struct mw_port *port)
+/* A calibration run waits for every communication manager's JOINED, at
+ * most MWL_JOIN_WAIT seconds, so that a remote cluster that starts later
+ * than the main one is still measured.  -1 on a receive error. */
+static int join_wait(struct master *ms)
 {
-	struct master ms = { .r = r, .port = port, .nw = port->npeers };
-	int rc = 0;
+	struct mw_run *r = ms->r;
+	const char *env = getenv("MWL_JOIN_WAIT");
+	double wait = JOIN_WAIT, t0 = mw_now();
+	struct mw_msg m;
+	char *end;
 
-	if (mw_gather_start(r, ms.nw) < 0 || hellos(&ms) < 0)
-		return mw_gather_end(r, 1);
+	if (env != NULL && *env != '\0' && (!((wait = strtod(env, &end)) >= 0) || *end != '\0')) {
+		fprintf(stderr, "mw: MWL_JOIN_WAIT=%s is not a number of seconds >= 0\n", env);
+		return -1;
+	}
+	for (;;) {
+		unsigned missing = 0;
+		int rc;
+
+		for (unsigned w = 0; w < ms->nw; w++)
+			missing += mw_stats_is_cm(&r->stats.w[w]) && !ms->peer[w].joined;
+		if (missing == 0 || mw_now() - t0 >= wait)
+			break;
+		if ((rc = mw_port_poll(ms->port, &m)) < 0)
+			return -1;
+		if (rc > 0 && handle(ms, &m, mw_now()) < 0)
+			return -1;
+		if (rc == 0 && mw_port_wait(ms->port, 0.1) < 0)
+			return -1;
+	}
+	for (unsigned w = 0; w < ms->nw; w++)
+		if (mw_stats_is_cm(&r->stats.w[w]) && !ms->peer[w].joined) {
+			char why[96];
+
+			snprintf(why, sizeof(why), "did not join within %g s", wait);
+			leave_out(ms, w, why);
+			ms->peer[w].excused = true;
+			/* Nothing to wait for on its side: it says goodbye now. */
+			if (mw_port_send(ms->port, w, &(struct mw_hdr){ .type = MW_MSG_STOP, .aux = MW_STOP_EXCUSED },
+					 NULL) < 0)
+				return -1;
+		}
+	return 0;
+}
+
+/* A calibration run's groups: the main cluster's workers one, each
+ * communication manager (a remote cluster) one, each with the share of
+ * the tasks MWL_CALIB_SHARES gives its cluster (equal shares without
+ * it), dealt across the sample so that each cluster's tasks span the
+ * problem.  Then the join wait.  0 or -1 (said why). */
+static int calib_start(struct master *ms)
+{
+	struct mw_run *r = ms->r;
+	const char *shares = getenv("MWL_CALIB_SHARES");
+	unsigned *wg = calloc(ms->nw, sizeof(*wg)), *tg = malloc((r->sched.ntasks + 1) * sizeof(*tg)), ng = 1;
+	double *weight = calloc(ms->nw + 1, sizeof(*weight));
+	bool workers = false;
+	int rc = -1;
+
+	if (wg == NULL || tg == NULL || weight == NULL) {
+		fprintf(stderr, "mw: master: out of memory for the calibration run\n");
+		goto out;
+	}
+	for (unsigned w = 0; w < ms->nw; w++) {
+		const struct mw_stats_worker *sw = &r->stats.w[w];
+		bool cm = mw_stats_is_cm(sw);
+		const char *name = cm ? sw->host + 3 : r->cluster;   /* "cm:NAME" */
+		unsigned g = cm ? ng++ : 0;
+		int s;
+
+		if (!cm && workers)
+			continue;
+		workers |= !cm;
+		wg[w] = g;
+		weight[g] = 1;
+		if (shares != NULL && (s = mw_calib_share(shares, name, &weight[g])) < 0) {
+			if (s == -1)
+				fprintf(stderr, "mw: MWL_CALIB_SHARES=%s: no share for cluster %s\n", shares, name);
+			else
+				fprintf(stderr, "mw: MWL_CALIB_SHARES=%s: not NAME:COUNT,...\n", shares);
+			goto out;
+		}
+	}
+	if (mw_calib_deal(r->sched.ntasks, weight, ng, tg) < 0) {
+		fprintf(stderr, "mw: MWL_CALIB_SHARES=%s gives no cluster a task\n", shares ? shares : "");
+		goto out;
+	}
+	if (mw_sched_set_groups(&r->sched, tg, wg, ng) < 0) {
+		fprintf(stderr, "mw: master: out of memory for the calibration run\n");
+		goto out;
+	}
+	rc = join_wait(ms);
+out:
+	free(wg);
+	free(tg);
+	free(weight);
+	return rc;
+}
+
+/* The run after the HELLOs: tasks until every one is done, then STOP
+ * and every goodbye.  0 or -1. */
+static int master_loop(struct master *ms)
+{
+	struct mw_run *r = ms->r;
+	int rc;
+
 	r->stats.t_first = r->stats.t_last = mw_now();
 	while (!mw_sched_finished(&r->sched)) {
-		rc = step(&ms);
-		if (rc < 0)
-			return mw_gather_end(r, 1);
+		if ((rc = step(ms)) < 0)
+			return -1;
 		mw_gather_tick(r, mw_now());
-		if (rc == 0 && idle(&ms) < 0)
-			return mw_gather_end(r, 1);
+		if (rc == 0 && idle(ms) < 0)
+			return -1;
 	}
 	/* Copies still running elsewhere come back as discharged results
 	 * before each worker's BYE. */
-	ms.stopping = true;
-	for (unsigned w = 0; w < ms.nw; w++) {
-		struct mw_hdr h = { .type = MW_MSG_STOP };
-
-		if (mw_port_send(port, w, &h, NULL) < 0)
-			return mw_gather_end(r, 1);
+	ms->stopping = true;
+	for (unsigned w = 0; w < ms->nw; w++)
+		if (!ms->peer[w].excused && mw_port_send(ms->port, w, &(struct mw_hdr){ .type = MW_MSG_STOP }, NULL) < 0)
+			return -1;
+	while (ms->nbye < ms->nw) {
+		if ((rc = step(ms)) < 0)
+			return -1;
+		if (rc == 0 && idle(ms) < 0)
+			return -1;
 	}
-	while (ms.nbye < ms.nw) {
-		rc = step(&ms);
-		if (rc < 0)
-			return mw_gather_end(r, 1);
-		if (rc == 0 && idle(&ms) < 0)
-			return mw_gather_end(r, 1);
-	}
-	if (mw_port_flush(port) < 0)
-		return mw_gather_end(r, 1);
+	if (mw_port_flush(ms->port) < 0)
+		return -1;
 	r->stats.t_end = mw_now();
 	r->stats.cpu = mw_cpu();
-	return mw_gather_end(r, 0);
+	return 0;
+}
+
+int mw_master_run(struct mw_run *r, struct mw_port *port)
+{
+	struct master ms = { .r = r, .port = port, .nw = port->npeers };
+	int status = 1;
+
+	if ((ms.peer = calloc(ms.nw, sizeof(*ms.peer))) == NULL) {
+		fprintf(stderr, "mw: master: out of memory\n");
+		return 1;
+	}
+	if (mw_gather_start(r, ms.nw) == 0 && hellos(&ms) == 0 &&
+		 (r->calib_ids == NULL || calib_start(&ms) == 0) && master_loop(&ms) == 0)
+		status = 0;
+	free(ms.peer);
+	return mw_gather_end(r, status);
 }

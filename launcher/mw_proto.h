@@ -7,7 +7,9 @@
  *   HELLO   worker -> master  aux = prefetch depth wanted; payload = host
  *   TASK    master -> worker  id; payload = the serialized task
  *   RESULT  worker -> master  id; aux = ns spent in task_run; payload = result
- *   STOP    master -> worker  no more tasks; drop what is queued
+ *   STOP    master -> worker  no more tasks; drop what is queued.  To a CM
+ *                             aux = MW_STOP_EXCUSED: its cluster did not join
+ *                             a calibration run in time and gets no task
  *   BYE     worker -> master  aux = its execution time in ns, id = its CPU time
  *                                 in ns (user + system); last message
  *   FAIL    worker -> master  id; payload = why a callback failed
@@ -17,6 +19,7 @@
  *   STATS   CM -> master      id = WAN bytes sent, aux = WAN bytes received;
  *                             payload = MW_STATS_LEN bytes, struct mw_cm_stats
  *   PING    CM -> CM          over the WAN: "still here", every second
+ *   JOINED  CM -> master      its remote cluster answered (the CMs linked)
  *
  * Between clusters (communication managers over liblds) the same header
  * and types travel as one liblds message each.  A TASK or RESULT there
@@ -40,6 +43,8 @@
 /* HELLO id of a communication manager (workers send 0): the master
  * names it so in its report. */
 #define MW_HELLO_CM 1
+/* STOP's aux to a CM left out of a calibration run. */
+#define MW_STOP_EXCUSED 1
 
 enum mw_msg_type {
 	MW_MSG_HELLO = 1,
@@ -52,6 +57,7 @@ enum mw_msg_type {
 	MW_MSG_BACK,
 	MW_MSG_STATS,
 	MW_MSG_PING,
+	MW_MSG_JOINED,
 	MW_MSG_MAX
 };
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "launcher/mw.h"
+#include "launcher/mw_calib.h"
 #include "launcher/mw_config.h"
 #include "launcher/mw_journal.h"
 #include "launcher/mw_port.h"
@@ -34,6 +35,9 @@ struct mw_run {
 	struct mw_journal journal;
 	struct mw_buf task;           /* task_pack output */
 	double next_tick;             /* next progress line */
+	/* A calibration run (MWL_TASK_LIMIT): the scheduler's task k is the
+	 * problem's task calib_ids[k]; workers see the problem's ids. */
+	uint64_t *calib_ids;          /* NULL: not a calibration run, task k is task k */
 };
 
 /* Seconds on the monotonic clock. */
@@ -51,7 +55,12 @@ int mw_gather_start(struct mw_run *r, unsigned nworkers);
  * copy was pruned.  A pruned new task is marked done and the next one
  * tried.  -1 when task_pack() failed (said why). */
 int mw_gather_next(struct mw_run *r, unsigned w, uint64_t *id);
-/* Joins a result: journal first, so that a crash never loses a join. */
+/* The problem's id of the scheduler's task k, and back (-1: not one of
+ * this run's tasks). */
+uint64_t mw_gather_app_id(const struct mw_run *r, uint64_t k);
+int64_t mw_gather_index(const struct mw_run *r, uint64_t id);
+/* Joins the scheduler's task k's result: journal first, so that a crash
+ * never loses a join. */
 int mw_gather_join(struct mw_run *r, uint64_t id, const void *res, size_t len);
 /* A progress line and a series row when the interval passed. */
 void mw_gather_tick(struct mw_run *r, double now);

@@ -21,7 +21,9 @@ int mw_sched_init(struct mw_sched *s, uint64_t ntasks, unsigned nworkers, unsign
 	s->state = calloc(ntasks ? ntasks : 1, 1);
 	s->ncopies = calloc(ntasks ? ntasks : 1, 1);
 	s->w = calloc(nworkers, sizeof(*s->w));
-	if (s->state == NULL || s->ncopies == NULL || s->w == NULL)
+	s->cursor = calloc(1, sizeof(*s->cursor));
+	s->ngroups = 1;
+	if (s->state == NULL || s->ncopies == NULL || s->w == NULL || s->cursor == NULL)
 		goto fail;
 	for (unsigned i = 0; i < nworkers; i++)
 		if (mw_sched_set_depth(s, i, 1) < 0)
@@ -38,6 +40,8 @@ void mw_sched_free(struct mw_sched *s)
 		for (unsigned i = 0; i < s->nworkers; i++)
 			free(s->w[i].q);
 	free(s->w);
+	free(s->cursor);
+	free(s->group);
 	free(s->state);
 	free(s->ncopies);
 	memset(s, 0, sizeof(*s));
@@ -57,10 +61,47 @@ int mw_sched_set_depth(struct mw_sched *s, unsigned w, unsigned depth)
 	return 0;
 }
 
-static void advance_cursor(struct mw_sched *s)
+/* Past the tasks of group g that are no longer pending. */
+static void advance_cursor(struct mw_sched *s, unsigned g)
 {
-	while (s->cursor < s->ntasks && s->state[s->cursor] != PENDING)
-		s->cursor++;
+	uint64_t *c = &s->cursor[g];
+
+	while (*c < s->ntasks && (s->state[*c] != PENDING || mw_sched_group_of(s, *c) != g))
+		(*c)++;
+}
+
+int mw_sched_set_groups(struct mw_sched *s, const unsigned *task_group, const unsigned *worker_group,
+			unsigned ngroups)
+{
+	uint64_t *cursor;
+	unsigned *group;
+
+	if (ngroups == 0 || s->outstanding > 0)
+		return -EINVAL;
+	for (uint64_t t = 0; t < s->ntasks; t++)
+		if (task_group[t] >= ngroups)
+			return -EINVAL;
+	for (unsigned w = 0; w < s->nworkers; w++)
+		if (worker_group[w] >= ngroups)
+			return -EINVAL;
+	cursor = calloc(ngroups, sizeof(*cursor));
+	group = malloc((s->ntasks ? s->ntasks : 1) * sizeof(*group));
+	if (cursor == NULL || group == NULL) {
+		free(cursor);
+		free(group);
+		return -ENOMEM;
+	}
+	memcpy(group, task_group, s->ntasks * sizeof(*group));
+	free(s->cursor);
+	free(s->group);
+	s->cursor = cursor;
+	s->group = group;
+	s->ngroups = ngroups;
+	for (unsigned w = 0; w < s->nworkers; w++)
+		s->w[w].group = worker_group[w];
+	for (unsigned g = 0; g < ngroups; g++)
+		advance_cursor(s, g);
+	return 0;
 }
 
 int mw_sched_replayed(struct mw_sched *s, uint64_t id)
@@ -72,7 +113,7 @@ int mw_sched_replayed(struct mw_sched *s, uint64_t id)
 	s->state[id] = DONE;
 	s->ndone++;
 	s->nreplayed++;
-	advance_cursor(s);
+	advance_cursor(s, mw_sched_group_of(s, id));
 	return 0;
 }
 
@@ -97,8 +138,8 @@ enum mw_sched_kind mw_sched_peek(const struct mw_sched *s, unsigned w, uint64_t 
 	wk = &s->w[w];
 	if (wk->n >= wk->depth || wk->away)
 		return MW_SCHED_NONE;
-	if (s->cursor < s->ntasks) {
-		*id = s->cursor;
+	if (s->cursor[wk->group] < s->ntasks) {
+		*id = s->cursor[wk->group];
 		return MW_SCHED_NEW;
 	}
 	/* Copies only go to a worker with nothing to do, and only while a
@@ -113,7 +154,7 @@ enum mw_sched_kind mw_sched_peek(const struct mw_sched *s, unsigned w, uint64_t 
 	for (unsigned i = 0; i < s->nworkers; i++) {
 		const struct mw_sched_worker *o = &s->w[i];
 
-		for (unsigned k = 0; k < o->n; k++) {
+		for (unsigned k = 0; k < o->n && o->group == wk->group; k++) {
 			uint64_t t = o->q[k].id;
 			double fin;
 
@@ -148,12 +189,13 @@ double mw_sched_slack(const struct mw_sched *s, double now)
 	return least > 0 ? least : 0;
 }
 
-size_t mw_sched_window(const struct mw_sched *s, uint64_t *ids, size_t max)
+size_t mw_sched_window(const struct mw_sched *s, unsigned w, uint64_t *ids, size_t max)
 {
+	unsigned g = w < s->nworkers ? s->w[w].group : 0;
 	size_t n = 0;
 
-	for (uint64_t t = s->cursor; t < s->ntasks && n < max; t++)
-		if (s->state[t] == PENDING)
+	for (uint64_t t = s->cursor[g]; t < s->ntasks && n < max; t++)
+		if (s->state[t] == PENDING && mw_sched_group_of(s, t) == g)
 			ids[n++] = t;
 	return n;
 }
@@ -179,7 +221,7 @@ int mw_sched_assign(struct mw_sched *s, unsigned w, uint64_t id, double now)
 	s->state[id] = OUTSTANDING;
 	s->ncopies[id]++;
 	s->outstanding++;
-	advance_cursor(s);
+	advance_cursor(s, mw_sched_group_of(s, id));
 	return 0;
 }
 
@@ -199,8 +241,8 @@ unsigned mw_sched_forfeit(struct mw_sched *s, unsigned w)
 		s->outstanding--;
 		if (s->ncopies[id] == 0 && s->state[id] == OUTSTANDING) {
 			s->state[id] = PENDING;
-			if (id < s->cursor)
-				s->cursor = id;
+			if (id < s->cursor[mw_sched_group_of(s, id)])
+				s->cursor[mw_sched_group_of(s, id)] = id;
 		}
 	}
 	wk->n = 0;
@@ -222,7 +264,7 @@ int mw_sched_prune(struct mw_sched *s, uint64_t id)
 	s->state[id] = DONE;
 	s->ndone++;
 	s->npruned++;
-	advance_cursor(s);
+	advance_cursor(s, mw_sched_group_of(s, id));
 	return 0;
 }
 

@@ -9,6 +9,10 @@
  * At the end of the run, when nothing is pending, an idle worker is given
  * a copy of the outstanding task expected to finish last; the first result
  * of a task is joined, every later one is discharged.
+ *
+ * Groups (a calibration run, mw_calib.h): each task and each worker may
+ * belong to a group, and a worker gets new tasks and copies of its own
+ * group only.  Without groups everything is in group 0.
  */
 #ifndef MW_SCHED_H
 #define MW_SCHED_H
@@ -44,6 +48,7 @@ struct mw_sched_worker {
 	uint64_t copies;           /* copies it was given */
 	uint64_t forfeited;        /* tasks taken back when it went away */
 	bool away;                 /* gets nothing until it is back */
+	unsigned group;
 };
 
 struct mw_sched {
@@ -51,7 +56,9 @@ struct mw_sched {
 	uint64_t ndone;            /* joined, replayed or pruned */
 	uint64_t npruned;
 	uint64_t nreplayed;        /* marked done from the journal */
-	uint64_t cursor;           /* no PENDING task below this id */
+	uint64_t *cursor;          /* per group: no PENDING task of it below this id */
+	unsigned *group;           /* each task's group; NULL: all in group 0 */
+	unsigned ngroups;
 	uint64_t outstanding;      /* copies held by workers, all of them */
 	uint8_t *state;
 	uint8_t *ncopies;          /* workers holding each task */
@@ -72,12 +79,24 @@ int mw_sched_set_depth(struct mw_sched *s, unsigned w, unsigned depth);
  * task) / -EALREADY (twice). */
 int mw_sched_replayed(struct mw_sched *s, uint64_t id);
 
+/* Puts task t in group task_group[t] and worker w in worker_group[w]
+ * (each below ngroups), before any task is assigned.  0, or -EINVAL
+ * (too late, a group out of range) / -ENOMEM. */
+int mw_sched_set_groups(struct mw_sched *s, const unsigned *task_group, const unsigned *worker_group,
+			unsigned ngroups);
+
+/* The group of task id (0 without groups). */
+static inline unsigned mw_sched_group_of(const struct mw_sched *s, uint64_t id)
+{
+	return s->group != NULL ? s->group[id] : 0;
+}
+
 /* What worker w should get next, without assigning it. */
 enum mw_sched_kind mw_sched_peek(const struct mw_sched *s, unsigned w, uint64_t *id);
 
-/* The oldest pending ids, at most max of them, for the application's pick;
- * returns how many. */
-size_t mw_sched_window(const struct mw_sched *s, uint64_t *ids, size_t max);
+/* The oldest pending ids of worker w's group, at most max of them, for the
+ * application's pick; returns how many. */
+size_t mw_sched_window(const struct mw_sched *s, unsigned w, uint64_t *ids, size_t max);
 
 /* Gives task id to worker w (pending, or outstanding elsewhere for a
  * copy).  0, or -EBUSY (worker full), -EINVAL (done, unknown, or already

@@ -277,6 +277,10 @@ void mw_stats_json(const struct mw_stats *st, FILE *out)
 					w->samples[k].t, (unsigned long long)w->samples[k].out,
 					(unsigned long long)w->samples[k].in);
 			fputc(']', out);
+			if (w->left_out[0]) {
+				fputs(", \"left_out\": ", out);
+				json_str(out, w->left_out);
+			}
 		}
 		fputc('}', out);
 	}

@@ -43,6 +43,7 @@ struct mw_stats_worker {
 	/* communication managers only */
 	uint64_t forfeited;        /* tasks taken back when its cluster went away */
 	uint64_t late;             /* late results the master dropped (the CM drops most) */
+	char left_out[96];         /* a calibration run left its cluster out: why; "" = it was not */
 	struct mw_cm_stats wan;    /* its last STATS */
 	struct mw_cm_stats iv_wan; /* ... at the start of this interval */
 	struct mw_wan_sample *samples;

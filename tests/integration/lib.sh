@@ -89,6 +89,18 @@ wait_up() {
 	fail "$1: $2 streams not up within 10 s"
 }
 
+# wait_log FILE REGEX [SECONDS]: until a line of FILE matches REGEX
+# (grep -E), polling for at most SECONDS (default 10): what a test waits
+# for, not a guess of how long it takes, so that a loaded machine only
+# makes it slower.  1 if it never matched.
+wait_log() {
+	for _ in $(seq 1 $(( ${3:-10} * 10 ))); do
+		grep -Eq -- "$2" "$1" 2> /dev/null && return 0
+		sleep 0.1
+	done
+	grep -Eq -- "$2" "$1" 2> /dev/null
+}
+
 # two_clusters STREAMS [EXTRA]: clusterA (connect) and clusterB (listen).
 # STREAMS may be '"auto"', which starts with 8.
 two_clusters() {

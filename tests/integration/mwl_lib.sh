@@ -76,7 +76,8 @@ cpus() { echo "${1:+cpus = \"$1\";} ${2:+worker_cpus = \"$2\";}"; }
 # write_job N "APP-ARGS" [EXTRA-JOB-SETTINGS]: $T/job.conf for mw_matmul
 # (or APP) over the star; WORKERS (per cluster; MAIN_WORKERS for clusterA),
 # GRAIN, PREFETCH, DEADLINE, CACHE_MIB, STATS_IV (StatisticsInterval),
-# FRAMEWORK (extra entries), CPUS and WORKER_CPUS (the remote clusters'
+# LOAD_BALANCE (LoadBalance; unset: the runtime's default), FRAMEWORK
+# (extra entries), CPUS and WORKER_CPUS (the remote clusters'
 # cpus and worker_cpus; MAIN_CPUS, MAIN_WORKER_CPUS clusterA's) tune it,
 # START says how remote clusters start ("local" unless set).
 write_job() {
@@ -93,7 +94,7 @@ write_job() {
 	done
 	cat > "$T/job.conf" <<EOC
 application = { program = "${APP:-$MWBIN/mw_matmul}"; args = [ $args ]; };
-framework = { StatisticsInterval = ${STATS_IV:-1.0}; IdleSleepMax = 0.002; ${FRAMEWORK:-} };
+framework = { StatisticsInterval = ${STATS_IV:-1.0}; IdleSleepMax = 0.002; ${LOAD_BALANCE:+LoadBalance = $LOAD_BALANCE;} ${FRAMEWORK:-} };
 timeout = ${JOB_TIMEOUT:-120.0};
 link_timeout = ${LINK_TIMEOUT:-20.0};
 ${3:-}
@@ -118,7 +119,11 @@ mwlaunch_timed() {
 
 # check_job N: the product was verified by the master, every cluster ended
 # well, the master joined every task once, and every remote cluster
-# computed a share (its CM's results came from its workers).
+# computed a share (its CM's results came from its workers).  That share
+# is sure only with LOAD_BALANCE=false in the job: with end-of-run copies,
+# a main cluster that finishes before a remote one has started (a loaded
+# machine) also runs copies of what the remote CM holds, and its first
+# results win.  Without copies the CM's tasks wait for its cluster.
 check_job() {
 	grep -q '^\[clusterA:0\] mw_matmul: verify: .*: OK$' "$T/out" || fail "product not verified: $(tail -30 "$T/out")"
 	jq -e --argjson n "$1" '

@@ -17,7 +17,9 @@ for t in t_*.sh; do
 	# A test marked "# retry:" holds wanemu to the wall clock (a delay to
 	# the millisecond, a rate to 3 %): a stall of a shared VM's host fails
 	# one try, a fault of the emulator both.  The first failure is printed
-	# either way.
+	# either way.  Only wanemu's own t_rtt, t_rate and t_outage have one:
+	# docs/testbed.md, "Timing", says why and how every other test does
+	# without.
 	if [ $rc -ne 0 ] && [ $rc -ne 77 ] && grep -q '^# retry: ' "$t"; then
 		first=$(echo "$out" | grep -m 1 '^FAIL: ' || echo "exit status $rc")
 		out=$(bash "./$t" 2>&1)

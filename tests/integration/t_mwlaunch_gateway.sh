@@ -15,6 +15,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mw_lib.sh"
 . "$(dirname "$0")/mwl_lib.sh"
+# Every remote cluster computes a share however late it starts (check_job).
+LOAD_BALANCE=false
 command -v jq > /dev/null || { echo "SKIP: jq is missing (make deps)"; exit 77; }
 JOBUSER=$(job_user) || { echo "SKIP: running as root, and there is no user nobody to run gateway jobs as"; exit 77; }
 JOBUID=$(id -u "$JOBUSER")
@@ -71,7 +73,7 @@ grep -q '^\[clusterB:1\] mw: cm: linked to clusterA/cm-clusterB' "$T/out" || fai
 dir=$(grep -o "in /[^ ]*lds-job-[^ ,]*" "$T/clusterB.log" | tail -1 | cut -c4-)
 [ -n "$dir" ] && [ ! -e "$dir" ] || fail "job directory '$dir' was not removed"
 
-# Output waits for its reader (-P: it reads nothing for 4 s), and for a
+# Output waits for its reader (-P: it reads nothing for 8 s), and for a
 # link that is down (its streams stalled, a black hole, until the gateways
 # give up on them and reconnect): the job blocks (the gateway reads no
 # more of its output for a second), and every byte it read arrives.  The
@@ -88,19 +90,28 @@ held_back() {
 		ctl clusterB fault stall clusterA > /dev/null || fail "cannot stall the link"
 	fi
 	# How much it wrote before it was held back depends on the machine's
-	# speed; that it then stays blocked, its output unread, does not.  (A
-	# stall lasts 2 s, until the silence is noticed and the link replaced.)
-	for _ in $(seq 1 20); do
+	# speed; that it then stays blocked, its output unread, does not: two
+	# looks 0.5 s apart find it waiting with the same bytes read.  On a
+	# loaded machine the first "waiting" can be a moment's, the link
+	# draining again until the receiving side's share is full: looked for
+	# again every 0.05 s, within the hold (8 s of -P, less the job's start,
+	# which a loaded machine made 3 s; a stall lasts 2 s, until the silence
+	# is noticed and the link replaced).
+	local ok=0 t0
+	t0=$(date +%s%N)
+	while [ $(( ($(date +%s%N) - t0) / 1000000 )) -lt 7000 ]; do
 		ctl clusterB status --json > "$T/st1.json"
-		jq -e '.exec.jobs[0].waiting_for_link == true' "$T/st1.json" > /dev/null && break
-		sleep 0.05
+		if jq -e '.exec.jobs[0].waiting_for_link == true' "$T/st1.json" > /dev/null; then
+			sleep 0.5
+			ctl clusterB status --json > "$T/st2.json"
+			jq -e --argjson b "$(jq .exec.jobs[0].output_bytes "$T/st1.json")" \
+				'.exec.jobs[0].waiting_for_link == true and .exec.jobs[0].output_bytes == $b' "$T/st2.json" \
+				> /dev/null && ok=1 && break
+		else
+			sleep 0.05
+		fi
 	done
-	sleep 0.5
-	ctl clusterB status --json > "$T/st2.json"
-	jq -e '.exec.jobs[0].waiting_for_link == true' "$T/st1.json" > /dev/null &&
-		jq -e --argjson b "$(jq .exec.jobs[0].output_bytes "$T/st1.json")" \
-			'.exec.jobs[0].waiting_for_link == true and .exec.jobs[0].output_bytes == $b' "$T/st2.json" > /dev/null ||
-		fail "$*: the job was not held back: $(jq -c .exec "$T/st1.json") then $(jq -c .exec "$T/st2.json")"
+	[ "$ok" = 1 ] || fail "$*: the job was not held back: $(jq -c .exec "$T/st1.json") then $(jq -c .exec "$T/st2.json" 2> /dev/null)"
 	wait "$xpid"; rc=$?
 	if [ "$1" = -P ]; then
 		[ "$rc" = 0 ] && grep -q "^EXIT 0 exit 0, " "$T/bp.out"
@@ -113,7 +124,7 @@ held_back() {
 	held="$held $got"
 }
 held=""
-held_back -P 4
+held_back -P 8
 held_back -S 4
 
 # STOP: SIGTERM to the job, whose end is reported with the reason.

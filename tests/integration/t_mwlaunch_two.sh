@@ -9,6 +9,8 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mw_lib.sh"
 . "$(dirname "$0")/mwl_lib.sh"
+# Every remote cluster computes a share however late it starts (check_job).
+LOAD_BALANCE=false
 command -v jq > /dev/null || { echo "SKIP: jq is missing (make deps)"; exit 77; }
 star_clusters 2 2
 cpus=$(awk '/^Cpus_allowed_list/ {print $2}' /proc/self/status)

@@ -8,10 +8,9 @@ write_conf clusterB clusterA listen 2
 write_conf clusterX clusterB connect 2
 start_ldsd clusterB
 start_ldsd clusterX
-sleep 1.5
-grep -q 'cluster "clusterX" asking for "clusterB" is not a listen peer' "$T/clusterB.log" ||
+wait_log "$T/clusterB.log" 'cluster "clusterX" asking for "clusterB" is not a listen peer' ||
 	fail "clusterB did not name the unknown cluster"
-grep -q "refused the connection: unknown cluster" "$T/clusterX.log" || fail "clusterX did not log the refusal"
+wait_log "$T/clusterX.log" "refused the connection: unknown cluster" || fail "clusterX did not log the refusal"
 [ "$(json_field clusterX streams_up)" = 0 ] || fail "a stream came up for an unknown cluster"
 
 # A frame header of protocol version 2, the one before sealed frames and

@@ -16,6 +16,7 @@ static Suite *(*const suites[])(void) = {
 	make_admission_suite,
 	make_seal_suite,
 	make_resolve_suite,
+	make_mw_calib_suite,
 };
 
 struct tally {

@@ -141,11 +141,11 @@ START_TEST(replay_and_prune)
 	ck_assert_int_eq(mw_sched_replayed(&s, 6), -EINVAL);
 	ck_assert_int_eq(mw_sched_prune(&s, 3), 0);
 	ck_assert_int_eq(mw_sched_prune(&s, 3), -EINVAL);
-	ck_assert_uint_eq(mw_sched_window(&s, ids, 8), 3);
+	ck_assert_uint_eq(mw_sched_window(&s, 0, ids, 8), 3);
 	ck_assert_uint_eq(ids[0], 1);
 	ck_assert_uint_eq(ids[1], 4);
 	ck_assert_uint_eq(ids[2], 5);
-	ck_assert_uint_eq(mw_sched_window(&s, ids, 2), 2);
+	ck_assert_uint_eq(mw_sched_window(&s, 0, ids, 2), 2);
 	/* the application may pick out of order */
 	ck_assert_int_eq(mw_sched_assign(&s, 0, 5, 0), 0);
 	ck_assert_int_eq(mw_sched_complete(&s, 0, 5, 1), MW_SCHED_JOIN);

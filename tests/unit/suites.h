@@ -23,6 +23,7 @@ Suite *make_jobexec_suite(void);
 Suite *make_ldsbench_suite(void);
 Suite *make_mw_cache_suite(void);
 Suite *make_calstat_suite(void);
+Suite *make_mw_calib_suite(void);
 Suite *make_probe_suite(void);
 Suite *make_admission_suite(void);
 Suite *make_seal_suite(void);

@@ -16,7 +16,8 @@
 # set your own trap first.  Extra wanemu options: NETBED_OPTS (e.g.
 # "--seed 7 --outage s1-s2:5s@2s"); files (wanemu.log, stats.json) go to
 # NETBED_DIR (default: a fresh temporary directory, removed by
-# netbed_down unless NETBED_KEEP=1).
+# netbed_down unless NETBED_KEEP=1).  NETBED_SCHED: a command put in front
+# of wanemu (tests/wan/lib.sh: "chrt -f 10" for the emulator's own tests).
 #
 # As a command:
 #   tests/wan/netbed.sh N [LINK-SPEC...] -- COMMAND [ARG...]
@@ -109,7 +110,7 @@ netbed_up() {
 		fi
 	done
 	# shellcheck disable=SC2086
-	"$NETBED_WANEMU" "${args[@]}" --ctl "$NETBED_CTL" --stats "$NETBED_DIR/stats.json" ${NETBED_OPTS:-} \
+	${NETBED_SCHED:-} "$NETBED_WANEMU" "${args[@]}" --ctl "$NETBED_CTL" --stats "$NETBED_DIR/stats.json" ${NETBED_OPTS:-} \
 		> "$NETBED_DIR/wanemu.log" 2>&1 &
 	NETBED_PID=$!
 	for _ in $(seq 1 100); do

@@ -14,10 +14,10 @@ check "datagrams lost in a 1 s outage at 1 ms spacing" "$(echo "$out" | jq .lost
 check "loss runs" "$(echo "$out" | jq .loss_runs)" 1 1
 check "longest silence (ms)" "$(echo "$out" | jq .longest_gap_ms)" 999 1005
 
-netbed_exec s2 iperf3 -s -1 -p "$PORT" > /dev/null 2>&1 &
+sched_exec s2 iperf3 -s -1 -p "$PORT" > /dev/null 2>&1 &
 srv=$!
 sleep 0.3
-netbed_exec s1 iperf3 -c "$(netbed_addr s2)" -p "$PORT" -t 6 -J > "$NETBED_DIR/iperf.json" &
+sched_exec s1 iperf3 -c "$(netbed_addr s2)" -p "$PORT" -t 6 -J > "$NETBED_DIR/iperf.json" &
 cli=$!
 sleep 1.5
 netbed_ctl s1-s2 down > /dev/null || fail "ctl down"

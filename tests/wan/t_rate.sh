@@ -11,10 +11,10 @@ netbed_up 2 's1-s2:delay=10ms,rate=50mbit' 's2>s1:rate=20mbit' || fail "bed did 
 
 # iperf_goodput ARGS...: Mbit/s received, s1 -> s2 (or back with -R).
 iperf_goodput() {
-	netbed_exec s2 iperf3 -s -1 -p "$PORT" > /dev/null 2>&1 &
+	sched_exec s2 iperf3 -s -1 -p "$PORT" > /dev/null 2>&1 &
 	local srv=$! out
 	sleep 0.3
-	out=$(netbed_exec s1 iperf3 -c "$(netbed_addr s2)" -p "$PORT" -t 6 -O 1 -J "$@") || fail "iperf3 $*: $out"
+	out=$(sched_exec s1 iperf3 -c "$(netbed_addr s2)" -p "$PORT" -t 6 -O 1 -J "$@") || fail "iperf3 $*: $out"
 	wait "$srv"
 	echo "$out" | jq '.end.sum_received.bits_per_second / 1e6'
 }

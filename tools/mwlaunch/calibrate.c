@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launcher/mw_calib.h"
 #include "launcher/mw_config.h"
 #include "ldsd/jsonr.h"
 #include "tools/mwlaunch/calibrate.h"
@@ -21,10 +22,41 @@
 #define PROBE_GRACE 30.0           /* s beyond a probe's own time before it is killed */
 #define MIN_PROBE_BYTES 4096       /* ldsbench's messages carry a header and a checked pattern */
 
+/* Each cluster's tasks of a calibration run, dealt as the runtime deals
+ * them (mw_calib.h): by its workers x grain, so that each of its workers
+ * gets about as many of the master's tasks in fine tasks.  0 or -1. */
+static int shares(struct job *j, const struct calib_opts *o)
+{
+	double weight[JOB_MAX_CLUSTERS], sum = 0;
+	unsigned *group;
+
+	for (unsigned i = 0; i < j->ncl; i++) {
+		weight[i] = (double)j->cl[i].workers * (j->cl[i].main ? 1 : j->cl[i].grain);
+		sum += weight[i];
+		j->cl[i].calib_tasks = 0;
+	}
+	j->task_limit = o->tasks > 0 ? o->tasks : 16L * (long)sum;
+	if (j->task_limit < 64 && o->tasks == 0)
+		j->task_limit = 64;
+	if (j->task_limit < (long)sum) {
+		fprintf(stderr, "mwlaunch: --calibrate-tasks %ld: every cluster needs a task per worker and grain, "
+			"%.0f in all: give at least that many\n", j->task_limit, sum);
+		return -1;
+	}
+	if ((group = malloc((size_t)j->task_limit * sizeof(*group))) == NULL ||
+	    mw_calib_deal((uint64_t)j->task_limit, weight, j->ncl, group) < 0) {
+		free(group);
+		fprintf(stderr, "mwlaunch: --benchmark: out of memory for %ld calibration tasks\n", j->task_limit);
+		return -1;
+	}
+	for (long k = 0; k < j->task_limit; k++)
+		j->cl[group[k]].calib_tasks++;
+	free(group);
+	return 0;
+}
+
 int calib_prepare(struct job *j, const struct calib_opts *o, struct calib_runs *s)
 {
-	unsigned workers = 0, grain = 1;
-
 	for (unsigned i = 0; i < j->ncl; i++) {
 		/* The probes run on both sides of a link; a cluster behind
 		 * its gateway would need them on its allow-list. */
@@ -39,23 +71,28 @@ int calib_prepare(struct job *j, const struct calib_opts *o, struct calib_runs *
 			fprintf(stderr, "mwlaunch: --benchmark: cluster %s has no workers to measure\n", j->cl[i].name);
 			return -1;
 		}
-		workers += j->cl[i].workers;
-		if (j->cl[i].grain > grain)
-			grain = j->cl[i].grain;
 		j->cl[i].predict_best = j->cl[i].predict_worst = 0;
 	}
-	/* Enough for the remote clusters' first results to cross the WAN
-	 * before the main cluster's workers have run everything. */
-	j->task_limit = o->tasks > 0 ? o->tasks : 16L * workers * grain;
-	if (j->task_limit < 64 && o->tasks == 0)
-		j->task_limit = 64;
+	/* The main cluster's CMs give up on a silent cluster after
+	 * link_timeout: the master must decide before. */
+	j->join_wait = o->join_wait >= 0 ? o->join_wait : j->link_timeout / 2;
+	if (j->join_wait >= j->link_timeout) {
+		fprintf(stderr, "mwlaunch: --join-wait %g s is not below the job's link_timeout (%g s), after which "
+			"the communication managers give up on a silent cluster\n", j->join_wait, j->link_timeout);
+		return -1;
+	}
+	if (shares(j, o) < 0)
+		return -1;
 	*s = (struct calib_runs){ .m = calloc(o->repeat, sizeof(*s->m)) };
 	if (s->m == NULL) {
 		fprintf(stderr, "mwlaunch: --benchmark: out of memory\n");
 		return -1;
 	}
-	printf("mwlaunch: benchmark: %u calibration run%s of the job's first %ld tasks\n", o->repeat,
+	printf("mwlaunch: benchmark: %u calibration run%s of %ld tasks spread over the job's tasks:", o->repeat,
 	       o->repeat > 1 ? "s" : "", j->task_limit);
+	for (unsigned i = 0; i < j->ncl; i++)
+		printf("%s %s %ld", i ? "," : "", j->cl[i].name, j->cl[i].calib_tasks);
+	printf("; each run waits up to %g s for every cluster to join\n", j->join_wait);
 	fflush(stdout);
 	return 0;
 }
@@ -318,7 +355,7 @@ static int inet_end(struct inet_probe *p, double deadline, double *tput)
  * its result size): all links at once, as the run uses them, so that what
  * they share (the main cluster's gateway and uplink) is shared as in the
  * run. */
-static int probe_inets(const struct job *j, struct calib_meas *m, bool in, double secs)
+static int probe_inets(const struct job *j, const struct calib_runs *s, struct calib_meas *m, bool in, double secs)
 {
 	static struct inet_probe pr[JOB_MAX_CLUSTERS];
 	const struct job_cluster *mc = &j->cl[j->main];
@@ -331,7 +368,7 @@ static int probe_inets(const struct job *j, struct calib_meas *m, bool in, doubl
 		double size = in ? m[i].inter_task : m[i].inter_result;
 
 		pr[i] = (struct inet_probe){ .recv = -1, .send = { .pid = -1 } };
-		if (c->main || rc < 0)
+		if (c->main || s->left_out[i][0] || rc < 0)
 			continue;
 		printf("mwlaunch: benchmark: cluster %s: Internet %s, %g s of %.0f-byte messages %s %s\n", c->name,
 		       in ? "in" : "out", secs, fmax(size, MIN_PROBE_BYTES), in ? "from" : "to", mc->name);
@@ -370,17 +407,23 @@ static int write_model(const struct job *j, const struct calib_opts *o, const st
 	if (jsonr_num(jsonr_get(master, "ops_per_task"), 0) <= 0)
 		fprintf(f, "# The application states no operations per task: one task is the operation,\n"
 			"# performances are tasks/s.\n");
+	for (unsigned i = 0; i < j->ncl; i++)
+		if (s->left_out[i][0])
+			fprintf(f, "# Cluster %s is not in this model: it %s in a calibration run.\n", j->cl[i].name,
+				s->left_out[i]);
 	/* Numbers as libconfig reads them back: %.9g writes any value that
 	 * does not fit an int with a point or an exponent (a float); a whole
 	 * count beyond an int needs libconfig's L. */
 	fprintf(f, "efficiency_threshold = %g;\n\napplication = {\n\ttasks = %.0f%s;\n\toper = %.9g;\n"
 		"\ttask_bytes = %.9g;\n\tresult_bytes = %.9g;\n\treassign_last_task = %s;\n};\n\nclusters = (",
 		o->threshold, tasks, tasks > INT_MAX ? "L" : "", oper, task, result, reassign ? "true" : "false");
-	for (unsigned i = 0; i < j->ncl; i++) {
+	for (unsigned i = 0, n = 0; i < j->ncl; i++) {
 		const struct job_cluster *c = &j->cl[i];
 
+		if (s->left_out[i][0])
+			continue;
 		fprintf(f, "%s\n\t{\n\t\tname = \"%s\";\n\t\tmain = %s;\n\t\tlan_throughput = %.6g;\n\t\tworkers = ( ",
-			i ? "," : "", c->name, c->main ? "true" : "false", m[i].lan);
+			n++ ? "," : "", c->name, c->main ? "true" : "false", m[i].lan);
 		for (unsigned k = 0; k < m[i].nperf; k++)
 			fprintf(f, "%s%.6g", k ? ", " : "", m[i].perf[k]);
 		fputs(" );\n", f);
@@ -459,16 +502,35 @@ static int cluster_meas(const struct job *j, unsigned i, struct jsonr *const rep
 	return 0;
 }
 
-/* "NAME: P1, P2 ... op/s" for each cluster, after head. */
-static void print_perf(const struct job *j, const char *head, const struct calib_meas *m)
+/* "NAME: P1, P2 ... op/s" for each cluster measured, after head. */
+static void print_perf(const struct job *j, const char *head, const struct calib_runs *s, const struct calib_meas *m)
 {
+	bool first = true;
+
 	printf("mwlaunch: benchmark: %s:", head);
 	for (unsigned i = 0; i < j->ncl; i++) {
-		printf("%s %s", i ? ";" : "", j->cl[i].name);
+		if (s->left_out[i][0])
+			continue;
+		printf("%s %s", first ? "" : ";", j->cl[i].name);
+		first = false;
 		for (unsigned k = 0; k < m[i].nperf; k++)
 			printf("%s %.4g", k ? "," : "", m[i].perf[k]);
 	}
 	printf(" op/s\n");
+}
+
+/* Remote clusters the master's report says this run left out (the
+ * first reason each one had is kept). */
+static void note_left_out(const struct job *j, const struct jsonr *master, struct calib_runs *s, unsigned run)
+{
+	for (unsigned i = 0; i < j->ncl; i++) {
+		const char *why = jsonr_str(jsonr_get(cm_of(master, j->cl[i].name), "left_out"));
+
+		if (j->cl[i].main || why[0] == '\0' || s->left_out[i][0])
+			continue;
+		snprintf(s->left_out[i], sizeof(s->left_out[i]), "%s", why);
+		printf("mwlaunch: benchmark: calibration %u: cluster %s %s; it is left out\n", run, j->cl[i].name, why);
+	}
 }
 
 int calib_take(const struct job *j, char reports[][PATH_MAX], struct calib_runs *s, const struct calib_opts *o)
@@ -477,16 +539,22 @@ int calib_take(const struct job *j, char reports[][PATH_MAX], struct calib_runs 
 	char err[512], head[64];
 	int rc = -1;
 
+	if ((rep[j->main] = jsonr_read_file(reports[j->main], err, sizeof(err))) == NULL) {
+		fprintf(stderr, "mwlaunch: --benchmark: cluster %s's report: %s\n", j->cl[j->main].name, err);
+		goto out;
+	}
+	note_left_out(j, rep[j->main], s, s->n + 1);
 	for (unsigned i = 0; i < j->ncl; i++)
-		if ((rep[i] = jsonr_read_file(reports[i], err, sizeof(err))) == NULL) {
+		if (rep[i] == NULL && !s->left_out[i][0] &&
+		    (rep[i] = jsonr_read_file(reports[i], err, sizeof(err))) == NULL) {
 			fprintf(stderr, "mwlaunch: --benchmark: cluster %s's report: %s\n", j->cl[i].name, err);
 			goto out;
 		}
 	for (unsigned i = 0; i < j->ncl; i++)
-		if (cluster_meas(j, i, rep, &s->m[s->n][i]) < 0)
+		if (!s->left_out[i][0] && cluster_meas(j, i, rep, &s->m[s->n][i]) < 0)
 			goto out;
 	snprintf(head, sizeof(head), "calibration %u of %u, workers", s->n + 1, o->repeat);
-	print_perf(j, head, s->m[s->n]);
+	print_perf(j, head, s, s->m[s->n]);
 	s->n++;
 	/* The problem's size, the operations and bytes per task: the same in every run. */
 	jsonr_free(s->master);
@@ -506,6 +574,8 @@ static int merge_runs(const struct job *j, const struct calib_runs *s, struct ca
 	int rc = 0;
 
 	for (unsigned i = 0; i < j->ncl && rc == 0; i++) {
+		if (s->left_out[i][0])
+			continue;
 		for (unsigned r = 0; r < s->n; r++)
 			runs[r] = &s->m[r][i];
 		rc = calib_merge(runs, s->n, &m[i]);
@@ -513,7 +583,7 @@ static int merge_runs(const struct job *j, const struct calib_runs *s, struct ca
 	if (rc < 0)
 		fprintf(stderr, "mwlaunch: --benchmark: the calibration runs do not match (%u runs)\n", s->n);
 	else if (s->n > 1)
-		print_perf(j, "the median of the calibrations, workers", m);
+		print_perf(j, "the median of the calibrations, workers", s, m);
 	return rc;
 }
 
@@ -522,7 +592,8 @@ int calib_finish(const struct job *j, struct calib_runs *s, const char *mwconf, 
 	static struct calib_meas m[JOB_MAX_CLUSTERS];
 	struct mw_config cfg;
 	double oper, task, result;
-	char err[512];
+	char err[512], names[JOB_MAX_CLUSTERS * 66] = "";
+	size_t n = 0;
 
 	mw_config_defaults(&cfg);
 	if (mwconf[0] && mw_config_load(mwconf, &cfg, err, sizeof(err)) < 0) {
@@ -535,16 +606,18 @@ int calib_finish(const struct job *j, struct calib_runs *s, const char *mwconf, 
 	sizes(s->master, &task, &result);
 	printf("mwlaunch: benchmark: %g op per task, %.0f + %.0f bytes per task and result\n", oper, task, result);
 	for (unsigned i = 0; i < j->ncl; i++) {
+		if (s->left_out[i][0])
+			continue;
 		if (probe_lan(j, i, task, result, o->seconds, &m[i].lan) < 0)
 			return -1;
 		printf("mwlaunch: benchmark: cluster %s: LAN %.4g bytes/s\n", j->cl[i].name, m[i].lan);
 	}
 	if (j->ncl > 2)
 		printf("mwlaunch: benchmark: the remote clusters' Internet links are measured all at once\n");
-	if (probe_inets(j, m, true, o->seconds) < 0 || probe_inets(j, m, false, o->seconds) < 0)
+	if (probe_inets(j, s, m, true, o->seconds) < 0 || probe_inets(j, s, m, false, o->seconds) < 0)
 		return -1;
 	for (unsigned i = 0; i < j->ncl; i++)
-		if (!j->cl[i].main)
+		if (!j->cl[i].main && !s->left_out[i][0])
 			printf("mwlaunch: benchmark: cluster %s: Internet in %.4g bytes/s, out %.4g bytes/s\n",
 			       j->cl[i].name, m[i].inet_in, m[i].inet_out);
 	if (write_model(j, o, s, m, oper, task, result, cfg.load_balance) < 0)
@@ -552,7 +625,15 @@ int calib_finish(const struct job *j, struct calib_runs *s, const char *mwconf, 
 	if (strcmp(o->out, "-") != 0)
 		printf("mwlaunch: benchmark: model written to %s (mwpredict %s; or model = \"...\" in the job)\n",
 		       o->out, o->out);
-	return 0;
+	for (unsigned i = 0; i < j->ncl; i++)
+		if (s->left_out[i][0])
+			n += (size_t)snprintf(names + n, sizeof(names) - n, "%s%s", n ? ", " : "", j->cl[i].name);
+	if (n == 0)
+		return 0;
+	fprintf(stderr, "mwlaunch: --benchmark: the model describes the other clusters only, without %s (why: "
+		"above); to measure the whole job, start every cluster sooner or give them longer with "
+		"--join-wait, and run the benchmark again\n", names);
+	return 1;
 }
 
 void calib_free(struct calib_runs *s)

@@ -31,6 +31,8 @@ struct job_cluster {
 	/* Not from the file: what the model predicts for this cluster (the
 	 * main one: for the job), shown by its master or sub-master; 0 = none. */
 	double predict_best, predict_worst;
+	/* Not from the file: its tasks in a calibration run (--benchmark). */
+	long calib_tasks;
 };
 
 struct job {
@@ -47,6 +49,7 @@ struct job {
 	bool continue_on_remote_failure;
 	char model[1024];          /* the model file (docs/model.md), relative to the job file's directory; "" = none */
 	long task_limit;           /* not from the file: --benchmark's calibration runs this many tasks; 0 = all */
+	double join_wait;          /* not from the file: a calibration run's wait for every cluster to join, s */
 	struct job_cluster cl[JOB_MAX_CLUSTERS];
 	unsigned ncl;
 	unsigned main;             /* index of the main cluster */

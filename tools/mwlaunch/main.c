@@ -37,7 +37,7 @@ static void usage(FILE *out)
 		"usage: mwlaunch [-n] [-k] [-w DIR] [-j FILE] [-m MODEL] JOB.conf\n"
 		"       mwlaunch --predict-only [-j FILE] [-m MODEL] JOB.conf\n"
 		"       mwlaunch --benchmark [-o MODEL] [--calibrate-tasks N] [--calibrate-repeat R]\n"
-		"                [--probe-seconds S] JOB.conf\n"
+		"                [--join-wait S] [--probe-seconds S] JOB.conf\n"
 		"Runs a master-worker job over the clusters of JOB.conf, one mpirun per\n"
 		"cluster, joined by their ldsd gateways (docs/mwlaunch.md).\n"
 		"  -n, --dry-run       print what would be started where, start nothing\n"
@@ -45,9 +45,13 @@ static void usage(FILE *out)
 		"                      report; with -j its JSON), start nothing\n"
 		"  -m, --model FILE    the model file (docs/model.md) instead of the job's `model'\n"
 		"  -b, --benchmark     measure the model's parameters of the job (calibration runs\n"
-		"                      of its first tasks, LAN and Internet probes), write a model\n"
+		"                      of tasks spread over it, LAN and Internet probes), write a model\n"
 		"  -o, --output FILE   --benchmark's model file (default model.conf; - = stdout)\n"
-		"      --calibrate-tasks N  tasks of a calibration run (default 16 per worker x grain, >= 64)\n"
+		"      --calibrate-tasks N  tasks of a calibration run, dealt to the clusters by workers\n"
+		"                      x grain (default 16 per worker x grain, >= 64)\n"
+		"      --join-wait S   a calibration run waits that long for every cluster to join;\n"
+		"                      one that does not is left out of the model (default: half\n"
+		"                      the job's link_timeout)\n"
 		"      --calibrate-repeat R calibration runs; each worker's performance is their\n"
 		"                      median (default 3, at most 9)\n"
 		"      --probe-seconds S    each LAN and Internet probe (default 4)\n"
@@ -210,12 +214,13 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "benchmark", no_argument, NULL, 'b' }, { "output", required_argument, NULL, 'o' },
 		{ "calibrate-tasks", required_argument, NULL, 'T' }, { "probe-seconds", required_argument, NULL, 'S' },
 		{ "threshold", required_argument, NULL, 'E' }, { "calibrate-repeat", required_argument, NULL, 'R' },
-		{ "version", no_argument, NULL, 'V' }, { NULL, 0, NULL, 0 },
+		{ "join-wait", required_argument, NULL, 'J' }, { "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
 	};
 	char *end;
 	int c;
 
-	o->calib = (struct calib_opts){ .repeat = 3, .seconds = 4, .threshold = 0.8, .out = "model.conf" };
+	o->calib = (struct calib_opts){ .repeat = 3, .seconds = 4, .threshold = 0.8, .out = "model.conf", .join_wait = -1 };
 	while ((c = getopt_long(argc, argv, "nkw:j:qhpm:bo:V", lo, NULL)) != -1)
 		switch (c) {
 		case 'b': o->benchmark = true; break;
@@ -239,6 +244,13 @@ static int parse(int argc, char **argv, struct opts *o)
 			o->calib.seconds = strtod(optarg, &end);
 			if (*end != '\0' || !(o->calib.seconds >= 0.5 && o->calib.seconds <= 600)) {
 				fprintf(stderr, "mwlaunch: --probe-seconds: expected 0.5 to 600 seconds, got '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case 'J':
+			o->calib.join_wait = strtod(optarg, &end);
+			if (*end != '\0' || !(o->calib.join_wait >= 0 && o->calib.join_wait <= 3600)) {
+				fprintf(stderr, "mwlaunch: --join-wait: expected 0 to 3600 seconds, got '%s'\n", optarg);
 				return -1;
 			}
 			break;
@@ -459,7 +471,7 @@ int main(int argc, char **argv)
 	}
 	if (o.benchmark && out != RUN_OK)
 		fprintf(stderr, "mwlaunch: --benchmark: a calibration run failed; no model written\n");
-	else if (o.benchmark && (!measured || calib_finish(&j, &cal, mwconf, &o.calib) < 0))
+	else if (o.benchmark && (!measured || calib_finish(&j, &cal, mwconf, &o.calib) != 0))
 		out = RUN_FAILED;
 	calib_free(&cal);
 	if (o.workdir == NULL && !o.keep)

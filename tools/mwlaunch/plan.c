@@ -78,6 +78,21 @@ static void arg(struct plan *p, struct plan_rank *r, const char *a)
 		r->args[r->nargs++] = s;
 }
 
+/* A calibration run's master: how many tasks, each cluster's share of
+ * them, how long it waits for the clusters to join (mw_calib.h). */
+static void calib_env(const struct job *j, struct plan *p, struct plan_rank *r)
+{
+	char shares[JOB_MAX_CLUSTERS * 88] = "";
+	size_t n = 0;
+
+	for (unsigned i = 0; i < j->ncl && n < sizeof(shares); i++)
+		n += (size_t)snprintf(shares + n, sizeof(shares) - n, "%s%s:%ld", i ? "," : "", j->cl[i].name,
+				      j->cl[i].calib_tasks);
+	env(p, r, "MWL_TASK_LIMIT=%ld", j->task_limit);
+	env(p, r, "MWL_CALIB_SHARES=%s", shares);
+	env(p, r, "MWL_JOIN_WAIT=%g", j->join_wait);
+}
+
 /* One rank with its role.  A main-side CM serves peer; the remote
  * cluster's entry says how the link between them is used. */
 static void rank(const struct job *j, unsigned c, const char *role, const struct job_cluster *peer,
@@ -110,7 +125,7 @@ static void rank(const struct job *j, unsigned c, const char *role, const struct
 	if (cl->predict_best > 0 && (strcmp(role, "master") == 0 || strcmp(role, "submaster") == 0))
 		env(p, r, "MWL_PREDICT=%.6f,%.6f", cl->predict_best, cl->predict_worst);
 	if (j->task_limit > 0 && strcmp(role, "master") == 0)
-		env(p, r, "MWL_TASK_LIMIT=%ld", j->task_limit);
+		calib_env(j, p, r);
 	for (int i = 0; i < j->nargs; i++)
 		arg(p, r, j->args[i]);
 	if (report != NULL && (strcmp(role, "master") == 0 || strcmp(role, "submaster") == 0)) {
