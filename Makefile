@@ -68,7 +68,8 @@ LDSCTL     := $(BUILD)/bin/ldsctl
 UNIT       := $(BUILD)/tests/unit
 UNIT_ASAN  := $(BUILD)/tests/unit-asan
 TOOLS      := $(patsubst tools/%/main.c,$(BUILD)/bin/%,$(wildcard tools/*/main.c))
-TESTBINS   := $(patsubst tests/integration/%.c,$(BUILD)/tests/%,$(wildcard tests/integration/*.c))
+TESTBINS   := $(patsubst tests/integration/%.c,$(BUILD)/tests/%,$(wildcard tests/integration/*.c)) \
+	$(patsubst tests/security/%.c,$(BUILD)/tests/%,$(wildcard tests/security/*.c))
 LIBMW_A    := $(BUILD)/lib/libmw.a
 LIBMW_SO   := $(BUILD)/lib/libmw.so
 MW_PC      := $(BUILD)/lib/pkgconfig/mw.pc
@@ -125,8 +126,13 @@ $(BUILD)/bin/%: $$(call obj,$$(wildcard tools/%/*.c)) $(LIBLDSD) $(LIBLDS_A)
 # mwlaunch checks the job file's framework entries with the runtime's reader.
 $(BUILD)/bin/mwlaunch: $(call obj,launcher/mw_config.c)
 
-# Integration test programs (clients that send and verify checksummed data).
+# Integration test programs (clients that send and verify checksummed data)
+# and the attackers of tests/security.
 $(BUILD)/tests/%: $(call obj,tests/integration/%.c) $(LIBLDS_A) $(LIBLDSD)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) -o $@ $^ $(LDLIBS_D)
+$(BUILD)/tests/%: $(call obj,tests/security/%.c) $(LIBLDS_A) $(LIBLDSD)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) -o $@ $^ $(LDLIBS_D)

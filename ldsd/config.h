@@ -93,12 +93,24 @@ struct config_exec {
 	char path[CONFIG_PATH_MAX];      /* PATH of jobs; default "/usr/local/bin:/usr/bin:/bin" */
 };
 
+/* Bounds on local clients (docs/config.md, "clients"). */
+struct config_clients {
+	unsigned max_clients;            /* connections at once; default 1024 */
+	unsigned max_per_user;           /* ...of one uid (TCP clients count as one); default 256 */
+	double hello_timeout;            /* s a connection may take to send HELLO; default 10 */
+	size_t max_message;              /* largest SEND payload; default WIRE_MAX_MSG */
+	size_t queue_max;                /* bytes of notices a client leaves unread before it is closed; default 16M */
+	unsigned undelivered_share;      /* % of a link's recv_memory for messages nobody has open; default 50 */
+	double undelivered_ttl;          /* s such a message waits; default 600 */
+};
+
 struct config {
 	char file[CONFIG_PATH_MAX];      /* the file this came from */
 	char cluster[WIRE_NAME_MAX + 1]; /* this cluster's name; required */
 	char client_socket[CONFIG_PATH_MAX];   /* unix socket for liblds; default LDS_DEFAULT_SOCKET (/run/lds/ldsd.sock), where liblds looks */
 	char client_tcp[CONFIG_ADDR_MAX];      /* optional "host:port" for liblds over TCP; "" = none */
 	char control_socket[CONFIG_PATH_MAX];  /* ldsctl socket; default <client_socket without .sock>.ctl */
+	struct config_clients clients;
 	char log_level[16];              /* "error", "warn", "info" (default), "debug" */
 	int allow_faults;                /* ldsctl fault injection allowed; default false */
 	double drain_timeout;            /* s, > 0, to wait for unacked data at SIGTERM; default 10 */
