@@ -465,6 +465,8 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 	}
 	e = eptab_find(&cs->eps, full);
 	if (e && e->owned && e->owner != c->uid) {
+		log_warnx("client %s (uid %d, pid %d) refused endpoint %s: it belongs to uid %d", c->peer, (int)c->uid,
+			  (int)c->pid, full, (int)e->owner);
 		client_send_error(c, 0, EACCES, "endpoint %s belongs to %s %d: names are kept for the user that "
 				  "opened them while messages wait and for undelivered_ttl after", full,
 				  e->owner == CS_UID_TCP ? "the TCP clients, not uid" : "uid", (int)e->owner);
