@@ -1,21 +1,15 @@
-/* clientsrv.c - endpoints and the local client socket; see clientsrv.h. */
+/* clientsrv.c - client sessions, endpoints, accepting clients; see clientsrv.h and client.h. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdarg.h>
-#include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
 #include <sys/random.h>
-#include <sys/un.h>
 
-#include "clientsrv.h"
+#include "client.h"
 #include "clock.h"
 #include "endpoint.h"
 #include "execmsg.h"
@@ -26,79 +20,14 @@
 #include "lostrep.h"
 
 #define CS_READS_PER_EVENT 8
-#define CS_LOCAL_MEMORY (64u << 20)   /* messages between clients of this cluster */
-#define CS_CTL_INITIAL 4096
 #define CS_SOCKET_BUFFER (4 << 20)    /* SO_SNDBUF of client connections */
 #define CS_DIRECT_MIN (64u << 10)     /* SEND bodies read straight into blocks */
 #define CS_IN_MIN (64u << 10)         /* input buffer: first size, and growth step */
 #define CS_IN_KEEP (1u << 20)         /* an empty input buffer larger than this is freed */
 #define CS_TICK_MS 500               /* expiry of held messages, names and silent clients */
 
-struct client {
-	struct clientsrv *cs;
-	int fd;
-	uint64_t id;
-	uint64_t incarnation;         /* the liblds handle's, from HELLO */
-	struct endpoint *ep;          /* after HELLO */
-	char peer[64];
-	/* The peer process (SO_PEERCRED); TCP clients have none and count as
-	 * one user, CS_UID_TCP. */
-	uid_t uid;
-	gid_t gid;
-	pid_t pid;
-	uint64_t accepted_ns;
-	uint32_t max_msg;             /* WELCOME's: bounds its SEND frames */
-	int doomed;                   /* must be closed at the next safe point */
-
-	uint8_t *in;
-	size_t in_len, in_cap;
-	int paused;                   /* not reading: waiting for send memory */
-	int hung_up;                  /* see client_hung_up */
-
-	uint8_t *ctl;                 /* encoded control frames to write */
-	size_t ctl_len, ctl_off, ctl_cap;
-	struct rb_msg *cur;           /* DELIVER being written (queue head) */
-	uint8_t cur_hdr[CP_HDR_LEN + 17 + WIRE_ENDPOINT_MAX];
-	size_t cur_hdr_len, cur_off;
-	int want_write;
-
-	uint64_t ack_first, ack_last; /* coalesced ACKED range; 0 = none */
-	/* Per link on which messages of this client were lost: until the
-	 * client has said (RESUME) that its application took every LOST
-	 * reported so far, newer messages to it are reported lost too, so that
-	 * resends stay in order. */
-	struct fence {
-		struct link *link;
-		uint64_t reported;   /* LOST frames naming the link, ever */
-		int up;              /* not all of them taken yet */
-	} fences[CONFIG_MAX_PEERS];
-	size_t nfences;
-	struct client *next;
-	uint64_t msgs_in, msgs_out, bytes_in, bytes_out;
-};
-
-struct clientsrv {
-	struct daemon *d;
-	int unix_fd, tcp_fd;
-	struct client *clients;
-	size_t nclients;
-	struct eptab eps;
-	uint64_t next_id;
-	size_t local_bytes;
-	int resume_pending;
-	struct client *last_lookup;
-	uint64_t msgs_local, msgs_refused, msgs_undelivered, clients_refused;
-	int tick_id;
-};
-
-#define CS_UID_TCP ((uid_t)-1)
 
 static void client_close(struct client *c, const char *why);
-static void client_write(struct client *c);
-static void client_event(int fd, unsigned events, void *arg);
-static struct client *client_by_id(struct clientsrv *cs, uint64_t id);
-static void client_send_error(struct client *c, uint64_t id, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
 
 /* ---- endpoints ---------------------------------------------------------- */
 
@@ -157,209 +86,9 @@ static void ep_enqueue(struct clientsrv *cs, struct endpoint *e, struct rb_msg *
 	}
 }
 
-/* ---- output to a client -------------------------------------------------- */
-
-static int client_ctl_append(struct client *c, const struct cp_msg *m)
-{
-	uint8_t buf[CP_HDR_LEN + 64 + WIRE_ENDPOINT_MAX * 2 + CP_TEXT_MAX];
-	size_t n = cp_encode(buf, sizeof(buf), m);
-
-	if (n == 0)
-		return -EINVAL;
-	if (c->hung_up || c->doomed)
-		return 0; /* nobody left to tell */
-	/* A client that does not read what it is told is closed rather than
-	 * told more: its notices would grow without end. */
-	if (c->ctl_len - c->ctl_off + n > c->cs->d->cfg->clients.queue_max) {
-		log_warnx("client %s (uid %d): more than %zu bytes of notices unread; closing it", c->peer,
-			  (int)c->uid, c->cs->d->cfg->clients.queue_max);
-		c->doomed = 1;
-		c->cs->resume_pending = 1;
-		return 0;
-	}
-	if (c->ctl_off > 0 && c->ctl_off >= c->ctl_len / 2) {
-		memmove(c->ctl, c->ctl + c->ctl_off, c->ctl_len - c->ctl_off);
-		c->ctl_len -= c->ctl_off;
-		c->ctl_off = 0;
-	}
-	if (c->ctl_len + n > c->ctl_cap) {
-		size_t cap = c->ctl_cap ? c->ctl_cap : CS_CTL_INITIAL;
-		uint8_t *p;
-
-		while (cap < c->ctl_len + n)
-			cap *= 2;
-		p = realloc(c->ctl, cap);
-		if (p == NULL)
-			return -ENOMEM;
-		c->ctl = p;
-		c->ctl_cap = cap;
-	}
-	memcpy(c->ctl + c->ctl_len, buf, n);
-	c->ctl_len += n;
-	return 0;
-}
-
-static void client_send_error(struct client *c, uint64_t id, int err, const char *fmt, ...)
-{
-	struct cp_msg m = { .type = CP_ERROR, .msg_id = id, .err = err };
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(m.text, sizeof(m.text), fmt, ap);
-	va_end(ap);
-	c->cs->msgs_refused++;
-	if (client_ctl_append(c, &m) < 0)
-		log_warnx("client %s: could not queue error \"%s\"", c->peer, m.text);
-}
-
-static void client_flush_acks(struct client *c)
-{
-	struct cp_msg m = { .type = CP_ACKED };
-
-	if (c->ack_first == 0)
-		return;
-	m.first = c->ack_first;
-	m.last = c->ack_last;
-	if (client_ctl_append(c, &m) == 0)
-		c->ack_first = c->ack_last = 0;
-}
-
-static void client_set_events(struct client *c)
-{
-	unsigned ev = (c->paused ? 0 : EV_READ) | (c->want_write ? EV_WRITE : 0);
-
-	if (evloop_watch(c->cs->d->ev, c->fd, ev, client_event, c) < 0)
-		log_warn("client %s: cannot update its event mask", c->peer);
-}
-
-/*
- * The client's socket hung up or failed: its process exited or closed the
- * connection.  Nothing more is written to it, but what it sent is still
- * read, up to the end, which closes it; if it waits for memory, that
- * happens when memory frees.  lds_send returned once a message was in the
- * socket, so a sender that exits (or calls lds_close) without waiting for
- * acknowledgements still has every whole message delivered.
- */
-static void client_hung_up(struct client *c, const char *why)
-{
-	if (c->hung_up)
-		return;
-	log_debug("client %s (%s) hung up (%s)%s", c->peer, c->ep ? c->ep->name : "no endpoint", why,
-		  c->paused ? "; its last messages are read when memory frees" : "");
-	c->hung_up = 1;
-	c->want_write = 0;
-	client_set_events(c);
-}
-
-/* Called when a DELIVER frame was written completely. */
-static void client_delivered(struct client *c, struct rb_msg *m)
-{
-	struct clientsrv *cs = c->cs;
-
-	eptab_dequeue(&cs->eps, c->ep);
-	c->msgs_out++;
-	c->bytes_out += m->rec.len;
-	if (m->origin) {
-		link_delivered(m->origin, m);
-	} else {
-		cs->local_bytes -= m->rec.len;
-		clientsrv_acked(cs, m->client, m->rec.msg_id);
-		rb_msg_free(m);
-		cs->resume_pending = 1;
-	}
-}
-
-static void client_prepare_deliver(struct client *c, struct rb_msg *m)
-{
-	struct cp_msg h = { .type = CP_DELIVER, .msg_id = m->rec.msg_id, .incarnation = m->rec.incarnation,
-			    .payload_len = m->rec.len };
-
-	snprintf(h.name, sizeof(h.name), "%s", m->rec.src);
-	c->cur = m;
-	c->cur_hdr_len = cp_encode(c->cur_hdr, sizeof(c->cur_hdr), &h);
-	c->cur_off = 0;
-}
-
-static void client_write(struct client *c)
-{
-	int more = 1;
-
-	if (c->hung_up)
-		return;
-	for (int rounds = 0; rounds < 64; rounds++) {
-		struct iovec iov[3];
-		size_t ctl_part = 0, total = 0;
-		int n = 0;
-		ssize_t w;
-
-		if (c->cur == NULL && c->ep && c->ep->head)
-			client_prepare_deliver(c, c->ep->head);
-		if (c->ctl_len > c->ctl_off && (c->cur == NULL || c->cur_off == 0)) {
-			ctl_part = c->ctl_len - c->ctl_off;
-			iov[n].iov_base = c->ctl + c->ctl_off;
-			iov[n++].iov_len = ctl_part;
-		}
-		if (c->cur) {
-			size_t off = c->cur_off;
-
-			if (off < c->cur_hdr_len) {
-				iov[n].iov_base = c->cur_hdr + off;
-				iov[n++].iov_len = c->cur_hdr_len - off;
-				off = c->cur_hdr_len;
-			}
-			iov[n].iov_base = c->cur->data + (off - c->cur_hdr_len);
-			iov[n++].iov_len = c->cur->rec.len - (off - c->cur_hdr_len);
-		}
-		for (int i = 0; i < n; i++)
-			total += iov[i].iov_len;
-		more = total > 0;
-		if (!more)
-			break;
-		do
-			w = writev(c->fd, iov, n);
-		while (w < 0 && errno == EINTR);
-		if (w < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				if (!c->want_write) {
-					c->want_write = 1;
-					client_set_events(c);
-				}
-				return;
-			}
-			/* The read side closes it once it has read the rest. */
-			client_hung_up(c, strerror(errno));
-			return;
-		}
-		if ((size_t)w <= ctl_part) {
-			c->ctl_off += (size_t)w;
-			w = 0;
-		} else {
-			c->ctl_off += ctl_part;
-			w -= (ssize_t)ctl_part;
-		}
-		if (c->ctl_off == c->ctl_len)
-			c->ctl_off = c->ctl_len = 0;
-		if (c->cur) {
-			c->cur_off += (size_t)w;
-			if (c->cur_off == c->cur_hdr_len + c->cur->rec.len) {
-				struct rb_msg *m = c->cur;
-
-				c->cur = NULL;
-				client_delivered(c, m);
-			}
-		}
-	}
-	/* Plenty written this round: what is left waits for the next
-	 * writable event, so that other clients and links get a turn. */
-	if (c->want_write != more) {
-		c->want_write = more;
-		client_set_events(c);
-	}
-}
-
 /* ---- input from a client ------------------------------------------------- */
 
-static struct client *client_by_id(struct clientsrv *cs, uint64_t id)
+struct client *client_by_id(struct clientsrv *cs, uint64_t id)
 {
 	if (cs->last_lookup && cs->last_lookup->id == id)
 		return cs->last_lookup;
@@ -370,40 +99,6 @@ static struct client *client_by_id(struct clientsrv *cs, uint64_t id)
 		}
 	}
 	return NULL;
-}
-
-static struct fence *client_fence(struct client *c, const struct link *l)
-{
-	for (size_t i = 0; i < c->nfences; i++)
-		if (c->fences[i].link == l)
-			return &c->fences[i];
-	return NULL;
-}
-
-/* Reports message id, sent over l, lost; later messages to l wait for
- * RESUME. */
-static void client_report_lost(struct client *c, struct link *l, uint64_t id, const char *reason)
-{
-	struct cp_msg m = { .type = CP_LOST, .first = id, .last = id };
-	struct fence *f = client_fence(c, l);
-
-	client_flush_acks(c);
-	snprintf(m.name, sizeof(m.name), "%s", link_name(l));
-	snprintf(m.text, sizeof(m.text), "%s", reason);
-	if (client_ctl_append(c, &m) < 0) {
-		log_warnx("client %s: could not report message %" PRIu64 " lost", c->peer, id);
-		return;
-	}
-	/* One entry per link at most: there are no more links than that. */
-	if (f == NULL && c->nfences < CONFIG_MAX_PEERS) {
-		f = &c->fences[c->nfences++];
-		f->link = l;
-		f->reported = 0;
-	}
-	if (f) {
-		f->reported++;
-		f->up = 1;
-	}
 }
 
 /* The application has taken m->count LOST events naming the peer.  Frames
@@ -508,66 +203,6 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 	return 0;
 }
 
-/* Where a SEND's payload comes from: the input buffer, then - when the
- * rest of the frame is waiting in the socket - the socket itself, read
- * straight into the send buffer's blocks instead of through the input
- * buffer. */
-struct payload_src {
-	const uint8_t *have;
-	size_t have_len;
-	int fd;                       /* -1: have holds the whole payload */
-	int err;                      /* reading fd failed: the client is gone */
-};
-
-/* Reads iov[0..n) whole from fd, the first region from offset skip on. */
-static int read_regions(int fd, const struct iovec *iov, int n, size_t skip)
-{
-	struct iovec v[IOV_MAX];
-
-	while (n > 0) {
-		int m = n < IOV_MAX ? n : IOV_MAX;
-		ssize_t r;
-
-		memcpy(v, iov, (size_t)m * sizeof(*v));
-		v[0].iov_base = (uint8_t *)v[0].iov_base + skip;
-		v[0].iov_len -= skip;
-		r = readv(fd, v, m);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r == 0 ? -ECONNRESET : -errno;
-		for (skip += (size_t)r; n > 0 && skip >= iov[0].iov_len; iov++, n--)
-			skip -= iov[0].iov_len;
-	}
-	return 0;
-}
-
-/* sb_fill_fn: copies what is buffered, reads the rest. */
-static int fill_payload(void *arg, const struct iovec *iov, int n)
-{
-	struct payload_src *src = arg;
-	size_t skip = 0;
-	int k, r;
-
-	for (k = 0; k < n && src->have_len > 0; k++) {
-		size_t take = iov[k].iov_len < src->have_len ? iov[k].iov_len : src->have_len;
-
-		memcpy(iov[k].iov_base, src->have, take);
-		src->have += take;
-		src->have_len -= take;
-		if (take < iov[k].iov_len) {
-			skip = take;
-			break;
-		}
-	}
-	if (k == n)
-		return 0;
-	r = src->fd < 0 ? -EIO : read_regions(src->fd, iov + k, n - k, skip);
-	if (r < 0)
-		src->err = -r;
-	return r;
-}
-
 enum route {
 	ROUTE_BAD,       /* not a valid "cluster/name" */
 	ROUTE_LOCAL,     /* an endpoint of this cluster */
@@ -630,7 +265,7 @@ static int client_send_local(struct client *c, const struct cp_msg *m, const str
 		client_send_error(c, m->msg_id, ENOMEM, "ldsd is out of memory");
 		return 0;
 	}
-	fill_payload(src, &(struct iovec){ lm->data, m->payload_len }, 1);
+	clientsock_fill_payload(src, &(struct iovec){ lm->data, m->payload_len }, 1);
 	lm->rec = *rec;
 	lm->client = c->id;
 	cs->local_bytes += m->payload_len;
@@ -668,7 +303,7 @@ static int client_on_send(struct client *c, const struct cp_msg *m)
 	client_record(c, m, &rec);
 	if (l == NULL)
 		return client_send_local(c, m, &rec, &src);
-	r = link_send_from(l, &rec, fill_payload, &src, c->id);
+	r = link_send_from(l, &rec, clientsock_fill_payload, &src, c->id);
 	if (r == -ENOSPC)
 		return -ENOSPC;
 	if (r == -EMSGSIZE)
@@ -705,7 +340,7 @@ static int client_send_direct(struct client *c, const struct cp_hdr *h, size_t o
 	src.have = m.payload;
 	src.have_len = avail - (size_t)(m.payload - body);
 	client_record(c, &m, &rec);
-	r = link_send_from(l, &rec, fill_payload, &src, c->id);
+	r = link_send_from(l, &rec, clientsock_fill_payload, &src, c->id);
 	if (src.err) {
 		log_warnx("client %s: reading a message failed: %s", c->peer, strerror(src.err));
 		return -1;
@@ -884,7 +519,7 @@ static void client_readable(struct client *c)
 	}
 }
 
-static void client_event(int fd, unsigned events, void *arg)
+void client_event(int fd, unsigned events, void *arg)
 {
 	struct client *c = arg;
 
@@ -1120,72 +755,6 @@ void clientsrv_flush(struct clientsrv *cs)
 	}
 }
 
-/* ---- sockets --------------------------------------------------------------- */
-
-static int cs_listen_unix(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		log_warnx("client socket path %s is too long (max %zu)", path, sizeof(sa.sun_path) - 1);
-		return -1;
-	}
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		log_warn("socket(AF_UNIX)");
-		return -1;
-	}
-	/* A stale socket file from a crashed ldsd would make bind fail. */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-		log_warnx("another ldsd is already serving %s", path);
-		close(fd);
-		return -1;
-	}
-	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0) {
-		log_warn("cannot listen on %s", path);
-		close(fd);
-		return -1;
-	}
-	chmod(path, 0666);
-	return fd;
-}
-
-static int cs_listen_tcp(const char *hostport)
-{
-	char host[CONFIG_ADDR_MAX];
-	const char *colon = strrchr(hostport, ':');
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
-	int fd, one = 1;
-
-	if (colon == NULL || colon == hostport) {
-		log_warnx("clients.tcp \"%s\" is not HOST:PORT", hostport);
-		return -1;
-	}
-	/* "[::1]:7001": getaddrinfo wants the address without brackets. */
-	if (hostport[0] == '[' && colon[-1] == ']')
-		snprintf(host, sizeof(host), "%.*s", (int)(colon - hostport - 2), hostport + 1);
-	else
-		snprintf(host, sizeof(host), "%.*s", (int)(colon - hostport), hostport);
-	if (getaddrinfo(host, colon + 1, &hints, &res) != 0) {
-		log_warnx("clients.tcp \"%s\": cannot resolve", hostport);
-		return -1;
-	}
-	fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) < 0 ||
-	    bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 128) < 0) {
-		log_warn("cannot listen for clients on %s", hostport);
-		if (fd >= 0)
-			close(fd);
-		freeaddrinfo(res);
-		return -1;
-	}
-	freeaddrinfo(res);
-	return fd;
-}
-
 struct clientsrv *clientsrv_new(struct daemon *d)
 {
 	struct clientsrv *cs = calloc(1, sizeof(*cs));
@@ -1206,13 +775,13 @@ struct clientsrv *clientsrv_new(struct daemon *d)
 	cs->tick_id = evloop_tick_add(d->ev, CS_TICK_MS, cs_tick, cs);
 	if (cs->tick_id < 0)
 		goto fail;
-	cs->unix_fd = cs_listen_unix(d->cfg->client_socket);
+	cs->unix_fd = clientsock_listen_unix(d->cfg->client_socket);
 	if (cs->unix_fd < 0)
 		goto fail;
 	if (evloop_watch(d->ev, cs->unix_fd, EV_READ, client_accept, cs) < 0)
 		goto fail;
 	if (d->cfg->client_tcp[0]) {
-		cs->tcp_fd = cs_listen_tcp(d->cfg->client_tcp);
+		cs->tcp_fd = clientsock_listen_tcp(d->cfg->client_tcp);
 		if (cs->tcp_fd < 0 || evloop_watch(d->ev, cs->tcp_fd, EV_READ, client_accept, cs) < 0)
 			goto fail;
 	}
