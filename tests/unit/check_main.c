@@ -13,6 +13,7 @@ static Suite *(*const suites[])(void) = {
 	make_evloop_suite,    make_autostreams_suite, make_model_suite,   make_mw_sched_suite,
 	make_mw_journal_suite, make_mw_misc_suite, make_execmsg_suite,    make_jobexec_suite,
 	make_ldsbench_suite,  make_mw_cache_suite, make_calstat_suite,    make_probe_suite,
+	make_endpoint_suite,
 };
 
 struct tally {

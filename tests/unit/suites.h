@@ -24,5 +24,6 @@ Suite *make_ldsbench_suite(void);
 Suite *make_mw_cache_suite(void);
 Suite *make_calstat_suite(void);
 Suite *make_probe_suite(void);
+Suite *make_endpoint_suite(void);
 
 #endif
