@@ -27,10 +27,17 @@ fpid=$!; PIDS="$PIDS $fpid"
 sleep 0.5
 during=$(honest)
 wait $fpid || fail "flood: $(cat "$T/flood.out")"
-# Until clusterB has received the whole flood.
-for _ in $(seq 1 600); do
-	[ "$(ctl clusterB status | grep -o 'received [0-9]* bytes, [0-9]* blocks ([0-9]* duplicates), [0-9]* messages' | awk '{print $(NF-1)}')" -ge $((N + 4000)) ] && break
-	sleep 0.1
+# Until clusterB has received what the flood sent: its count stops
+# growing.  (Once the first of them expire, the sender is told they were
+# lost, and liblds fences the rest of its messages to clusterB until the
+# application takes those losses: not all 50,000 need to cross.)
+last=-1
+for _ in $(seq 1 60); do
+	got=$(ctl clusterB status | grep -o 'received [0-9]* bytes, [0-9]* blocks ([0-9]* duplicates), [0-9]* messages' |
+		awk '{print $(NF-1)}')
+	[ "$got" = "$last" ] && break
+	last=$got
+	sleep 1
 done
 c1=$(cpu_seconds "$PID_clusterB")
 flood_cpu=$(awk "BEGIN {printf \"%.2f\", $c1 - $c0}")
@@ -41,13 +48,14 @@ for _ in $(seq 1 100); do
 	sleep 0.1
 done
 [ "$n" = 0 ] || fail "clusterB still holds $n endpoints nobody opened, 10 s after the flood"
+c1a=$(cpu_seconds "$PID_clusterB")
 after=$(honest)
 c2=$(cpu_seconds "$PID_clusterB")
-after_cpu=$(awk "BEGIN {printf \"%.2f\", $c2 - $c1}")
+after_cpu=$(awk "BEGIN {printf \"%.2f\", $c2 - $c1a}")
 echo "honest 2000 x 1 KiB: alone $base s, during the flood $during s, after $after s; clusterB CPU: honest run $base_cpu s, flood $flood_cpu s, honest run after $after_cpu s"
 awk "BEGIN {exit !($flood_cpu < 10)}" || fail "clusterB spent $flood_cpu CPU-seconds on $N empty messages"
 awk "BEGIN {exit !($during < 10 * $base + 10)}" || fail "the honest flow took $during s during the flood (alone: $base s)"
 awk "BEGIN {exit !($after < 3 * $base + 3)}" || fail "the honest flow took $after s after the flood (alone: $base s)"
 awk "BEGIN {exit !($after_cpu < 3 * $base_cpu + 0.5)}" ||
 	fail "the honest flow cost clusterB $after_cpu CPU-seconds after the flood (before: $base_cpu s)"
-echo "measured: $N empty messages to never-opened endpoints: clusterB CPU $flood_cpu s (an honest run: $base_cpu s before, $after_cpu s after); honest flow $base s alone, $during s during, $after s after; names forgotten after undelivered_ttl"
+echo "measured: $N empty messages to never-opened endpoints (clusterB received $got messages in all): clusterB CPU $flood_cpu s (an honest run: $base_cpu s before, $after_cpu s after); honest flow $base s alone, $during s during, $after s after; names forgotten after undelivered_ttl"
