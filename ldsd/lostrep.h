@@ -42,7 +42,7 @@ struct lostrep {
 	struct idset pending[LOSTREP_REASONS];   /* dropped, not yet in a report; numbers + 1 */
 	struct lostrep_sent *sent;               /* reported, not yet confirmed */
 	uint64_t next_id;
-	uint64_t dropped, reported_to_us;        /* counters for status */
+	uint64_t dropped;                        /* messages dropped, ever (status) */
 	enum ep_drop why;                        /* of the report being applied */
 };
 
