@@ -48,6 +48,7 @@ static void cs_drop(void *arg, struct endpoint *e, struct rb_msg *m, enum ep_dro
 					  why == EP_DROP_EXPIRED ? ETIMEDOUT : why == EP_DROP_GONE ? ECONNRESET : ENOBUFS,
 					  "%s (%s)", ep_drop_reasons[why], e->name);
 		cs->local_bytes -= m->rec.len;
+		cs->resume_pending = 1; /* local senders may wait for that memory */
 		rb_msg_free(m);
 	}
 }
