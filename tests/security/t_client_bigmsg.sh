@@ -28,3 +28,20 @@ st=$(ctl clusterB status)
 echo "$st" | grep -q "clusterB/never-" && fail "clusterB still holds the attack's names: $st"
 echo "$st" | grep -q "clients: .* 3 messages not delivered" || fail "clusterB does not count 3 dropped messages: $st"
 echo "measured: 3 x 60 MiB to never-opened endpoints: honest 500 messages in $took s beside them; $(cat "$T/atk.out")"
+
+# The same inside clusterA: four 16 MiB messages to local names nobody
+# opens filled the 64 MiB for local messages, and every other local sender
+# waited.  Now one is held, the others refused at once (ENOBUFS), the held
+# one after the ttl (ETIMEDOUT), and a local pair keeps going.
+"$TBIN/ldsattack" lost -s "$T/clusterA.sock" -n latk -t clusterA/never- -c 4 -b 16M -T 20 > "$T/latk.out" 2>&1 &
+lpid=$!; PIDS="$PIDS $lpid"
+sleep 1
+"$TBIN/ldstest" recv -s "$T/clusterA.sock" -n lsink -f clusterA/lsrc -c 500 -B 64k -T 15 > "$T/lr.out" 2>&1 &
+lrpid=$!; PIDS="$PIDS $lrpid"
+"$TBIN/ldstest" send -s "$T/clusterA.sock" -n lsrc -t clusterA/lsink -c 500 -B 64k -T 15 > "$T/ls.out" 2>&1 ||
+	fail "local sender beside the attack: $(cat "$T/ls.out")"
+wait $lrpid || fail "local receiver beside the attack: $(cat "$T/lr.out")"
+wait $lpid || fail "local attacker: $(cat "$T/latk.out")"
+grep -q "lost: 0 acked, 0 lost, 4 refused; last reason: not delivered" "$T/latk.out" ||
+	fail "the local attacker was not told: $(cat "$T/latk.out")"
+echo "measured: inside the cluster, 4 x 16 MiB to never-opened names: a local pair's 500 messages went through; $(cat "$T/latk.out")"
