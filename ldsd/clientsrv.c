@@ -206,6 +206,7 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 
 enum route {
 	ROUTE_BAD,       /* not a valid "cluster/name" */
+	ROUTE_RESERVED,  /* a gateway's own CLUSTER/ldsd.lost */
 	ROUTE_LOCAL,     /* an endpoint of this cluster */
 	ROUTE_NOLINK,    /* a cluster we have no link to */
 	ROUTE_FENCED,    /* an earlier message to its cluster was lost */
@@ -221,6 +222,8 @@ static enum route client_route(struct client *c, const struct cp_msg *m, char cl
 
 	if (!wire_endpoint_valid(m->name) || slash == NULL)
 		return ROUTE_BAD;
+	if (strcmp(slash + 1, LOSTREP_ENDPOINT) == 0)
+		return ROUTE_RESERVED;
 	snprintf(cluster, WIRE_NAME_MAX + 1, "%.*s", (int)(slash - m->name), m->name);
 	if (strcmp(cluster, c->cs->d->cfg->cluster) == 0)
 		return ROUTE_LOCAL;
@@ -289,6 +292,9 @@ static int client_on_send(struct client *c, const struct cp_msg *m)
 	switch (client_route(c, m, cluster, &l)) {
 	case ROUTE_BAD:
 		client_send_error(c, m->msg_id, EINVAL, "destination \"%s\" is not a valid \"cluster/name\"", m->name);
+		return 0;
+	case ROUTE_RESERVED:
+		client_send_error(c, m->msg_id, EACCES, "%s takes reports from gateways only", m->name);
 		return 0;
 	case ROUTE_NOLINK:
 		client_send_error(c, m->msg_id, EHOSTUNREACH, "no link to cluster \"%s\" in %s", cluster,

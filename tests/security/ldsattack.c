@@ -255,6 +255,7 @@ static int do_lost(const struct opts *o)
 
 	if (h == NULL || buf == NULL)
 		return 3;
+	lds_set_ack_events(h, 1);
 	for (unsigned long i = 1; i <= o->count; i++) {
 		char dst[LDS_NAME_MAX];
 
