@@ -142,45 +142,50 @@ static int do_bigframe(const struct opts *o)
 	return 0;
 }
 
-static int do_conns(const struct opts *o)
+/* Polls the open fds of p until ms pass or all closed; each that ldsd
+ * closes is closed here and counted (its ERROR text, if any, in why). */
+static unsigned long wait_closed(struct pollfd *p, unsigned long n, int ms, char *why, size_t len)
 {
-	static int fds[MAX_CONNS];
-	static struct pollfd p[MAX_CONNS];
-	unsigned long n = o->count < MAX_CONNS ? o->count : MAX_CONNS, refused = 0, closed = 0, left = 0;
-	uint64_t end = clock_now_ns() + (uint64_t)(o->timeout * 1e9);
-	char why[256] = "";
+	uint64_t end = clock_now_ns() + (uint64_t)ms * 1000000u;
+	unsigned long closed = 0, open = 0;
 
-	for (unsigned long i = 0; i < n; i++) {
-		fds[i] = unix_connect(o->sock);
-		if (fds[i] < 0) {
-			fprintf(stderr, "ldsattack: connection %lu: %s\n", i, strerror(errno));
-			return 3;
-		}
-	}
-	/* A refused connection is answered and closed at once. */
-	for (unsigned long i = 0; i < n; i++) {
-		if (closed_within(fds[i], 20, why, sizeof(why))) {
-			refused++;
-			close(fds[i]);
-		} else {
-			p[left++] = (struct pollfd){ .fd = fds[i], .events = POLLIN };
-		}
-	}
-	printf("conns: %lu opened, %lu refused%s%s\n", n, refused, why[0] ? ": " : "", why);
-	fflush(stdout);
-	/* The others: does ldsd close them for not saying HELLO? */
-	while (closed < left && clock_now_ns() < end) {
-		if (poll(p, left, 100) <= 0)
+	for (unsigned long i = 0; i < n; i++)
+		open += p[i].fd >= 0;
+	while (closed < open && clock_now_ns() < end) {
+		if (poll(p, n, 50) <= 0)
 			continue;
-		for (unsigned long i = 0; i < left; i++) {
-			if (p[i].fd >= 0 && p[i].revents) {
+		for (unsigned long i = 0; i < n; i++) {
+			if (p[i].fd >= 0 && p[i].revents && closed_within(p[i].fd, 10, why, len)) {
 				close(p[i].fd);
 				p[i].fd = -1;
 				closed++;
 			}
 		}
 	}
-	printf("conns: %lu of %lu closed by ldsd within %.0f s\n", closed, left, o->timeout);
+	return closed;
+}
+
+static int do_conns(const struct opts *o)
+{
+	static struct pollfd p[MAX_CONNS];
+	unsigned long n = o->count < MAX_CONNS ? o->count : MAX_CONNS, refused, closed;
+	char why[256] = "";
+
+	for (unsigned long i = 0; i < n; i++) {
+		p[i] = (struct pollfd){ .fd = unix_connect(o->sock), .events = POLLIN };
+		if (p[i].fd < 0) {
+			fprintf(stderr, "ldsattack: connection %lu: %s\n", i, strerror(errno));
+			return 3;
+		}
+	}
+	/* A refused connection is answered and closed at once: well within
+	 * the first second, before any hello_timeout of the tests. */
+	refused = wait_closed(p, n, 1000, why, sizeof(why));
+	printf("conns: %lu opened, %lu refused%s%s\n", n, refused, why[0] ? ": " : "", why);
+	fflush(stdout);
+	/* The others: does ldsd close them for not saying HELLO? */
+	closed = wait_closed(p, n, (int)(o->timeout * 1000), NULL, 0);
+	printf("conns: %lu of %lu closed by ldsd within %.0f s\n", closed, n - refused, o->timeout);
 	return 0;
 }
 
