@@ -9,14 +9,15 @@ make_key "$T/key"
 write_conf clusterA clusterB connect 1
 start_ldsd clusterA
 vm() { awk -v k="$1:" '$1 == k {print $2}' "/proc/$PID_clusterA/status"; }
-vm0=$(vm VmSize)
+# VmPeak: the most virtual memory ldsd ever had, whenever it was.
+vm0=$(vm VmPeak)
 out=$("$TBIN/ldsattack" bigframe -s "$T/clusterA.sock" -c 4 -T 4) || fail "ldsattack: $out"
-vm1=$(vm VmSize)
+vm1=$(vm VmPeak)
 rss1=$(vm VmRSS)
 grow=$(( (vm1 - vm0) / 1024 ))
-echo "$out" | grep -q "4 connections, 4 closed by ldsd" || fail "ldsd did not close the attackers: $out (VmSize +$grow MiB)"
+echo "$out" | grep -q "4 connections, 4 closed by ldsd" || fail "ldsd did not close the attackers: $out (VmPeak +$grow MiB)"
 [ "$grow" -lt 64 ] || fail "ldsd's virtual memory grew by $grow MiB for four frame headers"
 grep -q "exceeds its limit of 140 (a HELLO is all it may send first)" "$T/clusterA.log" ||
 	fail "ldsd did not log why it closed them"
 "$TBIN/ldsattack" open -s "$T/clusterA.sock" -n honest > "$T/open.out" || fail "an honest client cannot open: $(cat "$T/open.out")"
-echo "measured: 4 frames of 256 MiB declared before HELLO: connections closed, VmSize +$grow MiB, VmRSS $((rss1 / 1024)) MiB"
+echo "measured: 4 frames of 256 MiB declared before HELLO: connections closed, VmPeak +$grow MiB, VmRSS $((rss1 / 1024)) MiB"
