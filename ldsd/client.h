@@ -37,6 +37,7 @@ struct client {
 
 	uint8_t *in;
 	size_t in_len, in_cap;
+	size_t in_budget;             /* of its user's input_per_user, for the frame it reads */
 	int paused;                   /* not reading: waiting for send memory */
 	int hung_up;                  /* see client_hung_up */
 

@@ -359,6 +359,39 @@ static int client_send_direct(struct client *c, const struct cp_hdr *h, size_t o
 	return 1;
 }
 
+/*
+ * Before a client's input buffer grows past CS_IN_MIN for a frame, the
+ * frame's size is taken from its user's input_per_user, so that the
+ * unfinished frames of one user's clients cannot take all memory; a user
+ * holding none may always take one, so every frame can be received.
+ * Returns 0, or -EAGAIN: the client must wait for another frame of its
+ * user to be done.
+ */
+static int client_input_budget(struct client *c, size_t frame)
+{
+	size_t held = 0;
+
+	if (c->in_budget >= frame)
+		return 0;
+	for (const struct client *o = c->cs->clients; o; o = o->next)
+		if (o != c && o->uid == c->uid)
+			held += o->in_budget;
+	if (held > 0 && held + frame > c->cs->d->cfg->clients.input_per_user)
+		return -EAGAIN;
+	c->in_budget = frame;
+	return 0;
+}
+
+/* The frame c took a budget for is done (or c is gone): clients of the
+ * user waiting for it may read on. */
+static void client_input_done(struct client *c)
+{
+	if (c->in_budget == 0)
+		return;
+	c->in_budget = 0;
+	c->cs->resume_pending = 1;
+}
+
 /* Parses the frame header at p and checks it against what this client may
  * send: before WELCOME a HELLO, after it a SEND of WELCOME's max_msg, so
  * that no buffer is grown for a frame that will be refused.  Returns 0, or
@@ -447,6 +480,7 @@ static int client_process(struct client *c)
 	if (off > 0) {
 		memmove(c->in, c->in + off, c->in_len - off);
 		c->in_len -= off;
+		client_input_done(c);
 	}
 	if (c->in_len == 0 && c->in_cap > CS_IN_KEEP) {
 		free(c->in);
@@ -501,6 +535,13 @@ static void client_readable(struct client *c)
 				need = CP_HDR_LEN + (size_t)h.len;
 			if (need <= c->in_len)
 				need = c->in_len + CS_IN_MIN;
+			if (need > CS_IN_MIN && client_input_budget(c, CP_HDR_LEN + (size_t)h.len) < 0) {
+				log_debug("client %s (uid %d): waits for its user's other frames (input_per_user)",
+					  c->peer, (int)c->uid);
+				c->paused = 1;
+				client_set_events(c);
+				return;
+			}
 		}
 		if (client_in_reserve(c, need) < 0) {
 			client_close(c, "out of memory");
@@ -550,6 +591,7 @@ static void client_close(struct client *c, const char *why)
 		}
 	}
 	cs->nclients--;
+	client_input_done(c);
 	if (cs->last_lookup == c)
 		cs->last_lookup = NULL;
 	/* A half-written DELIVER stays at the head of the queue and is

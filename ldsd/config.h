@@ -100,6 +100,7 @@ struct config_clients {
 	double hello_timeout;            /* s a connection may take to send HELLO; default 10 */
 	size_t max_message;              /* largest SEND payload; default WIRE_MAX_MSG */
 	size_t queue_max;                /* bytes of notices a client leaves unread before it is closed; default 16M */
+	size_t input_per_user;           /* bytes of unfinished frames of one user's clients; default 1G */
 	unsigned undelivered_share;      /* % of a link's recv_memory for messages nobody has open; default 50 */
 	double undelivered_ttl;          /* s such a message waits; default 600 */
 };

@@ -2,6 +2,10 @@
  * ldsattack - a hostile local client of ldsd, for tests/security/t_client_*.sh.
  *
  *   ldsattack bigframe -s SOCK [-c CONNS] [-T S]   each conn declares a 256 MiB frame before HELLO, then waits
+ *   ldsattack partial -s SOCK -c CONNS -b BYTES [-T S]
+ *                                                  each conn says HELLO, then writes all but the last
+ *                                                  byte of a SEND of BYTES (as far as ldsd reads in
+ *                                                  S/2 s), then waits; prints the bytes written
  *   ldsattack conns -s SOCK -c CONNS [-T S]        opens CONNS connections without HELLO; prints how many
  *                                                  ldsd refused (ERROR) or closed, then holds the rest
  *   ldsattack noread -s SOCK -c COUNT [-T S]       HELLO, then COUNT SENDs to a bad destination, never
@@ -24,6 +28,7 @@
  * usage errors, 3 if the attack itself could not be carried out.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
@@ -186,6 +191,51 @@ static int do_conns(const struct opts *o)
 	/* The others: does ldsd close them for not saying HELLO? */
 	closed = wait_closed(p, n, (int)(o->timeout * 1000), NULL, 0);
 	printf("conns: %lu of %lu closed by ldsd within %.0f s\n", closed, n - refused, o->timeout);
+	return 0;
+}
+
+static int do_partial(const struct opts *o)
+{
+	static int fds[MAX_CONNS];
+	static size_t done[MAX_CONNS];
+	static uint8_t chunk[1 << 16];
+	unsigned long n = o->count < MAX_CONNS ? o->count : MAX_CONNS;
+	struct cp_msg m = { .type = CP_SEND, .msg_id = 1, .payload_len = (uint32_t)o->bytes };
+	uint8_t hdr[CP_HDR_LEN + 64];
+	size_t hl, total = 0, want;
+	uint64_t end = clock_now_ns() + (uint64_t)(o->timeout * 1e9 / 2);
+	int busy = 1;
+
+	snprintf(m.name, sizeof(m.name), "x/y");
+	hl = cp_encode(hdr, sizeof(hdr), &m);
+	want = hl + o->bytes - 1;
+	for (unsigned long i = 0; i < n; i++) {
+		fds[i] = unix_connect(o->sock);
+		if (fds[i] < 0 || send_hello(fds[i], "") < 0 || write_all(fds[i], hdr, hl) < 0) {
+			fprintf(stderr, "ldsattack: connection %lu: %s\n", i, strerror(errno));
+			return 3;
+		}
+		done[i] = hl;
+		fcntl(fds[i], F_SETFL, O_NONBLOCK);
+	}
+	while (busy && clock_now_ns() < end) {
+		busy = 0;
+		for (unsigned long i = 0; i < n; i++) {
+			size_t k = want - done[i] < sizeof(chunk) ? want - done[i] : sizeof(chunk);
+			ssize_t w = k ? write(fds[i], chunk, k) : 0;
+
+			if (w > 0)
+				done[i] += (size_t)w;
+			busy |= done[i] < want;
+		}
+		if (busy)
+			usleep(1000);
+	}
+	for (unsigned long i = 0; i < n; i++)
+		total += done[i];
+	printf("partial: %lu connections, %zu MiB written\n", n, total >> 20);
+	fflush(stdout);
+	sleep((unsigned)(o->timeout / 2));
 	return 0;
 }
 
@@ -352,7 +402,7 @@ int main(int argc, char **argv)
 		const char *name;
 		int (*fn)(const struct opts *o);
 	} modes[] = {
-		{ "bigframe", do_bigframe }, { "conns", do_conns }, { "noread", do_noread }, { "flood", do_flood },
+		{ "bigframe", do_bigframe }, { "partial", do_partial }, { "conns", do_conns }, { "noread", do_noread }, { "flood", do_flood },
 		{ "lost", do_lost },         { "hold", do_hold },   { "open", do_open },     { "squat", do_squat },
 	};
 	struct opts o = { .count = 1, .first = 1, .timeout = 10, .bytes = 0 };
