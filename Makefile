@@ -202,7 +202,7 @@ FUZZ_LIB_SRC := $(sort $(LDSD_SRC) $(LIBLDS_SRC))
 $(BUILD)/fuzzobj/%.o: %.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/FUZZ $<")
-	$(Q)clang $(CSTD) -g -O1 -D_GNU_SOURCE -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(FUZZ_SAN) -c -o $@ $<
+	$(Q)clang $(CSTD) -g -O1 -D_GNU_SOURCE -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(FUZZ_SAN) -MMD -MP -c -o $@ $<
 
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzzobj/tests/fuzz/fuzz_%.o $(patsubst %.c,$(BUILD)/fuzzobj/%.o,$(FUZZ_LIB_SRC))
 	@mkdir -p $(@D)

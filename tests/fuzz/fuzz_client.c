@@ -91,7 +91,7 @@ static void setup(void)
 	snprintf(cfg.cluster, sizeof(cfg.cluster), "fz");
 	snprintf(cfg.client_socket, sizeof(cfg.client_socket), "/tmp/fuzz_client.%d.sock", (int)getpid());
 	cfg.clients = (struct config_clients){ .max_clients = 16, .max_per_user = 16, .hello_timeout = 5.0,
-					       .max_message = 1 << 20, .queue_max = 1 << 16,
+					       .max_message = 1 << 20, .queue_max = 1 << 16, .input_per_user = 1 << 20,
 					       .undelivered_share = 50, .undelivered_ttl = 0.001 };
 	log_init("fuzz_client", 1, LOG_LVL_ERR);
 	d.cfg = &cfg;
