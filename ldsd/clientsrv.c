@@ -1,20 +1,17 @@
-/* clientsrv.c - endpoints and the local client socket; see clientsrv.h. */
+/* clientsrv.c - client sessions, endpoints, accepting clients; see clientsrv.h and client.h. */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <stdarg.h>
-#include <netdb.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/uio.h>
-#include <sys/un.h>
+#include <sys/random.h>
 
-#include "clientsrv.h"
+#include "client.h"
+#include "clock.h"
+#include "endpoint.h"
 #include "execmsg.h"
 #include "execpolicy.h"
 #include "fdreserve.h"
@@ -23,348 +20,79 @@
 #include "link.h"
 #include "listen.h"
 #include "log.h"
+#include "lostrep.h"
 
 #define CS_READS_PER_EVENT 8
-#define CS_LOCAL_MEMORY (64u << 20)   /* messages between clients of this cluster */
-#define CS_CTL_INITIAL 4096
 #define CS_SOCKET_BUFFER (4 << 20)    /* SO_SNDBUF of client connections */
 #define CS_DIRECT_MIN (64u << 10)     /* SEND bodies read straight into blocks */
+#define CS_IN_MIN (64u << 10)         /* input buffer: first size, and growth step */
+#define CS_IN_KEEP (1u << 20)         /* an empty input buffer larger than this is freed */
+#define CS_TICK_MS 500               /* expiry of held messages, names and silent clients */
 
-struct endpoint {
-	char name[WIRE_ENDPOINT_MAX + 1];
-	struct client *client;        /* attached connection, or NULL */
-	struct rb_msg *head, *tail;   /* waiting to be written */
-	size_t queued, queued_bytes;
-	int anonymous;                /* daemon-chosen name: dies with its client */
-	int warned;                   /* "no such endpoint yet" logged */
-	struct endpoint *next;
-};
-
-struct client {
-	struct clientsrv *cs;
-	int fd;
-	uint64_t id;
-	uint64_t incarnation;         /* the liblds handle's, from HELLO */
-	struct endpoint *ep;          /* after HELLO */
-	char peer[64];
-
-	uint8_t *in;
-	size_t in_len, in_cap;
-	int paused;                   /* not reading: waiting for send memory */
-	int hung_up;                  /* see client_hung_up */
-
-	uint8_t *ctl;                 /* encoded control frames to write */
-	size_t ctl_len, ctl_off, ctl_cap;
-	struct rb_msg *cur;           /* DELIVER being written (queue head) */
-	uint8_t cur_hdr[CP_HDR_LEN + 17 + WIRE_ENDPOINT_MAX];
-	size_t cur_hdr_len, cur_off;
-	int want_write;
-
-	uint64_t ack_first, ack_last; /* coalesced ACKED range; 0 = none */
-	/* Per link on which messages of this client were lost: until the
-	 * client has said (RESUME) that its application took every LOST
-	 * reported so far, newer messages to it are reported lost too, so that
-	 * resends stay in order. */
-	struct fence {
-		struct link *link;
-		uint64_t reported;   /* LOST frames naming the link, ever */
-		int up;              /* not all of them taken yet */
-	} fences[CONFIG_MAX_PEERS];
-	size_t nfences;
-	struct client *next;
-	uint64_t msgs_in, msgs_out, bytes_in, bytes_out;
-};
-
-struct clientsrv {
-	struct daemon *d;
-	int unix_fd, tcp_fd;
-	struct client *clients;
-	struct endpoint *endpoints;
-	uint64_t next_id;
-	size_t local_bytes;
-	int resume_pending;
-	struct client *last_lookup;
-	uint64_t msgs_local, msgs_refused;
-};
 
 static void client_close(struct client *c, const char *why);
-static void client_write(struct client *c);
-static void client_event(int fd, unsigned events, void *arg);
-static struct client *client_by_id(struct clientsrv *cs, uint64_t id);
-static void client_send_error(struct client *c, uint64_t id, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
 
 /* ---- endpoints ---------------------------------------------------------- */
 
-static struct endpoint *ep_find(struct clientsrv *cs, const char *name)
+/* ep_drop_fn: m, from a link or a local client, will never be delivered. */
+static void cs_drop(void *arg, struct endpoint *e, struct rb_msg *m, enum ep_drop why)
 {
-	for (struct endpoint *e = cs->endpoints; e; e = e->next)
-		if (strcmp(e->name, name) == 0)
-			return e;
-	return NULL;
-}
+	struct clientsrv *cs = arg;
 
-static struct endpoint *ep_get(struct clientsrv *cs, const char *name)
-{
-	struct endpoint *e = ep_find(cs, name);
+	cs->msgs_undelivered++;
+	log_debug("message from %s to %s dropped: %s", m->rec.src, e->name, ep_drop_reasons[why]);
+	if (m->origin) {
+		link_undelivered(m->origin, m, why);
+	} else {
+		struct client *sender = client_by_id(cs, m->client);
 
-	if (e)
-		return e;
-	if (strlen(name) > WIRE_ENDPOINT_MAX)
-		return NULL;
-	e = calloc(1, sizeof(*e));
-	if (e == NULL)
-		return NULL;
-	memcpy(e->name, name, strlen(name) + 1); /* callers pass valid endpoint names */
-	e->next = cs->endpoints;
-	cs->endpoints = e;
-	return e;
-}
-
-static void ep_maybe_free(struct clientsrv *cs, struct endpoint *e)
-{
-	if (e->client || (e->head && !e->anonymous))
-		return;
-	for (struct endpoint **pp = &cs->endpoints; *pp; pp = &(*pp)->next) {
-		if (*pp == e) {
-			*pp = e->next;
-			break;
-		}
+		if (sender)
+			client_send_error(sender, m->rec.msg_id,
+					  why == EP_DROP_EXPIRED ? ETIMEDOUT : why == EP_DROP_GONE ? ECONNRESET : ENOBUFS,
+					  "%s (%s)", ep_drop_reasons[why], e->name);
+		cs->local_bytes -= m->rec.len;
+		cs->resume_pending = 1; /* local senders may wait for that memory */
+		rb_msg_free(m);
 	}
-	/* Messages for an anonymous endpoint whose process is gone can never
-	 * be delivered: count them as delivered so the link moves on. */
-	while (e->head) {
-		struct rb_msg *m = e->head;
-
-		e->head = m->next;
-		log_warnx("message from %s to %s dropped: its receiving process exited", m->rec.src, e->name);
-		if (m->origin) {
-			link_delivered(m->origin, m);
-		} else {
-			struct client *sender = client_by_id(cs, m->client);
-
-			if (sender)
-				client_send_error(sender, m->rec.msg_id, ECONNRESET,
-						  "dropped: the receiving process of %s exited", e->name);
-			cs->local_bytes -= m->rec.len;
-			rb_msg_free(m);
-		}
-	}
-	free(e);
 }
 
+/* e lost its process: messages for an anonymous name can never be
+ * delivered; a named one keeps them, and its owner, for a while. */
+static void ep_detach(struct clientsrv *cs, struct endpoint *e)
+{
+	uint64_t now = clock_now_ns();
+	struct rb_msg *m;
+
+	eptab_attach(&cs->eps, e, NULL, now);
+	while (e->anonymous && (m = eptab_dequeue(&cs->eps, e)) != NULL)
+		cs_drop(cs, e, m, EP_DROP_GONE);
+	if (e->anonymous)
+		e->owned = 0;
+	eptab_maybe_forget(&cs->eps, e, now);
+}
+
+/* Queues m for e, or drops it if nobody has e open and its share is full. */
 static void ep_enqueue(struct clientsrv *cs, struct endpoint *e, struct rb_msg *m)
 {
-	m->next = NULL;
-	if (e->tail)
-		e->tail->next = m;
-	else
-		e->head = m;
-	e->tail = m;
-	e->queued++;
-	e->queued_bytes += m->rec.len;
+	enum ep_drop why = eptab_admit(&cs->eps, e, m);
+
+	if (why != EP_DROP_NONE) {
+		cs_drop(cs, e, m, why);
+		eptab_maybe_forget(&cs->eps, e, clock_now_ns());
+		return;
+	}
+	eptab_enqueue(&cs->eps, e, m, clock_now_ns());
 	if (e->client)
 		client_write(e->client);
 	else if (!e->warned) {
 		e->warned = 1;
-		log_info("holding messages for %s until a process opens that endpoint", e->name);
-	}
-}
-
-/* ---- output to a client -------------------------------------------------- */
-
-static int client_ctl_append(struct client *c, const struct cp_msg *m)
-{
-	uint8_t buf[CP_HDR_LEN + 64 + WIRE_ENDPOINT_MAX * 2 + CP_TEXT_MAX];
-	size_t n = cp_encode(buf, sizeof(buf), m);
-
-	if (n == 0)
-		return -EINVAL;
-	if (c->hung_up)
-		return 0; /* nobody left to tell */
-	if (c->ctl_len + n > c->ctl_cap) {
-		size_t cap = c->ctl_cap ? c->ctl_cap : CS_CTL_INITIAL;
-		uint8_t *p;
-
-		while (cap < c->ctl_len + n)
-			cap *= 2;
-		p = realloc(c->ctl, cap);
-		if (p == NULL)
-			return -ENOMEM;
-		c->ctl = p;
-		c->ctl_cap = cap;
-	}
-	memcpy(c->ctl + c->ctl_len, buf, n);
-	c->ctl_len += n;
-	return 0;
-}
-
-static void client_send_error(struct client *c, uint64_t id, int err, const char *fmt, ...)
-{
-	struct cp_msg m = { .type = CP_ERROR, .msg_id = id, .err = err };
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(m.text, sizeof(m.text), fmt, ap);
-	va_end(ap);
-	c->cs->msgs_refused++;
-	if (client_ctl_append(c, &m) < 0)
-		log_warnx("client %s: could not queue error \"%s\"", c->peer, m.text);
-}
-
-static void client_flush_acks(struct client *c)
-{
-	struct cp_msg m = { .type = CP_ACKED };
-
-	if (c->ack_first == 0)
-		return;
-	m.first = c->ack_first;
-	m.last = c->ack_last;
-	if (client_ctl_append(c, &m) == 0)
-		c->ack_first = c->ack_last = 0;
-}
-
-static void client_set_events(struct client *c)
-{
-	unsigned ev = (c->paused ? 0 : EV_READ) | (c->want_write ? EV_WRITE : 0);
-
-	if (evloop_watch(c->cs->d->ev, c->fd, ev, client_event, c) < 0)
-		log_warn("client %s: cannot update its event mask", c->peer);
-}
-
-/*
- * The client's socket hung up or failed: its process exited or closed the
- * connection.  Nothing more is written to it, but what it sent is still
- * read, up to the end, which closes it; if it waits for memory, that
- * happens when memory frees.  lds_send returned once a message was in the
- * socket, so a sender that exits (or calls lds_close) without waiting for
- * acknowledgements still has every whole message delivered.
- */
-static void client_hung_up(struct client *c, const char *why)
-{
-	if (c->hung_up)
-		return;
-	log_debug("client %s (%s) hung up (%s)%s", c->peer, c->ep ? c->ep->name : "no endpoint", why,
-		  c->paused ? "; its last messages are read when memory frees" : "");
-	c->hung_up = 1;
-	c->want_write = 0;
-	client_set_events(c);
-}
-
-/* Called when a DELIVER frame was written completely. */
-static void client_delivered(struct client *c, struct rb_msg *m)
-{
-	struct clientsrv *cs = c->cs;
-	struct endpoint *e = c->ep;
-
-	e->head = m->next;
-	if (e->head == NULL)
-		e->tail = NULL;
-	e->queued--;
-	e->queued_bytes -= m->rec.len;
-	c->msgs_out++;
-	c->bytes_out += m->rec.len;
-	if (m->origin) {
-		link_delivered(m->origin, m);
-	} else {
-		cs->local_bytes -= m->rec.len;
-		clientsrv_acked(cs, m->client, m->rec.msg_id);
-		rb_msg_free(m);
-		cs->resume_pending = 1;
-	}
-}
-
-static void client_prepare_deliver(struct client *c, struct rb_msg *m)
-{
-	struct cp_msg h = { .type = CP_DELIVER, .msg_id = m->rec.msg_id, .incarnation = m->rec.incarnation,
-			    .payload_len = m->rec.len };
-
-	snprintf(h.name, sizeof(h.name), "%s", m->rec.src);
-	c->cur = m;
-	c->cur_hdr_len = cp_encode(c->cur_hdr, sizeof(c->cur_hdr), &h);
-	c->cur_off = 0;
-}
-
-static void client_write(struct client *c)
-{
-	int more = 1;
-
-	if (c->hung_up)
-		return;
-	for (int rounds = 0; rounds < 64; rounds++) {
-		struct iovec iov[3];
-		size_t ctl_part = 0, total = 0;
-		int n = 0;
-		ssize_t w;
-
-		if (c->cur == NULL && c->ep && c->ep->head)
-			client_prepare_deliver(c, c->ep->head);
-		if (c->ctl_len > c->ctl_off && (c->cur == NULL || c->cur_off == 0)) {
-			ctl_part = c->ctl_len - c->ctl_off;
-			iov[n].iov_base = c->ctl + c->ctl_off;
-			iov[n++].iov_len = ctl_part;
-		}
-		if (c->cur) {
-			size_t off = c->cur_off;
-
-			if (off < c->cur_hdr_len) {
-				iov[n].iov_base = c->cur_hdr + off;
-				iov[n++].iov_len = c->cur_hdr_len - off;
-				off = c->cur_hdr_len;
-			}
-			iov[n].iov_base = c->cur->data + (off - c->cur_hdr_len);
-			iov[n++].iov_len = c->cur->rec.len - (off - c->cur_hdr_len);
-		}
-		for (int i = 0; i < n; i++)
-			total += iov[i].iov_len;
-		more = total > 0;
-		if (!more)
-			break;
-		do
-			w = writev(c->fd, iov, n);
-		while (w < 0 && errno == EINTR);
-		if (w < 0) {
-			if (errno == EAGAIN || errno == EWOULDBLOCK) {
-				if (!c->want_write) {
-					c->want_write = 1;
-					client_set_events(c);
-				}
-				return;
-			}
-			/* The read side closes it once it has read the rest. */
-			client_hung_up(c, strerror(errno));
-			return;
-		}
-		if ((size_t)w <= ctl_part) {
-			c->ctl_off += (size_t)w;
-			w = 0;
-		} else {
-			c->ctl_off += ctl_part;
-			w -= (ssize_t)ctl_part;
-		}
-		if (c->ctl_off == c->ctl_len)
-			c->ctl_off = c->ctl_len = 0;
-		if (c->cur) {
-			c->cur_off += (size_t)w;
-			if (c->cur_off == c->cur_hdr_len + c->cur->rec.len) {
-				struct rb_msg *m = c->cur;
-
-				c->cur = NULL;
-				client_delivered(c, m);
-			}
-		}
-	}
-	/* Plenty written this round: what is left waits for the next
-	 * writable event, so that other clients and links get a turn. */
-	if (c->want_write != more) {
-		c->want_write = more;
-		client_set_events(c);
+		log_debug("holding messages for %s until a process opens that endpoint", e->name);
 	}
 }
 
 /* ---- input from a client ------------------------------------------------- */
 
-static struct client *client_by_id(struct clientsrv *cs, uint64_t id)
+struct client *client_by_id(struct clientsrv *cs, uint64_t id)
 {
 	if (cs->last_lookup && cs->last_lookup->id == id)
 		return cs->last_lookup;
@@ -375,40 +103,6 @@ static struct client *client_by_id(struct clientsrv *cs, uint64_t id)
 		}
 	}
 	return NULL;
-}
-
-static struct fence *client_fence(struct client *c, const struct link *l)
-{
-	for (size_t i = 0; i < c->nfences; i++)
-		if (c->fences[i].link == l)
-			return &c->fences[i];
-	return NULL;
-}
-
-/* Reports message id, sent over l, lost; later messages to l wait for
- * RESUME. */
-static void client_report_lost(struct client *c, struct link *l, uint64_t id, const char *reason)
-{
-	struct cp_msg m = { .type = CP_LOST, .first = id, .last = id };
-	struct fence *f = client_fence(c, l);
-
-	client_flush_acks(c);
-	snprintf(m.name, sizeof(m.name), "%s", link_name(l));
-	snprintf(m.text, sizeof(m.text), "%s", reason);
-	if (client_ctl_append(c, &m) < 0) {
-		log_warnx("client %s: could not report message %" PRIu64 " lost", c->peer, id);
-		return;
-	}
-	/* One entry per link at most: there are no more links than that. */
-	if (f == NULL && c->nfences < CONFIG_MAX_PEERS) {
-		f = &c->fences[c->nfences++];
-		f->link = l;
-		f->reported = 0;
-	}
-	if (f) {
-		f->reported++;
-		f->up = 1;
-	}
 }
 
 /* The application has taken m->count LOST events naming the peer.  Frames
@@ -427,6 +121,18 @@ static void client_on_resume(struct client *c, const struct cp_msg *m)
 	log_debug("client %s: resumes sending to %s", c->peer, m->name);
 }
 
+/* An anonymous name nobody can guess, so nobody can take it first. */
+static void cs_anon_name(struct clientsrv *cs, char *full, size_t len)
+{
+	uint64_t r;
+
+	do {
+		if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+			r = clock_now_ns() * 0x9e3779b97f4a7c15ull ^ cs->next_id;
+		snprintf(full, len, "%s/anon-%016" PRIx64, cs->d->cfg->cluster, r);
+	} while (eptab_find(&cs->eps, full) != NULL);
+}
+
 static int client_on_hello(struct client *c, const struct cp_msg *m)
 {
 	struct clientsrv *cs = c->cs;
@@ -443,7 +149,7 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 		return -1;
 	}
 	if (m->name[0] == '\0')
-		snprintf(full, sizeof(full), "%s/anon-%" PRIu64, cluster, c->id);
+		cs_anon_name(cs, full, sizeof(full));
 	else
 		snprintf(full, sizeof(full), "%s/%s", cluster, m->name);
 	if (!wire_endpoint_valid(full)) {
@@ -456,7 +162,15 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 				  EXEC_RESERVED);
 		return -1;
 	}
-	e = ep_find(cs, full);
+	e = eptab_find(&cs->eps, full);
+	if (e && e->owned && e->owner != c->uid) {
+		log_warnx("client %s (uid %d, pid %d) refused endpoint %s: it belongs to uid %d", c->peer, (int)c->uid,
+			  (int)c->pid, full, (int)e->owner);
+		client_send_error(c, 0, EACCES, "endpoint %s belongs to %s %d: names are kept for the user that "
+				  "opened them while messages wait and for undelivered_ttl after", full,
+				  e->owner == CS_UID_TCP ? "the TCP clients, not uid" : "uid", (int)e->owner);
+		return -1;
+	}
 	if (e && e->client) {
 		client_send_error(c, 0, EADDRINUSE, "endpoint %s is %s", full,
 				  e->client->hung_up ? "still held for a process that exited: ldsd reads the last "
@@ -464,10 +178,12 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 						     : "already open by another process");
 		return -1;
 	}
-	e = ep_get(cs, full);
+	e = eptab_get(&cs->eps, full, clock_now_ns());
 	if (e == NULL)
 		return -1;
-	e->client = c;
+	eptab_attach(&cs->eps, e, c, clock_now_ns());
+	e->owner = c->uid;
+	e->owned = 1;
 	e->anonymous = m->name[0] == '\0';
 	e->warned = 0;
 	c->ep = e;
@@ -478,7 +194,11 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 		if (maxmsg == 0 || lm < maxmsg)
 			maxmsg = lm;
 	}
-	w.max_msg = (uint32_t)(maxmsg ? maxmsg : CS_LOCAL_MEMORY / 2);
+	if (maxmsg == 0)
+		maxmsg = CS_LOCAL_MEMORY / 2;
+	if (maxmsg > cs->d->cfg->clients.max_message)
+		maxmsg = cs->d->cfg->clients.max_message;
+	w.max_msg = c->max_msg = (uint32_t)maxmsg;
 	snprintf(w.name, sizeof(w.name), "%s", cluster);
 	memcpy(w.endpoint, full, strlen(full) + 1); /* fits: validated above */
 	if (client_ctl_append(c, &w) < 0)
@@ -487,68 +207,9 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 	return 0;
 }
 
-/* Where a SEND's payload comes from: the input buffer, then - when the
- * rest of the frame is waiting in the socket - the socket itself, read
- * straight into the send buffer's blocks instead of through the input
- * buffer. */
-struct payload_src {
-	const uint8_t *have;
-	size_t have_len;
-	int fd;                       /* -1: have holds the whole payload */
-	int err;                      /* reading fd failed: the client is gone */
-};
-
-/* Reads iov[0..n) whole from fd, the first region from offset skip on. */
-static int read_regions(int fd, const struct iovec *iov, int n, size_t skip)
-{
-	struct iovec v[IOV_MAX];
-
-	while (n > 0) {
-		int m = n < IOV_MAX ? n : IOV_MAX;
-		ssize_t r;
-
-		memcpy(v, iov, (size_t)m * sizeof(*v));
-		v[0].iov_base = (uint8_t *)v[0].iov_base + skip;
-		v[0].iov_len -= skip;
-		r = readv(fd, v, m);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return r == 0 ? -ECONNRESET : -errno;
-		for (skip += (size_t)r; n > 0 && skip >= iov[0].iov_len; iov++, n--)
-			skip -= iov[0].iov_len;
-	}
-	return 0;
-}
-
-/* sb_fill_fn: copies what is buffered, reads the rest. */
-static int fill_payload(void *arg, const struct iovec *iov, int n)
-{
-	struct payload_src *src = arg;
-	size_t skip = 0;
-	int k, r;
-
-	for (k = 0; k < n && src->have_len > 0; k++) {
-		size_t take = iov[k].iov_len < src->have_len ? iov[k].iov_len : src->have_len;
-
-		memcpy(iov[k].iov_base, src->have, take);
-		src->have += take;
-		src->have_len -= take;
-		if (take < iov[k].iov_len) {
-			skip = take;
-			break;
-		}
-	}
-	if (k == n)
-		return 0;
-	r = src->fd < 0 ? -EIO : read_regions(src->fd, iov + k, n - k, skip);
-	if (r < 0)
-		src->err = -r;
-	return r;
-}
-
 enum route {
 	ROUTE_BAD,       /* not a valid "cluster/name" */
+	ROUTE_RESERVED,  /* a gateway's own CLUSTER/ldsd.lost */
 	ROUTE_LOCAL,     /* an endpoint of this cluster */
 	ROUTE_NOLINK,    /* a cluster we have no link to */
 	ROUTE_FENCED,    /* an earlier message to its cluster was lost */
@@ -564,6 +225,8 @@ static enum route client_route(struct client *c, const struct cp_msg *m, char cl
 
 	if (!wire_endpoint_valid(m->name) || slash == NULL)
 		return ROUTE_BAD;
+	if (strcmp(slash + 1, LOSTREP_ENDPOINT) == 0)
+		return ROUTE_RESERVED;
 	snprintf(cluster, WIRE_NAME_MAX + 1, "%.*s", (int)(slash - m->name), m->name);
 	if (strcmp(cluster, c->cs->d->cfg->cluster) == 0)
 		return ROUTE_LOCAL;
@@ -603,13 +266,13 @@ static int client_send_local(struct client *c, const struct cp_msg *m, const str
 	if (cs->local_bytes + m->payload_len > CS_LOCAL_MEMORY)
 		return -ENOSPC;
 	lm = calloc(1, sizeof(*lm));
-	e = ep_get(cs, m->name);
+	e = eptab_get(&cs->eps, m->name, clock_now_ns());
 	if (lm == NULL || e == NULL || (lm->data = malloc(m->payload_len ? m->payload_len : 1)) == NULL) {
 		free(lm);
 		client_send_error(c, m->msg_id, ENOMEM, "ldsd is out of memory");
 		return 0;
 	}
-	fill_payload(src, &(struct iovec){ lm->data, m->payload_len }, 1);
+	clientsock_fill_payload(src, &(struct iovec){ lm->data, m->payload_len }, 1);
 	lm->rec = *rec;
 	lm->client = c->id;
 	cs->local_bytes += m->payload_len;
@@ -632,6 +295,9 @@ static int client_on_send(struct client *c, const struct cp_msg *m)
 	switch (client_route(c, m, cluster, &l)) {
 	case ROUTE_BAD:
 		client_send_error(c, m->msg_id, EINVAL, "destination \"%s\" is not a valid \"cluster/name\"", m->name);
+		return 0;
+	case ROUTE_RESERVED:
+		client_send_error(c, m->msg_id, EACCES, "%s takes reports from gateways only", m->name);
 		return 0;
 	case ROUTE_NOLINK:
 		client_send_error(c, m->msg_id, EHOSTUNREACH, "no link to cluster \"%s\" in %s", cluster,
@@ -656,7 +322,7 @@ static int client_on_send(struct client *c, const struct cp_msg *m)
 	client_record(c, m, &rec);
 	if (l == NULL)
 		return client_send_local(c, m, &rec, &src);
-	r = link_send_from(l, &rec, fill_payload, &src, c->id);
+	r = link_send_from(l, &rec, clientsock_fill_payload, &src, c->id);
 	if (r == -ENOSPC)
 		return -ENOSPC;
 	if (r == -EMSGSIZE)
@@ -694,7 +360,7 @@ static int client_send_direct(struct client *c, const struct cp_hdr *h, size_t o
 	src.have = m.payload;
 	src.have_len = avail - (size_t)(m.payload - body);
 	client_record(c, &m, &rec);
-	r = link_send_from(l, &rec, fill_payload, &src, c->id);
+	r = link_send_from(l, &rec, clientsock_fill_payload, &src, c->id);
 	if (src.err) {
 		log_warnx("client %s: reading a message failed: %s", c->peer, strerror(src.err));
 		return -1;
@@ -706,6 +372,60 @@ static int client_send_direct(struct client *c, const struct cp_hdr *h, size_t o
 	return 1;
 }
 
+/*
+ * Before a client's input buffer grows past CS_IN_MIN for a frame, the
+ * frame's size is taken from its user's input_per_user, so that the
+ * unfinished frames of one user's clients cannot take all memory; a user
+ * holding none may always take one, so every frame can be received.
+ * Returns 0, or -EAGAIN: the client must wait for another frame of its
+ * user to be done.
+ */
+static int client_input_budget(struct client *c, size_t frame)
+{
+	size_t held = 0;
+
+	if (c->in_budget >= frame)
+		return 0;
+	for (const struct client *o = c->cs->clients; o; o = o->next)
+		if (o != c && o->uid == c->uid)
+			held += o->in_budget;
+	if (held > 0 && held + frame > c->cs->d->cfg->clients.input_per_user)
+		return -EAGAIN;
+	c->in_budget = frame;
+	return 0;
+}
+
+/* The frame c took a budget for is done (or c is gone): clients of the
+ * user waiting for it may read on. */
+static void client_input_done(struct client *c)
+{
+	if (c->in_budget == 0)
+		return;
+	c->in_budget = 0;
+	c->cs->resume_pending = 1;
+}
+
+/* Parses the frame header at p and checks it against what this client may
+ * send: before WELCOME a HELLO, after it a SEND of WELCOME's max_msg, so
+ * that no buffer is grown for a frame that will be refused.  Returns 0, or
+ * -1 (logged) if the client must be closed. */
+static int client_frame_check(struct client *c, const uint8_t *p, struct cp_hdr *h)
+{
+	size_t max = cp_client_body_max(c->ep != NULL, c->max_msg);
+
+	if (cp_hdr_parse(p, h) < 0) {
+		log_warnx("client %s: malformed frame header; closing it", c->peer);
+		return -1;
+	}
+	if (h->len > max) {
+		log_warnx("client %s (uid %d): frame of %" PRIu32 " bytes exceeds its limit of %zu (%s); closing it",
+			  c->peer, (int)c->uid, h->len, max,
+			  c->ep ? "max_msg told in WELCOME" : "a HELLO is all it may send first");
+		return -1;
+	}
+	return 0;
+}
+
 /* Handles complete frames in the input buffer.  Returns -1 if the client
  * must be closed. */
 static int client_process(struct client *c)
@@ -713,12 +433,11 @@ static int client_process(struct client *c)
 	size_t off = 0;
 	int ret = 0;
 
-	while (c->in_len - off >= CP_HDR_LEN) {
+	while (c->in_len - off >= CP_HDR_LEN && !c->doomed) {
 		struct cp_hdr h;
 		struct cp_msg m;
 
-		if (cp_hdr_parse(c->in + off, &h) < 0) {
-			log_warnx("client %s: malformed frame header; closing it", c->peer);
+		if (client_frame_check(c, c->in + off, &h) < 0) {
 			ret = -1;
 			break;
 		}
@@ -774,20 +493,28 @@ static int client_process(struct client *c)
 	if (off > 0) {
 		memmove(c->in, c->in + off, c->in_len - off);
 		c->in_len -= off;
+		client_input_done(c);
+	}
+	if (c->in_len == 0 && c->in_cap > CS_IN_KEEP) {
+		free(c->in);
+		c->in = NULL;
+		c->in_cap = 0;
 	}
 	client_write(c);
-	return ret;
+	return c->doomed ? -1 : ret;
 }
 
 static int client_in_reserve(struct client *c, size_t need)
 {
-	size_t cap = c->in_cap ? c->in_cap : 65536;
+	size_t cap = c->in_cap ? c->in_cap : CS_IN_MIN;
 	uint8_t *p;
 
-	if (need > CP_HDR_LEN + CP_MAX_BODY)
-		return -EMSGSIZE;
+	if (need <= c->in_cap)
+		return 0;
 	while (cap < need)
 		cap *= 2;
+	if (cap > need && need > CS_IN_MIN)
+		cap = need;
 	if (cap == c->in_cap)
 		return 0;
 	p = realloc(c->in, cap);
@@ -801,20 +528,36 @@ static int client_in_reserve(struct client *c, size_t need)
 static void client_readable(struct client *c)
 {
 	for (int reads = 0; reads < CS_READS_PER_EVENT && !c->paused; reads++) {
-		size_t need = c->in_len + 65536;
+		size_t need = c->in_len + CS_IN_MIN;
 		ssize_t n;
 
-		/* Grow to the whole frame once its header says how long it is
-		 * (client_process has tried to read its payload straight into
-		 * the send buffer, and could not: it is not all there yet). */
+		/* Grow towards the whole frame (its header was checked by
+		 * client_process, which could not read its payload straight into
+		 * the send buffer): doubling with what arrives, so memory follows
+		 * the bytes really sent, not what a header claims. */
 		if (c->in_len >= CP_HDR_LEN) {
 			struct cp_hdr h;
 
-			if (cp_hdr_parse(c->in, &h) == 0 && CP_HDR_LEN + (size_t)h.len > need)
+			if (client_frame_check(c, c->in, &h) < 0) {
+				client_close(c, "frame too large");
+				return;
+			}
+			if (c->in_len > CS_IN_MIN)
+				need = c->in_len * 2;
+			if (need > CP_HDR_LEN + (size_t)h.len)
 				need = CP_HDR_LEN + (size_t)h.len;
+			if (need <= c->in_len)
+				need = c->in_len + CS_IN_MIN;
+			if (need > CS_IN_MIN && client_input_budget(c, CP_HDR_LEN + (size_t)h.len) < 0) {
+				log_debug("client %s (uid %d): waits for its user's other frames (input_per_user)",
+					  c->peer, (int)c->uid);
+				c->paused = 1;
+				client_set_events(c);
+				return;
+			}
 		}
 		if (client_in_reserve(c, need) < 0) {
-			client_close(c, "frame too large or out of memory");
+			client_close(c, "out of memory");
 			return;
 		}
 		do
@@ -837,7 +580,7 @@ static void client_readable(struct client *c)
 	}
 }
 
-static void client_event(int fd, unsigned events, void *arg)
+void client_event(int fd, unsigned events, void *arg)
 {
 	struct client *c = arg;
 
@@ -860,19 +603,79 @@ static void client_close(struct client *c, const char *why)
 			break;
 		}
 	}
+	cs->nclients--;
+	client_input_done(c);
 	if (cs->last_lookup == c)
 		cs->last_lookup = NULL;
-	if (c->ep) {
-		/* A half-written DELIVER stays at the head of the queue and is
-		 * written again, whole, to the next process on this name. */
-		c->ep->client = NULL;
-		ep_maybe_free(cs, c->ep);
-	}
+	/* A half-written DELIVER stays at the head of the queue and is
+	 * written again, whole, to the next process on this name. */
+	if (c->ep)
+		ep_detach(cs, c->ep);
 	evloop_unwatch(cs->d->ev, c->fd);
 	close(c->fd);
 	free(c->in);
 	free(c->ctl);
 	free(c);
+}
+
+/* Refuses a connection beyond max_clients: an ERROR says why (best
+ * effort: the socket is new, its buffer empty), then it is closed. */
+static void client_refuse(struct clientsrv *cs, int fd, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void client_refuse(struct clientsrv *cs, int fd, const char *fmt, ...)
+{
+	struct cp_msg m = { .type = CP_ERROR, .err = EUSERS };
+	uint8_t buf[CP_HDR_LEN + 16 + CP_TEXT_MAX];
+	size_t n;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(m.text, sizeof(m.text), fmt, ap);
+	va_end(ap);
+	cs->clients_refused++;
+	if (cs->clients_refused == 1 || cs->clients_refused % 1000 == 0)
+		log_warnx("client refused: %s (%" PRIu64 " refused so far)", m.text, cs->clients_refused);
+	n = cp_encode(buf, sizeof(buf), &m);
+	if (n > 0 && write(fd, buf, n) < 0)
+		log_debug("could not tell a refused client why: %s", strerror(errno));
+	close(fd);
+}
+
+/* Admits connection fd within max_clients and max_clients_per_user, and
+ * learns its process (unix socket) or makes it a TCP client. */
+static struct client *client_admit(struct clientsrv *cs, int fd, int tcp)
+{
+	const struct config_clients *lim = &cs->d->cfg->clients;
+	struct ucred cred = { .pid = 0, .uid = CS_UID_TCP, .gid = (gid_t)-1 };
+	socklen_t len = sizeof(cred);
+	struct client *c;
+	unsigned same = 0;
+
+	if (!tcp && getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0) {
+		log_warn("client socket: cannot learn the peer's credentials");
+		close(fd);
+		return NULL;
+	}
+	if (cs->nclients >= lim->max_clients) {
+		client_refuse(cs, fd, "ldsd serves max_clients = %u clients already", lim->max_clients);
+		return NULL;
+	}
+	for (c = cs->clients; c; c = c->next)
+		same += c->uid == cred.uid;
+	if (same >= lim->max_per_user) {
+		client_refuse(cs, fd, "%s %d has max_clients_per_user = %u connections already",
+			      tcp ? "TCP clients (as one user), not uid" : "uid", (int)cred.uid, lim->max_per_user);
+		return NULL;
+	}
+	c = calloc(1, sizeof(*c));
+	if (c == NULL) {
+		close(fd);
+		return NULL;
+	}
+	c->uid = cred.uid;
+	c->gid = cred.gid;
+	c->pid = cred.pid;
+	return c;
 }
 
 static void client_accept(int fd, unsigned events, void *arg)
@@ -887,11 +690,9 @@ static void client_accept(int fd, unsigned events, void *arg)
 			fdreserve_drop(fd, errno);
 			return;
 		}
-		c = calloc(1, sizeof(*c));
-		if (c == NULL) {
-			close(cfd);
+		c = client_admit(cs, cfd, fd == cs->tcp_fd);
+		if (c == NULL)
 			continue;
-		}
 		/* Deliveries go out in large writes, the client wakes less often;
 		 * the kernel caps the size at net.core.wmem_max, and failing
 		 * only costs speed. */
@@ -899,6 +700,7 @@ static void client_accept(int fd, unsigned events, void *arg)
 		c->cs = cs;
 		c->fd = cfd;
 		c->id = ++cs->next_id;
+		c->accepted_ns = clock_now_ns();
 		snprintf(c->peer, sizeof(c->peer), "#%" PRIu64 "%s", c->id, fd == cs->tcp_fd ? " (tcp)" : "");
 		if (evloop_watch(cs->d->ev, cfd, EV_READ, client_event, c) < 0) {
 			close(cfd);
@@ -907,24 +709,71 @@ static void client_accept(int fd, unsigned events, void *arg)
 		}
 		c->next = cs->clients;
 		cs->clients = c;
+		cs->nclients++;
 	}
 }
 
+/* Every CS_TICK_MS: closes connections silent past hello_timeout, drops
+ * held messages past undelivered_ttl, forgets names past their linger. */
+static void cs_tick(uint64_t now_ns, void *arg)
+{
+	struct clientsrv *cs = arg;
+	uint64_t limit = (uint64_t)(cs->d->cfg->clients.hello_timeout * 1e9);
+
+	for (struct client *c = cs->clients; c; c = c->next) {
+		if (c->ep == NULL && !c->doomed && now_ns - c->accepted_ns >= limit) {
+			log_warnx("client %s (uid %d): no HELLO within hello_timeout = %g s; closing it", c->peer,
+				  (int)c->uid, cs->d->cfg->clients.hello_timeout);
+			c->doomed = 1;
+			cs->resume_pending = 1;
+		}
+	}
+	eptab_expire(&cs->eps, now_ns, cs_drop, cs);
+}
+
 /* ---- from links ---------------------------------------------------------- */
+
+/* True if endpoint is this gateway's own CLUSTER/ldsd.lost. */
+static int cs_lostrep_name(const struct clientsrv *cs, const char *endpoint)
+{
+	size_t n = strlen(cs->d->cfg->cluster);
+
+	return strncmp(endpoint, cs->d->cfg->cluster, n) == 0 && endpoint[n] == '/' &&
+	       strcmp(endpoint + n + 1, LOSTREP_ENDPOINT) == 0;
+}
+
+/* The share of l's recv_memory that messages nobody has open may hold;
+ * links a reload added get theirs with their first message. */
+static int cs_link_pool(struct clientsrv *cs, const struct link *l)
+{
+	if (eptab_pool_of(&cs->eps, l) != NULL)
+		return 0;
+	return eptab_pool(&cs->eps, l, link_recv_memory(l) / 100 * cs->d->cfg->clients.undelivered_share);
+}
 
 void clientsrv_deliver(struct clientsrv *cs, struct link *from, struct rb_msg *m)
 {
 	struct endpoint *e;
 
+	if (cs_lostrep_name(cs, m->rec.dst)) {
+		link_peer_lost(from, m);
+		return;
+	}
 	if (exec_reserved_name(m->rec.dst)) {
 		jobexec_request(cs->d->jx, from, m);
 		return;
 	}
-	e = ep_get(cs, m->rec.dst);
 	m->origin = from;
+	if (cs_link_pool(cs, from) < 0) {
+		log_warnx("link %s: no room for its share of undelivered messages (%u links since start): a message "
+			  "for %s dropped; restart ldsd", link_name(from), EP_MAX_POOLS - 1, m->rec.dst);
+		link_undelivered(from, m, EP_DROP_POOL);
+		return;
+	}
+	e = eptab_get(&cs->eps, m->rec.dst, clock_now_ns());
 	if (e == NULL) {
 		log_warnx("out of memory queueing a message for %s: dropped", m->rec.dst);
-		link_delivered(from, m);
+		link_undelivered(from, m, EP_DROP_POOL);
 		return;
 	}
 	ep_enqueue(cs, e, m);
@@ -966,6 +815,10 @@ void clientsrv_flush(struct clientsrv *cs)
 		cs->resume_pending = 0;
 		for (c = cs->clients; c; c = next) {
 			next = c->next;
+			if (c->doomed) {
+				client_close(c, "over a limit");
+				continue;
+			}
 			if (!c->paused)
 				continue;
 			c->paused = 0;
@@ -981,48 +834,27 @@ void clientsrv_flush(struct clientsrv *cs)
 	}
 }
 
-/* ---- sockets --------------------------------------------------------------- */
-
-static int cs_listen_unix(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		log_warnx("client socket path %s is too long (max %zu)", path, sizeof(sa.sun_path) - 1);
-		return -1;
-	}
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		log_warn("socket(AF_UNIX)");
-		return -1;
-	}
-	/* A stale socket file from a crashed ldsd would make bind fail. */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-		log_warnx("another ldsd is already serving %s", path);
-		close(fd);
-		return -1;
-	}
-	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0) {
-		log_warn("cannot listen on %s", path);
-		close(fd);
-		return -1;
-	}
-	chmod(path, 0666);
-	return fd;
-}
-
 struct clientsrv *clientsrv_new(struct daemon *d)
 {
 	struct clientsrv *cs = calloc(1, sizeof(*cs));
+	const struct config_clients *lim = &d->cfg->clients;
 
 	if (cs == NULL)
 		return NULL;
 	cs->d = d;
 	cs->tcp_fd = -1;
-	cs->unix_fd = cs_listen_unix(d->cfg->client_socket);
+	cs->unix_fd = -1;
+	cs->tick_id = -1;
+	if (eptab_init(&cs->eps, (uint64_t)(lim->undelivered_ttl * 1e9), (uint64_t)(lim->undelivered_ttl * 1e9)) < 0 ||
+	    eptab_pool(&cs->eps, NULL, CS_LOCAL_MEMORY / 100 * lim->undelivered_share) < 0)
+		goto fail;
+	for (size_t i = 0; i < d->nlinks; i++)
+		if (cs_link_pool(cs, d->links[i]) < 0)
+			goto fail;
+	cs->tick_id = evloop_tick_add(d->ev, CS_TICK_MS, cs_tick, cs);
+	if (cs->tick_id < 0)
+		goto fail;
+	cs->unix_fd = clientsock_listen_unix(d->cfg->client_socket);
 	if (cs->unix_fd < 0)
 		goto fail;
 	if (evloop_watch(d->ev, cs->unix_fd, EV_READ, client_accept, cs) < 0)
@@ -1058,20 +890,11 @@ void clientsrv_free(struct clientsrv *cs)
 	if (cs == NULL)
 		return;
 	clientsrv_stop_accepting(cs);
+	if (cs->tick_id > 0)
+		evloop_tick_del(cs->d->ev, cs->tick_id);
 	while (cs->clients)
 		client_close(cs->clients, "shutting down");
-	while (cs->endpoints) {
-		struct endpoint *e = cs->endpoints;
-
-		cs->endpoints = e->next;
-		while (e->head) {
-			struct rb_msg *m = e->head;
-
-			e->head = m->next;
-			rb_msg_free(m);
-		}
-		free(e);
-	}
+	eptab_free(&cs->eps);
 	free(cs);
 }
 
@@ -1083,39 +906,59 @@ int clientsrv_drained(const struct clientsrv *cs)
 	return 1;
 }
 
+struct status_ctx {
+	FILE *out;
+	int first;
+};
+
+static void ep_status_json(void *arg, const struct endpoint *e)
+{
+	struct status_ctx *x = arg;
+	const struct client *c = e->client;
+
+	fprintf(x->out, "%s{\"name\":\"%s\",\"connected\":%s,\"queued\":%zu,\"queued_bytes\":%zu", x->first ? "" : ",",
+		e->name, c ? "true" : "false", e->queued, e->queued_bytes);
+	if (e->owned)
+		fprintf(x->out, ",\"owner_uid\":%d", (int)e->owner);
+	if (c)
+		fprintf(x->out, ",\"msgs_in\":%" PRIu64 ",\"bytes_in\":%" PRIu64 ",\"msgs_out\":%" PRIu64
+			",\"bytes_out\":%" PRIu64 ",\"waiting_for_memory\":%s,\"hung_up\":%s,\"pid\":%d",
+			c->msgs_in, c->bytes_in, c->msgs_out, c->bytes_out, c->paused ? "true" : "false",
+			c->hung_up ? "true" : "false", (int)c->pid);
+	fputc('}', x->out);
+	x->first = 0;
+}
+
 void clientsrv_status_json(const struct clientsrv *cs, FILE *out)
 {
-	int first = 1;
+	struct status_ctx x = { out, 1 };
 
-	fprintf(out, "{\"local_messages\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"endpoints\":[", cs->msgs_local,
-		cs->msgs_refused);
-	for (const struct endpoint *e = cs->endpoints; e; e = e->next) {
-		const struct client *c = e->client;
-
-		fprintf(out, "%s{\"name\":\"%s\",\"connected\":%s,\"queued\":%zu,\"queued_bytes\":%zu", first ? "" : ",",
-			e->name, c ? "true" : "false", e->queued, e->queued_bytes);
-		if (c)
-			fprintf(out, ",\"msgs_in\":%" PRIu64 ",\"bytes_in\":%" PRIu64 ",\"msgs_out\":%" PRIu64
-				",\"bytes_out\":%" PRIu64 ",\"waiting_for_memory\":%s,\"hung_up\":%s",
-				c->msgs_in, c->bytes_in, c->msgs_out, c->bytes_out, c->paused ? "true" : "false",
-				c->hung_up ? "true" : "false");
-		fputc('}', out);
-		first = 0;
-	}
+	fprintf(out, "{\"local_messages\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"undelivered\":%" PRIu64
+		",\"clients\":%zu,\"clients_refused\":%" PRIu64 ",\"endpoints\":[", cs->msgs_local, cs->msgs_refused,
+		cs->msgs_undelivered, cs->nclients, cs->clients_refused);
+	eptab_foreach(&cs->eps, ep_status_json, &x);
 	fputs("]}", out);
+}
+
+static void ep_status_text(void *arg, const struct endpoint *e)
+{
+	struct status_ctx *x = arg;
+	const struct client *c = e->client;
+
+	fprintf(x->out, "  %-32s %s, %zu queued (%zu bytes)", e->name,
+		c == NULL ? "no process" : c->hung_up ? "hung up" : "connected", e->queued, e->queued_bytes);
+	if (c)
+		fprintf(x->out, ", in %" PRIu64 " msgs/%" PRIu64 " B, out %" PRIu64 " msgs/%" PRIu64 " B%s",
+			c->msgs_in, c->bytes_in, c->msgs_out, c->bytes_out, c->paused ? ", waiting for memory" : "");
+	fputc('\n', x->out);
 }
 
 void clientsrv_status_text(const struct clientsrv *cs, FILE *out)
 {
-	fprintf(out, "endpoints:\n");
-	for (const struct endpoint *e = cs->endpoints; e; e = e->next) {
-		const struct client *c = e->client;
+	struct status_ctx x = { out, 1 };
 
-		fprintf(out, "  %-32s %s, %zu queued (%zu bytes)", e->name,
-			c == NULL ? "no process" : c->hung_up ? "hung up" : "connected", e->queued, e->queued_bytes);
-		if (c)
-			fprintf(out, ", in %" PRIu64 " msgs/%" PRIu64 " B, out %" PRIu64 " msgs/%" PRIu64 " B%s",
-				c->msgs_in, c->bytes_in, c->msgs_out, c->bytes_out, c->paused ? ", waiting for memory" : "");
-		fputc('\n', out);
-	}
+	fprintf(out, "clients: %zu connected, %" PRIu64 " refused; %" PRIu64 " messages not delivered\n",
+		cs->nclients, cs->clients_refused, cs->msgs_undelivered);
+	fprintf(out, "endpoints:\n");
+	eptab_foreach(&cs->eps, ep_status_text, &x);
 }

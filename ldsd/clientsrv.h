@@ -11,6 +11,15 @@
  * ERROR naming what was wrong and, if the stream cannot be resynchronised,
  * the connection is closed.  Other clients are unaffected.
  *
+ * Every client is bounded (config.h, struct config_clients): connections
+ * per server and per uid, time to HELLO, the frame it may send (checked on
+ * the header, before any buffer grows), notices it may leave unread.  A
+ * name belongs to the uid that opened it (SO_PEERCRED) while it is open,
+ * while messages wait for it and for undelivered_ttl after; messages for a
+ * name nobody has open are held within a share of their link's memory and
+ * for undelivered_ttl (endpoint.h), then dropped and reported (a link's
+ * message: link_undelivered; a local one: ERROR to its sender).
+ *
  * Names starting with "ldsd." belong to the gateway (execmsg.h): no client
  * may open one or send to one of this cluster, and messages from links
  * for them go to the exec service (jobexec_request) instead of a client.

@@ -85,6 +85,14 @@ static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL
 static const struct field client_fields[] = {
 	{ .name = "socket", .kind = K_STR, AT(config, client_socket), .max = UNIX_PATH_LEN },
 	{ .name = "tcp", .kind = K_HOSTPORT, AT(config, client_tcp) },
+	{ .name = "max_clients", .kind = K_UINT, AT(config, clients.max_clients), .min = 1, .max = 65536 },
+	{ .name = "max_clients_per_user", .kind = K_UINT, AT(config, clients.max_per_user), .min = 1, .max = 65536 },
+	{ .name = "hello_timeout", .kind = K_SECONDS, AT(config, clients.hello_timeout) },
+	{ .name = "max_message", .kind = K_BYTES, AT(config, clients.max_message), .min = 1, .max = WIRE_MAX_MSG },
+	{ .name = "queue_max", .kind = K_BYTES, AT(config, clients.queue_max), .min = 65536, .max = SIZE_MAX },
+	{ .name = "input_per_user", .kind = K_BYTES, AT(config, clients.input_per_user), .min = 1 << 20, .max = SIZE_MAX },
+	{ .name = "undelivered_share", .kind = K_UINT, AT(config, clients.undelivered_share), .min = 1, .max = 90 },
+	{ .name = "undelivered_ttl", .kind = K_SECONDS, AT(config, clients.undelivered_ttl) },
 	{ .name = NULL },
 };
 
@@ -1288,6 +1296,10 @@ static int parse_config(struct ctx *c, const config_t *lc, struct config *cfg)
 	snprintf(cfg->log_level, sizeof(cfg->log_level), "info");
 	cfg->drain_timeout = 10.0;
 	cfg->handshake = handshake_defaults;
+	cfg->clients = (struct config_clients){ .max_clients = 1024, .max_per_user = 256, .hello_timeout = 10.0,
+						.max_message = WIRE_MAX_MSG, .queue_max = 16u << 20,
+						.input_per_user = 1u << 30,
+						.undelivered_share = 50, .undelivered_ttl = 600.0 };
 	exec_defaults(&cfg->exec);
 	if (parse_group(c, config_root_setting(lc), root_fields, cfg) < 0)
 		return -1;

@@ -130,6 +130,17 @@ struct config_handshake {
 					    dropped for the rest of the 10 s; default 60 */
 };
 #define CONFIG_MAX_UNAUTH 4096
+/* Bounds on local clients (docs/config.md, "clients"). */
+struct config_clients {
+	unsigned max_clients;            /* connections at once; default 1024 */
+	unsigned max_per_user;           /* ...of one uid (TCP clients count as one); default 256 */
+	double hello_timeout;            /* s a connection may take to send HELLO; default 10 */
+	size_t max_message;              /* largest SEND payload; default WIRE_MAX_MSG */
+	size_t queue_max;                /* bytes of notices a client leaves unread before it is closed; default 16M */
+	size_t input_per_user;           /* bytes of unfinished frames of one user's clients; default 1G */
+	unsigned undelivered_share;      /* % of a link's recv_memory for messages nobody has open; default 50 */
+	double undelivered_ttl;          /* s such a message waits; default 600 */
+};
 
 struct config {
 	char file[CONFIG_PATH_MAX];      /* the file this came from */
@@ -141,6 +152,7 @@ struct config {
 	char status_group[CONFIG_USER_MAX];    /* group that may use status_socket; "" = ldsd's own */
 	gid_t status_gid;                      /* status_group's id, or (gid_t)-1 for ldsd's own */
 	char metrics_listen[CONFIG_ADDR_MAX];  /* "host:port" serving OpenMetrics over HTTP; "" = off */
+	struct config_clients clients;
 	char log_level[16];              /* "error", "warn", "info" (default), "debug" */
 	int allow_faults;                /* ldsctl fault injection allowed; default false */
 	double drain_timeout;            /* s, > 0, <= 86400, to wait for unacked data at SIGTERM; default 10 */

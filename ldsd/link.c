@@ -12,6 +12,7 @@
 #include "json.h"
 #include "link.h"
 #include "log.h"
+#include "lostrep.h"
 #include "probe.h"
 #include "sealq.h"
 
@@ -168,6 +169,7 @@ struct link {
 	size_t dest_cap;             /* undelivered bytes allowed per destination */
 	struct sendbuf sb;
 	struct recvbuf rb;
+	struct lostrep lr;           /* our drops of the peer's messages (lostrep.h) */
 	int ack_pending, kick_pending;
 	int deliv_unreported;        /* deliveries no ACK has carried yet */
 	uint64_t last_ack_ns;
@@ -220,6 +222,11 @@ struct link *link_find(struct daemon *d, const char *cluster)
 		if (strcmp(d->links[i]->cfg->cluster, cluster) == 0)
 			return d->links[i];
 	return NULL;
+}
+
+size_t link_recv_memory(const struct link *l)
+{
+	return l->cfg->recv_memory;
 }
 
 size_t link_max_msg(const struct link *l)
@@ -281,20 +288,48 @@ static void dest_sub(struct link *l, struct dest *d, size_t len)
 
 /* ---- upcalls from sendbuf/recvbuf and the sink ----------------------- */
 
+/* The peer knows of our drop of its messages first..last: our ACKs may
+ * count them settled now. */
+static void link_settle(void *arg, uint64_t first, uint64_t last)
+{
+	struct link *l = arg;
+
+	if (recvbuf_settle(&l->rb, first, last) < 0)
+		log_warnx("link %s: out of memory recording dropped messages", link_name(l));
+	l->ack_pending = 1;
+	l->deliv_unreported = 1;
+}
+
 static void on_delivered(void *arg, const struct sb_msg *m)
 {
 	struct link *l = arg;
 
 	dest_sub(l, m->tag, DEST_COST(m->len));
-	l->d->sink.acked(l->d->sink.arg, m->client, m->id);
+	if (m->client == LOSTREP_CLIENT)
+		lostrep_confirmed(&l->lr, m->id, link_settle, l);
+	else
+		l->d->sink.acked(l->d->sink.arg, m->client, m->id);
+}
+
+static void link_lost(struct link *l, const struct sb_msg *m, const char *why)
+{
+	dest_sub(l, m->tag, DEST_COST(m->len));
+	l->d->sink.lost(l->d->sink.arg, l, m->client, m->id, why);
 }
 
 static void on_lost(void *arg, const struct sb_msg *m)
 {
 	struct link *l = arg;
 
-	dest_sub(l, m->tag, DEST_COST(m->len));
-	l->d->sink.lost(l->d->sink.arg, l, m->client, m->id, l->lost_why);
+	link_lost(l, m, l->lost_why);
+}
+
+/* Lost by the peer's report, for the reason in lr.why. */
+static void on_lost_reported(void *arg, const struct sb_msg *m)
+{
+	struct link *l = arg;
+
+	link_lost(l, m, ep_drop_reasons[l->lr.why]);
 }
 
 /* A peer may only send from its own cluster to ours: a record claiming
@@ -358,6 +393,56 @@ int link_send_from(struct link *l, const struct wire_record *rec, sb_fill_fn *fi
 int link_send(struct link *l, const struct wire_record *rec, const void *payload, uint64_t client)
 {
 	return link_send_from(l, rec, sendbuf_fill_copy, (void *)payload, client);
+}
+
+/* ---- undelivered messages (lostrep.h) ---------------------------------- */
+
+void link_undelivered(struct link *l, struct rb_msg *m, enum ep_drop why)
+{
+	uint64_t msgno = m->msgno;
+
+	if (recvbuf_discard(&l->rb, m) && lostrep_add(&l->lr, msgno, why) < 0)
+		log_warnx("link %s: out of memory recording a dropped message", link_name(l));
+	l->ack_pending = 1;
+}
+
+/* Sends what lostrep has pending, as far as send memory allows; the rest
+ * goes on a later round. */
+static void link_send_lostrep(struct link *l)
+{
+	uint8_t buf[LOSTREP_MAX_LEN];
+	struct wire_record rec = { .incarnation = l->d->instance };
+	size_t n;
+
+	snprintf(rec.src, sizeof(rec.src), "%s/%s", l->d->cfg->cluster, LOSTREP_ENDPOINT);
+	snprintf(rec.dst, sizeof(rec.dst), "%s/%s", link_name(l), LOSTREP_ENDPOINT);
+	while ((n = lostrep_encode(&l->lr, buf, &rec.msg_id)) > 0) {
+		rec.len = (uint32_t)n;
+		if (link_send(l, &rec, buf, LOSTREP_CLIENT) < 0)
+			return;
+		lostrep_sent(&l->lr, rec.msg_id);
+	}
+}
+
+static void on_peer_lost(void *arg, uint64_t first, uint64_t last, unsigned reason)
+{
+	struct link *l = arg;
+
+	l->lr.why = (enum ep_drop)reason;
+	sendbuf_msgs_lost(&l->sb, first, last, on_lost_reported, l);
+}
+
+void link_peer_lost(struct link *l, struct rb_msg *m)
+{
+	char own[WIRE_ENDPOINT_MAX + 1];
+
+	snprintf(own, sizeof(own), "%s/%s", link_name(l), LOSTREP_ENDPOINT);
+	/* Only the peer gateway itself speaks from its ldsd.lost endpoint: no
+	 * client may open an ldsd.* name. */
+	if (strcmp(m->rec.src, own) != 0 || lostrep_decode(m->data, m->rec.len, on_peer_lost, l) < 0)
+		log_warnx("link %s: malformed report of undelivered messages from %s (%" PRIu32 " bytes): ignored",
+			  link_name(l), m->rec.src, m->rec.len);
+	link_delivered(l, m);
 }
 
 /* ---- control frames ---------------------------------------------------- */
@@ -775,6 +860,7 @@ static void link_check_instance(struct link *l, uint64_t instance, struct stream
 				stream_close(l->streams[i], "peer restarted", 0);
 		sendbuf_reset(&l->sb, on_lost, l);
 		recvbuf_reset(&l->rb);
+		lostrep_reset(&l->lr);
 		l->resets++;
 		l->d->sink.space(l->d->sink.arg, l);
 	}
@@ -1566,6 +1652,7 @@ void link_free(struct link *l)
 	dial_fini(&l->dial);
 	sendbuf_free(&l->sb);
 	recvbuf_free(&l->rb);
+	lostrep_free(&l->lr);
 	for (unsigned i = 0; i < DEST_BUCKETS; i++) {
 		while (l->dests[i]) {
 			struct dest *d = l->dests[i];
@@ -1973,6 +2060,8 @@ void link_close_pending(struct daemon *d)
 
 void link_flush(struct link *l)
 {
+	if (lostrep_pending(&l->lr))
+		link_send_lostrep(l);
 	if (l->ack_pending && l->up > 0) {
 		for (unsigned k = 0; k < l->nstreams && l->ack_pending; k++) {
 			struct stream *s = l->streams[(l->rr + k) % l->nstreams];
@@ -2145,14 +2234,16 @@ void link_status_json(const struct link *l, FILE *out)
 		"\"reconnects\":%" PRIu64 ",\"session_resets\":%" PRIu64 ",\"downtime_s\":%.3f,"
 		"\"sent\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"blocks_acked\":%" PRIu64
 		",\"blocks_resent\":%" PRIu64 ",\"bytes_acked\":%" PRIu64 ",\"unacked_bytes\":%zu,"
-		"\"messages_delivered\":%" PRIu64 ",\"messages_pending\":%" PRIu64 ",\"window_end\":%" PRIu64 "},"
+		"\"messages_delivered\":%" PRIu64 ",\"messages_lost\":%" PRIu64 ",\"messages_pending\":%" PRIu64
+		",\"window_end\":%" PRIu64 "},"
 		"\"received\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"duplicates\":%" PRIu64
-		",\"messages\":%" PRIu64 ",\"misrouted\":%" PRIu64 ",\"held_bytes\":%zu},\"failures\":[",
+		",\"messages\":%" PRIu64 ",\"misrouted\":%" PRIu64 ",\"undelivered\":%" PRIu64
+		",\"held_bytes\":%zu},\"failures\":[",
 		l->cfg->tcp_buffer, l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->ops->name, l->nstreams, l->as ? "true" : "false", l->up, l->peer_instance, link_rtt_ms(l), link_tcp_rtt_ms(l), l->reconnects,
 		l->resets, link_downtime(l), sb->bytes_sent, sb->blocks_sent, sb->blocks_acked, sb->blocks_resent,
-		sb->bytes_acked, sendbuf_unacked_bytes(sb), sb->msgs_delivered, sb->msg_next - sb->msg_base,
+		sb->bytes_acked, sendbuf_unacked_bytes(sb), sb->msgs_delivered, sb->msgs_lost, sb->msg_next - sb->msg_base,
 		sb->window_end, rb->bytes_recv, rb->blocks_recv, rb->blocks_dup, rb->msgs_recv,
-		l->msgs_misrouted, rb->ooo_bytes + rb->msg_bytes);
+		l->msgs_misrouted, l->lr.dropped, rb->ooo_bytes + rb->msg_bytes);
 	for (unsigned i = 0; i < n; i++) {
 		const struct failure *f = &l->faillog[(l->nfail - n + i) % FAILLOG_MAX];
 

@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "daemon.h"
+#include "endpoint.h"
 #include "recvbuf.h"
 #include "sendbuf.h"
 
@@ -33,6 +34,8 @@ const char *link_name(const struct link *l);
 
 /* Largest message this link carries. */
 size_t link_max_msg(const struct link *l);
+/* The link's recv_memory (ldsd.conf), what its undelivered messages share. */
+size_t link_recv_memory(const struct link *l);
 /* Queues one message for the peer.  Returns 0, -ENOSPC (send memory full:
  * the caller waits for clientsrv_space), or -EMSGSIZE. */
 int link_send(struct link *l, const struct wire_record *rec, const void *payload, uint64_t client);
@@ -41,6 +44,12 @@ int link_send(struct link *l, const struct wire_record *rec, const void *payload
 int link_send_from(struct link *l, const struct wire_record *rec, sb_fill_fn *fill, void *arg, uint64_t client);
 /* The client server wrote (or discarded) a message that came over l. */
 void link_delivered(struct link *l, struct rb_msg *m);
+/* The client server drops m, which came over l, undelivered (why: see
+ * endpoint.h): the peer is told and reports it lost to its sender. */
+void link_undelivered(struct link *l, struct rb_msg *m, enum ep_drop why);
+/* m came over l for this gateway's reserved endpoint ldsd.lost: the
+ * peer's report of our messages it dropped (lostrep.h).  Consumes m. */
+void link_peer_lost(struct link *l, struct rb_msg *m);
 /* True if every message sent over l was acknowledged. */
 int link_idle(const struct link *l);
 

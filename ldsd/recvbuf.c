@@ -227,6 +227,20 @@ int recvbuf_delivered(struct recvbuf *rb, struct rb_msg *m)
 	return r;
 }
 
+int recvbuf_discard(struct recvbuf *rb, struct rb_msg *m)
+{
+	int current = m->epoch == rb->epoch;
+
+	rb->msg_bytes -= m->rec.len;
+	rb_msg_free(m);
+	return current;
+}
+
+int recvbuf_settle(struct recvbuf *rb, uint64_t first, uint64_t last)
+{
+	return idset_add(&rb->delivered, first + 1, last + 1) < 0 ? -ENOMEM : 0;
+}
+
 static void rb_extend_window(struct recvbuf *rb)
 {
 	size_t committed = (size_t)(rb->window_end - rb->recv_cum) * rb->block_size;

@@ -27,6 +27,7 @@ struct rb_msg {
 	struct rb_msg *next;       /* queue link */
 	void *origin;              /* where it came from (a link, or NULL = local) */
 	uint64_t client;           /* local messages: the sending client's id */
+	uint64_t t_ns;             /* when it was queued for its endpoint */
 };
 
 struct rb_slot {
@@ -97,6 +98,15 @@ int recvbuf_placed(struct recvbuf *rb, uint64_t seq, uint32_t len, void (*delive
  * records its number as delivered (unless it belongs to an earlier
  * session).  Returns 0 or -ENOMEM (the number could not be recorded). */
 int recvbuf_delivered(struct recvbuf *rb, struct rb_msg *m);
+
+/* The owner drops m without delivering it: frees it and releases its
+ * memory, but does not record its number (recvbuf_settle does, once the
+ * sender knows; see lostrep.h).  Returns 1 if m belongs to the current
+ * session, so that its number must be reported, else 0. */
+int recvbuf_discard(struct recvbuf *rb, struct rb_msg *m);
+/* Records message numbers first..last as settled, as if delivered.
+ * Returns 0 or -ENOMEM. */
+int recvbuf_settle(struct recvbuf *rb, uint64_t first, uint64_t last);
 
 /* Fills the ACK fields (recv_cum, window, SACKs, deliveries).  Extends the
  * window into free memory first. */

@@ -403,6 +403,23 @@ static int sb_ack_valid(const struct sendbuf *sb, const struct wire_ack *a)
 	return 1;
 }
 
+void sendbuf_msgs_lost(struct sendbuf *sb, uint64_t first, uint64_t last, sb_msg_cb *lost, void *arg)
+{
+	if (first < sb->msg_base)
+		first = sb->msg_base;
+	for (uint64_t n = first; n <= last && n < sb->msg_next; n++) {
+		struct sb_msg *m = &sb->msgs[n % sb->max_msgs];
+
+		if (m->delivered)
+			continue;
+		m->delivered = 1;
+		sb->msgs_lost++;
+		lost(arg, m);
+	}
+	while (sb->msg_base < sb->msg_next && sb->msgs[sb->msg_base % sb->max_msgs].delivered)
+		sb->msg_base++;
+}
+
 int sendbuf_ack(struct sendbuf *sb, const struct wire_ack *a, sb_msg_cb *delivered, void *arg)
 {
 	if (!sb_ack_valid(sb, a))

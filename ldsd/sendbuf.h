@@ -76,7 +76,7 @@ struct sendbuf {
 	 * bytes_acked it does not wait behind a missing block, so it measures
 	 * what the path carried in an interval (streams = "auto"). */
 	uint64_t blocks_sent, blocks_resent, blocks_acked;
-	uint64_t bytes_sent, bytes_acked, bytes_reached, msgs_delivered;
+	uint64_t bytes_sent, bytes_acked, bytes_reached, msgs_delivered, msgs_lost;
 };
 
 /* Returns 0 or -ENOMEM.  mem >= 4 * block_size (config checks this). */
@@ -137,6 +137,13 @@ size_t sendbuf_stream_lost(struct sendbuf *sb, int stream);
  * recv_cum): the peer is broken or lying.
  */
 int sendbuf_ack(struct sendbuf *sb, const struct wire_ack *a, sb_msg_cb *delivered, void *arg);
+
+/*
+ * The peer will never deliver messages first..last (message numbers): calls
+ * lost(arg, msg) for each of them not yet delivered or lost, and counts it
+ * done.  Numbers outside what is still pending are ignored.
+ */
+void sendbuf_msgs_lost(struct sendbuf *sb, uint64_t first, uint64_t last, sb_msg_cb *lost, void *arg);
 
 /*
  * The peer lost its state: forgets every block and calls lost(arg, msg)

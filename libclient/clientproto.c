@@ -108,6 +108,11 @@ int cp_hdr_parse(const uint8_t *buf, struct cp_hdr *h)
 	return 0;
 }
 
+size_t cp_client_body_max(int welcomed, uint32_t max_msg)
+{
+	return welcomed ? CP_SEND_MAX_BODY(max_msg) : CP_HELLO_MAX_BODY;
+}
+
 void cp_hdr_write(uint8_t *buf, uint8_t type, uint32_t len)
 {
 	buf[0] = (uint8_t)(len >> 24);

@@ -23,6 +23,10 @@
 #define CP_HDR_LEN  8u
 #define CP_MAX_BODY (WIRE_MAX_MSG + 512u)
 #define CP_TEXT_MAX 255u
+/* Largest bodies: HELLO (u16, u16, u64, str name) and SEND (u64, str dst,
+ * payload) around a payload of max_msg bytes. */
+#define CP_HELLO_MAX_BODY (13u + WIRE_ENDPOINT_MAX)
+#define CP_SEND_MAX_BODY(max_msg) (9u + WIRE_ENDPOINT_MAX + (size_t)(max_msg))
 
 enum cp_type {
 	CP_HELLO = 1,  /* c->d  u16 version, u16 flags, u64 incarnation, str name ("" = daemon picks) */
@@ -66,6 +70,9 @@ struct cp_msg {
 /* Parses a header.  Returns 0, or -EBADMSG (wrong version, unknown type,
  * len > CP_MAX_BODY).  buf must hold CP_HDR_LEN bytes. */
 int cp_hdr_parse(const uint8_t *buf, struct cp_hdr *h);
+/* The largest body ldsd takes from a client: before WELCOME only a HELLO,
+ * after it a SEND of up to max_msg payload bytes (WELCOME's max_msg). */
+size_t cp_client_body_max(int welcomed, uint32_t max_msg);
 /* Writes a header for a body of len bytes. */
 void cp_hdr_write(uint8_t *buf, uint8_t type, uint32_t len);
 

@@ -1213,6 +1213,8 @@ const char *lds_strerror(int err)
 		{ EHOSTUNREACH, "no gateway link to the destination's cluster" },
 		{ ECONNRESET, "connection to the local ldsd lost; open a new handle" },
 		{ EADDRINUSE, "endpoint name already taken by another client" },
+		{ EACCES, "Permission denied: the socket, or the endpoint name (another user's, or the gateway's ldsd.*)" },
+		{ EUSERS, "the gateway serves as many clients as it may, or as many of this user" },
 		{ EPROTO, "protocol error in the conversation with ldsd" },
 		{ EPROTONOSUPPORT, "ldsd speaks another client protocol version" },
 		{ EINVAL, "invalid argument (endpoint names are [A-Za-z0-9._-], \"cluster/name\")" },

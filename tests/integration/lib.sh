@@ -54,11 +54,12 @@ make_key() { head -c 32 /dev/urandom | base64 > "$1"; chmod 600 "$1"; }
 # network namespace to run gateway NAME in), as the WAN tests do.
 GW_ADDR=${GW_ADDR:-127.0.0.1}
 
-# write_conf NAME PEER ROLE STREAMS [EXTRA-PEER-SETTINGS]
+# write_conf NAME PEER ROLE STREAMS [EXTRA-PEER-SETTINGS]; $CLIENTS_EXTRA
+# goes into the clients group.
 write_conf() {
 	cat > "$T/$1.conf" <<EOC
 cluster = "$1";
-clients = { socket = "$T/$1.sock"; };
+clients = { socket = "$T/$1.sock"; ${CLIENTS_EXTRA:-} };
 control_socket = "$T/$1.ctl";
 allow_faults = true;
 drain_timeout = 20.0;

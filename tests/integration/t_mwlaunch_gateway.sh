@@ -116,7 +116,7 @@ held_back() {
 	if [ "$1" = -P ]; then
 		[ "$rc" = 0 ] && grep -q "^EXIT 0 exit 0, " "$T/bp.out"
 	else
-		[ "$rc" = 1 ] && grep -q "^EXIT .*, stopped: asked by clusterA/anon-[0-9]*: exectest -S$" "$T/bp.out"
+		[ "$rc" = 1 ] && grep -q "^EXIT .*, stopped: asked by clusterA/anon-[0-9a-f]*: exectest -S$" "$T/bp.out"
 	fi || fail "seq through the gateway ($*): exit $rc: $(cat "$T/bp.out")"
 	got=$(sed -n 's/^BYTES //p' "$T/bp.out")
 	sent=$(sed -n 's/^EXIT .*, \([0-9]*\) bytes of output.*$/\1/p' "$T/bp.out")
@@ -130,7 +130,7 @@ held_back -S 4
 # STOP: SIGTERM to the job, whose end is reported with the reason.
 start=$(date +%s)
 timeout 40 $EXEC -c clusterB -S 0.5 /bin/sleep 60 > "$T/x.out" 2>&1
-grep -q "^EXIT .* stopped: asked by clusterA/anon-[0-9]*: exectest -S$" "$T/x.out" || fail "stop: $(cat "$T/x.out")"
+grep -q "^EXIT .* stopped: asked by clusterA/anon-[0-9a-f]*: exectest -S$" "$T/x.out" || fail "stop: $(cat "$T/x.out")"
 stop_s=$(( $(date +%s) - start ))
 [ "$stop_s" -lt 10 ] || fail "stop took $stop_s s"
 

@@ -22,10 +22,7 @@ EXEC="$TBIN/exectest -s $T/clusterA.sock -c clusterB -T 30"
 exec_clusters() {
 	make_key "$T/key"
 	write_conf clusterB clusterA listen 1
-	write_conf clusterA clusterB connect 1
-	[ -z "${CLIENT_TCP:-}" ] ||
-		sed -i "s|^clients = { socket = \"\([^\"]*\)\"; };|clients = { socket = \"\1\"; tcp = \"127.0.0.1:$CLIENT_TCP\"; };|" \
-			"$T/clusterA.conf"
+	CLIENTS_EXTRA=${CLIENT_TCP:+"tcp = \"127.0.0.1:$CLIENT_TCP\";"} write_conf clusterA clusterB connect 1
 	echo "$1" >> "$T/clusterB.conf"
 	start_ldsd clusterB
 	start_ldsd clusterA

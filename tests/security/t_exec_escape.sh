@@ -69,7 +69,7 @@ timeout 60 $EXEC "$T/app/escape.sh" launcher wait > "$T/launcher.out" 2>&1
 hung_secs=$(( $(date +%s) - start ))
 grep -q "^EXIT -9 killed by signal 9, .*stopped: it ran into its time limit" "$T/launcher.out" ||
 	fail "launcher: not killed at its limit: $(cat "$T/launcher.out")"
-grep -q "exec: job 1 of clusterA/anon-[0-9]* did not end within 5 s of SIGTERM: SIGKILL" "$T/clusterB.log" ||
+grep -q "exec: job 1 of clusterA/anon-[0-9a-f]* did not end within 5 s of SIGTERM: SIGKILL" "$T/clusterB.log" ||
 	fail "launcher: no SIGKILL logged: $(tail -3 "$T/clusterB.log")"
 [ "$hung_secs" -le 20 ] || fail "launcher: its EXIT came after $hung_secs s (limit 3 s, SIGKILL 5 s later)"
 sleep 0.5

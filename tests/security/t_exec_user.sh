@@ -41,7 +41,7 @@ grep -q "exec: job .* (its job 1, user $GOOD uid $(id -u "$GOOD") there)" "$T/cl
 as "$BAD" /usr/bin/id -u
 grep -q "^REFUSED 1 user $BAD of cluster clusterA may not run /usr/bin/id (exec.rules)" "$T/x.out" ||
 	fail "$BAD: id -u not refused: $(cat "$T/x.out")"
-grep -q "exec: refused job 1 of clusterA/anon-[0-9]* (link clusterA): user $BAD of cluster clusterA may not" \
+grep -q "exec: refused job 1 of clusterA/anon-[0-9a-f]* (link clusterA): user $BAD of cluster clusterA may not" \
 	"$T/clusterB.log" || fail "$BAD's refusal not logged: $(tail -3 "$T/clusterB.log")"
 as "$GOOD" /usr/bin/id -u --mca orte_fork_agent /bin/sh
 grep -q "^REFUSED 1 the 4 arguments of rank 0 do not match those exec.rules allows user $GOOD" "$T/x.out" ||

@@ -359,6 +359,21 @@ START_TEST(t_encode_misc)
 }
 END_TEST
 
+/* What ldsd takes from a client: a HELLO before WELCOME, then a SEND of
+ * WELCOME's max_msg around its longest destination. */
+START_TEST(client_body_limits)
+{
+	struct cp_msg m = { .type = CP_HELLO, .version = CP_VERSION };
+	uint8_t buf[CP_HDR_LEN + CP_HELLO_MAX_BODY];
+
+	memset(m.name, 'n', WIRE_ENDPOINT_MAX);
+	ck_assert_uint_eq(cp_encode(buf, sizeof(buf), &m), sizeof(buf));
+	ck_assert_uint_eq(cp_client_body_max(0, 1000), CP_HELLO_MAX_BODY);
+	ck_assert_uint_eq(cp_client_body_max(1, 1000), 9 + WIRE_ENDPOINT_MAX + 1000);
+	ck_assert_uint_le(cp_client_body_max(1, WIRE_MAX_MSG), CP_MAX_BODY);
+}
+END_TEST
+
 Suite *make_clientproto_suite(void)
 {
 	Suite *s = suite_create("clientproto");
@@ -366,6 +381,7 @@ Suite *make_clientproto_suite(void)
 
 	tcase_set_timeout(tc, 30);
 	tcase_add_test(tc, t_type_names);
+	tcase_add_test(tc, client_body_limits);
 	tcase_add_test(tc, t_hdr);
 	tcase_add_loop_test(tc, t_round_trip, CP_HELLO, CP_TYPE_MAX);
 	tcase_add_loop_test(tc, t_truncated, CP_HELLO, CP_TYPE_MAX);

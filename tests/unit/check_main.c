@@ -17,6 +17,7 @@ static Suite *(*const suites[])(void) = {
 	make_seal_suite,
 	make_resolve_suite,
 	make_mw_calib_suite,
+	make_endpoint_suite,
 };
 
 struct tally {

@@ -742,6 +742,45 @@ START_TEST(deliv_ranges_example)
 }
 END_TEST
 
+/* A dropped message frees its memory but stays out of the delivered
+ * numbers until settled (the sender must hear of it as lost first). */
+START_TEST(discard_then_settle)
+{
+	struct recvbuf rb;
+	struct tstream s;
+	struct got g;
+	struct wire_ack a;
+	const size_t bs = 64;
+
+	rng_state = 11;
+	ts_build(&s, 4, NULL, 30, 1);
+	ck_assert_int_eq(recvbuf_init(&rb, bs, bs * 64), 0);
+	open_window(&rb, &a);
+	got_init(&g, &rb, &s);
+	for (uint64_t q = 0; q < nblocks(&s, bs); q++)
+		ck_assert_int_eq(feed(&rb, &s, bs, q, &g), 1);
+	ck_assert_uint_eq(g.n, 4);
+	ck_assert_int_eq(recvbuf_delivered(&rb, g.m[0]), 0);
+	ck_assert_int_eq(recvbuf_discard(&rb, g.m[1]), 1);
+	ck_assert_int_eq(recvbuf_delivered(&rb, g.m[2]), 0);
+	recvbuf_ack(&rb, &a);
+	ck_assert_uint_eq(a.deliv_cum, 1);
+	ck_assert_uint_eq(a.ndeliv, 1);
+	ck_assert_uint_eq(a.deliv[0].start, 2);
+	ck_assert_uint_eq(rb.msg_bytes, s.rec[3].len);
+	ck_assert_int_eq(recvbuf_settle(&rb, 1, 1), 0);
+	recvbuf_ack(&rb, &a);
+	ck_assert_uint_eq(a.deliv_cum, 3);
+	ck_assert_uint_eq(a.ndeliv, 0);
+	/* A message of an earlier session is not to be reported. */
+	recvbuf_reset(&rb);
+	ck_assert_int_eq(recvbuf_discard(&rb, g.m[3]), 0);
+	ck_assert_uint_eq(rb.msg_bytes, 0);
+	recvbuf_free(&rb);
+	ts_free(&s);
+}
+END_TEST
+
 /* Random delivery orders against a reference; more than 32 ranges. */
 START_TEST(deliv_ranges_random)
 {
@@ -1257,6 +1296,7 @@ Suite *make_recvbuf_suite(void)
 	suite_add_tcase(s, win);
 
 	tcase_add_test(dv, deliv_ranges_example);
+	tcase_add_test(dv, discard_then_settle);
 	tcase_add_loop_test(dv, deliv_ranges_random, 0, 6);
 	tcase_add_test(dv, reset_new_epoch);
 	tcase_set_timeout(dv, 10);

@@ -1023,6 +1023,47 @@ START_TEST(reset_reports_lost)
 }
 END_TEST
 
+/* The peer reports messages it dropped: each is reported lost once, a
+ * later ACK covering it does not report it acknowledged, and numbers
+ * outside what is pending are ignored. */
+START_TEST(peer_drops_reported_lost)
+{
+	struct sendbuf sb;
+	struct calls lost, dl;
+	struct wire_ack a;
+
+	ck_assert_int_eq(sendbuf_init(&sb, BS, 8 * BS), 0);
+	for (unsigned i = 0; i < 5; i++)
+		ck_assert_int_eq(append(&sb, 10, 1 + i, 30 + i), 0);
+	memset(&lost, 0, sizeof(lost));
+	sendbuf_msgs_lost(&sb, 1, 2, record_call, &lost);
+	sendbuf_msgs_lost(&sb, 2, 2, record_call, &lost);
+	sendbuf_msgs_lost(&sb, 5, 99, record_call, &lost);
+	ck_assert_uint_eq(lost.n, 2);
+	ck_assert_uint_eq(lost.id[0], 2);
+	ck_assert_uint_eq(lost.client[0], 31);
+	ck_assert_uint_eq(lost.id[1], 3);
+	ck_assert_uint_eq(sb.msgs_lost, 2);
+	ck_assert_uint_eq(sb.msg_base, 0);
+	/* The peer's ACK then counts every one done: only 0, 3 and 4 were
+	 * delivered. */
+	memset(&a, 0, sizeof(a));
+	a.window_end = 8;
+	a.deliv_cum = 5;
+	memset(&dl, 0, sizeof(dl));
+	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &dl), 0);
+	ck_assert_uint_eq(dl.n, 3);
+	ck_assert_uint_eq(dl.id[0], 1);
+	ck_assert_uint_eq(dl.id[1], 4);
+	ck_assert_uint_eq(dl.id[2], 5);
+	ck_assert_uint_eq(sb.msg_base, 5);
+	/* Numbers below msg_base: nothing. */
+	sendbuf_msgs_lost(&sb, 0, 4, record_call, &lost);
+	ck_assert_uint_eq(lost.n, 2);
+	sendbuf_free(&sb);
+}
+END_TEST
+
 START_TEST(idle_states)
 {
 	struct sendbuf sb;
@@ -1351,6 +1392,7 @@ Suite *make_sendbuf_suite(void)
 	TCase *ct = tcase_create("contents");
 
 	tcase_add_test(ap, init_sizes);
+	tcase_add_test(ap, peer_drops_reported_lost);
 	tcase_add_test(ap, append_accounting);
 	tcase_add_test(ap, append_enospc);
 	tcase_add_test(ap, append_msg_table_full);

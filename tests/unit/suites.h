@@ -28,5 +28,6 @@ Suite *make_probe_suite(void);
 Suite *make_admission_suite(void);
 Suite *make_seal_suite(void);
 Suite *make_resolve_suite(void);
+Suite *make_endpoint_suite(void);
 
 #endif

@@ -1,0 +1,122 @@
+/*
+ * client.h - one local client connection and the client server's state,
+ * shared by the files of the client server: clientsrv.c (sessions, input,
+ * endpoints, accepting), clientout.c (what is written to a client) and
+ * clientsock.c (listening sockets, payloads read straight from a socket).
+ * Nothing outside them includes it; the rest of ldsd sees clientsrv.h.
+ */
+#ifndef LDS_CLIENT_H
+#define LDS_CLIENT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "clientsrv.h"
+#include "endpoint.h"
+#include "libclient/clientproto.h"
+
+#define CS_LOCAL_MEMORY (64u << 20)   /* messages between clients of this cluster */
+#define CS_UID_TCP ((uid_t)-1)        /* the one "user" of every TCP client */
+
+struct client {
+	struct clientsrv *cs;
+	int fd;
+	uint64_t id;
+	uint64_t incarnation;         /* the liblds handle's, from HELLO */
+	struct endpoint *ep;          /* after HELLO */
+	char peer[64];
+	/* The peer process (SO_PEERCRED); TCP clients have none and count as
+	 * one user, CS_UID_TCP. */
+	uid_t uid;
+	gid_t gid;
+	pid_t pid;
+	uint64_t accepted_ns;
+	uint32_t max_msg;             /* WELCOME's: bounds its SEND frames */
+	int doomed;                   /* must be closed at the next safe point */
+
+	uint8_t *in;
+	size_t in_len, in_cap;
+	size_t in_budget;             /* of its user's input_per_user, for the frame it reads */
+	int paused;                   /* not reading: waiting for send memory */
+	int hung_up;                  /* see client_hung_up */
+
+	uint8_t *ctl;                 /* encoded control frames to write */
+	size_t ctl_len, ctl_off, ctl_cap;
+	struct rb_msg *cur;           /* DELIVER being written (queue head) */
+	uint8_t cur_hdr[CP_HDR_LEN + 17 + WIRE_ENDPOINT_MAX];
+	size_t cur_hdr_len, cur_off;
+	int want_write;
+
+	uint64_t ack_first, ack_last; /* coalesced ACKED range; 0 = none */
+	/* Per link on which messages of this client were lost: until the
+	 * client has said (RESUME) that its application took every LOST
+	 * reported so far, newer messages to it are reported lost too, so that
+	 * resends stay in order. */
+	struct fence {
+		struct link *link;
+		uint64_t reported;   /* LOST frames naming the link, ever */
+		int up;              /* not all of them taken yet */
+	} fences[CONFIG_MAX_PEERS];
+	size_t nfences;
+	struct client *next;
+	uint64_t msgs_in, msgs_out, bytes_in, bytes_out;
+};
+
+struct clientsrv {
+	struct daemon *d;
+	int unix_fd, tcp_fd;
+	struct client *clients;
+	size_t nclients;
+	struct eptab eps;
+	uint64_t next_id;
+	size_t local_bytes;
+	int resume_pending;
+	struct client *last_lookup;
+	uint64_t msgs_local, msgs_refused, msgs_undelivered, clients_refused;
+	int tick_id;
+};
+
+/* ---- clientsrv.c --------------------------------------------------------- */
+struct client *client_by_id(struct clientsrv *cs, uint64_t id);
+/* The socket's events (see evloop.h): reads it, writes it, notes hang-ups. */
+void client_event(int fd, unsigned events, void *arg);
+
+/* ---- clientout.c --------------------------------------------------------- */
+/* Queues a control frame (ACKED, LOST, ERROR, WELCOME).  Returns 0 (also
+ * when nothing is queued because the client is gone, or is doomed for
+ * leaving more than queue_max bytes unread), or -EINVAL/-ENOMEM. */
+int client_ctl_append(struct client *c, const struct cp_msg *m);
+void client_send_error(struct client *c, uint64_t id, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void client_flush_acks(struct client *c);
+/* Watches the socket for what the client's state needs now. */
+void client_set_events(struct client *c);
+void client_hung_up(struct client *c, const char *why);
+/* Writes control frames and deliveries while the socket takes them. */
+void client_write(struct client *c);
+/* The fence kept for link l, or NULL. */
+struct fence *client_fence(struct client *c, const struct link *l);
+void client_report_lost(struct client *c, struct link *l, uint64_t id, const char *reason);
+
+/* ---- clientsock.c -------------------------------------------------------- */
+/* The listening unix socket at path (mode 0666, a stale file replaced;
+ * refused while another ldsd serves it).  Returns the fd or -1 (logged).
+ * clients.tcp listens through listen_tcp() (listen.h). */
+int clientsock_listen_unix(const char *path);
+
+/* Where a SEND's payload comes from: the input buffer, then - when the
+ * rest of the frame is waiting in the socket - the socket itself, read
+ * straight into the send buffer's blocks instead of through the input
+ * buffer. */
+struct payload_src {
+	const uint8_t *have;
+	size_t have_len;
+	int fd;                       /* -1: have holds the whole payload */
+	int err;                      /* reading fd failed: the client is gone */
+};
+/* sb_fill_fn over a struct payload_src: copies what is buffered, reads the
+ * rest. */
+int clientsock_fill_payload(void *arg, const struct iovec *iov, int n);
+
+#endif

@@ -1,0 +1,92 @@
+/* clientsock.c - the client server's sockets: listening, and payloads read
+ * straight from a client's socket; see client.h. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+
+#include "client.h"
+#include "log.h"
+
+int clientsock_listen_unix(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path)) {
+		log_warnx("client socket path %s is too long (max %zu)", path, sizeof(sa.sun_path) - 1);
+		return -1;
+	}
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		log_warn("socket(AF_UNIX)");
+		return -1;
+	}
+	/* A stale socket file from a crashed ldsd would make bind fail. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		log_warnx("another ldsd is already serving %s", path);
+		close(fd);
+		return -1;
+	}
+	unlink(path);
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0) {
+		log_warn("cannot listen on %s", path);
+		close(fd);
+		return -1;
+	}
+	chmod(path, 0666);
+	return fd;
+}
+
+/* Reads iov[0..n) whole from fd, the first region from offset skip on. */
+static int read_regions(int fd, const struct iovec *iov, int n, size_t skip)
+{
+	struct iovec v[IOV_MAX];
+
+	while (n > 0) {
+		int m = n < IOV_MAX ? n : IOV_MAX;
+		ssize_t r;
+
+		memcpy(v, iov, (size_t)m * sizeof(*v));
+		v[0].iov_base = (uint8_t *)v[0].iov_base + skip;
+		v[0].iov_len -= skip;
+		r = readv(fd, v, m);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return r == 0 ? -ECONNRESET : -errno;
+		for (skip += (size_t)r; n > 0 && skip >= iov[0].iov_len; iov++, n--)
+			skip -= iov[0].iov_len;
+	}
+	return 0;
+}
+
+int clientsock_fill_payload(void *arg, const struct iovec *iov, int n)
+{
+	struct payload_src *src = arg;
+	size_t skip = 0;
+	int k, r;
+
+	for (k = 0; k < n && src->have_len > 0; k++) {
+		size_t take = iov[k].iov_len < src->have_len ? iov[k].iov_len : src->have_len;
+
+		memcpy(iov[k].iov_base, src->have, take);
+		src->have += take;
+		src->have_len -= take;
+		if (take < iov[k].iov_len) {
+			skip = take;
+			break;
+		}
+	}
+	if (k == n)
+		return 0;
+	r = src->fd < 0 ? -EIO : read_regions(src->fd, iov + k, n - k, skip);
+	if (r < 0)
+		src->err = -r;
+	return r;
+}
