@@ -51,7 +51,7 @@ grep -q "^EXIT 0 " "$T/x.out" || fail "id: no EXIT 0: $(cat "$T/x.out")"
 START=gateway APP=$APPDIR/mw_matmul write_job 2 "-n 384 -b 32 --verify"
 "$BIN/mwlaunch" --dry-run "$T/job.conf" > "$T/dry" || fail "--dry-run failed"
 grep -q "started by its gateway: the request goes through $T/clusterA.sock (ldsd of clusterA) to clusterB/ldsd.exec" "$T/dry" &&
-	grep -q "^  via gateway clusterB: mpirun --tag-output -np 1 -x MWL_ROLE=submaster" "$T/dry" ||
+	grep -q "^  ranks as one mpirun would start them (clusterB's gateway runs each through ldsd-exec): mpirun --tag-output -np 1 -x MWL_ROLE=submaster" "$T/dry" ||
 	fail "--dry-run does not say which gateway runs what: $(cat "$T/dry")"
 mwlaunch_job & mpid=$!
 uid=""

@@ -128,7 +128,8 @@ static void dry_run(const struct job *j, struct plan *p)
 			       c->deadline, c->cache_mib);
 		if (c->gateway)
 			printf("\n  started by its gateway: the request goes through %s (ldsd of %s) to %s/%s, which "
-			       "runs it as its exec.user, with its exec.mpirun and exec.mpirun_args in front; files "
+			       "runs it as its exec.user: exec.mpirun and exec.mpirun_args start ldsd-exec for every "
+			       "rank, which runs the rank's program as listed below (mpirun sees none of it); files "
 			       "sent: %s; sent back: %s\n", main_sock, j->cl[j->main].name, c->name, EXEC_ENDPOINT,
 			       j->framework[0] ? PLAN_GW_CONFIG : "none", PLAN_GW_REPORT);
 		else
@@ -136,7 +137,7 @@ static void dry_run(const struct job *j, struct plan *p)
 		for (unsigned r = 0; r < p[i].nranks; r++)
 			printf("  rank %u: %s\n", r, p[i].ranks[r].role);
 		if (c->gateway)
-			printf("  via gateway %s: ", c->name);
+			printf("  ranks as one mpirun would start them (%s's gateway runs each through ldsd-exec): ", c->name);
 		plan_print(&p[i], stdout);
 	}
 }
