@@ -44,6 +44,7 @@
 #include "ldsd/clock.h"
 #include "libclient/clientproto.h"
 #include "libclient/lds.h"
+#include "tests/security/sockio.h"
 
 #define MAX_CONNS 4096
 
@@ -65,23 +66,6 @@ static int unix_connect(const char *path)
 		return -1;
 	}
 	return fd;
-}
-
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const uint8_t *p = buf;
-
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 /* 1 if ldsd closed fd (or reset it) within ms, else 0; an ERROR text it

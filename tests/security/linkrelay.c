@@ -37,6 +37,7 @@
 
 #include "ldsd/crc32c.h"
 #include "ldsd/wire.h"
+#include "tests/security/sockio.h"
 
 #define MAX_CONNS 64
 #define READ_CHUNK (256u * 1024)
@@ -76,21 +77,6 @@ static void fix_crc(uint8_t *frame, size_t n)
 {
 	put_be32(frame + 8, 0);
 	put_be32(frame + 8, crc32c(0, frame, n));
-}
-
-static int write_all(int fd, const uint8_t *p, size_t n)
-{
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t)w;
-	}
-	return 0;
 }
 
 /* A DATA frame of block 0 carrying one forged message. */
