@@ -28,6 +28,7 @@
 #include <getopt.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -256,6 +257,9 @@ int main(int argc, char **argv)
 		return usage();
 	mode = (enum mode)m;
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/* A gateway closes the stream an attack hit while the relay may still
+	 * be writing to it: that must end the connection, not the relay. */
+	signal(SIGPIPE, SIG_IGN);
 	lfd = tcp_socket((uint16_t)lport, 1);
 	if (lfd < 0) {
 		perror("linkrelay: listen");
