@@ -224,7 +224,8 @@ $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzzobj/tests/fuzz/fuzz_%.o $(patsubst %.c,$(BUIL
 	@$(if $(Q),echo "  FUZZ    $@")
 	$(Q)clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS_D)
 
-# make fuzz runs each target FUZZ_SECONDS; fuzz-smoke 10 s each.
+# make fuzz runs each target FUZZ_SECONDS; fuzz-smoke FUZZ_SMOKE_SECONDS each.
+FUZZ_SMOKE_SECONDS ?= 6
 fuzz: $(FUZZ_BINS)
 	$(Q)for f in $(FUZZ_BINS); do n=$${f##*/fuzz_}; mkdir -p $(BUILD)/fuzz/corpus-$$n; \
 		echo "fuzz: $$n ($(FUZZ_SECONDS) s)"; \
@@ -233,7 +234,7 @@ fuzz: $(FUZZ_BINS)
 fuzz-smoke: $(FUZZ_BINS)
 	$(Q)for f in $(FUZZ_BINS); do n=$${f##*/fuzz_}; mkdir -p $(BUILD)/fuzz/corpus-$$n; \
 		echo "fuzz-smoke: $$n"; \
-		if $$f -max_total_time=10 -max_len=70000 -print_final_stats=0 $(BUILD)/fuzz/corpus-$$n tests/fuzz/$$n \
+		if $$f -max_total_time=$(FUZZ_SMOKE_SECONDS) -max_len=70000 -print_final_stats=0 $(BUILD)/fuzz/corpus-$$n tests/fuzz/$$n \
 			>$(BUILD)/fuzz/$$n.log 2>&1; then tail -1 $(BUILD)/fuzz/$$n.log; \
 		else tail -30 $(BUILD)/fuzz/$$n.log; exit 1; fi; done
 
@@ -255,8 +256,10 @@ security: all
 wan: all
 	$(Q)BUILD=$(BUILD) tests/integration/run-all.sh tests/wan
 
+# The builds in parallel (the tests after them run one at a time).
+NPROC := $(shell nproc 2>/dev/null || echo 2)
 check: deps
-	$(Q)$(MAKE) --no-print-directory all $(UNIT) $(UNIT_ASAN)
+	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(UNIT) $(UNIT_ASAN) $(FUZZ_BINS)
 	$(Q)$(MAKE) --no-print-directory unit
 	$(Q)$(MAKE) --no-print-directory unit-asan
 	$(Q)$(MAKE) --no-print-directory fuzz-smoke
