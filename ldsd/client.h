@@ -100,10 +100,6 @@ struct fence *client_fence(struct client *c, const struct link *l);
 void client_report_lost(struct client *c, struct link *l, uint64_t id, const char *reason);
 
 /* ---- clientsock.c -------------------------------------------------------- */
-/* The listening unix socket at path (mode 0666, a stale file replaced;
- * refused while another ldsd serves it).  Returns the fd or -1 (logged).
- * clients.tcp listens through listen_tcp() (listen.h). */
-int clientsock_listen_unix(const char *path);
 
 /* Where a SEND's payload comes from: the input buffer, then - when the
  * rest of the frame is waiting in the socket - the socket itself, read

@@ -1,47 +1,14 @@
-/* clientsock.c - the client server's sockets: listening, and payloads read
- * straight from a client's socket; see client.h. */
+/* clientsock.c - payloads read straight from a client's socket into
+ * their messages; see client.h. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/un.h>
 
 #include "client.h"
 #include "log.h"
-
-int clientsock_listen_unix(const char *path)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
-
-	if (strlen(path) >= sizeof(sa.sun_path)) {
-		log_warnx("client socket path %s is too long (max %zu)", path, sizeof(sa.sun_path) - 1);
-		return -1;
-	}
-	strcpy(sa.sun_path, path);
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0) {
-		log_warn("socket(AF_UNIX)");
-		return -1;
-	}
-	/* A stale socket file from a crashed ldsd would make bind fail. */
-	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
-		log_warnx("another ldsd is already serving %s", path);
-		close(fd);
-		return -1;
-	}
-	unlink(path);
-	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0 || listen(fd, 128) < 0) {
-		log_warn("cannot listen on %s", path);
-		close(fd);
-		return -1;
-	}
-	chmod(path, 0666);
-	return fd;
-}
 
 /* Reads iov[0..n) whole from fd, the first region from offset skip on. */
 static int read_regions(int fd, const struct iovec *iov, int n, size_t skip)

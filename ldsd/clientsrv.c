@@ -742,15 +742,6 @@ static int cs_lostrep_name(const struct clientsrv *cs, const char *endpoint)
 	       strcmp(endpoint + n + 1, LOSTREP_ENDPOINT) == 0;
 }
 
-/* The share of l's recv_memory that messages nobody has open may hold;
- * links a reload added get theirs with their first message. */
-static int cs_link_pool(struct clientsrv *cs, const struct link *l)
-{
-	if (eptab_pool_of(&cs->eps, l) != NULL)
-		return 0;
-	return eptab_pool(&cs->eps, l, link_recv_memory(l) / 100 * cs->d->cfg->clients.undelivered_share);
-}
-
 void clientsrv_deliver(struct clientsrv *cs, struct link *from, struct rb_msg *m)
 {
 	struct endpoint *e;
@@ -764,12 +755,6 @@ void clientsrv_deliver(struct clientsrv *cs, struct link *from, struct rb_msg *m
 		return;
 	}
 	m->origin = from;
-	if (cs_link_pool(cs, from) < 0) {
-		log_warnx("link %s: no room for its share of undelivered messages (%u links since start): a message "
-			  "for %s dropped; restart ldsd", link_name(from), EP_MAX_POOLS - 1, m->rec.dst);
-		link_undelivered(from, m, EP_DROP_POOL);
-		return;
-	}
 	e = eptab_get(&cs->eps, m->rec.dst, clock_now_ns());
 	if (e == NULL) {
 		log_warnx("out of memory queueing a message for %s: dropped", m->rec.dst);
@@ -834,6 +819,21 @@ void clientsrv_flush(struct clientsrv *cs)
 	}
 }
 
+int clientsrv_links_changed(struct clientsrv *cs)
+{
+	for (size_t i = 0; i < cs->d->nlinks; i++) {
+		const struct link *l = cs->d->links[i];
+
+		if (eptab_pool_of(&cs->eps, l) == NULL &&
+		    eptab_pool(&cs->eps, l, link_recv_memory(l) / 100 * cs->d->cfg->clients.undelivered_share) < 0) {
+			log_warnx("link %s: no room for its share of undelivered messages (%u links since start); "
+				  "restart ldsd", link_name(l), EP_MAX_POOLS - 1);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 struct clientsrv *clientsrv_new(struct daemon *d)
 {
 	struct clientsrv *cs = calloc(1, sizeof(*cs));
@@ -848,13 +848,12 @@ struct clientsrv *clientsrv_new(struct daemon *d)
 	if (eptab_init(&cs->eps, (uint64_t)(lim->undelivered_ttl * 1e9), (uint64_t)(lim->undelivered_ttl * 1e9)) < 0 ||
 	    eptab_pool(&cs->eps, NULL, CS_LOCAL_MEMORY / 100 * lim->undelivered_share) < 0)
 		goto fail;
-	for (size_t i = 0; i < d->nlinks; i++)
-		if (cs_link_pool(cs, d->links[i]) < 0)
-			goto fail;
+	if (clientsrv_links_changed(cs) < 0)
+		goto fail;
 	cs->tick_id = evloop_tick_add(d->ev, CS_TICK_MS, cs_tick, cs);
 	if (cs->tick_id < 0)
 		goto fail;
-	cs->unix_fd = clientsock_listen_unix(d->cfg->client_socket);
+	cs->unix_fd = listen_unix(d->cfg->client_socket, 0666, (gid_t)-1, "clients.socket");
 	if (cs->unix_fd < 0)
 		goto fail;
 	if (evloop_watch(d->ev, cs->unix_fd, EV_READ, client_accept, cs) < 0)

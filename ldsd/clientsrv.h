@@ -38,6 +38,10 @@ struct link;
 /* Binds the unix socket (and the TCP address if configured).  Returns NULL
  * and logs on failure. */
 struct clientsrv *clientsrv_new(struct daemon *d);
+/* Gives every link that has none its share of recv_memory for messages
+ * nobody has open (clients.undelivered_share): at start and after a
+ * reload added links.  0, or -1 (logged) when no room is left. */
+int clientsrv_links_changed(struct clientsrv *cs);
 void clientsrv_free(struct clientsrv *cs);
 /* Stops accepting new clients (drain). */
 void clientsrv_stop_accepting(struct clientsrv *cs);

@@ -209,6 +209,11 @@ void daemon_reconfigure(struct daemon *d, struct config *cfg)
 		l = link_new(d, &cfg->peers[i]);
 		if (l == NULL)
 			continue;
+		if (link_new_session(l) < 0) {
+			log_warnx("link %s: cannot read random bytes for its session; not added", link_name(l));
+			link_free(l);
+			continue;
+		}
 		log_info("link %s: added by a configuration reload", link_name(l));
 		d->links[d->nlinks++] = l;
 		fresh[nfresh++] = l;

@@ -163,6 +163,7 @@ struct link {
 	unsigned as_ticks, as_busy, as_queued, as_disturbed;
 	int as_refused;              /* a message waited for room since the last tick */
 
+	uint64_t instance;           /* what the peer knows this session by: the daemon's, or fresh (link_new_session) */
 	uint64_t peer_instance;
 	uint32_t peer_max_msg;
 	struct dest *dests[DEST_BUCKETS];
@@ -411,7 +412,7 @@ void link_undelivered(struct link *l, struct rb_msg *m, enum ep_drop why)
 static void link_send_lostrep(struct link *l)
 {
 	uint8_t buf[LOSTREP_MAX_LEN];
-	struct wire_record rec = { .incarnation = l->d->instance };
+	struct wire_record rec = { .incarnation = l->instance };
 	size_t n;
 
 	snprintf(rec.src, sizeof(rec.src), "%s/%s", l->d->cfg->cluster, LOSTREP_ENDPOINT);
@@ -909,7 +910,7 @@ static int hs_send_hello(struct stream *s)
 	h.stream_idx = (uint16_t)s->idx;
 	h.nstreams = (uint16_t)l->nstreams;
 	h.max_msg = (uint32_t)(l->cfg->recv_memory / 2 > WIRE_MAX_MSG ? WIRE_MAX_MSG : l->cfg->recv_memory / 2);
-	h.instance = l->d->instance;
+	h.instance = l->instance;
 	h.encryption = link_encryption(l);
 	snprintf(h.from, sizeof(h.from), "%s", l->d->cfg->cluster);
 	snprintf(h.to, sizeof(h.to), "%s", l->cfg->cluster);
@@ -1032,7 +1033,7 @@ static int hs_on_hello(struct stream *s, const struct wire_frame *f)
 	if (auth_random(c.nonce, sizeof(c.nonce)) < 0)
 		return -1;
 	c.max_msg = (uint32_t)(pc->recv_memory / 2 > WIRE_MAX_MSG ? WIRE_MAX_MSG : pc->recv_memory / 2);
-	c.instance = d->instance;
+	c.instance = l->instance;
 	c.encryption = h.encryption;
 	snprintf(c.from, sizeof(c.from), "%s", d->cfg->cluster);
 	/* MAC_L covers the whole transcript: the CHALLENGE is encoded once
@@ -1598,6 +1599,17 @@ void link_accept(struct daemon *d, const struct lds_transport_ops *ops, struct l
 
 /* ---- link lifetime ------------------------------------------------------ */
 
+int link_new_session(struct link *l)
+{
+	uint64_t v = 0;
+
+	while (v == 0 || v == l->d->instance)
+		if (auth_random(&v, sizeof(v)) < 0)
+			return -EIO;
+	l->instance = v;
+	return 0;
+}
+
 struct link *link_new(struct daemon *d, const struct config_peer *cfg)
 {
 	struct link *l = calloc(1, sizeof(*l));
@@ -1608,6 +1620,7 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg)
 	}
 	l->d = d;
 	l->cfg = cfg;
+	l->instance = d->instance;
 	l->lost_why = "peer gateway restarted and lost its state";
 	l->ops = transport_find(cfg->transport);
 	if (l->ops == NULL || strcmp(l->ops->name, "tcp") != 0) {

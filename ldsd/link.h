@@ -24,6 +24,11 @@
  * as the link, or until link_reconfigure or link_retire).  Returns NULL and
  * logs on failure. */
 struct link *link_new(struct daemon *d, const struct config_peer *cfg);
+/* A link made while the daemon runs (a reload) starts a new session: it
+ * tells its peer a fresh instance id instead of the daemon's, so that the
+ * peer drops the state it kept for an earlier link to us (sequence
+ * numbers this link never sent) and reports what it lost.  0 or -EIO. */
+int link_new_session(struct link *l);
 void link_free(struct link *l);
 /* Starts connecting (role connect); listen-role links wait for the peer. */
 void link_start(struct link *l);

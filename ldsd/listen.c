@@ -60,13 +60,20 @@ int listen_unix(const char *path, mode_t mode, gid_t gid, const char *what)
 		log_warn("%s: socket(AF_UNIX)", what);
 		return -1;
 	}
+	/* A stale socket file from a crashed ldsd would make bind fail; a
+	 * live one belongs to another ldsd, whose socket we must not take. */
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+		log_warnx("%s: another ldsd is already serving %s", what, path);
+		close(fd);
+		return -1;
+	}
 	unlink(path);
 	/* Created closed, opened up once its group is right. */
 	old = umask(077);
 	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
 	if (r < 0 || (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0) || chmod(path, mode) < 0 ||
-	    listen(fd, 16) < 0) {
+	    listen(fd, 128) < 0) {
 		log_warn("%s: cannot listen on %s", what, path);
 		close(fd);
 		return -1;

@@ -12,8 +12,9 @@
  * (naming `what`, the setting it came from). */
 int listen_tcp(const char *hostport, const char *what);
 
-/* A nonblocking listening unix socket at path (a stale one is replaced),
- * mode `mode`, group gid unless (gid_t)-1; or -1 after logging why. */
+/* A nonblocking listening unix socket at path (a stale one is replaced,
+ * one another process serves is refused), mode `mode`, group gid unless
+ * (gid_t)-1; or -1 after logging why. */
 int listen_unix(const char *path, mode_t mode, gid_t gid, const char *what);
 
 #endif

@@ -84,8 +84,8 @@ static void on_signal(int fd, unsigned events, void *arg)
 		if (si.ssi_signo == SIGHUP) {
 			if (d->draining)
 				log_info("SIGHUP while draining: not reloading");
-			else
-				reload_config(d, config_path);
+			else if (reload_config(d, config_path) == 0)
+				clientsrv_links_changed(d->cs);
 			continue;
 		}
 		if (d->draining) {

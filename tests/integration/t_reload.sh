@@ -80,6 +80,14 @@ grep -q "keepalive = 1.0" <<< "$("$BIN/ldsd" --check -c "$T/clusterA.conf" 2>/de
 n_up=$(grep -c "link clusterB: stream [0-9] up" "$T/clusterA.log")
 [ "$n_up" = 2 ] || fail "clusterB's streams came up $n_up times, not 2"
 wait_up clusterC 2
+# The link the reload added has its bounded share of recv_memory for
+# messages nobody has open (64M of 128M): of four 20 MiB messages to
+# never-opened names the fourth is dropped and counted.
+"$TBIN/clientattack" lost -s "$T/clusterC.sock" -n catk -t clusterA/never- -c 4 -b 20M -T 20 > "$T/catk.out" 2>&1 &
+PIDS="$PIDS $!"
+for _ in $(seq 1 150); do ctl clusterA status | grep -q "clients: .* 1 messages not delivered" && break; sleep 0.1; done
+ctl clusterA status | grep -q "clients: .* 1 messages not delivered" ||
+	fail "messages for unopened names over the link a reload added are not bounded: $(ctl clusterA status | grep clients:)"
 grep -q "clients.socket changed: that needs a restart" "$T/clusterA.log" || fail "client socket change not logged"
 [ -S "$T/clusterA.sock" ] && [ ! -e "$T/other.sock" ] || fail "the client socket moved"
 port_open "$PE" && fail "clusterE's port $PE is still open"
