@@ -43,6 +43,8 @@ VERSION_DEF := -DLDS_VERSION='"$(VERSION)"'
 ALL_CFLAGS = $(CSTD) $(WARN) $(CPPFLAGS) $(CFLAGS) -fPIC -D_GNU_SOURCE $(VERSION_DEF) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP
 LDLIBS_D := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
+# liblds needs only libcrypto (the key check of TCP clients, clientauth.c).
+CRYPTO_LIBS := $(shell pkg-config --libs libcrypto 2>/dev/null)
 
 # ---- sources -------------------------------------------------------------
 # Daemon modules live in a static library that ldsd, the tools and the tests
@@ -51,7 +53,7 @@ CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 # into the same library, for mwpredict, mwlaunch and the unit tests.
 MODEL_SRC  := launcher/model.c launcher/modelconf.c launcher/modelout.c
 LDSD_SRC   := $(filter-out ldsd/main.c ldsd/exec_trampoline.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) libclient/clientproto.c \
-	libclient/idset.c $(MODEL_SRC)
+	libclient/idset.c libclient/keyfile.c libclient/clientauth.c $(MODEL_SRC)
 LIBLDS_SRC := $(wildcard libclient/*.c) ldsd/wire.c ldsd/crc32c.c
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 # The master-worker runtime: modules without MPI are also unit-tested (and
@@ -113,7 +115,8 @@ $(LIBLDS_A): $(call obj,$(LIBLDS_SRC))
 $(LIBLDS_SO): $(call obj,$(LIBLDS_SRC)) libclient/lds.map
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,liblds.so.1 -Wl,--version-script=libclient/lds.map -o $@ $(filter %.o,$^)
+	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,liblds.so.1 -Wl,--version-script=libclient/lds.map -o $@ $(filter %.o,$^) \
+		$(CRYPTO_LIBS)
 
 $(LDSD): $(call obj,ldsd/main.c) $(LIBLDSD)
 	@mkdir -p $(@D)

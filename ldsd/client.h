@@ -1,8 +1,9 @@
 /*
  * client.h - one local client connection and the client server's state,
  * shared by the files of the client server: clientsrv.c (sessions, input,
- * endpoints, accepting), clientout.c (what is written to a client) and
- * clientsock.c (listening sockets, payloads read straight from a socket).
+ * endpoints, accepting), clientout.c (what is written to a client),
+ * clientsock.c (payloads read straight from a socket) and clientkey.c (the
+ * key check of TCP clients).
  * Nothing outside them includes it; the rest of ldsd sees clientsrv.h.
  */
 #ifndef LDS_CLIENT_H
@@ -32,6 +33,9 @@ struct client {
 	gid_t gid;
 	pid_t pid;
 	uint64_t accepted_ns;
+	int tcp;                      /* came through clients.tcp... */
+	int keyed;                    /* ...and proved it holds the key */
+	uint8_t nonce[CPAUTH_NONCE_LEN];   /* of the CHALLENGE sent to it */
 	uint32_t max_msg;             /* WELCOME's: bounds its SEND frames */
 	int doomed;                   /* must be closed at the next safe point */
 
@@ -74,6 +78,7 @@ struct clientsrv {
 	int resume_pending;
 	struct client *last_lookup;
 	uint64_t msgs_local, msgs_refused, msgs_undelivered, clients_refused;
+	uint64_t tcp_key_failures;    /* TCP clients closed for a wrong PROOF */
 	int tick_id;
 };
 
@@ -98,6 +103,15 @@ void client_write(struct client *c);
 /* The fence kept for link l, or NULL. */
 struct fence *client_fence(struct client *c, const struct link *l);
 void client_report_lost(struct client *c, struct link *l, uint64_t id, const char *reason);
+
+/* ---- clientkey.c --------------------------------------------------------- */
+/* Queues the CHALLENGE a new TCP client must answer before HELLO.
+ * Returns 0 or -errno. */
+int clientkey_challenge(struct client *c);
+/* Checks a TCP client's first frame, its PROOF, against clients.tcp's key
+ * and answers with ldsd's PROOF.  Returns 0, or -1 (logged, the client told
+ * why) if the client must be closed. */
+int clientkey_check(struct client *c, const struct cp_msg *m);
 
 /* ---- clientsock.c -------------------------------------------------------- */
 

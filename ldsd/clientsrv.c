@@ -460,6 +460,14 @@ static int client_process(struct client *c)
 			ret = -1;
 			break;
 		}
+		if (c->tcp && !c->keyed) {
+			if (clientkey_check(c, &m) < 0) {
+				ret = -1;
+				break;
+			}
+			off += CP_HDR_LEN + h.len;
+			continue;
+		}
 		if (c->ep == NULL && m.type != CP_HELLO) {
 			log_warnx("client %s: sent %s before HELLO; closing it", c->peer, cp_type_names[m.type]);
 			ret = -1;
@@ -675,6 +683,7 @@ static struct client *client_admit(struct clientsrv *cs, int fd, int tcp)
 	c->uid = cred.uid;
 	c->gid = cred.gid;
 	c->pid = cred.pid;
+	c->tcp = tcp;
 	return c;
 }
 
@@ -710,6 +719,12 @@ static void client_accept(int fd, unsigned events, void *arg)
 		c->next = cs->clients;
 		cs->clients = c;
 		cs->nclients++;
+		if (c->tcp && clientkey_challenge(c) < 0) {
+			client_close(c, "cannot send it the key challenge");
+			continue;
+		}
+		if (c->tcp)
+			client_write(c);
 	}
 }
 
@@ -853,7 +868,8 @@ struct clientsrv *clientsrv_new(struct daemon *d)
 	cs->tick_id = evloop_tick_add(d->ev, CS_TICK_MS, cs_tick, cs);
 	if (cs->tick_id < 0)
 		goto fail;
-	cs->unix_fd = listen_unix(d->cfg->client_socket, 0666, (gid_t)-1, "clients.socket");
+	cs->unix_fd = listen_unix(d->cfg->client_socket, d->cfg->clients.socket_perm, d->cfg->clients.socket_uid,
+				  d->cfg->clients.socket_gid, "clients.socket");
 	if (cs->unix_fd < 0)
 		goto fail;
 	if (evloop_watch(d->ev, cs->unix_fd, EV_READ, client_accept, cs) < 0)

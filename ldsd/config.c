@@ -84,7 +84,11 @@ static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL
 
 static const struct field client_fields[] = {
 	{ .name = "socket", .kind = K_STR, AT(config, client_socket), .max = UNIX_PATH_LEN },
+	{ .name = "socket_owner", .kind = K_STR, AT(config, clients.socket_owner) },
+	{ .name = "socket_group", .kind = K_STR, AT(config, clients.socket_group) },
+	{ .name = "socket_mode", .kind = K_STR, AT(config, clients.socket_mode) },
 	{ .name = "tcp", .kind = K_HOSTPORT, AT(config, client_tcp) },
+	{ .name = "tcp_key_file", .kind = K_STR, AT(config, clients.tcp_key_file) },
 	{ .name = "max_clients", .kind = K_UINT, AT(config, clients.max_clients), .min = 1, .max = 65536 },
 	{ .name = "max_clients_per_user", .kind = K_UINT, AT(config, clients.max_per_user), .min = 1, .max = 65536 },
 	{ .name = "hello_timeout", .kind = K_SECONDS, AT(config, clients.hello_timeout) },
@@ -939,73 +943,26 @@ static int check_peer_ranges(struct ctx *c, const config_setting_t *ps, const st
 	return 0;
 }
 
-/* Makes key_file absolute (relative ones are relative to the config file's
- * directory) so that messages and config_print() show what was read. */
-static int resolve_key_path(struct ctx *c, const config_setting_t *s, struct config_peer *p)
+/* Makes a key file's path absolute (relative ones are relative to the
+ * config file's directory) so that messages and config_print() show what
+ * was read. */
+static int resolve_key_path(struct ctx *c, const config_setting_t *s, char *key_file, size_t len)
 {
-	char path[sizeof(p->key_file)];
+	char path[CONFIG_PATH_MAX];
 	int n;
 
-	if (p->key_file[0] == '/')
+	if (key_file[0] == '/')
 		return 0;
-	n = snprintf(path, sizeof(path), "%s/%s", c->dir, p->key_file);
-	if (n < 0 || (size_t)n >= sizeof(path))
-		return fail(c, s, NULL, "%s/%s: path too long (at most %zu bytes)", c->dir, p->key_file, sizeof(path) - 1);
-	memcpy(p->key_file, path, (size_t)n + 1);
+	n = snprintf(path, sizeof(path), "%s/%s", c->dir, key_file);
+	if (n < 0 || (size_t)n >= sizeof(path) || (size_t)n >= len)
+		return fail(c, s, NULL, "%s/%s: path too long (at most %zu bytes)", c->dir, key_file, len - 1);
+	memcpy(key_file, path, (size_t)n + 1);
 	return 0;
 }
 
 int config_read_key(struct config_peer *p, char *err, size_t errlen)
 {
-	uint8_t buf[CONFIG_KEY_MAX + 2];   /* room to see that a key is too long */
-	size_t len = 0;
-	struct stat st;
-	int fd, rc = -1;
-	ssize_t r;
-
-	fd = open(p->key_file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-	if (fd < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", p->key_file, strerror(errno));
-		return -1;
-	}
-	if (fstat(fd, &st) < 0) {
-		snprintf(err, errlen, "cannot stat %s: %s", p->key_file, strerror(errno));
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "%s is not a regular file", p->key_file);
-		goto out;
-	}
-	if (st.st_mode & 077) {
-		snprintf(err, errlen, "%s is accessible by group or others (mode %04o): chmod 600 %s", p->key_file,
-			 (unsigned)(st.st_mode & 07777), p->key_file);
-		goto out;
-	}
-	while (len < sizeof(buf) && (r = read(fd, buf + len, sizeof(buf) - len)) != 0) {
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r < 0) {
-			snprintf(err, errlen, "cannot read %s: %s", p->key_file, strerror(errno));
-			goto out;
-		}
-		len += (size_t)r;
-	}
-	if (len > 0 && buf[len - 1] == '\n')
-		len--;
-	if (len < CONFIG_KEY_MIN || len > CONFIG_KEY_MAX) {
-		snprintf(err, errlen, "%s holds %s%zu bytes of key; it must hold %d..%d "
-			 "(make one with: head -c 32 /dev/urandom | base64 > FILE)",
-			 p->key_file, len > CONFIG_KEY_MAX ? "more than " : "",
-			 len > CONFIG_KEY_MAX ? (size_t)CONFIG_KEY_MAX : len, CONFIG_KEY_MIN, CONFIG_KEY_MAX);
-		goto out;
-	}
-	memcpy(p->key, buf, len);
-	p->key_len = len;
-	rc = 0;
-out:
-	explicit_bzero(buf, sizeof(buf));
-	close(fd);
-	return rc;
+	return keyfile_read(p->key_file, p->key, &p->key_len, err, errlen);
 }
 
 static int read_key(struct ctx *c, const config_setting_t *s, struct config_peer *p)
@@ -1035,7 +992,7 @@ static int parse_peer(struct ctx *c, const config_setting_t *ps, struct config_p
 	if (check_peer_ranges(c, ps, p) < 0)
 		return -1;
 	key = config_setting_get_member(ps, "key_file");
-	if (resolve_key_path(c, key, p) < 0)
+	if (resolve_key_path(c, key, p->key_file, sizeof(p->key_file)) < 0)
 		return -1;
 	return read_key(c, key, p);
 }
@@ -1120,6 +1077,75 @@ static int derive_sockets(struct ctx *c, const config_t *lc, struct config *cfg)
 			return fail(c, config_lookup(lc, "status_group"), NULL, "no such group \"%s\"", cfg->status_group);
 		cfg->status_gid = gr->gr_gid;
 	}
+	return 0;
+}
+
+/* clients.socket's mode: octal, as chmod takes it, without the set-id and
+ * sticky bits, which mean nothing on a socket. */
+static int parse_socket_mode(struct ctx *c, const config_t *lc, struct config_clients *k)
+{
+	char *end;
+	unsigned long v;
+
+	if (k->socket_mode[0] == '\0') {
+		snprintf(k->socket_mode, sizeof(k->socket_mode), "0666");
+		k->socket_perm = 0666;
+		return 0;
+	}
+	errno = 0;
+	v = strtoul(k->socket_mode, &end, 8);
+	if (errno != 0 || *end != '\0' || k->socket_mode[strspn(k->socket_mode, "01234567")] != '\0' || v > 0777)
+		return fail(c, config_lookup(lc, "clients.socket_mode"), NULL,
+			    "\"%s\" is not an octal mode from \"0000\" to \"0777\" (e.g. \"0660\")", k->socket_mode);
+	if (!(v & 0200))
+		return fail(c, config_lookup(lc, "clients.socket_mode"), NULL,
+			    "\"%s\" denies the owner write access, so nobody could connect", k->socket_mode);
+	k->socket_perm = (unsigned)v;
+	return 0;
+}
+
+/* The client socket's owner, group and mode; clients.tcp's key, without
+ * which a TCP client port is refused: anyone who reaches it could send and
+ * receive as any endpoint. */
+static int check_clients(struct ctx *c, const config_t *lc, struct config *cfg)
+{
+	struct config_clients *k = &cfg->clients;
+	const config_setting_t *key;
+	const struct passwd *pw;
+	const struct group *gr;
+	char err[4 * CONFIG_PATH_MAX];
+
+	k->socket_uid = (uid_t)-1;
+	k->socket_gid = (gid_t)-1;
+	if (k->socket_owner[0]) {
+		if ((pw = getpwnam(k->socket_owner)) == NULL)
+			return fail(c, config_lookup(lc, "clients.socket_owner"), NULL, "no such user \"%s\"",
+				    k->socket_owner);
+		k->socket_uid = pw->pw_uid;
+	}
+	if (k->socket_group[0]) {
+		if ((gr = getgrnam(k->socket_group)) == NULL)
+			return fail(c, config_lookup(lc, "clients.socket_group"), NULL, "no such group \"%s\"",
+				    k->socket_group);
+		k->socket_gid = gr->gr_gid;
+	}
+	if (parse_socket_mode(c, lc, k) < 0)
+		return -1;
+	key = config_lookup(lc, "clients.tcp_key_file");
+	if (cfg->client_tcp[0] == '\0') {
+		if (key != NULL)
+			return fail(c, key, NULL, "is set but clients.tcp is not: a key for a TCP port ldsd does not open");
+		return 0;
+	}
+	if (key == NULL)
+		return fail(c, config_lookup(lc, "clients.tcp"), NULL,
+			    "needs clients.tcp_key_file: the kernel does not say who a TCP client is, so without a key "
+			    "anyone who can reach %s could send and receive as any endpoint "
+			    "(make one with: head -c 32 /dev/urandom | base64 > FILE; chmod 600 FILE)", cfg->client_tcp);
+	if (resolve_key_path(c, key, k->tcp_key_file, sizeof(k->tcp_key_file)) < 0)
+		return -1;
+	if (keyfile_read(k->tcp_key_file, k->tcp_key, &k->tcp_key_len, err, sizeof(err)) < 0)
+		return fail(c, key, NULL, "%s", err);
 	return 0;
 }
 
@@ -1309,7 +1335,9 @@ static int parse_config(struct ctx *c, const config_t *lc, struct config *cfg)
 		return -1;
 	if (cfg->exec.enabled && check_exec(c, lc, cfg) < 0)
 		return -1;
-	return derive_sockets(c, lc, cfg);
+	if (derive_sockets(c, lc, cfg) < 0)
+		return -1;
+	return check_clients(c, lc, cfg);
 }
 
 static int config_dir(struct ctx *c, const char *path)

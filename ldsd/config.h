@@ -29,13 +29,14 @@
 #include <sys/types.h>
 
 #include "wire.h"
+#include "libclient/keyfile.h"
 
 #define CONFIG_PATH_MAX 256
 #define CONFIG_ADDR_MAX 256
 #define CONFIG_MAX_PEERS 64
 #define CONFIG_MAX_STREAMS 64
-#define CONFIG_KEY_MIN 16        /* bytes of secret in a key file */
-#define CONFIG_KEY_MAX 1024
+#define CONFIG_KEY_MIN KEYFILE_MIN  /* bytes of secret in a key file */
+#define CONFIG_KEY_MAX KEYFILE_MAX
 #define CONFIG_EXEC_MAX_PROGRAMS 32
 #define CONFIG_EXEC_MAX_ARGS 16
 #define CONFIG_USER_MAX 64
@@ -140,6 +141,20 @@ struct config_clients {
 	size_t input_per_user;           /* bytes of unfinished frames of one user's clients; default 1G */
 	unsigned undelivered_share;      /* % of a link's recv_memory for messages nobody has open; default 50 */
 	double undelivered_ttl;          /* s such a message waits; default 600 */
+	/* clients.tcp's key: a TCP client is not identified by the kernel, so
+	 * it proves it holds this key before HELLO (docs/protocol.md). */
+	char tcp_key_file[CONFIG_PATH_MAX];   /* absolute; required with clients.tcp */
+	uint8_t tcp_key[CONFIG_KEY_MAX];
+	size_t tcp_key_len;
+	/* clients.socket's owner, group and mode; default ldsd's user and
+	 * group, "0666" (every local user may connect; endpoints belong to
+	 * their uid). */
+	char socket_owner[CONFIG_USER_MAX];
+	char socket_group[CONFIG_USER_MAX];
+	char socket_mode[8];
+	uid_t socket_uid;                /* resolved; (uid_t)-1 = ldsd's */
+	gid_t socket_gid;                /* resolved; (gid_t)-1 = ldsd's */
+	unsigned socket_perm;            /* socket_mode's value */
 };
 
 struct config {

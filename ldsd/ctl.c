@@ -365,8 +365,8 @@ struct ctl *ctl_new(struct daemon *d)
 	c->tick = -1;
 	for (int k = 0; k < CTL_NKINDS; k++)
 		c->socks[k] = (struct ctl_sock){ .ctl = c, .kind = (enum ctl_kind)k, .fd = -1 };
-	c->socks[CTL_CONTROL].fd = listen_unix(cfg->control_socket, 0600, (gid_t)-1, "control_socket");
-	c->socks[CTL_STATUS].fd = listen_unix(cfg->status_socket, 0660, cfg->status_gid, "status_socket");
+	c->socks[CTL_CONTROL].fd = listen_unix(cfg->control_socket, 0600, (uid_t)-1, (gid_t)-1, "control_socket");
+	c->socks[CTL_STATUS].fd = listen_unix(cfg->status_socket, 0660, (uid_t)-1, cfg->status_gid, "status_socket");
 	if (cfg->metrics_listen[0])
 		c->socks[CTL_HTTP].fd = listen_tcp(cfg->metrics_listen, "metrics_listen");
 	if (c->socks[CTL_CONTROL].fd < 0 || c->socks[CTL_STATUS].fd < 0 ||

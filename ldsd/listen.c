@@ -44,7 +44,7 @@ int listen_tcp(const char *hostport, const char *what)
 	return fd;
 }
 
-int listen_unix(const char *path, mode_t mode, gid_t gid, const char *what)
+int listen_unix(const char *path, mode_t mode, uid_t uid, gid_t gid, const char *what)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	mode_t old;
@@ -68,11 +68,11 @@ int listen_unix(const char *path, mode_t mode, gid_t gid, const char *what)
 		return -1;
 	}
 	unlink(path);
-	/* Created closed, opened up once its group is right. */
+	/* Created closed, opened up once its owner and group are right. */
 	old = umask(077);
 	r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
 	umask(old);
-	if (r < 0 || (gid != (gid_t)-1 && chown(path, (uid_t)-1, gid) < 0) || chmod(path, mode) < 0 ||
+	if (r < 0 || ((uid != (uid_t)-1 || gid != (gid_t)-1) && chown(path, uid, gid) < 0) || chmod(path, mode) < 0 ||
 	    listen(fd, 128) < 0) {
 		log_warn("%s: cannot listen on %s", what, path);
 		close(fd);

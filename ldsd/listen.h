@@ -13,8 +13,9 @@
 int listen_tcp(const char *hostport, const char *what);
 
 /* A nonblocking listening unix socket at path (a stale one is replaced,
- * one another process serves is refused), mode `mode`, group gid unless
- * (gid_t)-1; or -1 after logging why. */
-int listen_unix(const char *path, mode_t mode, gid_t gid, const char *what);
+ * one another process serves is refused), mode `mode`, owner uid and group
+ * gid unless (uid_t)-1 / (gid_t)-1 (another owner needs root); or -1 after
+ * logging why. */
+int listen_unix(const char *path, mode_t mode, uid_t uid, gid_t gid, const char *what);
 
 #endif

@@ -20,6 +20,12 @@ static void keep_fixed(const struct config *old, struct config *cfg)
 	KEEP(cluster, "cluster");
 	KEEP(client_socket, "clients.socket");
 	KEEP(client_tcp, "clients.tcp");
+	KEEP(clients.socket_owner, "clients.socket_owner");
+	KEEP(clients.socket_group, "clients.socket_group");
+	KEEP(clients.socket_mode, "clients.socket_mode");
+	cfg->clients.socket_uid = old->clients.socket_uid;
+	cfg->clients.socket_gid = old->clients.socket_gid;
+	cfg->clients.socket_perm = old->clients.socket_perm;
 	KEEP(control_socket, "control_socket");
 	KEEP(status_socket, "status_socket");
 	KEEP(status_group, "status_group");

@@ -15,6 +15,8 @@ const char *const cp_type_names[CP_TYPE_MAX] = {
 	[CP_ERROR] = "ERROR",
 	[CP_BYE] = "BYE",
 	[CP_RESUME] = "RESUME",
+	[CP_CHALLENGE] = "CHALLENGE",
+	[CP_PROOF] = "PROOF",
 };
 
 /* ---- reading: a cursor that turns every overrun into one sticky error ---- */
@@ -48,6 +50,14 @@ static uint64_t rc_uint(struct rcur *c, size_t n)
 	for (size_t i = 0; i < n; i++)
 		v = v << 8 | p[i];
 	return v;
+}
+
+static void rc_bytes(struct rcur *c, uint8_t *dst, size_t n)
+{
+	const uint8_t *p = rc_take(c, n);
+
+	if (p != NULL)
+		memcpy(dst, p, n);
 }
 
 /* Names are single printable tokens; texts may hold spaces and UTF-8 but
@@ -174,6 +184,12 @@ int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m)
 		rc_name(&c, m->name, sizeof(m->name), 0);
 		if (m->count == 0)
 			c.bad = 1;
+		break;
+	case CP_CHALLENGE:
+	case CP_PROOF:
+		rc_bytes(&c, m->nonce, sizeof(m->nonce));
+		if (h->type == CP_PROOF)
+			rc_bytes(&c, m->mac, sizeof(m->mac));
 		break;
 	default:
 		return -EBADMSG;
@@ -308,6 +324,12 @@ size_t cp_encode(uint8_t *buf, size_t cap, const struct cp_msg *m)
 	case CP_RESUME:
 		wc_uint(&c, m->count, 8);
 		wc_name(&c, m->name);
+		break;
+	case CP_CHALLENGE:
+	case CP_PROOF:
+		wc_bytes(&c, m->nonce, sizeof(m->nonce));
+		if (m->type == CP_PROOF)
+			wc_bytes(&c, m->mac, sizeof(m->mac));
 		break;
 	default:
 		return 0;

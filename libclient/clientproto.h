@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "../ldsd/wire.h"
+#include "clientauth.h"
 
 #define CP_VERSION  2u
 #define CP_HDR_LEN  8u
@@ -39,6 +40,8 @@ enum cp_type {
 	CP_BYE,        /* c->d  empty: orderly close */
 	CP_RESUME,     /* c->d  u64 count, str peer: the application has taken `count`
 			* LOST frames naming that peer; see clientsrv.h "fence" */
+	CP_CHALLENGE,  /* d->c  u8[32] daemon nonce: first frame over TCP (clientauth.h) */
+	CP_PROOF,      /* both  u8[32] client nonce, u8[32] MAC: the client's answer, then the daemon's */
 	CP_TYPE_MAX
 };
 extern const char *const cp_type_names[CP_TYPE_MAX];
@@ -63,6 +66,8 @@ struct cp_msg {
 	char name[WIRE_ENDPOINT_MAX + 1];   /* HELLO name, WELCOME cluster, SEND dst, DELIVER src, LOST/RESUME peer */
 	char endpoint[WIRE_ENDPOINT_MAX + 1]; /* WELCOME: full "cluster/name" */
 	char text[CP_TEXT_MAX + 1];         /* LOST reason, ERROR text */
+	uint8_t nonce[CPAUTH_NONCE_LEN];   /* CHALLENGE: the daemon's; PROOF: the client's */
+	uint8_t mac[CPAUTH_MAC_LEN];       /* PROOF */
 	const uint8_t *payload;    /* SEND, DELIVER */
 	uint32_t payload_len;
 };

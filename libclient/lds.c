@@ -27,6 +27,7 @@
 #include "clientproto.h"
 #include "dedup.h"
 #include "idset.h"
+#include "keycheck.h"
 #include "lds.h"
 
 #define IN_SIZE        (64u * 1024)  /* input buffer */
@@ -719,11 +720,23 @@ const char *lds_socket_path(const char *path)
 	return path;
 }
 
+/* Over TCP the kernel cannot say who connects: the connection first proves
+ * it holds the gateway's key (keycheck.h). */
 static int connect_daemon(const char *path, int64_t deadline)
 {
-	if (strncmp(path, "tcp:", 4) == 0)
-		return connect_tcp(path + 4, deadline);
-	return connect_unix(path, deadline);
+	int fd, rc;
+
+	if (strncmp(path, "tcp:", 4) != 0)
+		return connect_unix(path, deadline);
+	fd = connect_tcp(path + 4, deadline);
+	if (fd < 0)
+		return fd;
+	rc = keycheck_client(fd, deadline);
+	if (rc < 0) {
+		close(fd);
+		return rc;
+	}
+	return fd;
 }
 
 /* ---- the API ---------------------------------------------------------- */
@@ -1218,6 +1231,10 @@ const char *lds_strerror(int err)
 		{ EPROTO, "protocol error in the conversation with ldsd" },
 		{ EPROTONOSUPPORT, "ldsd speaks another client protocol version" },
 		{ EINVAL, "invalid argument (endpoint names are [A-Za-z0-9._-], \"cluster/name\")" },
+		{ ENOKEY, "a TCP connection to ldsd needs its key: set LDS_KEY_FILE to a file (mode 0600) holding "
+			  "the key of the gateway's clients.tcp_key_file" },
+		{ EKEYREJECTED, "ldsd refused the key in LDS_KEY_FILE (not the one of its clients.tcp_key_file), "
+				"or could not prove it holds it" },
 	};
 	int e = err < 0 ? -err : err;
 

@@ -18,11 +18,12 @@ mkdir -m 1777 "$MARK"
 EXEC="$TBIN/exectest -s $T/clusterA.sock -c clusterB -T 30"
 
 # exec_clusters EXEC-GROUP: starts both gateways, clusterB with that group;
-# clusterA serves clients on TCP port CLIENT_TCP too, if set.
+# clusterA serves clients on TCP port CLIENT_TCP too, if set, with the
+# peers' key ($T/key; a client gives it in LDS_KEY_FILE).
 exec_clusters() {
 	make_key "$T/key"
 	write_conf clusterB clusterA listen 1
-	CLIENTS_EXTRA=${CLIENT_TCP:+"tcp = \"127.0.0.1:$CLIENT_TCP\";"} write_conf clusterA clusterB connect 1
+	CLIENTS_EXTRA=${CLIENT_TCP:+"tcp = \"127.0.0.1:$CLIENT_TCP\"; tcp_key_file = \"$T/key\";"} write_conf clusterA clusterB connect 1
 	echo "$1" >> "$T/clusterB.conf"
 	start_ldsd clusterB
 	start_ldsd clusterA

@@ -59,7 +59,7 @@ as "$BAD" -U "$(id -u "$GOOD")" /usr/bin/id -u
 grep -q "^ERROR the start request names user $BAD (uid $(id -u "$GOOD")), but comes from $BAD" "$T/x.out" ||
 	fail "forged uid not refused by clusterA: $(cat "$T/x.out")"
 # Over TCP the kernel does not say who asks: no START goes out that way.
-timeout 60 "$TBIN/exectest" -s "tcp:127.0.0.1:$CLIENT_TCP" -c clusterB -T 30 /usr/bin/id -u > "$T/x.out" 2>&1
+LDS_KEY_FILE=$T/key timeout 60 "$TBIN/exectest" -s "tcp:127.0.0.1:$CLIENT_TCP" -c clusterB -T 30 /usr/bin/id -u > "$T/x.out" 2>&1
 grep -q "^ERROR a job can be started only over the unix socket" "$T/x.out" ||
 	fail "a START over the TCP client port was not refused by clusterA: $(cat "$T/x.out")"
 [ "$(grep -c "exec: refused job" "$T/clusterB.log")" = "$n" ] || fail "a forged request reached clusterB"

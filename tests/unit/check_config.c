@@ -183,8 +183,8 @@ static const char full[] =
 	"allow_faults = true;\n"
 	"drain_timeout = 2.5;\n"
 	"clients = {\n"
-	"  socket = \"/tmp/x/a.sock\";\n"
-	"  tcp = \"127.0.0.1:7001\";\n"
+	"  socket = \"/tmp/x/a.sock\"; tcp = \"127.0.0.1:7001\"; tcp_key_file = \"k.key\";\n"
+	"  socket_owner = \"root\"; socket_group = \"root\"; socket_mode = \"0660\";\n"
 	"};\n"
 	"control_socket = \"/tmp/x/control\";\n"
 	"peers = (\n"
@@ -210,6 +210,12 @@ START_TEST(test_full)
 	ck_assert_double_eq(cfg.drain_timeout, 2.5);
 	ck_assert_str_eq(cfg.client_socket, "/tmp/x/a.sock");
 	ck_assert_str_eq(cfg.client_tcp, "127.0.0.1:7001");
+	ck_assert_uint_eq(cfg.clients.tcp_key_len, strlen(KEY));
+	ck_assert_mem_eq(cfg.clients.tcp_key, KEY, strlen(KEY));
+	ck_assert_int_eq(cfg.clients.tcp_key_file[0], '/');
+	ck_assert_uint_eq(cfg.clients.socket_perm, 0660);
+	ck_assert_int_eq((int)cfg.clients.socket_uid, 0);
+	ck_assert_int_eq((int)cfg.clients.socket_gid, 0);
 	ck_assert_str_eq(cfg.control_socket, "/tmp/x/control");
 	ck_assert_uint_eq(cfg.npeers, 2);
 
@@ -520,6 +526,16 @@ static const struct bad bad_root[] = {
 	{ NULL, "clients = { tcp = \"localhost:0\"; };", "clients.tcp", "must be \"host:port\"" },
 	{ NULL, "clients = { tcp = \":7001\"; };", "clients.tcp", "must be \"host:port\"" },
 	{ NULL, "clients = { sockt = \"/x.sock\"; };", "clients.sockt", "did you mean \"socket\"?" },
+	{ NULL, "clients = { tcp = \"127.0.0.1:7001\"; };", "clients.tcp", "needs clients.tcp_key_file" },
+	{ NULL, "clients = { tcp_key_file = \"k.key\"; };", "clients.tcp_key_file", "clients.tcp is not" },
+	{ NULL, "clients = { tcp = \"127.0.0.1:7001\"; tcp_key_file = \"none.key\"; };", "clients.tcp_key_file",
+	  "none.key: No such file" },
+	{ NULL, "clients = { socket_mode = \"0999\"; };", "clients.socket_mode", "not an octal mode" },
+	{ NULL, "clients = { socket_mode = \"rw-rw\"; };", "clients.socket_mode", "not an octal mode" },
+	{ NULL, "clients = { socket_mode = \"01777\"; };", "clients.socket_mode", "not an octal mode" },
+	{ NULL, "clients = { socket_mode = \"0466\"; };", "clients.socket_mode", "denies the owner write access" },
+	{ NULL, "clients = { socket_owner = \"no-such-user-x\"; };", "clients.socket_owner", "no such user" },
+	{ NULL, "clients = { socket_group = \"no-such-group-x\"; };", "clients.socket_group", "no such group" },
 	{ NULL, "control_socket = \"/run/lds/ldsd.sock\";", "control_socket", "must differ from clients.socket" },
 	{ NULL, "colour = 1;", "colour", "unknown setting" },
 	{ NULL, "streams = 4;", "streams", "unknown setting" },

@@ -10,6 +10,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -17,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/time.h>
 #include <sys/un.h>
 #include <time.h>
@@ -36,6 +38,7 @@
 #define NB_LEN       100000u
 #define NB_MAX       1000
 #define SLOW_CHUNK   16384
+#define FK_KEY       "the fake ldsd's clients.tcp key"
 
 struct fake;
 typedef void (*script_fn)(struct fake *f);
@@ -43,10 +46,13 @@ typedef void (*script_fn)(struct fake *f);
 struct fake {
 	/* Set by the test before fake_start. */
 	uint32_t max_msg;         /* WELCOME's; 0 = DEF_MAX_MSG */
-	int tcp;
+	int tcp;                  /* with LDS_KEY_FILE set to the fake's key */
+	int tcp_raw;              /* ...and the script does the key check itself */
+	int impostor;             /* ...and the fake proves a key of its own */
 	int slow;                 /* read in small chunks with pauses */
 	/* Owned by the fake. */
 	char dir[32];
+	char key_file[64];
 	char sock[64];
 	char path[96];            /* what the client passes to lds_open */
 	int lfd, cfd;
@@ -120,6 +126,16 @@ static void fake_start(struct fake *f, script_fn script)
 		f->max_msg = DEF_MAX_MSG;
 	f->cfd = -1;
 	f->script = script;
+	if (f->tcp) {
+		int fd;
+
+		snprintf(f->key_file, sizeof(f->key_file), "%s/client.key", f->dir);
+		fd = open(f->key_file, O_WRONLY | O_CREAT | O_EXCL, 0600);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, FK_KEY "\n", sizeof(FK_KEY)), (ssize_t)sizeof(FK_KEY));
+		ck_assert_int_eq(close(fd), 0);
+		ck_assert_int_eq(setenv("LDS_KEY_FILE", f->key_file, 1), 0);
+	}
 	fake_listen(f);
 	ck_assert_int_eq(pipe(f->go), 0);
 	ck_assert_int_eq(pthread_create(&f->thr, NULL, fake_main, f), 0);
@@ -133,6 +149,8 @@ static void fake_stop(struct fake *f)
 	close(f->go[1]);
 	if (f->sock[0] != '\0')
 		ck_assert_int_eq(unlink(f->sock), 0);
+	if (f->key_file[0] != '\0')
+		ck_assert_int_eq(unlink(f->key_file), 0);
 	ck_assert_int_eq(rmdir(f->dir), 0);
 	ck_assert_msg(f->fail[0] == '\0', "%s", f->fail);
 }
@@ -155,6 +173,8 @@ static int fk_wait_go(struct fake *f)
 	return 0;
 }
 
+static int fk_key_check(struct fake *f);
+
 static int fk_accept(struct fake *f)
 {
 	struct pollfd p = { .fd = f->lfd, .events = POLLIN };
@@ -168,7 +188,7 @@ static int fk_accept(struct fake *f)
 	if (setsockopt(f->cfd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
 	    setsockopt(f->cfd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
 		return FK_ERR(f, "setsockopt failed");
-	return 0;
+	return f->tcp && !f->tcp_raw ? fk_key_check(f) : 0;
 }
 
 static int fk_read_all(struct fake *f, void *buf, size_t n)
@@ -293,6 +313,38 @@ static int fk_send(struct fake *f, const struct cp_msg *m)
 	if (fk_write_all(f, buf, n) < 0)
 		return -1;
 	return m->payload_len ? fk_write_all(f, m->payload, m->payload_len) : 0;
+}
+
+/* clients.tcp's key check, as ldsd makes it: CHALLENGE, the client's
+ * PROOF checked, ldsd's PROOF (under another key if f->impostor). */
+static int fk_challenge(struct fake *f, struct cp_msg *ch)
+{
+	ch->type = CP_CHALLENGE;
+	if (cpauth_nonce(ch->nonce) < 0)
+		return FK_ERR(f, "no nonce");
+	return fk_send(f, ch);
+}
+
+static int fk_key_check(struct fake *f)
+{
+	static const char other[] = "not the key the client holds";
+	struct cp_msg ch = { 0 }, answer = { .type = CP_PROOF };
+	const char *key = f->impostor ? other : FK_KEY;
+	struct fk_frame fr = { 0 };
+	int rc = fk_challenge(f, &ch);
+
+	if (rc < 0 || fk_read_frame(f, &fr, CP_PROOF) < 0) {
+		free(fr.body);
+		return -1;
+	}
+	rc = cpauth_verify((const uint8_t *)FK_KEY, strlen(FK_KEY), CPAUTH_CLIENT, ch.nonce, fr.m.nonce, fr.m.mac);
+	memcpy(answer.nonce, fr.m.nonce, sizeof(answer.nonce));
+	free(fr.body);
+	if (!rc)
+		return FK_ERR(f, "the client's PROOF does not verify under the key");
+	if (cpauth_mac((const uint8_t *)key, strlen(key), CPAUTH_DAEMON, ch.nonce, answer.nonce, answer.mac) < 0)
+		return FK_ERR(f, "cpauth_mac failed");
+	return fk_send(f, &answer);
 }
 
 /* The incarnation of the senders of fk_deliver's messages. */
@@ -463,6 +515,64 @@ START_TEST(t_open_tcp_daemon_picks_name)
 	ck_assert_int_eq(lds_close(h), 0);
 	fake_stop(&f);
 	ck_assert_str_eq(f.hello_name, "");
+}
+END_TEST
+
+/* The client goes away: the end of its stream, within IO_TIMEOUT_S. */
+static void s_eof(struct fake *f)
+{
+	if (fk_accept(f) == 0)
+		fk_eof(f);
+}
+
+/* ldsd refuses the key: the client's PROOF is answered with EACCES. */
+static void s_refuse_key(struct fake *f)
+{
+	struct cp_msg ch = { 0 };
+	struct fk_frame fr = { 0 };
+
+	if (fk_accept(f) < 0 || fk_challenge(f, &ch) < 0)
+		return;
+	if (fk_read_frame(f, &fr, CP_PROOF) == 0)
+		fk_error(f, 0, EACCES, "wrong key");
+	free(fr.body);
+}
+
+START_TEST(t_open_tcp_key)
+{
+	struct fake f = { .tcp = 1, .tcp_raw = 1 };
+	int err = 0;
+
+	/* No LDS_KEY_FILE: refused before a byte is read. */
+	fake_start(&f, s_eof);
+	ck_assert_int_eq(unsetenv("LDS_KEY_FILE"), 0);
+	ck_assert_ptr_null(lds_open(f.path, "cm", WAIT_MS, &err));
+	ck_assert_int_eq(err, -ENOKEY);
+	ck_assert_ptr_nonnull(strstr(lds_strerror(err), "LDS_KEY_FILE"));
+	fake_stop(&f);
+
+	/* A key file others may read is no key. */
+	f = (struct fake){ .tcp = 1, .tcp_raw = 1 };
+	fake_start(&f, s_eof);
+	ck_assert_int_eq(chmod(f.key_file, 0644), 0);
+	ck_assert_ptr_null(lds_open(f.path, "cm", WAIT_MS, &err));
+	ck_assert_int_eq(err, -ENOKEY);
+	fake_stop(&f);
+
+	/* ldsd refuses the key. */
+	f = (struct fake){ .tcp = 1, .tcp_raw = 1 };
+	fake_start(&f, s_refuse_key);
+	ck_assert_ptr_null(lds_open(f.path, "cm", WAIT_MS, &err));
+	ck_assert_int_eq(err, -EKEYREJECTED);
+	fake_stop(&f);
+
+	/* Something that is not ldsd, without the key: its PROOF is refused
+	 * and nothing - no HELLO, no message - goes to it. */
+	f = (struct fake){ .tcp = 1, .impostor = 1 };
+	fake_start(&f, s_eof);
+	ck_assert_ptr_null(lds_open(f.path, "cm", WAIT_MS, &err));
+	ck_assert_int_eq(err, -EKEYREJECTED);
+	fake_stop(&f);
 }
 END_TEST
 
@@ -1499,6 +1609,7 @@ Suite *make_lds_suite(void)
 	tcase_set_timeout(api, 60);
 	tcase_add_test(api, t_open_close);
 	tcase_add_test(api, t_open_tcp_daemon_picks_name);
+	tcase_add_test(api, t_open_tcp_key);
 	tcase_add_test(api, t_open_socket_from_env);
 	tcase_add_test(api, t_open_name_taken);
 	tcase_add_test(api, t_open_errors);
