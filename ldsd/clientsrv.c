@@ -949,8 +949,9 @@ void clientsrv_status_json(const struct clientsrv *cs, FILE *out)
 	struct status_ctx x = { out, 1 };
 
 	fprintf(out, "{\"local_messages\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"undelivered\":%" PRIu64
-		",\"clients\":%zu,\"clients_refused\":%" PRIu64 ",\"endpoints\":[", cs->msgs_local, cs->msgs_refused,
-		cs->msgs_undelivered, cs->nclients, cs->clients_refused);
+		",\"clients\":%zu,\"clients_refused\":%" PRIu64 ",\"tcp_key_failures\":%" PRIu64 ",\"endpoints\":[",
+		cs->msgs_local, cs->msgs_refused, cs->msgs_undelivered, cs->nclients, cs->clients_refused,
+		cs->tcp_key_failures);
 	eptab_foreach(&cs->eps, ep_status_json, &x);
 	fputs("]}", out);
 }

@@ -79,5 +79,6 @@ wait_log "$T/clusterA.log" "sent HELLO before proving it holds clients.tcp's key
 	fail "the raw HELLO was not logged: $(tail -3 "$T/clusterA.log")"
 wait_log "$T/clusterA.log" "no HELLO within hello_timeout = 1 s" || fail "the silent connection was not closed"
 ctl clusterA status --json | grep -q '"name":"clusterA/raw"' && fail "the raw client got an endpoint"
+ctl clusterA status --json | grep -q '"tcp_key_failures":1,' || fail "status does not count the wrong key"
 echo "measured: 200 messages over TCP with the key; no key, wrong key, raw HELLO and a silent connection refused"
 echo "measured: $(cat "$T/raw.out" | tr '\n' ';')"
