@@ -284,7 +284,10 @@ static int run_main_side(struct cm *c)
 
 	if (c->env.remote == NULL || *c->env.remote == '\0')
 		return fail(c, "%s", "MWL_REMOTE (the remote cluster this CM serves) is not set");
-	snprintf(src, sizeof(src), "%s/cm", c->env.remote);
+	if (c->env.job)
+		snprintf(src, sizeof(src), "%s/cm-%s", c->env.remote, c->env.job);
+	else
+		snprintf(src, sizeof(src), "%s/cm", c->env.remote);
 	mw_wan_set_peer(c->wan, src);
 	h.len = (uint32_t)snprintf(hello, sizeof(hello), "cm:%s", c->env.remote);
 	if (port_send(c, &h, hello) != 0)
@@ -440,7 +443,10 @@ int mw_cm_run(struct mw_run *r, struct mw_port *port, bool main_side)
 
 	if (mw_cm_env_read(&c.env, mw_getenv, err, sizeof(err)) < 0)
 		return fail(&c, "%s", err);
-	snprintf(name, sizeof(name), main_side ? "cm-%s" : "cm", c.env.remote ? c.env.remote : "");
+	/* Named after the job too: what an earlier job left queued for its
+	 * CMs waits under that job's names, never delivered to this one. */
+	snprintf(name, sizeof(name), "cm%s%s%s%s", main_side ? "-" : "", main_side && c.env.remote ? c.env.remote : "",
+		 c.env.job ? "-" : "", c.env.job ? c.env.job : "");
 	c.wan = mw_wan_open(NULL, name, (int)(c.env.link_timeout * 1000), err, sizeof(err));
 	if (c.wan == NULL)
 		return fail(&c, "%s", err);

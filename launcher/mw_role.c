@@ -83,6 +83,13 @@ int mw_cm_env_read(struct mw_cm_env *e, const char *(*get)(const char *), char *
 	double grain = 1, prefetch = 64, link = 60, deadline = 60, cache = 64 << 20;
 
 	e->remote = get("MWL_REMOTE");
+	e->job = get("MWL_JOB");
+	if (e->job != NULL && *e->job == '\0')
+		e->job = NULL;
+	if (e->job != NULL && (strlen(e->job) > 16 || e->job[strspn(e->job, "0123456789abcdef")] != '\0')) {
+		snprintf(err, errlen, "MWL_JOB=%s: expected a job id of 1 to 16 hexadecimal digits", e->job);
+		return -1;
+	}
 	if (number(get, "MWL_GRAIN", 1, 65536, &grain, err, errlen) < 0 ||
 	    number(get, "MWL_PREFETCH", 1, 4096, &prefetch, err, errlen) < 0 ||
 	    number(get, "MWL_LINK_TIMEOUT", 0.1, 1e6, &link, err, errlen) < 0 ||

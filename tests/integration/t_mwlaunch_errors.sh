@@ -20,7 +20,7 @@ start_ldsd clusterB; start_ldsd clusterA
 LINK_TIMEOUT=4 write_job 2 "-n 128 -b 32 --verify"
 mwlaunch_timed
 [ "$rc" = 1 ] || fail "wrong key: exit $rc, expected 1: $(tail -20 "$T/out")"
-grep -q "no answer from clusterB/cm through the gateway within 4 s" "$T/out" ||
+grep -q "no answer from clusterB/cm-[0-9a-f]\{16\} through the gateway within 4 s" "$T/out" ||
 	fail "wrong key: no clear error: $(tail -30 "$T/out")"
 grep -q "^mwlaunch: cluster cluster[AB] failed" "$T/out" || fail "wrong key: failing cluster not named"
 [ "$secs" -lt 40 ] || fail "wrong key: took $secs s"
@@ -37,6 +37,9 @@ app='application = { program = "/bin/true"; };'
 a='{ name = "a"; main = true; socket = "/x"; }'
 check_bad "$app clusters = ( $a );" 'bad.conf:1: clusters: expected a list .* of at least 2 clusters'
 check_bad "$app clusters = ( $a, { name = \"a\"; socket = \"/y\"; } );" 'name: two clusters have this name'
+long=$(printf 'c%.0s' $(seq 1 60))
+check_bad "$app clusters = ( { name = \"$long\"; main = true; socket = \"/x\"; }, { name = \"b$long\"; socket = \"/y\"; } );" \
+	'name: this name and the main cluster.s take more than 106 bytes together'
 check_bad "$app clusters = ( $a, { name = \"b\"; socket = \"/y\"; grain = 0; } );" 'grain: 0 is out of range'
 check_bad "$app clusters = ( $a, { name = \"b\"; socket = \"/y\"; cache_mib = -1; } );" 'cache_mib: -1 is out of range'
 check_bad "$app clusters = ( { name = \"a\"; main = true; socket = \"/x\"; cache_mib = 8; }, { name = \"b\"; socket = \"/y\"; } );" \

@@ -3,7 +3,10 @@
 # ends the cluster) under on_remote_failure = "continue": mwlaunch names
 # the failure and goes on, the master gives the tasks the dead cluster
 # held to its own workers, the main CM stops waiting after the deadline,
-# and the product is still right.
+# and the product is still right.  Then the next job, at once, on the same
+# gateways: what the killed job left queued for its communication managers
+# must not reach it (it did: "expected HELLO first from
+# clusterA/cm-clusterB", until clusterB's ldsd was restarted).
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mw_lib.sh"
 . "$(dirname "$0")/mwl_lib.sh"
@@ -28,4 +31,11 @@ grep -q '^\[clusterA:0\] mw_matmul: verify: .*: OK$' "$T/out" || fail "product n
 grep -q "did not say goodbye within 3 s" "$T/out" || fail "the CM did not give up after the deadline"
 jq -e '.status == "ok" and .clusters[0].report.joined == .clusters[0].report.tasks and
 	.clusters[1].status != "exit 0"' "$T/job.json" > /dev/null || fail "summary: $(cat "$T/job.json")"
-echo "measured: clusterB killed mid-run; its CM had $(cm_done clusterB) tasks done; answer verified"
+killed_done=$(cm_done clusterB)
+id1=$(jq -r .id "$T/job.json")
+mwlaunch_job || fail "the job after the killed one failed ($?): $(tail -30 "$T/out")"
+check_job 2
+[ "$(jq -r .id "$T/job.json")" != "$id1" ] || fail "two jobs with the same id $id1"
+grep -q "mw: cm: linked to clusterA/cm-clusterB-$(jq -r .id "$T/job.json") " "$T/out" ||
+	fail "the remote CM did not link to this job's main CM: $(grep 'linked to' "$T/out")"
+echo "measured: clusterB killed mid-run; its CM had $killed_done tasks done; answer verified; the next job at once: ok, its CM did $(cm_done clusterB) tasks"

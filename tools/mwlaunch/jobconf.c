@@ -1,10 +1,13 @@
 /* jobconf.c - reads and validates mwlaunch's job file. */
 #include <ctype.h>
+#include <errno.h>
 #include <libconfig.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
+#include <sys/random.h>
 
 #include "ldsd/execmsg.h"
 #include "tools/mwlaunch/jobconf.h"
@@ -246,6 +249,11 @@ static int clusters(struct reader *r, const config_setting_t *root, struct job *
 	}
 	if (nmain != 1)
 		return bad(r, l, "main", "exactly one cluster must have main = true");
+	for (unsigned i = 0; i < j->ncl; i++)
+		if (i != j->main && strlen(j->cl[i].name) + strlen(j->cl[j->main].name) > JOB_CM_NAMES_MAX)
+			return bad(r, config_setting_get_elem(l, i), "name", "this name and the main cluster's take more "
+				   "than 106 bytes together: the main cluster's endpoint for it, MAIN/cm-NAME-JOBID, "
+				   "would not fit 127 bytes");
 	for (unsigned i = 0; i < j->ncl; i++) {
 		if (!j->cl[i].gateway)
 			continue;
@@ -278,6 +286,19 @@ static int model_path(struct reader *r, const config_setting_t *root, struct job
 		snprintf(j->model, sizeof(j->model), "%s", rel);
 	else if (snprintf(j->model, sizeof(j->model), "%.*s/%s", dir, j->path, rel) >= (int)sizeof(j->model))
 		return bad(r, config_setting_get_member(root, "model"), "model", "path too long");
+	return 0;
+}
+
+int job_new_id(struct job *j, char *err, size_t errlen)
+{
+	uint8_t b[JOB_ID_LEN / 2];
+
+	if (getrandom(b, sizeof(b), 0) != (ssize_t)sizeof(b)) {
+		snprintf(err, errlen, "no random job id: getrandom: %s", strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(b); i++)
+		snprintf(j->id + 2 * i, 3, "%02x", b[i]);
 	return 0;
 }
 

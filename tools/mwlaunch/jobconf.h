@@ -12,6 +12,10 @@
 
 #define JOB_MAX_CLUSTERS 16
 #define JOB_MAX_ARGS 64
+#define JOB_ID_LEN 16
+/* The main CM's endpoint, MAIN/cm-REMOTE-ID, fits WIRE_ENDPOINT_MAX (127):
+ * the two cluster names together take at most 127 - 21 bytes. */
+#define JOB_CM_NAMES_MAX 106
 
 struct job_cluster {
 	char name[64];
@@ -50,6 +54,8 @@ struct job {
 	char model[1024];          /* the model file (docs/model.md), relative to the job file's directory; "" = none */
 	long task_limit;           /* not from the file: --benchmark's calibration runs this many tasks; 0 = all */
 	double join_wait;          /* not from the file: a calibration run's wait for every cluster to join, s */
+	char id[JOB_ID_LEN + 1];   /* not from the file: this run's id, random hex (job_new_id); scopes the
+				      communication managers' endpoints so that no job gets another's messages */
 	struct job_cluster cl[JOB_MAX_CLUSTERS];
 	unsigned ncl;
 	unsigned main;             /* index of the main cluster */
@@ -57,6 +63,8 @@ struct job {
 
 /* 0, or -1 with why in err (file:line: setting: problem). */
 int job_read(const char *path, struct job *j, char *err, size_t errlen);
+/* A fresh j->id from the kernel's random source.  0, or -1 with why in err. */
+int job_new_id(struct job *j, char *err, size_t errlen);
 void job_free(struct job *j);
 
 #endif

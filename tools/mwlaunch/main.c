@@ -169,7 +169,8 @@ static void summary(const struct job *j, const struct child *c, const struct pla
 	FILE *f = stdout;
 	char st[64];
 
-	printf("\nmwlaunch: job %s: %u clusters, %.1f s, %s\n", j->path, j->ncl, seconds, outcome_names[out]);
+	printf("\nmwlaunch: job %s (id %s): %u clusters, %.1f s, %s\n", j->path, j->id, j->ncl, seconds,
+	       outcome_names[out]);
 	printf("  %-16s %-6s %5s %-22s %8s\n", "cluster", "role", "ranks", "status", "seconds");
 	for (unsigned i = 0; i < j->ncl; i++)
 		printf("  %-16s %-6s %5u %-22s %8.1f\n", j->cl[i].name, j->cl[i].main ? "main" : "remote", p[i].nranks,
@@ -184,6 +185,7 @@ static void summary(const struct job *j, const struct child *c, const struct pla
 	}
 	fputs("{\"job\":", f);
 	json_str(f, j->path);
+	fprintf(f, ",\"id\":\"%s\"", j->id);
 	fprintf(f, ",\"status\":\"%s\",\"seconds\":%.3f,", outcome_names[out], seconds);
 	if (pr != NULL && out == RUN_OK) {
 		fputs("\"prediction\":", f);
@@ -388,6 +390,10 @@ int main(int argc, char **argv)
 	if (job_read(argv[arg], &j, err, sizeof(err)) < 0) {
 		fprintf(stderr, "mwlaunch: %s\n", err);
 		return 2;
+	}
+	if (job_new_id(&j, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mwlaunch: %s\n", err);
+		return 1;
 	}
 	if (o.benchmark && (o.predict_only || o.dry_run)) {
 		fprintf(stderr, "mwlaunch: --benchmark runs the job: not with --predict-only or --dry-run\n");

@@ -117,6 +117,8 @@ static void rank(const struct job *j, unsigned c, const char *role, const struct
 		}
 		env(p, r, "MWL_LINK_TIMEOUT=%g", j->link_timeout);
 		env(p, r, "MWL_DEADLINE=%g", (peer ? peer : cl)->deadline);
+		if (j->id[0])
+			env(p, r, "MWL_JOB=%s", j->id);
 	}
 	/* The data cache: its main-side mirror and the sub-master hold as
 	 * much as the remote cluster's entry says. */
