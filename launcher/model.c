@@ -202,6 +202,73 @@ void model_round(size_t n, const double *w, const long *grain, size_t sink, long
 	}
 }
 
+/* The latest end time of the clusters with work, and which one it is. */
+static double slowest(size_t n, const double *base, const double *per_task, const long *out, size_t *which)
+{
+	double t = 0;
+
+	*which = n;
+	for (size_t i = 0; i < n; i++) {
+		double ti = out[i] > 0 ? base[i] + (double)out[i] * per_task[i] : 0;
+
+		if (*which == n || ti > t) {
+			t = ti;
+			*which = i;
+		}
+	}
+	return t;
+}
+
+/* The slowest end time if g tasks moved from cluster `from` to `to`
+ * (INFINITY if they cannot, or if that took `from` below a minimum
+ * workload it met); out[] is left as it was. */
+static double moved(size_t n, const double *base, const double *per_task, const double *keep, long *out, size_t from,
+		    size_t to, long g)
+{
+	size_t w;
+	double t;
+
+	if (out[from] < g || per_task[to] <= 0 ||
+	    (keep != NULL && (double)out[from] >= keep[from] && (double)(out[from] - g) < keep[from]))
+		return INFINITY;
+	out[from] -= g;
+	out[to] += g;
+	t = slowest(n, base, per_task, out, &w);
+	out[from] += g;
+	out[to] -= g;
+	return t;
+}
+
+void model_round_fastest(size_t n, const long *grain, size_t sink, const double *base, const double *per_task,
+			 const double *keep, long *out)
+{
+	/* Each step strictly shortens the slowest end; the cap only bounds
+	 * the work on huge task counts. */
+	for (size_t step = 0; step < 64 * n; step++) {
+		size_t s, from, to = n;
+		double t = slowest(n, base, per_task, out, &s), best = t;
+
+		/* The slowest gives a grain to the sink; or, if the sink is the
+		 * slowest, a grain goes to whichever cluster then ends the run
+		 * earliest. */
+		from = s;
+		if (s != sink && moved(n, base, per_task, keep, out, s, sink, grain[s]) < t)
+			to = sink;
+		for (size_t k = 0; s == sink && k < n; k++) {
+			double tk = k == sink ? INFINITY : moved(n, base, per_task, keep, out, sink, k, grain[k]);
+
+			if (tk < best) {
+				best = tk;
+				to = k;
+			}
+		}
+		if (to == n)
+			return;
+		out[from] -= grain[s == sink ? to : s];
+		out[to] += grain[s == sink ? to : s];
+	}
+}
+
 /* The cluster that takes the rounding remainder: the finest grain among
  * those with work, then the main cluster, then the largest share. */
 static size_t pick_sink(const struct model *m, const double *w)
@@ -225,6 +292,7 @@ static size_t pick_sink(const struct model *m, const double *w)
 static void predict_case(const struct model *m, struct model_result *r, bool worst)
 {
 	double steady[MODEL_MAX_CLUSTERS], overhead[MODEL_MAX_CLUSTERS], w[MODEL_MAX_CLUSTERS];
+	double per_task[MODEL_MAX_CLUSTERS], keep[MODEL_MAX_CLUSTERS];
 	long grain[MODEL_MAX_CLUSTERS], out[MODEL_MAX_CLUSTERS] = { 0 };
 	double tmax = 0, mcperf = 0, ops = (double)m->app.tasks * m->app.oper;
 	size_t sink;
@@ -235,11 +303,15 @@ static void predict_case(const struct model *m, struct model_result *r, bool wor
 		steady[i] = ev->steady;
 		overhead[i] = ev->startup + (worst ? ev->worst_end : ev->best_end);
 		grain[i] = m->cl[i].grain;
+		per_task[i] = ev->steady > 0 ? m->app.oper / ev->steady : 0;
+		keep[i] = ev->min_workload;
 	}
 	model_balance(m->nclusters, steady, overhead, m->app.tasks, m->app.oper, w);
 	sink = pick_sink(m, w);
-	if (sink < m->nclusters)
+	if (sink < m->nclusters) {
 		model_round(m->nclusters, w, grain, sink, m->app.tasks, out);
+		model_round_fastest(m->nclusters, grain, sink, overhead, per_task, keep, out);
+	}
 	for (size_t i = 0; i < m->nclusters; i++) {
 		struct model_cluster_eval *ev = &r->cl[i];
 		double t = 0, eff = 0;

@@ -149,6 +149,20 @@ double model_balance(size_t n, const double *steady, const double *overhead, lon
  */
 void model_round(size_t n, const double *w, const long *grain, size_t sink, long tasks, long *out);
 
+/*
+ * Improves rounded workloads out[] (as model_round left them) so that the
+ * slowest cluster ends as early as whole tasks allow: cluster i with
+ * out[i] > 0 ends at base[i] + out[i] * per_task[i] (s); one grain moves
+ * at a time between the sink and another cluster, while that shortens
+ * the slowest end time, but never below a cluster's minimum workload
+ * keep[i] (tasks; eq. 58-59) that it met, which resource selection
+ * compares with (keep may be NULL).  Rounding to nearest can hand the
+ * sink a remainder that makes it the slowest by far; the search undoes
+ * that.
+ */
+void model_round_fastest(size_t n, const long *grain, size_t sink, const double *base, const double *per_task,
+			 const double *keep, long *out);
+
 /* The whole prediction for m (every worker in m is used). */
 void model_predict(const struct model *m, struct model_result *r);
 

@@ -138,6 +138,8 @@ static int parse_app(struct ctx *x, const config_setting_t *root, struct model_a
 	if (!config_setting_is_group(g))
 		return bad(x, g, "application", "must be a group { tasks = ...; oper = ...; ... }");
 	a->task_growth = a->result_growth = 1.0;
+	/* As the runtime does by default (LoadBalance = true). */
+	a->reassign = true;
 	if (check_names(x, g, "application", known) < 0 ||
 	    get_number(x, g, "application", "tasks", WHOLE_POSITIVE, &tasks, NULL) < 0 ||
 	    get_number(x, g, "application", "oper", POSITIVE, &a->oper, NULL) < 0 ||

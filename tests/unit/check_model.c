@@ -280,6 +280,33 @@ START_TEST(test_balance_and_round)
 	ck_assert_int_eq(out[1], 96);
 	/* No cluster at all. */
 	ck_assert(isinf(model_balance(1, (double[]){ 0 }, (double[]){ 0 }, 10, 1, w)));
+	/* Rounding to nearest can make the sink the slowest: main (sink,
+	 * 4 s per task) and a remote cluster of grain 4 (2.78 s per task),
+	 * balanced at 4.1 and 5.9 tasks.  5.9 / 4 rounds to one grain, so the
+	 * main cluster gets 6 tasks and ends at 24 s; two grains to the remote
+	 * end both by 22.2 s. */
+	model_round(2, (double[]){ 4.1, 5.9 }, (long[]){ 1, 4 }, 0, 10, out);
+	ck_assert(out[0] == 6 && out[1] == 4);
+	model_round_fastest(2, (long[]){ 1, 4 }, 0, (double[]){ 0, 0 }, (double[]){ 4, 2.78 }, NULL, out);
+	ck_assert_int_eq(out[0], 2);
+	ck_assert_int_eq(out[1], 8);
+	/* Already the fastest: the search leaves it (52 and 48 above end at
+	 * 1 + 52 * 0.1 = 6.2 s and 4 + 48 * 0.05 = 6.4 s). */
+	out[0] = 52;
+	out[1] = 48;
+	model_round_fastest(2, (long[]){ 1, 4 }, 0, (double[]){ 1, 4 }, (double[]){ 0.1, 0.05 }, NULL, out);
+	ck_assert(out[0] == 52 && out[1] == 48);
+	/* The slowest is not the sink: a grain of it goes to the sink. */
+	out[0] = 40;
+	out[1] = 60;
+	model_round_fastest(2, (long[]){ 1, 4 }, 0, (double[]){ 1, 4 }, (double[]){ 0.1, 0.05 }, NULL, out);
+	ck_assert_msg(out[0] == 52 && out[1] == 48, "%ld %ld", out[0], out[1]);
+	/* ...but not below a minimum workload it met: 60 >= 58, 56 < 58. */
+	out[0] = 40;
+	out[1] = 60;
+	model_round_fastest(2, (long[]){ 1, 4 }, 0, (double[]){ 1, 4 }, (double[]){ 0.1, 0.05 }, (double[]){ 0, 58 },
+			    out);
+	ck_assert_msg(out[0] == 40 && out[1] == 60, "%ld %ld", out[0], out[1]);
 }
 END_TEST
 
@@ -417,6 +444,9 @@ START_TEST(test_conf_ok)
 	NEAR(m.cl[1].inter_task_bytes, 200);
 	NEAR(m.cl[1].inter_result_bytes, 20);
 	NEAR(m.app.task_growth, 1);
+	/* The runtime reassigns the last tasks by default (LoadBalance), so
+	 * an unset reassign_last_task means it too. */
+	ck_assert(m.app.reassign);
 }
 END_TEST
 
