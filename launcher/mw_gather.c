@@ -231,14 +231,14 @@ void mw_gather_tick(struct mw_run *r, double now)
 
 int mw_gather_json(struct mw_run *r)
 {
-	FILE *f = strcmp(r->json_path, "-") == 0 ? stdout : fopen(r->json_path, "w");
+	FILE *f = r->json_stdout != NULL ? r->json_stdout : fopen(r->json_path, "w");
 
 	if (f == NULL) {
 		fprintf(stderr, "mw: %s: cannot write the JSON report: %s\n", r->json_path, strerror(errno));
 		return -1;
 	}
 	mw_stats_json(&r->stats, f);
-	if (f != stdout && fclose(f) != 0) {
+	if (f == r->json_stdout ? fflush(f) != 0 : fclose(f) != 0) {
 		fprintf(stderr, "mw: %s: cannot write the JSON report: %s\n", r->json_path, strerror(errno));
 		return -1;
 	}

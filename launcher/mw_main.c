@@ -1,9 +1,11 @@
 /* mw_main.c - MPI start-up, runtime options, configuration, role
  * dispatch, MPI shutdown (or abort, so that no rank is left waiting). */
+#include <errno.h>
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "launcher/mw_port_mpi.h"
 #include "launcher/mw_role.h"
@@ -76,6 +78,19 @@ static int parse_options(struct mw_run *r, int *argc, char **argv, const char **
 	}
 	argv[out] = NULL;
 	*argc = out;
+	/* --json -: standard output carries the JSON report alone; the
+	 * progress lines, the text report and the application's own output
+	 * go to standard error. */
+	if (r->json_path != NULL && strcmp(r->json_path, "-") == 0) {
+		int fd;
+
+		fflush(stdout);
+		fd = dup(STDOUT_FILENO);
+		if (fd < 0 || (r->json_stdout = fdopen(fd, "w")) == NULL || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			fprintf(stderr, "mw: --json -: cannot set standard output aside: %s\n", strerror(errno));
+			return -1;
+		}
+	}
 	return 0;
 }
 

@@ -22,6 +22,7 @@ struct mw_run {
 	struct mw_config cfg;
 	const char *journal_path;     /* --journal */
 	const char *json_path;        /* --json */
+	FILE *json_stdout;            /* --json -: the real standard output, for the JSON alone */
 	const char *series_path;      /* --stats-log */
 	const char *plot_path;        /* --plot */
 	bool resume;

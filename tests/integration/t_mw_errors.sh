@@ -24,4 +24,11 @@ MWL_ROLE=submaster mwrun 2 mw_tsp -n 6 -d 1 && fail "two sub-masters accepted"
 grep -q "2 ranks have MWL_ROLE=master or submaster" "$T/out" || fail "unclear role error: $(cat "$T/out")"
 MWL_ROLE=worker mwrun 2 mw_tsp -n 6 -d 1 && fail "a job without a master accepted"
 grep -q "0 ranks have MWL_ROLE=master" "$T/out" || fail "unclear role error: $(cat "$T/out")"
+# --json -: standard output is one JSON document (docs/mw.md's example);
+# progress, the text report and the application's lines go to stderr.
+timeout 60 mpirun --oversubscribe -np 3 "$MWBIN/mw_tsp" -n 8 -d 2 --verify --json - > "$T/json.out" 2> "$T/json.err" ||
+	fail "--json -: $(cat "$T/json.err")"
+jq -e '.app == "tsp" and .tasks > 0' "$T/json.out" > /dev/null || fail "--json -: stdout is not the report alone: $(head -c 600 "$T/json.out")"
+[ "$(jq -s length "$T/json.out")" = 1 ] || fail "--json -: more than one document"
+grep -q "^Statistics" "$T/json.err" && grep -q "verify" "$T/json.err" || fail "--json -: the text went nowhere: $(cat "$T/json.err")"
 exit 0

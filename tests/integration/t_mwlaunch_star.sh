@@ -15,6 +15,9 @@ sed -i '0,/grain = 4;/s//grain = 1;/; 0,/grain = 4;/s//grain = 8;/' "$T/job.conf
 "$BIN/mwlaunch" --dry-run "$T/job.conf" > "$T/dry" || fail "--dry-run failed"
 grep -q -- "-x MWL_REMOTE=clusterB -x MWL_GRAIN=1 " "$T/dry" && grep -q -- "-x MWL_REMOTE=clusterC -x MWL_GRAIN=8 " "$T/dry" ||
 	fail "the CMs do not get grain 1 for clusterB and 8 for clusterC: $(grep -o 'MWL_REMOTE=[^ ]* -x MWL_GRAIN=[0-9]*' "$T/dry")"
-mwlaunch_job || fail "mwlaunch failed ($?): $(tail -30 "$T/out")"
+# -j -: standard output is the JSON summary alone, everything else on
+# standard error.
+timeout 200 "$BIN/mwlaunch" -j - "$T/job.conf" > "$T/job.json" 2> "$T/out" || fail "mwlaunch failed ($?): $(tail -30 "$T/out")"
+[ "$(jq -s length "$T/job.json")" = 1 ] || fail "-j -: standard output is not one JSON document: $(head -c 300 "$T/job.json")"
 check_job 3
 echo "measured: of 512 tasks clusterB (grain 1) computed $(cm_done clusterB), clusterC (grain 8) $(cm_done clusterC)"

@@ -28,8 +28,30 @@
 struct opts {
 	bool dry_run, keep, quiet, predict_only, benchmark;
 	const char *workdir, *json, *model;
+	FILE *json_stdout;         /* -j -: the real standard output, which carries the JSON alone */
 	struct calib_opts calib;
 };
+
+/* Where -j writes: the file, opened for this document, or the saved
+ * standard output.  NULL after saying why. */
+static FILE *json_open(const struct opts *o)
+{
+	FILE *f = o->json_stdout;
+
+	if (f == NULL && (f = fopen(o->json, "w")) == NULL)
+		fprintf(stderr, "mwlaunch: %s: %s\n", o->json, strerror(errno));
+	return f;
+}
+
+/* Ends a document json_open gave: 0, or -1 after saying why. */
+static int json_close(const struct opts *o, FILE *f)
+{
+	if (fflush(f) != 0 || ferror(f) || (f != o->json_stdout && fclose(f) != 0)) {
+		fprintf(stderr, "mwlaunch: writing %s: %s\n", f == o->json_stdout ? "the JSON" : o->json, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
 
 static void usage(FILE *out)
 {
@@ -166,7 +188,7 @@ static const char *const outcome_names[] = { [RUN_OK] = "ok", [RUN_FAILED] = "fa
 static void summary(const struct job *j, const struct child *c, const struct plan *p, char reports[][PATH_MAX],
 		    enum run_outcome out, double seconds, const struct opts *o, const struct prediction *pr)
 {
-	FILE *f = stdout;
+	FILE *f;
 	char st[64];
 
 	printf("\nmwlaunch: job %s (id %s): %u clusters, %.1f s, %s\n", j->path, j->id, j->ncl, seconds,
@@ -177,12 +199,8 @@ static void summary(const struct job *j, const struct child *c, const struct pla
 		       run_status_text(&c[i], st, sizeof(st)), c[i].t_end - c[i].t_start);
 	if (pr != NULL && out == RUN_OK)
 		predict_compare(j, pr, reports[j->main], stdout, NULL);
-	if (o->json == NULL)
+	if (o->json == NULL || (f = json_open(o)) == NULL)
 		return;
-	if (strcmp(o->json, "-") != 0 && (f = fopen(o->json, "w")) == NULL) {
-		fprintf(stderr, "mwlaunch: %s: %s\n", o->json, strerror(errno));
-		return;
-	}
 	fputs("{\"job\":", f);
 	json_str(f, j->path);
 	fprintf(f, ",\"id\":\"%s\"", j->id);
@@ -203,8 +221,7 @@ static void summary(const struct job *j, const struct child *c, const struct pla
 		fputc('}', f);
 	}
 	fputs("]}\n", f);
-	if (f != stdout)
-		fclose(f);
+	json_close(o, f);
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -313,22 +330,16 @@ static void remove_workdir(const char *dir, char reports[][PATH_MAX], unsigned n
  * o->json).  Returns the exit status. */
 static int predict_only(const struct prediction *pr, const struct opts *o)
 {
-	FILE *f = stdout;
+	FILE *f;
 
 	if (o->json == NULL) {
 		model_print_report(stdout, pr->path, &pr->m, &pr->r);
-	} else {
-		if (strcmp(o->json, "-") != 0 && (f = fopen(o->json, "w")) == NULL) {
-			fprintf(stderr, "mwlaunch: %s: %s\n", o->json, strerror(errno));
-			return 1;
-		}
-		model_print_json(f, pr->path, &pr->m, &pr->m, &pr->r, NULL, NULL, NULL, 0);
+		return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 	}
-	if (fflush(f) != 0 || ferror(f) || (f != stdout && fclose(f) != 0)) {
-		fprintf(stderr, "mwlaunch: writing the prediction: %s\n", strerror(errno));
+	if ((f = json_open(o)) == NULL)
 		return 1;
-	}
-	return 0;
+	model_print_json(f, pr->path, &pr->m, &pr->m, &pr->r, NULL, NULL, NULL, 0);
+	return json_close(o, f) < 0 ? 1 : 0;
 }
 
 /* Runs the job once: starts every cluster, waits for them, prints the
@@ -387,6 +398,17 @@ int main(int argc, char **argv)
 
 	if (arg < 0)
 		return 2;
+	/* -j -: standard output carries the JSON document alone, as iperf3's
+	 * -J does; the lines of the ranks and the text report go to standard
+	 * error. */
+	if (o.json != NULL && strcmp(o.json, "-") == 0) {
+		int fd = dup(STDOUT_FILENO);
+
+		if (fd < 0 || (o.json_stdout = fdopen(fd, "w")) == NULL || dup2(STDERR_FILENO, STDOUT_FILENO) < 0) {
+			fprintf(stderr, "mwlaunch: -j -: cannot set standard output aside: %s\n", strerror(errno));
+			return 1;
+		}
+	}
 	if (job_read(argv[arg], &j, err, sizeof(err)) < 0) {
 		fprintf(stderr, "mwlaunch: %s\n", err);
 		return 2;
