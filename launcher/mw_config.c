@@ -95,8 +95,19 @@ int mw_config_load(const char *path, struct mw_config *c, char *err, size_t errl
 		goto out;
 	}
 	root = config_root_setting(&cf);
-	for (int i = 0; i < config_setting_length(root); i++) {
-		config_setting_t *cs = config_setting_get_elem(root, (unsigned)i);
+	rc = mw_config_read_group(root, path, c, err, errlen);
+out:
+	config_destroy(&cf);
+	return rc;
+}
+
+int mw_config_read_group(const config_setting_t *group, const char *path, struct mw_config *c, char *err,
+			 size_t errlen)
+{
+	int rc;
+
+	for (int i = 0; i < config_setting_length(group); i++) {
+		config_setting_t *cs = config_setting_get_elem(group, (unsigned)i);
 		const char *name = config_setting_name(cs);
 		size_t k;
 
@@ -106,10 +117,10 @@ int mw_config_load(const char *path, struct mw_config *c, char *err, size_t errl
 		if (k == sizeof(settings) / sizeof(settings[0])) {
 			snprintf(err, errlen, "%s:%d: unknown setting %s (see docs/mw.md)", path,
 				 config_setting_source_line(cs), name);
-			goto out;
+			return -1;
 		}
 		if (read_setting(&settings[k], cs, c, path, err, errlen) < 0)
-			goto out;
+			return -1;
 	}
 	rc = mw_config_validate(c, err, errlen);
 	if (rc < 0) {
@@ -118,8 +129,6 @@ int mw_config_load(const char *path, struct mw_config *c, char *err, size_t errl
 		snprintf(why, sizeof(why), "%s", err);
 		snprintf(err, errlen, "%s: %s", path, why);
 	}
-out:
-	config_destroy(&cf);
 	return rc;
 }
 

@@ -7,6 +7,7 @@
 #ifndef MW_CONFIG_H
 #define MW_CONFIG_H
 
+#include <libconfig.h>
 #include <stdbool.h>
 #include <stddef.h>
 
@@ -30,6 +31,11 @@ void mw_config_defaults(struct mw_config *c);
 /* Reads path over the defaults and validates.  0, or -1 with a message
  * naming the file, the line and the setting in err. */
 int mw_config_load(const char *path, struct mw_config *c, char *err, size_t errlen);
+
+/* The same for the settings of group, which came from file path (mwlaunch
+ * reads a job file's framework group so, naming the job file's lines). */
+int mw_config_read_group(const config_setting_t *group, const char *path, struct mw_config *c, char *err,
+			 size_t errlen);
 
 /* Checks ranges and cross-field rules (WorkerBehaviour 1 means one task at
  * a time); 0 or -1 with a message in err. */

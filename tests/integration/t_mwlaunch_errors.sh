@@ -37,6 +37,14 @@ app='application = { program = "/bin/true"; };'
 a='{ name = "a"; main = true; socket = "/x"; }'
 check_bad "$app clusters = ( $a );" 'bad.conf:1: clusters: expected a list .* of at least 2 clusters'
 check_bad "$app clusters = ( $a, { name = \"a\"; socket = \"/y\"; } );" 'name: two clusters have this name'
+# Framework entries are checked by the runtime's reader against the job
+# file's own lines (they named a temporary file, and only at run time).
+check_bad "$app
+framework = { WorkerBehaviour = 2;
+  Bogus = 1; };
+clusters = ( $a, { name = \"b\"; socket = \"/y\"; } );" 'bad.conf:3: unknown setting Bogus'
+check_bad "$app framework = { WorkerBehaviour = 7; }; clusters = ( $a, { name = \"b\"; socket = \"/y\"; } );" \
+	'bad.conf:1: WorkerBehaviour = 7 is out of range'
 long=$(printf 'c%.0s' $(seq 1 60))
 check_bad "$app clusters = ( { name = \"$long\"; main = true; socket = \"/x\"; }, { name = \"b$long\"; socket = \"/y\"; } );" \
 	'name: this name and the main cluster.s take more than 106 bytes together'
@@ -60,7 +68,7 @@ check_bad "$app clusters = ( $a, { name = ; } );" 'bad.conf:1: syntax error'
 # Framework values are checked by the runtime's own reader before a start.
 printf '%s\n' "$app" 'framework = { PrefetchDepth = 0; };' "clusters = ( $a, { name = \"b\"; socket = \"/y\"; } );" > "$T/bad.conf"
 "$BIN/mwlaunch" "$T/bad.conf" > "$T/bad.out" 2>&1; rc=$?
-[ "$rc" = 2 ] && grep -q "framework entries: .*PrefetchDepth" "$T/bad.out" || fail "framework value: exit $rc: $(cat "$T/bad.out")"
+[ "$rc" = 2 ] && grep -q "bad.conf: PrefetchDepth must be at least 1" "$T/bad.out" || fail "framework value: exit $rc: $(cat "$T/bad.out")"
 
 # A gateway socket that is not there: said before anything starts.
 sed -i "s|$T/clusterB.sock|$T/nowhere.sock|" "$T/job.conf"

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/random.h>
 
+#include "launcher/mw_config.h"
 #include "ldsd/execmsg.h"
 #include "tools/mwlaunch/jobconf.h"
 
@@ -114,11 +115,12 @@ static int only(struct reader *r, const config_setting_t *g, const char *what, c
 	return 0;
 }
 
-/* The framework group as libconfig text for MW_CONFIG; mwlaunch checks
- * its values with the runtime's own reader before starting anything. */
+/* The framework group as libconfig text for MW_CONFIG, checked here with
+ * the runtime's own reader, so that a mistake names the job file's line. */
 static int framework(struct reader *r, const config_setting_t *root, struct job *j)
 {
 	const config_setting_t *g = config_setting_get_member(root, "framework");
+	struct mw_config mc;
 	size_t off = 0;
 
 	j->framework[0] = '\0';
@@ -151,7 +153,8 @@ static int framework(struct reader *r, const config_setting_t *root, struct job 
 			return bad(r, s, "framework", "too many entries");
 		off += (size_t)n;
 	}
-	return 0;
+	mw_config_defaults(&mc);
+	return mw_config_read_group(g, r->path, &mc, r->err, r->errlen);
 }
 
 /* A taskset -c list: CPU numbers and ranges. */

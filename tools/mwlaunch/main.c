@@ -89,12 +89,10 @@ static void usage(FILE *out)
 		"job file error, 3 job timeout, 130 interrupted\n");
 }
 
-/* The framework entries become the runtime's configuration file; the
- * runtime's own reader checks them now rather than in every rank. */
+/* The framework entries (job_read checked them) become the runtime's
+ * configuration file. */
 static int write_framework(const struct job *j, const char *dir, char *path, size_t len)
 {
-	struct mw_config c;
-	char err[1024];
 	FILE *f;
 
 	if (j->framework[0] == '\0') {
@@ -106,11 +104,6 @@ static int write_framework(const struct job *j, const char *dir, char *path, siz
 	if (f == NULL || fputs(j->framework, f) < 0 || fclose(f) != 0) {
 		fprintf(stderr, "mwlaunch: %s: cannot write: %s\n", path, strerror(errno));
 		return -1;
-	}
-	mw_config_defaults(&c);
-	if (mw_config_load(path, &c, err, sizeof(err)) < 0) {
-		fprintf(stderr, "mwlaunch: %s: framework entries: %s\n", j->path, err);
-		return -2;
 	}
 	return 0;
 }
@@ -394,7 +387,7 @@ int main(int argc, char **argv)
 	enum run_outcome out = RUN_OK;
 	bool measured = true;
 	double grace = 0;
-	int arg = parse(argc, argv, &o), rc;
+	int arg = parse(argc, argv, &o);
 
 	if (arg < 0)
 		return 2;
@@ -458,8 +451,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "mwlaunch: work directory %s: %s\n", dir, strerror(errno));
 		return 1;
 	}
-	if (!o.dry_run && (rc = write_framework(&j, dir, mwconf, sizeof(mwconf))) < 0)
-		return rc == -2 ? 2 : 1;
+	if (!o.dry_run && write_framework(&j, dir, mwconf, sizeof(mwconf)) < 0)
+		return 1;
 	if (o.dry_run && j.framework[0])
 		snprintf(mwconf, sizeof(mwconf), "%s/mw.conf", dir);
 	else if (o.dry_run)
