@@ -160,7 +160,10 @@ mwlaunch_timed
 [ "$rc" = 1 ] || fail "program off the allow-list: exit $rc: $(tail -20 "$T/out")"
 grep -q "^mwlaunch: cluster clusterB: its gateway refused to start it: program $APPDIR/mw_other is not on the allow-list" "$T/out" ||
 	fail "no clear refusal: $(tail -20 "$T/out")"
-jq -e '.status == "failed" and .clusters[1].status == "refused by its gateway"' "$T/job.json" > /dev/null ||
+# The summary's status says why, whole (it was cut at 63 bytes).
+jq -e --arg p "$APPDIR/mw_other" '.status == "failed" and
+	(.clusters[1].status | startswith("refused by its gateway: program \($p) is not on the allow-list"))' \
+	"$T/job.json" > /dev/null ||
 	fail "summary: $(cat "$T/job.json")"
 [ "$secs" -lt 30 ] || fail "refused job took $secs s"
 START=gateway APP=$APPDIR/mw_matmul write_job 2 "-n 128 -b 32"

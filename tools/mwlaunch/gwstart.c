@@ -201,7 +201,7 @@ static void gw_message(struct child *c, const struct exec_msg *m)
 		break;
 	case EXEC_REFUSED:
 		gw_lost(c, "its gateway refused to start it: %s", m->text);
-		snprintf(c->why, sizeof(c->why), "refused by its gateway");
+		snprintf(c->why, sizeof(c->why), "refused by its gateway: %s", m->text);
 		break;
 	default:
 		break;

@@ -182,7 +182,7 @@ static void summary(const struct job *j, const struct child *c, const struct pla
 		    enum run_outcome out, double seconds, const struct opts *o, const struct prediction *pr)
 {
 	FILE *f;
-	char st[64];
+	char st[sizeof(c->why) + 64];
 
 	printf("\nmwlaunch: job %s (id %s): %u clusters, %.1f s, %s\n", j->path, j->id, j->ncl, seconds,
 	       outcome_names[out]);

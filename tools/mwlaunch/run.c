@@ -191,7 +191,7 @@ static bool reaped(struct child *c)
 static enum run_outcome ended(struct child *c, struct child *all, unsigned n, const struct run_policy *pol,
 			      enum run_outcome out, double *kill_at)
 {
-	char st[64];
+	char st[sizeof(c->why) + 64];
 
 	if (!failed(c) || c->stopped)
 		return out;

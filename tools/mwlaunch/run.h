@@ -36,7 +36,7 @@ struct child {
 	double give_up_at;         /* stopped, no EXIT by then: give up */
 	const char *report;        /* the collected report goes there */
 	FILE *report_f;
-	char why[256];             /* not started or lost: why, instead of a status */
+	char why[320];             /* not started or lost: why, instead of a status */
 };
 
 struct run_policy {
