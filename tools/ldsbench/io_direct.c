@@ -5,7 +5,8 @@
  * their client sockets, to measure the transport itself.
  *
  * The sender is cluster DIRECT_SEND_CLUSTER connecting to HOST:PORT, the
- * receiver DIRECT_RECV_CLUSTER listening on [ADDR:]PORT.  Both prove the
+ * receiver DIRECT_RECV_CLUSTER listening on [ADDR:]PORT (or --port PORT
+ * with the host or address alone).  Both prove the
  * same key (--key FILE, or a built-in one that is no secret).
  */
 #include <errno.h>
@@ -235,8 +236,15 @@ static int build_config(struct io_direct *id, const struct io_opts *o, char *err
 	config_peer_defaults(p);
 	snprintf(p->cluster, sizeof(p->cluster), "%s", o->listen ? DIRECT_SEND_CLUSTER : DIRECT_RECV_CLUSTER);
 	p->role = o->listen ? CONFIG_ROLE_LISTEN : CONFIG_ROLE_CONNECT;
-	if (parse_where(o->direct, o->listen, p->address, sizeof(p->address), &p->port) < 0) {
-		snprintf(err, errlen, "--direct %s: want %s", o->direct, o->listen ? "[ADDR:]PORT" : "HOST:PORT");
+	if (o->port) {
+		size_t n = strlen(o->direct);
+		int br = n > 2 && o->direct[0] == '[' && o->direct[n - 1] == ']';
+
+		snprintf(p->address, sizeof(p->address), "%.*s", (int)(n - 2 * br), o->direct + br);
+		p->port = (uint16_t)o->port;
+	} else if (parse_where(o->direct, o->listen, p->address, sizeof(p->address), &p->port) < 0) {
+		snprintf(err, errlen, "--direct %s: want %s (or the %s alone and --port PORT)", o->direct,
+			 o->listen ? "[ADDR:]PORT" : "HOST:PORT", o->listen ? "address" : "host");
 		return -1;
 	}
 	p->streams = o->streams;
