@@ -121,7 +121,7 @@ int plot_runs(const char *png, const struct run_result *res, size_t n, const cha
 		return -1;
 	}
 	fprintf(gp, "set terminal pngcairo size 960,540\nset output '%s'\nset title '%s'\n"
-		"set xlabel 'time (s)'\nset ylabel 'throughput (Mb/s)'\nset yrange [0:*]\nset key outside right\n"
+		"set xlabel 'time (s)'\nset ylabel 'throughput (Mb/s)'\nset xrange [0:*]\nset yrange [0:*]\nset key outside right\n"
 		"set grid\n", png, title);
 	down = mark_failures(gp, res, n, &up);
 	fputs("plot ", gp);
