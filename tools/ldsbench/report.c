@@ -393,12 +393,8 @@ void report_error(const struct report *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
-	if (r->format == REPORT_JSON_STREAM && jopen(&b)) {
-		fputs("{\"text\":", b.f);
-		json_str(b.f, text);
-		fputc('}', b.f);
-		jemit(r, "error", &b);
-	} else if (r->format == REPORT_JSON && jopen(&b)) {
+	/* A string, as iperf3's error event and -J's "error" are. */
+	if (r->format != REPORT_TEXT && jopen(&b)) {
 		json_str(b.f, text);
 		jemit(r, "error", &b);
 	}
