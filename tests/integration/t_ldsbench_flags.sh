@@ -152,3 +152,14 @@ expect 2 "--port 0: want 1..65535" "$B" send --direct 127.0.0.1 -p 0
 expect 1 "--congestion nosuchcc: not available" "$B" send --direct 127.0.0.1 -p "$DPORT" -C nosuchcc -t 1
 # The old short -w (--wait) is the window now: seconds are refused as a size.
 expect 2 "--window 2: want 4k or more" "$B" send --direct 127.0.0.1 -p "$DPORT" -w 2
+# An algorithm the kernel has but a user without CAP_NET_ADMIN may not set:
+# refused before the run, not a link whose streams never connect.
+cc=$(for a in $(cat /proc/sys/net/ipv4/tcp_available_congestion_control); do
+	grep -qw "$a" /proc/sys/net/ipv4/tcp_allowed_congestion_control || { echo "$a"; break; }
+done)
+if [ "$(id -u)" = 0 ] && [ -n "$cc" ] && command -v setpriv > /dev/null; then
+	expect 1 "--congestion $cc: not allowed for this user" setpriv --reuid=65534 --regid=65534 --clear-groups \
+		"$B" send --direct 127.0.0.1 -p "$DPORT" -C "$cc" -t 1
+else
+	echo "note: -C with an algorithm a user may not set: not checked (needs root, setpriv, and one available but not allowed)"
+fi

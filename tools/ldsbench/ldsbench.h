@@ -339,6 +339,8 @@ int receiver_done(const struct receiver *rx);
 /* The last run of a --once command was sent back (-R): done as well. */
 void receiver_sent_last(struct receiver *rx);
 int receiver_failed(const struct receiver *rx);
+/* A REPORT waits for room to be sent. */
+int receiver_reporting(const struct receiver *rx);
 void receiver_free(struct receiver *rx);
 
 /* ---- session.c ------------------------------------------------------------------ */

@@ -193,6 +193,11 @@ void receiver_sent_last(struct receiver *rx)
 		rx->done = 1;
 }
 
+int receiver_reporting(const struct receiver *rx)
+{
+	return rx->report_pending;
+}
+
 int receiver_failed(const struct receiver *rx)
 {
 	return rx->any_errors;

@@ -25,6 +25,7 @@ struct session {
 	struct send_opts back;
 	struct run_result back_res;
 	char back_to[WIRE_ENDPOINT_MAX + 1];
+	int back_ends;             /* it is the last run of a send -R */
 	int failed;
 };
 
@@ -77,7 +78,7 @@ static void back_end(struct session *ss)
 	ss->snd = NULL;
 	free(ss->back_res.iv);
 	ss->back_res.iv = NULL;
-	if (ss->back.last)
+	if (ss->back_ends)
 		receiver_sent_last(ss->rx);
 }
 
@@ -91,7 +92,8 @@ static void on_tick(uint64_t now, void *arg)
 	if (ss->rx)
 		receiver_tick(ss->rx, now);
 	if (!ss->serving) {
-		stop = sender_done(ss->snd);
+		/* -R, --bidir: our REPORT on the run sent back is out too. */
+		stop = sender_done(ss->snd) && (ss->rx == NULL || !receiver_reporting(ss->rx));
 	} else {
 		if (ss->snd && sender_done(ss->snd))
 			back_end(ss);
@@ -122,9 +124,12 @@ static void send_back(void *arg, const char *src, unsigned run, const struct msg
 		return;
 	}
 	snprintf(ss->back_to, sizeof(ss->back_to), "%s", src);
+	/* With --bidir, recv --once ends with the other run's END, as
+	 * without: only a run that is sent back alone ends the command. */
 	ss->back = (struct send_opts){ .to = ss->back_to, .size = st->size, .seconds = st->seconds,
 				       .interval = st->interval, .omit = st->omit, .wait = st->wait,
 				       .last = (st->flags & MSG_F_LAST) != 0 };
+	ss->back_ends = (st->flags & MSG_F_LAST) && (st->flags & MSG_F_REVERSE);
 	ss->snd = sender_begin(ss->io, &ss->back, ss->r, run, &ss->back_res, NULL);
 	if (ss->snd == NULL)
 		ss->failed = 1;
@@ -139,9 +144,12 @@ static void run_ended(void *arg, const struct rx_run *rr)
 		sender_remote_run(ss->snd, rr);
 }
 
-/* Runs the loop until on_tick stops it; 0, or -1 with the error reported. */
+/* Runs the loop until on_tick stops it; 0, or -1 with the error reported.
+ * The io's events are ss's only meanwhile: messages that come later (while
+ * the link drains on closing) go to those it had before. */
 static int session_loop(struct session *ss)
 {
+	struct bench_io_events saved = ss->io->events;
 	int tick, rc = 0;
 
 	ss->io->events = (struct bench_io_events){ .arg = ss, .message = on_message, .room = on_room,
@@ -156,6 +164,7 @@ static int session_loop(struct session *ss)
 		rc = -1;
 	}
 	evloop_tick_del(ss->io->ev, tick);
+	ss->io->events = saved;
 	return rc;
 }
 
@@ -164,7 +173,6 @@ int session_send(struct bench_io *io, const struct send_opts *o, const struct re
 {
 	struct session ss = { .io = io, .r = r };
 	struct receiver_hooks hooks = { .arg = &ss, .run_ended = run_ended };
-	struct bench_io_events saved = io->events;
 	int rc;
 
 	if ((o->reverse || o->bidir) && (ss.rx = receiver_new(io, r, o->interval, 0, &hooks)) == NULL) {
@@ -180,7 +188,6 @@ int session_send(struct bench_io *io, const struct send_opts *o, const struct re
 		sender_fatal(ss.snd, "the event loop failed");
 	rc = sender_end(ss.snd);
 	receiver_free(ss.rx);
-	io->events = saved;
 	return rc;
 }
 
