@@ -95,6 +95,20 @@ jq -e '.start.direction == "receive" and (.start.from | startswith("clusterB/"))
 [ "$(jq '.runs[] | select(.direction == "send") | .receiver.bytes' "$T/rrecv.json")" = "$(echo "$end" | jq .bytes_sent)" ] ||
 	fail "-R: recv's side did not send the bytes: $(cat "$T/rrecv.json")"
 echo "measured: ldsbench -R through ldsd: $(echo "$end" | jq '.receiver.bytes') bytes verified by the sender's side"
+# A receiver that comes after the START: ldsd holds the START for the
+# endpoint and hands it over with its welcome, where liblds reads it
+# ahead; nothing else would make the socket readable.
+timeout 60 "$B" send -s "$T/clusterA.sock" -T clusterB/bench -R -t 1 -i 0.5 --wait 10 -J > "$T/rsend.json" 2> "$T/rsend.err" &
+spid=$!
+PIDS="$PIDS $spid"
+sleep 1
+"$B" recv -s "$T/clusterB.sock" -1 -i 0 -J > "$T/rrecv.json" 2> "$T/rrecv.err" &
+rpid=$!
+PIDS="$PIDS $rpid"
+wait "$spid" || fail "send -R before recv: $(jq -c .end "$T/rsend.json") $(cat "$T/rsend.err")"
+wait "$rpid" || fail "recv after send -R: $(cat "$T/rrecv.json" "$T/rrecv.err")"
+jq -e '.end.error == null and .end.receiver.bytes == .end.bytes_sent and .end.bytes_sent > 0' "$T/rsend.json" \
+	> /dev/null || fail "send -R before recv: $(jq -c .end "$T/rsend.json")"
 
 # ---- --bidir: both ways at once, each direction checked ------------------------------------
 recv_direct "127.0.0.1:$DPORT"
