@@ -112,9 +112,9 @@ unbed() {
 lds() {
 	local p=()
 	[ "$1" != auto ] && p=(-P "$1")
-	echo "  \$ ldsbench send -T clusterB/bench ${p[*]} -t $(($2 + $3)) -O $3 -i 0.5 -J" >> "$T/commands"
+	echo "  \$ ldsbench send -T clusterB/bench ${p[*]} -t $(($2 + $3)) -O $3 -i 0.5 --json-stream" >> "$T/commands"
 	[ "${TCPSTAT:-0}" = 1 ] && NSTAT_HISTORY=$T/nstat ip netns exec "$NS_clusterA" nstat -n
-	"$BIN/ldsbench" send -s "$T/clusterA.sock" -T clusterB/bench "${p[@]}" -t $(($2 + $3)) -O "$3" -i 0.5 -w 60 -J \
+	"$BIN/ldsbench" send -s "$T/clusterA.sock" -T clusterB/bench "${p[@]}" -t $(($2 + $3)) -O "$3" -i 0.5 --wait 60 --json-stream \
 		> "$4" 2>> "$T/send.err"
 	[ "${TCPSTAT:-0}" = 1 ] && NSTAT_HISTORY=$T/nstat ip netns exec "$NS_clusterA" nstat -z TcpOutSegs TcpRetransSegs |
 		awk -v f="$(basename "$4" .json)" '/^Tcp/ {v[$1] = $2} END {printf "bench-wan: %s: TCP retransmitted %d of %d segments sent\n", f, v["TcpRetransSegs"], v["TcpOutSegs"]}' >&2
@@ -161,7 +161,7 @@ plot_scenario() {
 		title=${title#"$name".}
 		title=${title%.r1}
 		if grep -q '"event"' "$f"; then
-			jq -r 'select(.event == "interval") | .data | "\(.end) \(.bits_per_second / 1e6)"' "$f"
+			jq -r 'select(.event == "interval") | .data | "\(.end_s) \(.bits_per_second / 1e6)"' "$f"
 		else
 			jq -r '.intervals[]?.sum | "\(.end) \(.bits_per_second / 1e6)"' "$f" 2> /dev/null
 		fi > "$dat.$i"
@@ -292,7 +292,7 @@ if [ "$SWEEP" -gt 0 ]; then
 	for r in $(seq "$SWEEP"); do
 		waited netbed_exec s1 "$BIN/ldsbench" send --direct "$(netbed_addr s2):$DPORT" --congestion cubic \
 			--sweep streams=$counts -t $((secs + omit)) -O "$omit" -q --plot "$RESULTS/sweep-cubic.r$r.png" \
-			-J > "$RESULTS/sweep-cubic.r$r.json" 2>> "$T/send.err" ||
+			--json-stream > "$RESULTS/sweep-cubic.r$r.json" 2>> "$T/send.err" ||
 			echo "bench-wan: sweep $r failed (see $RESULTS/sweep-cubic.r$r.json)"
 	done
 	echo
@@ -321,11 +321,11 @@ outage_run() {
 	bed 100 0 4
 	kill "$RECV"
 	wait "$RECV" 2> /dev/null
-	"$BIN/ldsbench" recv -s "$T/clusterB.sock" -i 0.05 -J > "$RESULTS/outage-recv.r$r.json" 2>> "$T/send.err" &
+	"$BIN/ldsbench" recv -s "$T/clusterB.sock" -i 0.05 --json-stream > "$RESULTS/outage-recv.r$r.json" 2>> "$T/send.err" &
 	RECV=$!
 	PIDS="$PIDS $RECV"
 	sleep 0.3
-	"$BIN/ldsbench" send -s "$T/clusterA.sock" -T clusterB/bench -t 43 -i 0.5 -w 90 -J > "$RESULTS/outage.ldsd.r$r.json" 2>> "$T/send.err" &
+	"$BIN/ldsbench" send -s "$T/clusterA.sock" -T clusterB/bench -t 43 -i 0.5 --wait 90 --json-stream > "$RESULTS/outage.ldsd.r$r.json" 2>> "$T/send.err" &
 	lpid=$!
 	PIDS="$PIDS $lpid"
 	t_ip=$(date +%s.%N)
@@ -349,7 +349,7 @@ outage_run() {
 		: > "$T/$c.log"
 	done
 	# ldsd: the first 50 ms at the receiver with new bytes after the path came back.
-	l_resume=$(jq -r --argjson up "$t_up" 'select(.event == "recv_interval" and .data.bytes > 0 and .data.time > $up) | .data.time - $up' \
+	l_resume=$(jq -r --argjson up "$t_up" 'select(.event == "recv_interval" and .data.bytes > 0 and .data.epoch_s > $up) | .data.epoch_s - $up' \
 		"$RESULTS/outage-recv.r$r.json" | head -1)
 	l_end=$(jq -c 'select(.event == "end") | .data | {error, bytes_sent, receiver, disconnections}' "$RESULTS/outage.ldsd.r$r.json")
 	l_ok=$(echo "$l_end" | jq '.error == null and .receiver.errors == 0 and .receiver.bytes == .bytes_sent')
@@ -369,7 +369,7 @@ if [ "$OUTAGE" -ge 1 ]; then
 	orows="" oresumes=""
 	rm -f "$RESULTS"/outage*.json "$RESULTS"/outage.*.log "$RESULTS"/outage.*.status
 	{
-		echo "  \$ ldsbench recv -i 0.05 -J; ldsbench send -T clusterB/bench -t 43 -i 0.5 -w 90 -J (outage)"
+		echo "  \$ ldsbench recv -i 0.05 --json-stream; ldsbench send -T clusterB/bench -t 43 -i 0.5 --wait 90 --json-stream (outage)"
 		echo "  \$ iperf3 -c ADDR -P 4 -C bbr -t 43 -i 0.5 -J (outage)"
 		echo "  \$ wanemu ctl s1-s2 down; wanemu ctl s3-s4 down; sleep 30; wanemu ctl s1-s2 up; wanemu ctl s3-s4 up (outage)"
 	} >> "$T/commands"

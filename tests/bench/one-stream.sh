@@ -34,7 +34,7 @@ sleep 0.5
 lds() {
 	local name=$1 port=$2
 	shift 2
-	netbed_exec s1 "$BIN/ldsbench" send --direct "$to:$port" -P 1 --congestion bbr -t 12 -O 4 -q -J "$@" \
+	netbed_exec s1 "$BIN/ldsbench" send --direct "$to:$port" -P 1 --congestion bbr -t 12 -O 4 -q --json-stream "$@" \
 		> "$T/run.json" 2>&1 || fail "ldsbench $name: $(tail -3 "$T/run.json")"
 	jq -r 'select(.event == "end") | .data.bits_per_second / 1e6' "$T/run.json" >> "$T/$name"
 }

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # ldsbench through two real ldsd on loopback, whose links use cubic
 # (congestion = "cubic", checked on the sockets with ss): a timed run in
-# JSON whose bytes the receiver verified, the link's streams set for the
-# run and put back, a --sweep table, --plot, --direct mode, and the exit
+# JSON (-J: one document) whose bytes the receiver verified, the link's
+# streams set for the run and put back, a --sweep table, --plot, --direct mode, and the exit
 # codes of bad arguments and unreachable receivers.
 . "$(dirname "$0")/lib.sh"
 B=$BIN/ldsbench
@@ -26,19 +26,18 @@ timeout 60 "$B" send -s "$T/clusterA.sock" -T clusterB/bench -P 3 -t 2 -i 0.5 -l
 wait "$rpid" || fail "recv --once: $(cat "$T/recv.json" "$T/recv.err")"
 jq -e . "$T/send.json" > /dev/null || fail "send's JSON does not parse"
 jq -e . "$T/recv.json" > /dev/null || fail "recv's JSON does not parse"
-end=$(jq -c 'select(.event == "end") | .data' "$T/send.json")
+end=$(jq -c '.end' "$T/send.json")
 sent=$(echo "$end" | jq .bytes_sent)
 [ "$(echo "$end" | jq .error)" = null ] || fail "run failed: $end"
 [ "$(echo "$end" | jq .streams)" = 3 ] || fail "the run did not use 3 streams: $end"
 [ "$(echo "$end" | jq .receiver.bytes)" = "$sent" ] || fail "receiver verified other bytes than sent: $end"
 [ "$(echo "$end" | jq .receiver.errors)" = 0 ] || fail "receiver saw errors: $end"
 [ "$sent" -gt $((64 * 1024 * 100)) ] || fail "too little sent to mean anything: $end"
-[ "$(jq -c 'select(.event == "recv_run") | .data.bytes' "$T/recv.json")" = "$sent" ] ||
-	fail "recv's own count differs: $(cat "$T/recv.json")"
-n=$(jq -c 'select(.event == "interval")' "$T/send.json" | wc -l)
+[ "$(jq -c '.end.bytes' "$T/recv.json")" = "$sent" ] || fail "recv's own count differs: $(cat "$T/recv.json")"
+n=$(jq '.intervals | length' "$T/send.json")
 [ "$n" -eq 4 ] || fail "$n intervals of 0.5 s in 2 s"
-[ "$(jq -s '[.[] | select(.event == "interval") | .data.bytes] | add' "$T/send.json")" = \
-	"$(echo "$end" | jq .bytes_measured)" ] || fail "intervals do not add up to the run's bytes"
+[ "$(jq '[.intervals[].bytes] | add' "$T/send.json")" = "$(echo "$end" | jq .bytes_measured)" ] ||
+	fail "intervals do not add up to the run's bytes"
 # The link has its configured 2 streams again.
 [ "$(ctl clusterA status --json | jq '.links[0].streams')" = 2 ] || fail "streams not put back: $(ctl clusterA status)"
 echo "measured: ldsbench through ldsd on loopback: $(echo "$end" | jq '.bits_per_second / 1e6 | floor') Mb/s," \
@@ -85,11 +84,11 @@ done
 	fail "--window 96k: the streams' buffers are not 192 KiB at both ends: $(cat "$T/ss.txt")"
 wait "$spid" || fail "direct send: $(cat "$T/dsend.json")"
 wait "$rpid" || fail "direct recv: $(cat "$T/drecv.json")"
-end=$(jq -c 'select(.event == "end") | .data' "$T/dsend.json")
+end=$(jq -c '.end' "$T/dsend.json")
 [ "$(echo "$end" | jq '.error == null and .receiver.errors == 0 and .receiver.bytes == .bytes_sent and .bytes_sent > 0')" = true ] ||
 	fail "direct run: $end"
-[ "$(jq -r 'select(.event == "start") | .data.mode + " " + .data.congestion' "$T/dsend.json")" = "direct cubic" ] ||
-	fail "direct start: $(head -1 "$T/dsend.json")"
+[ "$(jq -r '.start.mode + " " + .start.congestion' "$T/dsend.json")" = "direct cubic" ] ||
+	fail "direct start: $(jq -c .start "$T/dsend.json")"
 echo "measured: ldsbench --direct on loopback: $(echo "$end" | jq '.bits_per_second / 1e6 | floor') Mb/s"
 
 # ---- exit codes ------------------------------------------------------------------------
@@ -108,23 +107,24 @@ expect 2 "want 1..64 or auto" "$B" send -T clusterB/bench -P 65
 expect 2 "--size 1X" "$B" send -T clusterB/bench -l 1X
 expect 2 "omit must be shorter" "$B" send -T clusterB/bench -t 1 -O 2
 expect 2 "recv takes no" "$B" recv --sweep streams=1,2
-expect 2 "are for --direct" "$B" send -T clusterB/bench --congestion cubic
-expect 2 "are for --direct" "$B" send -T clusterB/bench --window 1M
+expect 2 "are for --direct" "$B" send -T clusterB/bench --key /dev/null
 expect 2 "--window 1k: want 4k or more" "$B" send --direct "127.0.0.1:$((PORT + 101))" --window 1k
 cap=$(sort -n /proc/sys/net/core/wmem_max /proc/sys/net/core/rmem_max | head -1)
 expect 1 "--window $((cap + 1)): above this kernel's limit of $cap bytes" "$B" send --direct "127.0.0.1:$((PORT + 101))" --window $((cap + 1))
 out=$("$B" send -J -P 0 -T clusterB/bench 2> /dev/null)
-[ $? -eq 2 ] && [ "$(echo "$out" | jq -r .event)" = error ] || fail "usage error in JSON mode: $out"
+[ $? -eq 2 ] && echo "$out" | jq -e '.error | test("want 1..64")' > /dev/null || fail "usage error in JSON mode: $out"
+out=$("$B" send --json-stream -P 0 -T clusterB/bench 2> /dev/null)
+[ $? -eq 2 ] && [ "$(echo "$out" | jq -r .event)" = error ] || fail "usage error in JSON lines: $out"
 expect 1 "cannot reach ldsd at $T/nothing.sock" "$B" send -s "$T/nothing.sock" -T clusterB/bench
 # Nobody receives: a clear error within --wait, not a hang.
 start=$(date +%s)
-expect 1 "clusterB/nobody did not answer within 2 s" "$B" send -s "$T/clusterA.sock" -T clusterB/nobody -t 1 -w 2
+expect 1 "clusterB/nobody did not answer within 2 s" "$B" send -s "$T/clusterA.sock" -T clusterB/nobody -t 1 --wait 2
 [ $(($(date +%s) - start)) -le 10 ] || fail "unreachable receiver took over 10 s"
-expect 1 "Connection refused" "$B" send --direct "127.0.0.1:$((PORT + 101))" -t 1 -w 2
+expect 1 "Connection refused" "$B" send --direct "127.0.0.1:$((PORT + 101))" -t 1 --wait 2
 # --key is checked as ldsd.conf's key_file is.
 head -c 32 /dev/urandom | base64 > "$T/open.key"; chmod 644 "$T/open.key"
 expect 1 "open.key is accessible by group or others (mode 0644): chmod 600" "$B" send --direct "127.0.0.1:$((PORT + 101))" --key "$T/open.key" -t 1
 head -c 8 /dev/urandom | base64 > "$T/short.key"; chmod 600 "$T/short.key"
 expect 1 "short.key holds 12 bytes of key; it must hold 16..1024" "$B" send --direct "127.0.0.1:$((PORT + 101))" --key "$T/short.key" -t 1
-expect 1 'no link to "clusterZ"' "$B" send -s "$T/clusterA.sock" -T clusterZ/bench -P 2 -t 1 -w 2
-expect 1 'were refused: no link to cluster "clusterZ"' "$B" send -s "$T/clusterA.sock" -T clusterZ/bench -t 1 -w 2
+expect 1 'no link to "clusterZ"' "$B" send -s "$T/clusterA.sock" -T clusterZ/bench -P 2 -t 1 --wait 2
+expect 1 'were refused: no link to cluster "clusterZ"' "$B" send -s "$T/clusterA.sock" -T clusterZ/bench -t 1 --wait 2

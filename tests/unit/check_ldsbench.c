@@ -120,6 +120,32 @@ START_TEST(test_control_round_trip)
 }
 END_TEST
 
+/* -R and --bidir: a START carries the run asked back; a short START
+ * (from before them) asks for nothing. */
+START_TEST(test_start_round_trip)
+{
+	struct msg_start st = { .size = 65536, .flags = MSG_F_REVERSE | MSG_F_LAST, .seconds = 12.5,
+				.interval = 0.25, .omit = 2, .wait = 30 }, got;
+	struct msg_hdr h;
+	uint8_t buf[MSG_START_LEN];
+
+	msg_build_start(4, &st, buf);
+	ck_assert_int_eq(msg_parse(buf, sizeof(buf), &h, why, sizeof(why)), 0);
+	ck_assert_int_eq(h.kind, MSG_START);
+	ck_assert_uint_eq(h.run, 4);
+	msg_parse_start(buf, sizeof(buf), &h, &got);
+	ck_assert_uint_eq(got.size, 65536);
+	ck_assert_uint_eq(got.flags, MSG_F_REVERSE | MSG_F_LAST);
+	ck_assert_double_eq_tol(got.seconds, 12.5, 1e-9);
+	ck_assert_double_eq_tol(got.interval, 0.25, 1e-9);
+	ck_assert_double_eq_tol(got.omit, 2, 1e-9);
+	ck_assert_double_eq_tol(got.wait, 30, 1e-9);
+	msg_parse_start(buf, MSG_HDR, &h, &got);
+	ck_assert_uint_eq(got.flags, 0);
+	ck_assert_uint_eq(got.size, 65536);
+}
+END_TEST
+
 static const char status[] =
 	"{\"cluster\":\"clusterA\",\"links\":[{\"peer\":\"clusterC\",\"streams\":1},"
 	"{\"peer\":\"clusterB\",\"address\":\"10.0.0.2\",\"congestion\":\"cubic\",\"streams\":8,"
@@ -198,6 +224,7 @@ Suite *make_ldsbench_suite(void)
 	tcase_add_test(tc, test_foreign_block);
 	tcase_add_test(tc, test_short);
 	tcase_add_test(tc, test_control_round_trip);
+	tcase_add_test(tc, test_start_round_trip);
 	tcase_add_test(tc, test_linkstat);
 	tcase_add_loop_test(tc, test_not_json, 0, (int)(sizeof(not_json) / sizeof(not_json[0])));
 	tcase_add_test(tc, test_json_values);

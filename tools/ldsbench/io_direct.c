@@ -5,7 +5,8 @@
  * their client sockets, to measure the transport itself.
  *
  * The sender is cluster DIRECT_SEND_CLUSTER connecting to HOST:PORT, the
- * receiver DIRECT_RECV_CLUSTER listening on [ADDR:]PORT.  Both prove the
+ * receiver DIRECT_RECV_CLUSTER listening on [ADDR:]PORT (or --port PORT
+ * with the host or address alone).  Both prove the
  * same key (--key FILE, or a built-in one that is no secret).
  */
 #include <errno.h>
@@ -14,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include "ldsd/clock.h"
 #include "ldsd/config.h"
@@ -220,12 +224,55 @@ static int parse_where(const char *s, int listen, char *host, size_t hlen, uint1
 	return host[0] ? 0 : -1;
 }
 
+/* The first line of a /proc file, or "?". */
+static void proc_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "r");
+
+	if (f == NULL || fgets(buf, (int)len, f) == NULL)
+		snprintf(buf, len, "?");
+	buf[strcspn(buf, "\n")] = '\0';
+	if (f)
+		fclose(f);
+}
+
+/* Whether this process may set congestion control name on a socket: the
+ * kernel's answer to trying, so that the run does not start with streams
+ * that cannot connect. */
+static int cc_usable(const char *name, char *err, size_t errlen)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0), rc = 0, e = 0;
+	char list[256];
+
+	if (fd < 0) {
+		snprintf(err, errlen, "--congestion %s: cannot make a socket to try it: %s", name, strerror(errno));
+		return -1;
+	}
+	if (setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name, (socklen_t)strlen(name)) < 0) {
+		e = errno;
+		rc = -1;
+	}
+	close(fd);
+	if (rc == 0)
+		return 0;
+	if (e == EPERM) {
+		proc_line("/proc/sys/net/ipv4/tcp_allowed_congestion_control", list, sizeof(list));
+		snprintf(err, errlen, "--congestion %s: not allowed for this user (uid %u, without CAP_NET_ADMIN; "
+			 "allowed: %s): add it to sysctl net.ipv4.tcp_allowed_congestion_control or choose one of those",
+			 name, (unsigned)geteuid(), list);
+	} else {
+		proc_line("/proc/sys/net/ipv4/tcp_available_congestion_control", list, sizeof(list));
+		snprintf(err, errlen, "--congestion %s: not available in this kernel (available: %s; %s)", name, list,
+			 strerror(e));
+	}
+	return -1;
+}
+
 /* The one-peer configuration a gateway's file would give. */
 static int build_config(struct io_direct *id, const struct io_opts *o, char *err, size_t errlen)
 {
 	struct config *c = &id->cfg;
 	struct config_peer *p = &c->peers[0];
-	char avail[256];
 
 	snprintf(c->file, sizeof(c->file), "ldsbench --direct");
 	snprintf(c->cluster, sizeof(c->cluster), "%s", o->listen ? DIRECT_RECV_CLUSTER : DIRECT_SEND_CLUSTER);
@@ -235,8 +282,15 @@ static int build_config(struct io_direct *id, const struct io_opts *o, char *err
 	config_peer_defaults(p);
 	snprintf(p->cluster, sizeof(p->cluster), "%s", o->listen ? DIRECT_SEND_CLUSTER : DIRECT_RECV_CLUSTER);
 	p->role = o->listen ? CONFIG_ROLE_LISTEN : CONFIG_ROLE_CONNECT;
-	if (parse_where(o->direct, o->listen, p->address, sizeof(p->address), &p->port) < 0) {
-		snprintf(err, errlen, "--direct %s: want %s", o->direct, o->listen ? "[ADDR:]PORT" : "HOST:PORT");
+	if (o->port) {
+		size_t n = strlen(o->direct);
+		int br = n > 2 && o->direct[0] == '[' && o->direct[n - 1] == ']';
+
+		snprintf(p->address, sizeof(p->address), "%.*s", (int)(n - 2 * br), o->direct + br);
+		p->port = (uint16_t)o->port;
+	} else if (parse_where(o->direct, o->listen, p->address, sizeof(p->address), &p->port) < 0) {
+		snprintf(err, errlen, "--direct %s: want %s (or the %s alone and --port PORT)", o->direct,
+			 o->listen ? "[ADDR:]PORT" : "HOST:PORT", o->listen ? "address" : "host");
 		return -1;
 	}
 	p->streams = o->streams;
@@ -257,11 +311,8 @@ static int build_config(struct io_direct *id, const struct io_opts *o, char *err
 		p->tcp_buffer = o->window;
 	}
 	if (o->congestion) {
-		if (strlen(o->congestion) >= sizeof(p->congestion) || !config_cc_available(o->congestion, avail, sizeof(avail))) {
-			snprintf(err, errlen, "--congestion %s: not available in this kernel (available: %s)", o->congestion,
-				 avail);
+		if (strlen(o->congestion) >= sizeof(p->congestion) || cc_usable(o->congestion, err, errlen) < 0)
 			return -1;
-		}
 		snprintf(p->congestion, sizeof(p->congestion), "%s", o->congestion);
 	}
 	if (o->key_file) {

@@ -12,6 +12,9 @@
 #include "tools/ldsbench/ldsbench.h"
 
 #define CTL_TIMEOUT_S 5.0
+/* How often messages liblds holds already are looked for, socket readable
+ * or not (see il_sweep). */
+#define SWEEP_MS 50
 
 struct io_ldsd {
 	struct bench_io io;
@@ -19,6 +22,7 @@ struct io_ldsd {
 	char ctl[256];
 	int want_write;
 	int failed;
+	int tick;
 };
 
 /* ldsd's default control socket for a client socket: ".sock" becomes
@@ -75,6 +79,16 @@ static void il_event(int fd, unsigned events, void *arg)
 			il_fatal(il, "%s", "cannot watch the socket to ldsd");
 		il->io.events.room(il->io.events.arg);
 	}
+}
+
+/* liblds may read messages ahead, with the daemon's welcome in lds_open:
+ * its socket is then not readable although a message waits (a START that
+ * came before `recv` did, answered by nothing else). */
+static void il_sweep(uint64_t now, void *arg)
+{
+	struct io_ldsd *il = arg;
+
+	il_event(lds_fd(il->h), 0, il);
 }
 
 static int il_watch(struct io_ldsd *il)
@@ -146,6 +160,8 @@ static void il_close(struct bench_io *io)
 {
 	struct io_ldsd *il = (struct io_ldsd *)io;
 
+	if (il->tick > 0)
+		evloop_tick_del(io->ev, il->tick);
 	evloop_unwatch(io->ev, lds_fd(il->h));
 	lds_close(il->h);
 	free(il);
@@ -183,8 +199,9 @@ struct bench_io *io_ldsd_open(struct evloop *ev, const struct io_opts *o, const 
 		free(il);
 		return NULL;
 	}
-	if (il_watch(il) < 0) {
+	if (il_watch(il) < 0 || (il->tick = evloop_tick_add(ev, SWEEP_MS, il_sweep, il)) < 0) {
 		snprintf(err, errlen, "cannot watch the socket to ldsd");
+		evloop_unwatch(ev, lds_fd(il->h));
 		lds_close(il->h);
 		free(il);
 		return NULL;

@@ -24,7 +24,7 @@ struct opts {
 	int send;
 	struct io_opts io;
 	struct send_opts s;
-	int once, json, quiet;
+	int once, quiet;
 	const char *plot;
 	unsigned sweep[BENCH_MAX_RUNS];
 	size_t nsweep;
@@ -33,45 +33,53 @@ struct opts {
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: ldsbench recv [-s SOCKET] [-n NAME] [-i SECS] [-1] [-J] [-q]\n"
-		"       ldsbench recv --direct [ADDR:]PORT [--window SIZE] [--key FILE] [--encryption MODE] [-i SECS]\n"
-		"                      [-1] [-J] [-q]\n"
+		"usage: ldsbench recv [-s SOCKET] [-n NAME] [-i SECS] [-1] [-J | --json-stream] [-q]\n"
+		"       ldsbench recv --direct [ADDR:]PORT | --direct ADDR -p PORT [-w SIZE] [--key FILE]\n"
+		"                      [--encryption MODE] [-i SECS] [-1] [-J | --json-stream] [-q]\n"
 		"       ldsbench send -T CLUSTER/NAME [-s SOCKET] [--ctl PATH] [OPTIONS]\n"
-		"       ldsbench send --direct HOST:PORT [--congestion NAME] [--window SIZE] [--key FILE]\n"
+		"       ldsbench send --direct HOST:PORT | --direct HOST -p PORT [-C ALGO] [-w SIZE] [--key FILE]\n"
 		"                      [--encryption MODE] [OPTIONS]\n"
 		"Measures the throughput of an LDS link with checksummed messages (thesis A.3):\n"
 		"through the local ldsd, or with --direct through a link run in this process.\n"
+		"Options that iperf3 has mean what they mean in iperf3 (-P -l -t -i -O -w -C -p -R -J).\n"
 		"  -s, --socket PATH      ldsd's client socket (default $LDS_SOCKET or /run/lds/ldsd.sock)\n"
 		"      --ctl PATH         ldsd's control socket (default: the client socket, .ctl for .sock)\n"
 		"  -n, --name NAME        recv: the endpoint to receive on (default \"bench\")\n"
 		"  -T, --to CLUSTER/NAME  send: the receiver's endpoint, e.g. clusterB/bench\n"
 		"  -D, --direct WHERE     no daemons: send connects to HOST:PORT, recv listens on [ADDR:]PORT\n"
+		"  -p, --port PORT        direct: the port (then --direct names only the host or address)\n"
 		"  -P, --streams N|auto   send: the link's streams for the run (1..64; ldsd: set through its\n"
 		"                         control socket and put back afterwards)\n"
 		"  -l, --size SIZE        bytes per message (default 100k; suffixes k, M: binary)\n"
 		"  -t, --time SECS        how long to send (default 10)\n"
 		"  -i, --interval SECS    report every SECS (default 1; recv: 0 = only per run)\n"
 		"  -O, --omit SECS        leave the first SECS out of the average (slow start; default 0)\n"
-		"  -w, --wait SECS        wait this long for the receiver, and at most this long without a\n"
+		"  -R, --reverse          send: the receiver sends the run and this side checks it\n"
+		"      --bidir            send: both directions at once, reported per direction\n"
+		"      --wait SECS        wait this long for the receiver, and at most this long without a\n"
 		"                         message delivered at the end of a run (default 30)\n"
-		"      --congestion NAME  direct: TCP congestion control (default as ldsd: bbr if available)\n"
+		"  -C, --congestion ALGO  direct: TCP congestion control (default as ldsd: bbr if available;\n"
+		"                         through ldsd: its peer's congestion in ldsd.conf)\n"
+		"  -w, --window SIZE      direct: each stream's socket buffers (SO_SNDBUF, SO_RCVBUF), as\n"
+		"                         tcp_buffer in ldsd.conf (default: the kernel's autotuning; through\n"
+		"                         ldsd: its peer's tcp_buffer in ldsd.conf)\n"
 		"      --memory SIZE      direct: send and receive memory of the link (default as ldsd: 128M)\n"
-		"      --window SIZE      direct: each stream's TCP socket buffers, as tcp_buffer in ldsd.conf\n"
-		"                         (default: the kernel's autotuning)\n"
 		"      --key FILE         direct: the shared key (default: a built-in key that is no secret)\n"
 		"      --encryption MODE  direct: aead (default: frames sealed, as ldsd) or none; both ends\n"
 		"                         must agree\n"
 		"      --sweep streams=N,N,...  send: one run per stream count, then a table like the\n"
 		"                         thesis's Table A-2 (throughput, disconnections, relative to the first)\n"
-		"      --plot FILE.png    send: throughput over time of every run (gnuplot; data in FILE.dat)\n"
+		"      --plot FILE.png    send: throughput over time of every run, disconnections marked\n"
+		"                         (gnuplot; data in FILE.dat)\n"
 		"  -1, --once             recv: exit after one send command (all the runs of a sweep)\n"
-		"  -J, --json             one JSON object per line: events start, interval, failure, end,\n"
+		"  -J, --json             one JSON document at the end: start, intervals, runs, end, sweep, error\n"
+		"      --json-stream      one JSON object per line as it happens: events start, interval, end,\n"
 		"                         sweep, recv_interval, recv_run, error\n"
 		"  -q, --quiet            no line per interval\n"
 		"  -h, --help             this text\n"
 		"  -V, --version          print the version\n"
-		"exit status: 0 ok; 1 the benchmark failed (receiver unreachable, data lost or corrupt);\n"
-		"2 usage error\n");
+		"exit status: 0 ok; 1 the benchmark failed (receiver unreachable, data lost or corrupt, an option\n"
+		"the kernel refuses); 2 usage error\n");
 }
 
 /* A size as in ldsd.conf, at most MAX_SIZE. */
@@ -135,7 +143,45 @@ static int bad_usage(const struct report *r, const char *fmt, const char *arg)
 	return BENCH_EXIT_USAGE;
 }
 
-enum { O_CTL = 256, O_CONGESTION, O_KEY, O_SWEEP, O_PLOT, O_MEMORY, O_WINDOW, O_ENCRYPTION };
+enum { O_CTL = 256, O_KEY, O_SWEEP, O_PLOT, O_MEMORY, O_ENCRYPTION, O_WAIT, O_BIDIR, O_JSON_STREAM };
+
+static int parse_port(const char *s, unsigned *out)
+{
+	char *end;
+	unsigned long v = strtoul(s, &end, 10);
+
+	if (end == s || *end != '\0' || v < 1 || v > 65535)
+		return -1;
+	*out = (unsigned)v;
+	return 0;
+}
+
+/* The options whose meaning depends on the mode, checked once all are
+ * known. */
+static int check_modes(struct opts *o, const struct report *r)
+{
+	if (!o->io.direct && o->io.window)
+		return bad_usage(r, "%s", "--window: through ldsd the link's socket buffers are its peer's tcp_buffer "
+				 "in ldsd.conf (ldsd.conf(5)); --window is for --direct");
+	if (!o->io.direct && o->io.congestion)
+		return bad_usage(r, "%s", "--congestion: through ldsd the link's congestion control is its peer's "
+				 "congestion in ldsd.conf (ldsd.conf(5)); --congestion is for --direct");
+	if (!o->io.direct && o->io.port)
+		return bad_usage(r, "%s", "--port: through ldsd the link's port is its peer's port in ldsd.conf; "
+				 "--port is for --direct");
+	if (!o->io.direct && (o->io.key_file || o->io.memory || o->io.encryption))
+		return bad_usage(r, "%s", "--memory, --key and --encryption are for --direct "
+				 "(ldsd's own come from ldsd.conf)");
+	/* A bare number, or one colon (HOST:PORT; an IPv6 address has more). */
+	if (o->io.port && (o->io.direct[strspn(o->io.direct, "0123456789")] == '\0' ||
+			   (strchr(o->io.direct, ':') && strchr(o->io.direct, ':') == strrchr(o->io.direct, ':'))))
+		return bad_usage(r, "--direct %s: with --port, --direct names the host or address only", o->io.direct);
+	if (o->s.reverse && o->s.bidir)
+		return bad_usage(r, "%s", "--reverse and --bidir exclude each other (--bidir sends both ways)");
+	if (o->s.reverse && o->plot)
+		return bad_usage(r, "%s", "--plot draws the run this side sends: not with --reverse");
+	return -1;
+}
 
 static int parse_args(int argc, char **argv, struct opts *o, const struct report *r)
 {
@@ -145,9 +191,11 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 		{ "direct", required_argument, NULL, 'D' },   { "streams", required_argument, NULL, 'P' },
 		{ "size", required_argument, NULL, 'l' },     { "time", required_argument, NULL, 't' },
 		{ "interval", required_argument, NULL, 'i' }, { "omit", required_argument, NULL, 'O' },
-		{ "wait", required_argument, NULL, 'w' },     { "congestion", required_argument, NULL, O_CONGESTION },
+		{ "wait", required_argument, NULL, O_WAIT },  { "congestion", required_argument, NULL, 'C' },
 		{ "memory", required_argument, NULL, O_MEMORY }, { "key", required_argument, NULL, O_KEY },
-		{ "window", required_argument, NULL, O_WINDOW }, { "encryption", required_argument, NULL, O_ENCRYPTION },
+		{ "window", required_argument, NULL, 'w' },   { "encryption", required_argument, NULL, O_ENCRYPTION },
+		{ "port", required_argument, NULL, 'p' },     { "reverse", no_argument, NULL, 'R' },
+		{ "bidir", no_argument, NULL, O_BIDIR },      { "json-stream", no_argument, NULL, O_JSON_STREAM },
 		{ "sweep", required_argument, NULL, O_SWEEP }, { "plot", required_argument, NULL, O_PLOT },
 		{ "once", no_argument, NULL, '1' },           { "json", no_argument, NULL, 'J' },
 		{ "quiet", no_argument, NULL, 'q' },          { "help", no_argument, NULL, 'h' },
@@ -156,7 +204,7 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 	int ch;
 
 	opterr = 0;
-	while ((ch = getopt_long(argc, argv, ":s:n:T:D:P:l:t:i:O:w:1JqhV", lo, NULL)) != -1) {
+	while ((ch = getopt_long(argc, argv, ":s:n:T:D:P:l:t:i:O:w:C:p:R1JqhV", lo, NULL)) != -1) {
 		switch (ch) {
 		case 's': o->io.socket = optarg; break;
 		case O_CTL: o->io.ctl = optarg; break;
@@ -184,16 +232,22 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 			if (parse_secs(optarg, 0, &o->s.omit) < 0)
 				return bad_usage(r, "--omit %s: want seconds", optarg);
 			break;
-		case 'w':
+		case O_WAIT:
 			if (parse_secs(optarg, 0.1, &o->s.wait) < 0)
 				return bad_usage(r, "--wait %s: want seconds, at least 0.1", optarg);
 			break;
-		case O_CONGESTION: o->io.congestion = optarg; break;
+		case 'C': o->io.congestion = optarg; break;
+		case 'p':
+			if (parse_port(optarg, &o->io.port) < 0)
+				return bad_usage(r, "--port %s: want 1..65535", optarg);
+			break;
+		case 'R': o->s.reverse = 1; break;
+		case O_BIDIR: o->s.bidir = 1; break;
 		case O_MEMORY:
 			if (parse_size(optarg, &o->io.memory) < 0 || o->io.memory < (1u << 20))
 				return bad_usage(r, "--memory %s: want 1M to 256M", optarg);
 			break;
-		case O_WINDOW:
+		case 'w':
 			if (parse_size(optarg, &o->io.window) < 0 || o->io.window < 4096)
 				return bad_usage(r, "--window %s: want 4k or more (suffixes k, M)", optarg);
 			break;
@@ -209,7 +263,7 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 			break;
 		case O_PLOT: o->plot = optarg; break;
 		case '1': o->once = 1; break;
-		case 'J': o->json = 1; break;
+		case 'J': case O_JSON_STREAM: break; /* early_format */
 		case 'q': o->quiet = 1; break;
 		case 'h': usage(stdout); exit(BENCH_EXIT_OK);
 		case 'V': puts("ldsbench " LDS_VERSION); exit(BENCH_EXIT_OK);
@@ -226,15 +280,16 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 		return bad_usage(r, "--to %s: want CLUSTER/NAME, e.g. clusterB/bench", o->s.to);
 	if (o->s.to && o->io.direct)
 		return bad_usage(r, "%s", "--to and --direct exclude each other (direct mode has one receiver)");
-	if (!o->send && (o->s.to || o->s.set_streams || o->nsweep || o->plot || o->io.congestion))
-		return bad_usage(r, "%s", "recv takes no --to, --streams, --sweep, --plot or --congestion");
+	if (!o->send && (o->s.to || o->s.set_streams || o->nsweep || o->plot || o->io.congestion || o->s.reverse ||
+			 o->s.bidir))
+		return bad_usage(r, "%s", "recv takes no --to, --streams, --sweep, --plot, --congestion, --reverse or "
+				 "--bidir (the sender asks for the direction)");
 	if (o->send && o->once)
 		return bad_usage(r, "%s", "--once is for recv");
 	if (o->nsweep && o->s.set_streams)
 		return bad_usage(r, "%s", "--sweep sets the streams of each run: leave --streams out");
-	if (!o->io.direct && (o->io.congestion || o->io.key_file || o->io.memory || o->io.window || o->io.encryption))
-		return bad_usage(r, "%s", "--congestion, --memory, --window, --key and --encryption are for --direct "
-				 "(ldsd's own come from ldsd.conf)");
+	if (check_modes(o, r) >= 0)
+		return BENCH_EXIT_USAGE;
 	if (o->send && o->s.interval <= 0)
 		return bad_usage(r, "%s", "send: --interval must be above 0");
 	if (o->send && o->s.omit >= o->s.seconds)
@@ -254,7 +309,7 @@ static void noop_fatal(void *arg, const char *text) {}
 
 static int do_send(struct opts *o, struct bench_io *io, const struct report *r)
 {
-	struct run_result *res = calloc(BENCH_MAX_RUNS, sizeof(*res));
+	struct run_result *res = calloc(2 * BENCH_MAX_RUNS, sizeof(*res)), *rev = res + BENCH_MAX_RUNS;
 	size_t n = o->nsweep ? o->nsweep : 1;
 	char err[BENCH_ERR_MAX], to[WIRE_ENDPOINT_MAX + 1], title[256];
 	int failed = 0;
@@ -274,7 +329,7 @@ static int do_send(struct opts *o, struct bench_io *io, const struct report *r)
 			o->s.set_streams = 1;
 		}
 		o->s.last = i + 1 == n;
-		failed |= sender_run(io, &o->s, r, (unsigned)i + 1, &res[i]) < 0;
+		failed |= session_send(io, &o->s, r, (unsigned)i + 1, &res[i], &rev[i]) < 0;
 	}
 	if (o->nsweep)
 		report_sweep(r, res, n);
@@ -291,10 +346,24 @@ static int do_send(struct opts *o, struct bench_io *io, const struct report *r)
 	return failed ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
 }
 
-int main(int argc, char **argv)
+/* The output format, known before the arguments are checked so that
+ * their errors come in it too. */
+static enum report_format early_format(int argc, char **argv)
 {
-	struct opts o = { .s = { .size = 100 << 10, .seconds = 10, .interval = 1, .wait = 30 } };
-	struct report r = { .out = stdout };
+	enum report_format f = REPORT_TEXT;
+
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-J") == 0)
+			f = REPORT_JSON;
+		else if (strcmp(argv[i], "--json-stream") == 0)
+			f = REPORT_JSON_STREAM;
+	}
+	return f;
+}
+
+/* Everything after the arguments; the exit status. */
+static int run(struct opts *o, const struct report *r)
+{
 	struct bench_io_events quiet = { .message = noop_message, .room = noop_room, .fatal = noop_fatal };
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct bench_io *io;
@@ -302,19 +371,12 @@ int main(int argc, char **argv)
 	char err[BENCH_ERR_MAX], peer[WIRE_NAME_MAX + 1] = "";
 	int rc, prev_streams = -1;
 
-	for (int i = 1; i < argc; i++)
-		if (strcmp(argv[i], "--json") == 0 || strcmp(argv[i], "-J") == 0)
-			r.json = 1;
-	rc = parse_args(argc, argv, &o, &r);
-	if (rc >= 0)
-		return rc;
-	r.quiet = o.quiet;
-	o.io.listen = !o.send;
-	o.io.streams = o.nsweep ? o.sweep[0] : o.s.set_streams ? o.s.streams : 4;
-	if (!o.send && !o.io.direct && o.io.name == NULL)
-		o.io.name = DEFAULT_NAME;
-	if (o.plot && plot_check(err, sizeof(err)) < 0) {
-		report_error(&r, "%s", err);
+	o->io.listen = !o->send;
+	o->io.streams = o->nsweep ? o->sweep[0] : o->s.set_streams ? o->s.streams : 4;
+	if (!o->send && !o->io.direct && o->io.name == NULL)
+		o->io.name = DEFAULT_NAME;
+	if (o->plot && plot_check(err, sizeof(err)) < 0) {
+		report_error(r, "%s", err);
 		return BENCH_EXIT_FAIL;
 	}
 	log_init("ldsbench", 1, LOG_LVL_WARN);
@@ -323,30 +385,50 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	ev = evloop_new();
 	if (ev == NULL) {
-		report_error(&r, "cannot create the event loop: %s", strerror(errno));
+		report_error(r, "cannot create the event loop: %s", strerror(errno));
 		return BENCH_EXIT_FAIL;
 	}
-	io = o.io.direct ? io_direct_open(ev, &o.io, &quiet, err, sizeof(err)) : io_ldsd_open(ev, &o.io, &quiet, err, sizeof(err));
+	io = o->io.direct ? io_direct_open(ev, &o->io, &quiet, err, sizeof(err))
+			  : io_ldsd_open(ev, &o->io, &quiet, err, sizeof(err));
 	if (io == NULL) {
-		report_error(&r, "%s", err);
+		report_error(r, "%s", err);
 		evloop_free(ev);
 		return BENCH_EXIT_FAIL;
 	}
-	if (o.send && !o.io.direct && (o.s.set_streams || o.nsweep)) {
+	if (o->send && !o->io.direct && (o->s.set_streams || o->nsweep)) {
 		/* The link's own setting comes back after the benchmark. */
 		struct linkstat st;
 
-		snprintf(peer, sizeof(peer), "%.*s", (int)strcspn(o.s.to, "/"), o.s.to);
+		snprintf(peer, sizeof(peer), "%.*s", (int)strcspn(o->s.to, "/"), o->s.to);
 		io->ops->stats(io, peer, &st);
 		if (st.valid)
 			prev_streams = st.streams_auto ? 0 : (int)st.streams;
 	}
-	rc = o.send ? do_send(&o, io, &r) : receiver_serve(io, &r, o.s.interval, o.once);
+	rc = o->send ? do_send(o, io, r) : session_recv(io, r, o->s.interval, o->once);
 	if (prev_streams >= 0) {
 		if (io->ops->set_streams(io, peer, (unsigned)prev_streams, err, sizeof(err)) < 0)
 			fprintf(stderr, "ldsbench: could not put the link's streams back to %d: %s\n", prev_streams, err);
 	}
 	io->ops->close(io);
 	evloop_free(ev);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct opts o = { .s = { .size = 100 << 10, .seconds = 10, .interval = 1, .wait = 30 } };
+	struct report r;
+	int rc;
+
+	if (report_init(&r, stdout, early_format(argc, argv), 0) < 0) {
+		fprintf(stderr, "ldsbench: out of memory\n");
+		return BENCH_EXIT_FAIL;
+	}
+	rc = parse_args(argc, argv, &o, &r);
+	if (rc < 0) {
+		r.quiet = o.quiet;
+		rc = run(&o, &r);
+	}
+	report_finish(&r);
 	return rc;
 }

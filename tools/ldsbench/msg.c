@@ -149,3 +149,32 @@ int msg_check_data(const uint8_t *buf, size_t len, const struct msg_hdr *h, char
 	}
 	return 0;
 }
+
+static uint64_t to_ms(double s)
+{
+	return s > 0 ? (uint64_t)(s * 1000 + 0.5) : 0;
+}
+
+void msg_build_start(uint32_t run, const struct msg_start *st, uint8_t *buf)
+{
+	struct msg_hdr h = { .kind = MSG_START, .run = run, .a = st->size, .b = st->flags };
+
+	msg_build(&h, buf);
+	put64(buf + MSG_HDR, to_ms(st->seconds));
+	put64(buf + MSG_HDR + 8, to_ms(st->interval));
+	put64(buf + MSG_HDR + 16, to_ms(st->omit));
+	put64(buf + MSG_HDR + 24, to_ms(st->wait));
+}
+
+void msg_parse_start(const uint8_t *buf, size_t len, const struct msg_hdr *h, struct msg_start *st)
+{
+	memset(st, 0, sizeof(*st));
+	st->size = (size_t)h->a;
+	if (len < MSG_START_LEN)
+		return;
+	st->flags = (uint32_t)h->b;
+	st->seconds = (double)get64(buf + MSG_HDR) / 1000;
+	st->interval = (double)get64(buf + MSG_HDR + 8) / 1000;
+	st->omit = (double)get64(buf + MSG_HDR + 16) / 1000;
+	st->wait = (double)get64(buf + MSG_HDR + 24) / 1000;
+}

@@ -1,8 +1,9 @@
 /*
- * receiver.c - ldsbench recv: checks every message of every run and
- * answers each run's END with a REPORT of what arrived intact and in
- * order.  A run is the messages between a sender's START and its END;
- * a START from anyone begins a new run (one sender at a time).
+ * receiver.c - checks every message of every run and answers each run's
+ * END with a REPORT of what arrived intact and in order.  A run is the
+ * messages between a sender's START and its END; a START from anyone
+ * begins a new run (one sender at a time).  A START that asks for a run
+ * back (-R, --bidir) goes to the session, which sends it.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -11,11 +12,10 @@
 #include "ldsd/clock.h"
 #include "tools/ldsbench/ldsbench.h"
 
-#define TICK_MS 10
-
 struct receiver {
 	struct bench_io *io;
 	const struct report *r;
+	struct receiver_hooks hooks;
 	double interval;
 	int once;
 	int active;                /* a run is under way */
@@ -56,18 +56,14 @@ static void rx_send_report(struct receiver *rx)
 		rx->done = 1;
 }
 
-static void rx_room(void *arg)
+void receiver_room(struct receiver *rx)
 {
-	struct receiver *rx = arg;
-
 	if (rx->report_pending)
 		rx_send_report(rx);
 }
 
-static void rx_fatal(void *arg, const char *text)
+void receiver_fatal(struct receiver *rx, const char *text)
 {
-	struct receiver *rx = arg;
-
 	report_error(rx->r, "%s", text);
 	rx->any_errors = 1;
 	rx->done = 1;
@@ -122,77 +118,103 @@ static void rx_end(struct receiver *rx, const struct msg_hdr *h)
 	}
 	rep.errors = rx->errors;
 	rx->any_errors |= rx->errors > 0;
-	report_recv_run(rx->r, rx->src, rx->run, rx->msgs, rx->bytes, (double)(clock_now_ns() - rx->t0_ns) / 1e9,
-			rx->errors, rx->first_error);
+	/* Whoever takes run_ended (send -R, --bidir) reports the run itself. */
+	if (rx->hooks.run_ended == NULL)
+		report_recv_run(rx->r, rx->src, rx->run, rx->msgs, rx->bytes,
+				(double)(clock_now_ns() - rx->t0_ns) / 1e9, rx->errors, rx->first_error);
 	msg_build(&rep, rx->report);
 	snprintf(rx->report_to, sizeof(rx->report_to), "%s", rx->src);
 	rx->report_pending = 1;
 	rx->exit_after_report = rx->once && h->b == 1;
 	rx->active = 0;
 	rx_send_report(rx);
+	if (rx->hooks.run_ended) {
+		struct rx_run rr = { .run = rx->run, .msgs = rx->msgs, .bytes = rx->bytes, .sent_msgs = h->seq,
+				     .sent_bytes = h->a, .errors = rx->errors,
+				     .seconds = (double)(clock_now_ns() - rx->t0_ns) / 1e9, .first_error = rx->first_error };
+
+		rx->hooks.run_ended(rx->hooks.arg, &rr);
+	}
 }
 
-static void rx_message(void *arg, const char *src, const uint8_t *buf, size_t len)
+void receiver_message(struct receiver *rx, const char *src, const uint8_t *buf, size_t len,
+		      const struct msg_hdr *h, const char *why)
 {
-	struct receiver *rx = arg;
-	struct msg_hdr h;
-	char why[256];
+	char text[256];
 
-	if (msg_parse(buf, len, &h, why, sizeof(why)) < 0) {
+	if (h == NULL) {
 		rx_error(rx, why);
 		return;
 	}
-	if (h.kind == MSG_START) {
-		rx_start(rx, src, &h);
+	if (h->kind == MSG_START) {
+		struct msg_start st;
+
+		msg_parse_start(buf, len, h, &st);
+		if (!(st.flags & MSG_F_REVERSE))
+			rx_start(rx, src, h);
+		if ((st.flags & (MSG_F_REVERSE | MSG_F_BIDIR)) && rx->hooks.send_back)
+			rx->hooks.send_back(rx->hooks.arg, src, h->run, &st);
 		return;
 	}
-	if (!rx->active || h.run != rx->run || strcmp(src, rx->src) != 0) {
-		snprintf(why, sizeof(why), "a message of run %u from %s, outside any run", h.run, src);
-		fprintf(stderr, "ldsbench: ignoring %s\n", why);
+	if (!rx->active || h->run != rx->run || strcmp(src, rx->src) != 0) {
+		snprintf(text, sizeof(text), "a message of run %u from %s, outside any run", h->run, src);
+		fprintf(stderr, "ldsbench: ignoring %s\n", text);
 		return;
 	}
-	if (h.kind == MSG_DATA)
-		rx_data(rx, buf, len, &h);
-	else if (h.kind == MSG_END)
-		rx_end(rx, &h);
+	if (h->kind == MSG_DATA)
+		rx_data(rx, buf, len, h);
+	else if (h->kind == MSG_END)
+		rx_end(rx, h);
 }
 
-static void rx_tick(uint64_t now, void *arg)
+void receiver_tick(struct receiver *rx, uint64_t now)
 {
-	struct receiver *rx = arg;
 	double t = (double)(now - rx->t0_ns) / 1e9;
 
 	if (rx->report_pending)
 		rx_send_report(rx);
 	if (rx->active && rx->interval > 0 && t >= rx->next_iv) {
-		report_recv_interval(rx->r, rx->iv_t, t, rx->bytes - rx->iv_bytes, rx->msgs - rx->iv_msgs);
+		report_recv_interval(rx->r, rx->run, rx->iv_t, t, rx->bytes - rx->iv_bytes, rx->msgs - rx->iv_msgs);
 		rx->iv_t = t;
 		rx->iv_bytes = rx->bytes;
 		rx->iv_msgs = rx->msgs;
 		rx->next_iv += rx->interval;
 	}
-	if (rx->done || bench_interrupts > 0)
-		evloop_stop(rx->io->ev);
 }
 
-int receiver_serve(struct bench_io *io, const struct report *r, double interval, int once)
+int receiver_done(const struct receiver *rx)
 {
-	struct receiver rx = { .io = io, .r = r, .interval = interval, .once = once };
-	int tick;
+	return rx->done;
+}
 
-	io->events = (struct bench_io_events){ .arg = &rx, .message = rx_message, .room = rx_room, .fatal = rx_fatal };
-	tick = evloop_tick_add(io->ev, TICK_MS, rx_tick, &rx);
-	if (tick < 0) {
-		report_error(r, "cannot add a timer: %s", strerror(-tick));
-		return BENCH_EXIT_FAIL;
-	}
-	if (!r->json)
-		fprintf(r->out, "ldsbench: receiving as %s (%s)\n", io->ops->endpoint(io), io->ops->name);
-	fflush(r->out);
-	if (evloop_run(io->ev) < 0) {
-		report_error(r, "event loop failed: %s", strerror(errno));
-		rx.any_errors = 1;
-	}
-	evloop_tick_del(io->ev, tick);
-	return rx.any_errors ? BENCH_EXIT_FAIL : BENCH_EXIT_OK;
+void receiver_sent_last(struct receiver *rx)
+{
+	if (rx->once)
+		rx->done = 1;
+}
+
+int receiver_reporting(const struct receiver *rx)
+{
+	return rx->report_pending;
+}
+
+int receiver_failed(const struct receiver *rx)
+{
+	return rx->any_errors;
+}
+
+struct receiver *receiver_new(struct bench_io *io, const struct report *r, double interval, int once,
+			      const struct receiver_hooks *hooks)
+{
+	struct receiver *rx = calloc(1, sizeof(*rx));
+
+	if (rx == NULL)
+		return NULL;
+	*rx = (struct receiver){ .io = io, .r = r, .hooks = *hooks, .interval = interval, .once = once };
+	return rx;
+}
+
+void receiver_free(struct receiver *rx)
+{
+	free(rx);
 }

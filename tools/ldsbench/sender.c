@@ -10,6 +10,10 @@
  * the receiver's REPORT, which says how many arrived intact and in order.
  * Throughput counts messages delivered to the receiving process, as the
  * gateway acknowledges them, not bytes handed to the local daemon.
+ *
+ * With -R the START asks the receiver to send the run back, and this side
+ * waits until its own receiver (session.c) has checked it; with --bidir
+ * it sends its run and waits for the other one as well.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -34,13 +38,15 @@
 #define AHEAD_MIN (8u << 20)
 #define AHEAD_S 2.0
 
-enum phase { P_STREAMS, P_START, P_DATA, P_DRAIN, P_REPORT, P_DONE };
+enum phase { P_STREAMS, P_START, P_DATA, P_DRAIN, P_REPORT, P_REMOTE, P_DONE };
 
 struct sender {
 	struct bench_io *io;
 	const struct send_opts *o;
 	const struct report *r;
 	struct run_result *res;
+	struct run_result *rev;    /* the run the other side sends (-R: res) */
+	int remote_done;           /* that run ended, checked by our receiver */
 	char peer[64];             /* the destination's cluster */
 	struct msg_pattern pat;
 	uint8_t *buf;
@@ -73,7 +79,6 @@ static void sender_fail(struct sender *s, const char *fmt, ...)
 		va_end(ap);
 	}
 	s->phase = P_DONE;
-	evloop_stop(s->io->ev);
 }
 
 static void set_phase(struct sender *s, enum phase p)
@@ -110,13 +115,22 @@ static void send_control(struct sender *s, const struct msg_hdr *h, uint64_t *id
 		sender_fail(s, "%s", err);
 }
 
-/* START proves the path and the receiver; s->start_id stays 0 until the
- * io takes it. */
+/* START proves the path and the receiver (and asks for the run back with
+ * -R or --bidir); s->start_id stays 0 until the io takes it. */
 static void send_start(struct sender *s)
 {
-	struct msg_hdr h = { .kind = MSG_START, .run = s->res->run, .a = s->o->size };
+	const struct send_opts *o = s->o;
+	struct msg_start st = { .size = o->size, .seconds = o->seconds, .interval = o->interval, .omit = o->omit,
+				.wait = o->wait };
+	uint8_t buf[MSG_START_LEN];
+	char err[BENCH_ERR_MAX];
+	int r;
 
-	send_control(s, &h, &s->start_id);
+	st.flags = (o->reverse ? MSG_F_REVERSE : 0) | (o->bidir ? MSG_F_BIDIR : 0) | (o->last ? MSG_F_LAST : 0);
+	msg_build_start(s->res->run, &st, buf);
+	r = s->io->ops->send(s->io, o->to, buf, sizeof(buf), &s->start_id, err, sizeof(err));
+	if (r < 0 && r != -EAGAIN)
+		sender_fail(s, "%s", err);
 }
 
 static void pump(struct sender *s)
@@ -142,39 +156,68 @@ static void pump(struct sender *s)
 	}
 }
 
-static void on_room(void *arg)
+void sender_room(struct sender *s)
 {
-	pump(arg);
+	pump(s);
 }
 
-static void on_fatal(void *arg, const char *text)
+void sender_fatal(struct sender *s, const char *text)
 {
-	sender_fail(arg, "%s", text);
+	sender_fail(s, "%s", text);
 }
 
-static void on_message(void *arg, const char *src, const uint8_t *buf, size_t len)
+/* After our own run (or its START with -R), the other side's, if asked. */
+static void run_sent(struct sender *s)
 {
-	struct sender *s = arg;
-	struct msg_hdr h;
-	char why[256];
-	const char *skip = NULL;
+	if (s->rev && !s->remote_done)
+		set_phase(s, P_REMOTE);
+	else
+		s->phase = P_DONE;
+}
 
-	if (msg_parse(buf, len, &h, why, sizeof(why)) < 0)
-		skip = why;
-	else if (h.kind != MSG_REPORT)
-		skip = "not a report";
-	else if (h.run != s->res->run)
-		skip = "the report of another run";
-	if (skip) {
-		fprintf(stderr, "ldsbench: ignoring a message from %s: %s\n", src, skip);
+void sender_message(struct sender *s, const char *src, const struct msg_hdr *h)
+{
+	if (h->run != s->res->run || s->phase != P_REPORT) {
+		fprintf(stderr, "ldsbench: ignoring a message from %s: a report of run %u, not awaited\n", src, h->run);
 		return;
 	}
 	s->res->have_report = 1;
-	s->res->recv_msgs = h.a;
-	s->res->recv_bytes = h.b;
-	s->res->recv_errors = h.errors;
-	s->phase = P_DONE;
-	evloop_stop(s->io->ev);
+	s->res->recv_msgs = h->a;
+	s->res->recv_bytes = h->b;
+	s->res->recv_errors = h->errors;
+	run_sent(s);
+}
+
+void sender_remote_run(struct sender *s, const struct rx_run *rr)
+{
+	struct run_result *v = s->rev;
+
+	if (v == NULL || rr->run != s->res->run || s->remote_done) {
+		fprintf(stderr, "ldsbench: a run %u arrived that this command did not ask for\n", rr->run);
+		return;
+	}
+	s->remote_done = 1;
+	if (v->start_wall == 0)
+		v->start_wall = clock_wall_s() - rr->seconds;
+	v->have_report = 1;
+	v->msgs_sent = rr->sent_msgs;
+	v->bytes_sent = rr->sent_bytes;
+	v->recv_msgs = rr->msgs;
+	v->recv_bytes = v->bytes_measured = rr->bytes;
+	v->recv_errors = rr->errors;
+	v->seconds = rr->seconds;
+	v->bps = rr->seconds > 0 ? (double)rr->bytes * 8 / rr->seconds : 0;
+	if (rr->errors > 0 || rr->msgs != rr->sent_msgs || rr->bytes != rr->sent_bytes)
+		snprintf(v->error, sizeof(v->error), "%llu of %llu messages the other side sent arrived intact and in "
+			 "order (%u errors; first: %s)", (unsigned long long)rr->msgs,
+			 (unsigned long long)rr->sent_msgs, rr->errors, rr->first_error[0] ? rr->first_error : "none");
+	if (s->phase == P_REMOTE)
+		s->phase = P_DONE;
+}
+
+int sender_done(const struct sender *s)
+{
+	return s->phase == P_DONE;
 }
 
 /* One sample: the interval since the previous one. */
@@ -237,9 +280,8 @@ static void link_state(struct sender *s, char *buf, size_t len)
 			 st.last_error[0] ? ", last connection attempt: " : "", st.last_error);
 }
 
-static void on_tick(uint64_t now, void *arg)
+void sender_tick(struct sender *s, uint64_t now)
 {
-	struct sender *s = arg;
 	struct linkstat st;
 	char state[256];
 	double t;
@@ -258,6 +300,10 @@ static void on_tick(uint64_t now, void *arg)
 	case P_START:
 		if (s->start_id == 0) {
 			send_start(s);
+		} else if (s->io->ops->delivered(s->io) >= s->start_id && s->o->reverse) {
+			s->res->start_wall = clock_wall_s();
+			run_sent(s);
+			break;
 		} else if (s->io->ops->delivered(s->io) >= s->start_id) {
 			set_phase(s, P_DATA);
 			s->t0_ns = s->phase_ns;
@@ -318,8 +364,15 @@ static void on_tick(uint64_t now, void *arg)
 		if (since(s->phase_ns) > s->o->wait || bench_interrupts > 1)
 			sender_fail(s, "%s did not report on the run within %.0f s", s->o->to, s->o->wait);
 		break;
+	case P_REMOTE:
+		/* -R: the other side's whole run, its drain and ours; --bidir:
+		 * what is left of it after ours. */
+		if (since(s->phase_ns) > (s->o->reverse ? s->o->seconds + 2 * s->o->wait : s->o->wait) ||
+		    bench_interrupts > 1)
+			sender_fail(s, "the run %s was to send back did not end within %.0f s", s->o->to,
+				    since(s->phase_ns));
+		break;
 	case P_DONE:
-		evloop_stop(s->io->ev);
 		break;
 	}
 }
@@ -331,23 +384,27 @@ static void finish(struct sender *s)
 	struct linkstat st;
 	double span = (res->niv > 0 ? res->iv[res->niv - 1].end : res->seconds) - s->omit_t;
 
+	s->io->ops->stats(s->io, s->peer, &st);
+	if (st.valid) {
+		for (struct run_result *v = res; v; v = v == s->rev ? NULL : s->rev) {
+			snprintf(v->congestion, sizeof(v->congestion), "%s", st.congestion);
+			if (s->first.valid) {
+				v->blocks_resent = st.blocks_resent - s->first.blocks_resent;
+				v->reconnects = st.reconnects - s->first.reconnects;
+			}
+			for (unsigned i = 0; i < st.nfail && v->nfail < BENCH_MAX_FAILURES; i++)
+				if (st.fail[i].down_at >= res->start_wall && res->start_wall > 0)
+					v->fail[v->nfail++] = st.fail[i];
+		}
+	}
+	if (s->o->reverse)
+		return;
 	res->msgs_sent = s->sent;
 	res->bytes_sent = s->sent * s->o->size;
 	res->omit = s->omit_t;
 	if (res->niv > 0) {
 		res->bytes_measured = res->iv[res->niv - 1].cum_bytes - s->omit_bytes;
 		res->bps = span > 0 ? (double)res->bytes_measured * 8 / span : 0;
-	}
-	s->io->ops->stats(s->io, s->peer, &st);
-	if (st.valid) {
-		snprintf(res->congestion, sizeof(res->congestion), "%s", st.congestion);
-		if (s->first.valid) {
-			res->blocks_resent = st.blocks_resent - s->first.blocks_resent;
-			res->reconnects = st.reconnects - s->first.reconnects;
-		}
-		for (unsigned i = 0; i < st.nfail && res->nfail < BENCH_MAX_FAILURES; i++)
-			if (st.fail[i].down_at >= res->start_wall && res->start_wall > 0)
-				res->fail[res->nfail++] = st.fail[i];
 	}
 	if (res->error[0] == '\0' && res->have_report &&
 	    (res->recv_errors > 0 || res->recv_msgs != s->sent || res->recv_bytes != res->bytes_sent))
@@ -356,57 +413,90 @@ static void finish(struct sender *s)
 			 (unsigned long long)res->recv_msgs, (unsigned long long)s->sent, res->recv_errors);
 }
 
-int sender_run(struct bench_io *io, const struct send_opts *o, const struct report *r, unsigned run,
-	       struct run_result *res)
+/* A run's fields before it starts (rev: the other direction's). */
+static void result_init(struct run_result *res, const struct send_opts *o, unsigned run, enum bench_dir dir)
 {
-	struct sender s = { .io = io, .o = o, .r = r, .res = res };
-	struct bench_io_events saved = io->events;
+	memset(res, 0, sizeof(*res));
+	res->run = run;
+	res->dir = dir;
+	res->streams = o->streams;
+	res->streams_auto = o->set_streams && o->streams == 0;
+	res->seconds = o->seconds;
+}
+
+struct sender *sender_begin(struct bench_io *io, const struct send_opts *o, const struct report *r, unsigned run,
+			    struct run_result *res, struct run_result *rev)
+{
+	struct sender *s = calloc(1, sizeof(*s));
 	char err[BENCH_ERR_MAX - 64];
 	size_t cap = (size_t)(o->seconds / o->interval) + 16;
 	struct linkstat st;
-	int tick;
+	struct run_start rs = { .mode = io->ops->name, .from = io->ops->endpoint(io), .to = o->to, .run = run,
+				.size = o->size, .seconds = o->seconds, .interval = o->interval, .omit = o->omit };
 
-	memset(res, 0, sizeof(*res));
-	res->run = run;
-	res->streams = o->streams;
-	res->seconds = o->seconds;
-	s.iv_cap = cap < BENCH_MAX_INTERVALS ? cap : BENCH_MAX_INTERVALS;
-	res->iv = calloc(s.iv_cap, sizeof(*res->iv));
-	/* Without an omitted start the measurement starts with the run. */
-	s.omit_taken = o->omit <= 0;
-	s.ahead = AHEAD_MIN;
-	snprintf(s.peer, sizeof(s.peer), "%.*s", (int)strcspn(o->to, "/"), o->to);
-	if (res->iv == NULL || msg_pattern_init(&s.pat, o->size) < 0 || (s.buf = malloc(o->size)) == NULL) {
+	result_init(res, o, run, o->reverse ? DIR_RECEIVE : DIR_SEND);
+	if (rev)
+		result_init(rev, o, run, DIR_RECEIVE);
+	if (s == NULL) {
 		snprintf(res->error, sizeof(res->error), "out of memory");
-		goto out;
+		report_end(r, res);
+		return NULL;
 	}
-	if (o->set_streams && io->ops->set_streams(io, s.peer, o->streams, err, sizeof(err)) < 0) {
+	*s = (struct sender){ .io = io, .o = o, .r = r, .res = res, .rev = o->reverse ? res : rev };
+	s->iv_cap = cap < BENCH_MAX_INTERVALS ? cap : BENCH_MAX_INTERVALS;
+	/* Without an omitted start the measurement starts with the run. */
+	s->omit_taken = o->omit <= 0;
+	s->ahead = AHEAD_MIN;
+	snprintf(s->peer, sizeof(s->peer), "%.*s", (int)strcspn(o->to, "/"), o->to);
+	if ((res->iv = calloc(s->iv_cap, sizeof(*res->iv))) == NULL || msg_pattern_init(&s->pat, o->size) < 0 ||
+	    (s->buf = malloc(o->size)) == NULL) {
+		snprintf(res->error, sizeof(res->error), "out of memory");
+		s->phase = P_DONE;
+		return s;
+	}
+	if (o->set_streams && io->ops->set_streams(io, s->peer, o->streams, err, sizeof(err)) < 0) {
 		snprintf(res->error, sizeof(res->error), "cannot set %u streams: %s", o->streams, err);
-		goto out;
+		s->phase = P_DONE;
+		return s;
 	}
-	io->events = (struct bench_io_events){ .arg = &s, .message = on_message, .room = on_room, .fatal = on_fatal };
-	set_phase(&s, o->set_streams && o->streams > 0 ? P_STREAMS : P_START);
-	if (s.phase == P_START)
-		send_start(&s);
-	tick = evloop_tick_add(io->ev, TICK_MS, on_tick, &s);
-	if (tick < 0) {
-		snprintf(res->error, sizeof(res->error), "cannot add a timer: %s", strerror(-tick));
-		goto out;
-	}
-	io->ops->stats(io, s.peer, &st);
-	if (!o->set_streams)
+	set_phase(s, o->set_streams && o->streams > 0 ? P_STREAMS : P_START);
+	if (s->phase == P_START)
+		send_start(s);
+	io->ops->stats(io, s->peer, &st);
+	if (st.valid && (!o->set_streams || o->streams == 0)) {
 		res->streams = st.streams;
-	report_start(r, io->ops->name, io->ops->endpoint(io), o->to, run,
-		     o->set_streams ? (int)o->streams : st.valid ? (st.streams_auto ? 0 : (int)st.streams) : -1,
-		     st.congestion, o->size, o->seconds, o->interval, o->omit);
-	if (s.phase != P_DONE && evloop_run(io->ev) < 0)
-		snprintf(res->error, sizeof(res->error), "event loop failed: %s", strerror(errno));
-	evloop_tick_del(io->ev, tick);
-	finish(&s);
-out:
-	io->events = saved;
-	msg_pattern_free(&s.pat);
-	free(s.buf);
-	report_end(r, res);
-	return res->error[0] ? -1 : 0;
+		res->streams_auto = st.streams_auto;
+	}
+	if (rev) {
+		rev->streams = res->streams;
+		rev->streams_auto = res->streams_auto;
+	}
+	rs.dir = res->dir;
+	rs.streams = o->set_streams || st.valid ? (int)res->streams : -1;
+	rs.streams_auto = res->streams_auto;
+	rs.congestion = st.congestion;
+	report_start(r, &rs);
+	return s;
+}
+
+int sender_end(struct sender *s)
+{
+	struct run_result *res = s->res;
+	int failed;
+
+	if (res->iv)
+		finish(s);
+	msg_pattern_free(&s->pat);
+	free(s->buf);
+	report_end(s->r, res);
+	failed = res->error[0] != '\0';
+	if (s->rev && s->rev != res) {
+		if (!s->remote_done && s->rev->error[0] == '\0')
+			snprintf(s->rev->error, sizeof(s->rev->error), "%s", res->error[0] ? res->error :
+				 "the other side's run did not end");
+		report_end(s->r, s->rev);
+		failed |= s->rev->error[0] != '\0';
+	}
+	free(s);
+	return failed ? -1 : 0;
 }

@@ -273,7 +273,7 @@ static int probe_lan(const struct job *j, unsigned i, double task, double result
 	return 0;
 }
 
-/* The run's throughput in bytes/s from ldsbench --json's "end" event;
+/* The run's throughput in bytes/s from ldsbench --json-stream's "end" event;
  * 0 when there is none, it names an error, or it measured nothing. */
 static double end_throughput(const char *out)
 {
@@ -322,7 +322,7 @@ static int inet_start(struct inet_probe *p, const char *from_sock, const char *t
 	snprintf(a_iv, sizeof(a_iv), "%g", secs / 8);
 	char *rargv[] = { prog, "recv", "-s", (char *)to_sock, "-n", name, "-1", "-q", "-i", "0", NULL };
 	char *sargv[] = { prog, "send", "-s", (char *)from_sock, "-T", (char *)to, "-l", a_size, "-t", a_secs,
-			  "-O", a_omit, "-i", a_iv, "-J", "-q", "-w", "20", NULL };
+			  "-O", a_omit, "-i", a_iv, "--json-stream", "-q", "--wait", "20", NULL };
 
 	p->send = (struct probe_proc){ .pid = -1 };
 	if ((p->recv = spawn(rargv, -1)) < 0 || proc_start(&p->send, sargv) < 0) {
