@@ -111,10 +111,13 @@ void model_print_json(FILE *out, const char *file, const struct model *in, const
 	fputs("}\n", out);
 }
 
-/* sep, then v in width.prec, or "-" in its place where there is no value. */
+/* sep, then v in width.prec (prec < 0: 4 significant digits, for rates
+ * from tasks/s to Gop/s), or "-" in its place where there is no value. */
 static void cell(FILE *out, const char *sep, int width, int prec, double v, int ok)
 {
-	if (ok && isfinite(v))
+	if (ok && isfinite(v) && prec < 0)
+		fprintf(out, "%s%*.4g", sep, width, v);
+	else if (ok && isfinite(v))
 		fprintf(out, "%s%*.*f", sep, width, prec, v);
 	else
 		fprintf(out, "%s%*s", sep, width, "-");
@@ -126,16 +129,16 @@ void model_print_report(FILE *out, const char *file, const struct model *m, cons
 
 	fprintf(out, "model %s: %ld tasks of %.4g op, %.4g + %.4g bytes; efficiency threshold %.2f\n\n", file, a->tasks,
 		a->oper, a->task_bytes, a->result_bytes, m->threshold);
-	fprintf(out, "%-12s %4s %5s %11s %10s %-8s %9s %9s %9s %9s %15s %21s %13s\n", "cluster", "wkrs", "grain", "CPerf Mop/s",
-		"steady", "bound", "startup", "end best", "end worst", "min tasks", "tasks best/wst", "time best/worst (s)",
+	fprintf(out, "%-12s %4s %5s %11s %11s %-8s %9s %9s %9s %9s %15s %21s %13s\n", "cluster", "wkrs", "grain", "CPerf op/s",
+		"steady op/s", "bound", "startup", "end best", "end worst", "min tasks", "tasks best/wst", "time best/worst (s)",
 		"eff best/wst");
 	for (size_t c = 0; c < m->nclusters; c++) {
 		const struct model_cluster_eval *ev = &r->cl[c];
 		int used = m->cl[c].nworkers > 0;
 
 		fprintf(out, "%-12.12s %4zu %5ld ", m->cl[c].name, m->cl[c].nworkers, m->cl[c].grain);
-		cell(out, "", 10, 0, ev->cperf / 1e6, used);
-		cell(out, " ", 10, 0, ev->steady / 1e6, used);
+		cell(out, "", 11, -1, ev->cperf, used);
+		cell(out, " ", 11, -1, ev->steady, used);
 		fprintf(out, " %-8s", used ? model_bound_names[ev->bound] : "-");
 		cell(out, " ", 9, 3, ev->startup, used);
 		cell(out, " ", 9, 3, ev->best_end, used);

@@ -94,6 +94,17 @@ jq -e '.tuning[] | select(.name == "west") | .grain_to > 1 and .kept_to >= 1 and
 grep -q "west: grain 1 ->" "$T/report.txt" || fail "report lacks the tuning line"
 grep -q "west: keeps 0 of 2" "$T/report.txt" || fail "report lacks the selection"
 
+# A model measured in tasks (mwlaunch --benchmark without the application's
+# ops_per_task writes oper = 1 and performances in tasks/s): the text
+# table shows the rates (it printed "0" Mop/s).
+cat > "$T/tasks.conf" <<'EOM'
+efficiency_threshold = 0.5;
+application = { tasks = 2000; oper = 1; task_bytes = 100; result_bytes = 100; };
+clusters = ( { name = "a"; main = true; lan_throughput = 1.25e8; workers = [ 300.0, 250.0 ]; } );
+EOM
+"$P" "$T/tasks.conf" > "$T/tasks.txt" || fail "tasks-model: exit $?"
+grep -Eq '^a +2 +1 +550 +550 ' "$T/tasks.txt" || fail "rates in tasks/s not shown: $(cat "$T/tasks.txt")"
+
 # Usage errors exit 2, --help 0.
 "$P" --help | grep -q "usage: mwpredict" || fail "--help"
 "$P" > /dev/null 2>&1; [ $? = 2 ] || fail "no file: not exit 2"
