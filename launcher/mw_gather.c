@@ -254,7 +254,8 @@ int mw_gather_end(struct mw_run *r, int status)
 			r->stats.w[i].discharged = r->sched.w[i].discharged;
 			r->stats.w[i].forfeited = r->sched.w[i].forfeited;
 		}
-		interval(r, mw_now(), NULL);
+		/* The last progress line, also of a run shorter than one interval. */
+		interval(r, mw_now(), r->cfg.stats_interval > 0 && !r->quiet ? stdout : NULL);
 		/* A calibration run's answer is partial: nothing to check. */
 		if (r->stats.ntasks < r->stats.problem_tasks && !r->quiet)
 			printf("mw: calibration: %llu of the problem's %llu tasks run\n",

@@ -126,14 +126,20 @@ int mw_stats_interval(struct mw_stats *st, double now, uint64_t done, FILE *out,
 
 	mbusy = mbusy < 0 ? 0 : mbusy > 1 ? 1 : mbusy;
 	wbusy = wbusy < 0 ? 0 : wbusy > 1 ? 1 : wbusy;
-	if (out != NULL) {
+	if (out != NULL && st->open_total) {
+		fprintf(out, "mw: %llu/%llu tasks done of those received so far, %.1f tasks/s", (unsigned long long)done,
+			(unsigned long long)st->ntasks, rate);
+	} else if (out != NULL) {
 		fprintf(out, "mw: %llu/%llu tasks (%.1f%%) %.1f tasks/s", (unsigned long long)done,
 			(unsigned long long)st->ntasks, pct((double)done, (double)st->ntasks), rate);
-		if (avg > 0 && done < st->ntasks) {
+		/* Under a second of history says little about the rest. */
+		if (avg > 0 && run >= 1 && done < st->ntasks) {
 			unsigned long eta = (unsigned long)((double)(st->ntasks - done) / avg + 0.5);
 
 			fprintf(out, " ETA %lu:%02lu:%02lu", eta / 3600, eta / 60 % 60, eta % 60);
 		}
+	}
+	if (out != NULL) {
 		if (st->predict_best > 0)
 			fprintf(out, " | %.1f s, predicted %.1f-%.1f s", run, st->predict_best, st->predict_worst);
 		fprintf(out, " | master busy %3.0f%%", 100 * mbusy);

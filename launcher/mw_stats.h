@@ -54,6 +54,7 @@ struct mw_stats {
 	const char *app;
 	const char *cluster;
 	uint64_t ntasks;
+	bool open_total;           /* ntasks grows as tasks arrive (a sub-master): no percent, no ETA */
 	uint64_t problem_tasks;    /* the problem's tasks; more than ntasks in a calibration run */
 	uint64_t replayed;         /* joined from the journal, not run */
 	uint64_t pruned;

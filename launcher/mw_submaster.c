@@ -443,6 +443,8 @@ int mw_submaster_run(struct mw_run *r, struct mw_port *port)
 	r->stats.behaviour = r->cfg.worker_behaviour;
 	r->stats.prefetch = r->cfg.prefetch;
 	r->stats.ops_per_task = a->ops_per_task;
+	/* Coarse tasks keep arriving: the total is what came so far. */
+	r->stats.open_total = true;
 	if (mw_stats_predicted(&r->stats, getenv("MWL_PREDICT")) < 0) {
 		fprintf(stderr, "mw: submaster: MWL_PREDICT=%s is not BEST,WORST seconds\n", getenv("MWL_PREDICT"));
 		goto out;
@@ -456,6 +458,8 @@ int mw_submaster_run(struct mw_run *r, struct mw_port *port)
 	r->stats.t_end = mw_now();
 	r->stats.cpu = mw_cpu();
 	r->stats.ntasks = s.received;
+	if (r->cfg.stats_interval > 0 && !r->quiet)
+		mw_stats_interval(&r->stats, r->stats.t_end, s.done, stdout, isatty(STDOUT_FILENO));
 	if (!r->quiet)
 		mw_stats_report(&r->stats, stdout);
 	status = r->json_path != NULL && mw_gather_json(r) < 0;

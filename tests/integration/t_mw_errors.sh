@@ -31,4 +31,6 @@ timeout 60 mpirun --oversubscribe -np 3 "$MWBIN/mw_tsp" -n 8 -d 2 --verify --jso
 jq -e '.app == "tsp" and .tasks > 0' "$T/json.out" > /dev/null || fail "--json -: stdout is not the report alone: $(head -c 600 "$T/json.out")"
 [ "$(jq -s length "$T/json.out")" = 1 ] || fail "--json -: more than one document"
 grep -q "^Statistics" "$T/json.err" && grep -q "verify" "$T/json.err" || fail "--json -: the text went nowhere: $(cat "$T/json.err")"
+# A run shorter than StatisticsInterval (10 s) still ends with a progress line.
+grep -Eq "^mw: ([0-9]+)/\1 tasks \(100.0%\)" "$T/json.err" || fail "no last progress line: $(cat "$T/json.err")"
 exit 0

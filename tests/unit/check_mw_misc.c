@@ -334,6 +334,16 @@ START_TEST(stats_report)
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(buf, "mw: 4/10 tasks (40.0%) 2.0 tasks/s ETA 0:00:03 | master busy  75%[########--] workers busy  50%[#####-----]"));
 	free(buf);
+	buf = NULL;
+	/* A sub-master's total is what it received so far: no percent and
+	 * no ETA (it said ETA 0:00:00 at 54 %). */
+	st.open_total = true;
+	f = open_memstream(&buf, &len);
+	mw_stats_interval(&st, 105, 6, f, false);
+	fclose(f);
+	ck_assert_ptr_nonnull(strstr(buf, "mw: 6/10 tasks done of those received so far, 1.0 tasks/s | master busy"));
+	ck_assert_ptr_null(strstr(buf, "ETA"));
+	free(buf);
 	mw_stats_free(&st);
 }
 END_TEST
