@@ -249,7 +249,8 @@ int evloop_run(struct evloop *ev)
 			else
 				busy |= ev->idle[i].pending(ev->idle[i].arg) > 0;
 		}
-		timeout = busy ? 0 : ev_timeout_ms(ev, clock_now_ns());
+		/* An idle callback may have stopped the loop: no sleep then. */
+		timeout = busy || ev->stop ? 0 : ev_timeout_ms(ev, clock_now_ns());
 		n = epoll_wait(ev->epfd, evs, EV_BATCH, timeout);
 		if (n < 0) {
 			if (errno == EINTR)
