@@ -229,6 +229,18 @@ static void connect_to_listener(void)
 	ck_assert_int_eq(run.ops->connect(run.tp, "127.0.0.1", run.port, &o, &run.client, &run.client, &step), 0);
 }
 
+/* Runs the loop until both conns are closed; each got one closed upcall,
+ * none inside another upcall. */
+static void run_until_closed(void)
+{
+	ck_assert_int_eq(evloop_run(run.ev), 0);
+	ck_assert_msg(!run.timed_out, "%s: timed out: sent %zu, got %zu, closed client %d, server %d",
+		      run.ops->name, run.sent, run.got, run.closed_client, run.closed_server);
+	ck_assert_int_eq(run.closed_client, 1);
+	ck_assert_int_eq(run.closed_server, 1);
+	ck_assert_int_eq(run.closed_inside, 0);
+}
+
 static void finish(void)
 {
 	run.ops->listener_close(run.l);
@@ -243,8 +255,7 @@ START_TEST(test_stream)
 {
 	start(_i);
 	connect_to_listener();
-	ck_assert_int_eq(evloop_run(run.ev), 0);
-	ck_assert_msg(!run.timed_out, "%s: timed out: sent %zu, got %zu", run.ops->name, run.sent, run.got);
+	run_until_closed();
 	ck_assert_int_eq(run.connected, 1);
 	ck_assert_int_eq(run.accepted, 1);
 	ck_assert_uint_eq(run.sent, TOTAL_BYTES);
@@ -252,9 +263,6 @@ START_TEST(test_stream)
 	ck_assert_uint_eq(run.crc_got, run.crc_sent);
 	ck_assert_int_eq(run.eof, 1);
 	ck_assert_int_eq(run.send_err, 0);
-	ck_assert_int_eq(run.closed_client, 1);
-	ck_assert_int_eq(run.closed_server, 1);
-	ck_assert_int_eq(run.closed_inside, 0);
 	finish();
 }
 END_TEST
@@ -266,12 +274,7 @@ START_TEST(test_close_in_upcall)
 	start(_i);
 	run.close_in_readable = 1;
 	connect_to_listener();
-	ck_assert_int_eq(evloop_run(run.ev), 0);
-	ck_assert_msg(!run.timed_out, "%s: timed out: closed client %d, server %d", run.ops->name,
-		      run.closed_client, run.closed_server);
-	ck_assert_int_eq(run.closed_server, 1);
-	ck_assert_int_eq(run.closed_client, 1);
-	ck_assert_int_eq(run.closed_inside, 0);
+	run_until_closed();
 	ck_assert_uint_eq(run.got, 0);
 	finish();
 }

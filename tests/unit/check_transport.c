@@ -7,12 +7,12 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/stat.h>
 
 #include "ldsd/config.h"
 #include "suites.h"
@@ -23,17 +23,17 @@ static char tpath[PATH_MAX + 16];
 static char terr[1024];
 static struct config tcfg;
 
+/* name in the test's directory holds text, with that mode. */
 static void put(const char *name, const char *text, mode_t mode)
 {
 	char path[PATH_MAX + 64];
-	FILE *f;
+	int fd;
 
 	snprintf(path, sizeof(path), "%s/%s", tdir, name);
-	f = fopen(path, "w");
-	ck_assert_ptr_nonnull(f);
-	fputs(text, f);
-	ck_assert_int_eq(fclose(f), 0);
-	ck_assert_int_eq(chmod(path, mode), 0);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	ck_assert_int_eq(close(fd), 0);
 }
 
 static void tp_setup(void)
