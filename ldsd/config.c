@@ -1340,6 +1340,43 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 	return rc;
 }
 
+int config_peer_set(struct config_peer *p, const char *name, const char *value, char *err, size_t errlen)
+{
+	struct ctx c = { .file = "(set)", .err = err, .errlen = errlen };
+	const struct lds_transport_ops *ops = transport_find(p->transport);
+	struct field table[PEER_TABLE_MAX];
+	const struct field *f;
+	const config_setting_t *g;
+	char text[512];
+	unsigned char before[sizeof(p->tp_conf)];
+	config_t lc;
+	bool quote;
+	int rc = -1;
+
+	if (ops == NULL)
+		return fail_at(&c, name, "the peer's transport \"%s\" is not built in", p->transport);
+	f = find_field(peer_table(ops, table), name);
+	if (f == NULL || f->off < offsetof(struct config_peer, tp_conf))
+		return fail_at(&c, name, "not a setting of transport \"%s\"", ops->name);
+	memcpy(before, p->tp_conf, sizeof(before));
+	/* Read as the file would write it, so that it is checked the same:
+	 * strings and size strings ("4M") quoted. */
+	quote = f->kind == K_STR || (f->kind == K_BYTES && value[strspn(value, "0123456789")] != '\0');
+	snprintf(text, sizeof(text), quote ? "x = { %s = \"%s\"; };" : "x = { %s = %s; };", name, value);
+	config_init(&lc);
+	if (!config_read_string(&lc, text))
+		rc = fail_at(&c, name, "\"%s\" is not a value: %s", value, config_error_text(&lc));
+	else if ((g = config_lookup(&lc, "x")) != NULL && parse_setting(&c, config_setting_get_member(g, name), f, p) == 0)
+		rc = check_transport_conf(&c, g, ops, p);
+	config_destroy(&lc);
+	if (rc < 0)
+		memcpy(p->tp_conf, before, sizeof(before));   /* a refused value is not kept */
+	/* Messages name the setting alone: there is no file. */
+	if (rc < 0 && err != NULL && strncmp(err, "(set):1: x.", 11) == 0)
+		memmove(err, err + 11, strlen(err + 11) + 1);
+	return rc;
+}
+
 /* ---- printing -------------------------------------------------------------- */
 
 static void print_string(FILE *out, const char *s)

@@ -203,6 +203,13 @@ int config_read_key(struct config_peer *p, char *err, size_t errlen);
  * (its caps). */
 int config_transport_usable(const struct lds_transport_ops *ops);
 
+/* Sets the setting name of p's transport (docs/transports.md) from value
+ * as ldsd.conf would write it, without quotes ("cubic", "4M"), with the
+ * same rules and the transport's own check: for programs that build a
+ * peer without a file (ldsbench --direct).  p->transport must be set.
+ * Returns 0, or -1 with the reason, naming the setting, in err. */
+int config_peer_set(struct config_peer *p, const char *name, const char *value, char *err, size_t errlen);
+
 /* Kept for ldsbench --direct until it sets TCP's settings through the
  * transport (transports/tcp_conf.c defines them): true if this kernel
  * offers TCP congestion control name (or does not say what it offers),

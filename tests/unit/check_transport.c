@@ -210,6 +210,32 @@ START_TEST(test_status_keys)
 }
 END_TEST
 
+/* A program without a file sets a transport's setting by name, with the
+ * same rules and checks. */
+START_TEST(test_peer_set)
+{
+	struct config_peer p;
+
+	config_peer_defaults(&p);
+	ck_assert_int_eq(config_peer_set(&p, "congestion", "reno", terr, sizeof(terr)), 0);
+	ck_assert_str_eq(p.congestion, "reno");
+	ck_assert_int_eq(config_peer_set(&p, "tcp_buffer", "64k", terr, sizeof(terr)), 0);
+	ck_assert_uint_eq(p.tcp_buffer, 65536);
+	ck_assert_int_eq(config_peer_set(&p, "tcp_buffer", "2G", terr, sizeof(terr)), -1);
+	ck_assert_msg(strncmp(terr, "tcp_buffer: too large: must be 0..", 34) == 0, "%s", terr);
+	ck_assert_int_eq(config_peer_set(&p, "congestion", "nosuchcc", terr, sizeof(terr)), -1);
+	ck_assert_msg(strstr(terr, "congestion: \"nosuchcc\" is not available in this kernel") == terr, "%s", terr);
+	ck_assert_str_eq(p.congestion, "reno");
+	ck_assert_int_eq(config_peer_set(&p, "streams", "4", terr, sizeof(terr)), -1);
+	ck_assert_str_eq(terr, "streams: not a setting of transport \"tcp\"");
+	ck_assert_int_eq(config_peer_set(&p, "mem_window", "4096", terr, sizeof(terr)), -1);
+	ck_assert_str_eq(terr, "mem_window: not a setting of transport \"tcp\"");
+	ck_assert_uint_eq(p.tcp_buffer, 65536);
+	ck_assert_int_eq(config_peer_set(&p, "tcp_buffer", "0", terr, sizeof(terr)), 0);
+	ck_assert_uint_eq(p.tcp_buffer, 0);
+}
+END_TEST
+
 Suite *make_transport_suite(void)
 {
 	Suite *s = suite_create("transport");
@@ -222,6 +248,7 @@ Suite *make_transport_suite(void)
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_caps_refused);
 	tcase_add_test(tc, test_status_keys);
+	tcase_add_test(tc, test_peer_set);
 	suite_add_tcase(s, tc);
 	return s;
 }
