@@ -30,6 +30,7 @@
 #include "execmsg.h"
 #include "resolve.h"
 #include "libclient/lds.h"
+#include "transports/transport.h"
 #include "wire.h"
 
 /* Longest path a unix socket can bind to: checked here so that a long path
@@ -41,7 +42,6 @@ enum kind {
 	K_NAME,      /* cluster name, wire_name_valid() */
 	K_HOSTPORT,  /* "host:port" */
 	K_WORD,      /* one of .words, stored as the string */
-	K_CC,        /* a TCP congestion control this kernel offers */
 	K_ENUM,      /* one of .words, stored as its index */
 	K_BOOL,      /* stored as int */
 	K_UINT,      /* integer in .min .. .max (.max 0: as large as the field holds) */
@@ -79,7 +79,6 @@ struct field {
 
 static const char *const roles[] = { "connect", "listen", NULL };  /* enum config_role order */
 static const char *const encryptions[] = { "aead", "none", NULL };  /* enum config_encryption order */
-static const char *const transports[] = { "tcp", "udp", "rdma", NULL };
 static const char *const log_levels[] = { "error", "warn", "info", "debug", NULL };  /* log_level_parse() */
 
 static const struct field client_fields[] = {
@@ -105,8 +104,9 @@ static const struct field peer_fields[] = {
 	{ .name = "address", .kind = K_STR, AT(config_peer, address), .required = true },
 	{ .name = "port", .kind = K_UINT, AT(config_peer, port), .min = 1, .max = 65535, .required = true },
 	{ .name = "role", .kind = K_ENUM, AT(config_peer, role), .words = roles, .required = true },
-	{ .name = "transport", .kind = K_WORD, AT(config_peer, transport), .words = transports },
-	{ .name = "congestion", .kind = K_CC, AT(config_peer, congestion) },
+	/* One of the registered transports (peer_transport), whose own
+	 * settings join this table for its peers (peer_table). */
+	{ .name = "transport", .kind = K_STR, AT(config_peer, transport) },
 	{ .name = "streams", .kind = K_STREAMS, AT(config_peer, streams), .min = 1, .max = CONFIG_MAX_STREAMS },
 	{ .name = "streams_min", .kind = K_UINT, AT(config_peer, streams_min), .min = 1, .max = CONFIG_MAX_STREAMS },
 	{ .name = "streams_max", .kind = K_UINT, AT(config_peer, streams_max), .min = 1, .max = CONFIG_MAX_STREAMS },
@@ -114,8 +114,6 @@ static const struct field peer_fields[] = {
 	/* The real lower bound, 4 * block_size, is checked once block_size is known. */
 	{ .name = "send_memory", .kind = K_BYTES, AT(config_peer, send_memory), .min = 4 * 512, .max = SIZE_MAX },
 	{ .name = "recv_memory", .kind = K_BYTES, AT(config_peer, recv_memory), .min = 4 * 512, .max = SIZE_MAX },
-	/* An int for setsockopt; this kernel's cap is checked once the value is known. */
-	{ .name = "tcp_buffer", .kind = K_BYTES, AT(config_peer, tcp_buffer), .min = 0, .max = INT_MAX / 2 },
 	{ .name = "inactivity_timeout", .kind = K_SECONDS, AT(config_peer, inactivity_timeout), .max = SECONDS_MAX },
 	{ .name = "keepalive", .kind = K_SECONDS, AT(config_peer, keepalive), .max = SECONDS_MAX },
 	{ .name = "reconnect_min", .kind = K_SECONDS, AT(config_peer, reconnect_min), .max = 3600 },
@@ -206,16 +204,6 @@ static const struct config_handshake handshake_defaults = {
 	.max_per_source = 64,
 	.max_failures = 60,
 };
-
-/* What this kernel offers: the algorithms loaded (or built in), and the
- * one new sockets get. */
-#define CC_AVAILABLE "/proc/sys/net/ipv4/tcp_available_congestion_control"
-#define CC_KERNEL_DEFAULT "/proc/sys/net/ipv4/tcp_congestion_control"
-#define CC_PREFERRED "bbr"
-/* What a process without CAP_NET_ADMIN may set (TCP_CONGESTION says EPERM
- * otherwise). */
-#define CC_ALLOWED "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
-#define CAP_NET_ADMIN_BIT 12
 
 struct ctx {
 	const char *file;     /* the file as the caller named it */
@@ -395,111 +383,6 @@ static int fail_unknown(struct ctx *c, const config_setting_t *s, const struct f
 	return fail(c, s, NULL, "unknown setting");
 }
 
-/* ---- congestion control -------------------------------------------------- */
-
-/* The first line of a /proc file, without its newline; "" if unreadable. */
-static void read_line(const char *path, char *buf, size_t len)
-{
-	FILE *f = fopen(path, "re");
-
-	buf[0] = '\0';
-	if (f == NULL)
-		return;
-	if (fgets(buf, (int)len, f) == NULL)
-		buf[0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
-	fclose(f);
-}
-
-/* name is a word of the space-separated list. */
-static bool word_listed(const char *list, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (const char *p = list; (p = strstr(p, name)) != NULL; p += n)
-		if ((p == list || p[-1] == ' ') && (p[n] == '\0' || p[n] == ' '))
-			return true;
-	return false;
-}
-
-/* This process may set any congestion control the kernel has: it holds
- * CAP_NET_ADMIN (root does, unless a sandbox took it away). */
-static bool cc_privileged(void)
-{
-	FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
-	unsigned long long eff = 0;
-
-	if (f == NULL)
-		return geteuid() == 0;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "CapEff: %llx", &eff) == 1)
-			break;
-	fclose(f);
-	return (eff >> CAP_NET_ADMIN_BIT) & 1;
-}
-
-/* name may be set by this process: "" where /proc does not say. */
-static bool cc_allowed(const char *name, char *allowed, size_t len)
-{
-	if (cc_privileged()) {
-		allowed[0] = '\0';
-		return true;
-	}
-	read_line(CC_ALLOWED, allowed, len);
-	return allowed[0] == '\0' || word_listed(allowed, name);
-}
-
-/* bbr (steady on long lossy paths, where cubic backs off at every loss)
- * when the kernel has it and this process may use it, else whatever the
- * kernel gives new sockets. */
-static void cc_default(char *buf, size_t len)
-{
-	char avail[256], allowed[256];
-
-	read_line(CC_AVAILABLE, avail, sizeof(avail));
-	if (word_listed(avail, CC_PREFERRED) && cc_allowed(CC_PREFERRED, allowed, sizeof(allowed)))
-		snprintf(buf, len, "%s", CC_PREFERRED);
-	else
-		read_line(CC_KERNEL_DEFAULT, buf, len);
-}
-
-#define WMEM_MAX "/proc/sys/net/core/wmem_max"
-#define RMEM_MAX "/proc/sys/net/core/rmem_max"
-
-size_t config_sockbuf_max(void)
-{
-	char w[32], r[32];
-	unsigned long long wv, rv;
-
-	read_line(WMEM_MAX, w, sizeof(w));
-	read_line(RMEM_MAX, r, sizeof(r));
-	if (config_parse_size(w, &wv) < 0 || config_parse_size(r, &rv) < 0)
-		return 0;
-	return (size_t)(wv < rv ? wv : rv);
-}
-
-/* Where /proc does not say what is available, the socket option will. */
-int config_cc_available(const char *name, char *avail, size_t len)
-{
-	read_line(CC_AVAILABLE, avail, len);
-	return avail[0] == '\0' || word_listed(avail, name);
-}
-
-static int check_cc(struct ctx *c, const config_setting_t *s, const char *name)
-{
-	char avail[256], allowed[256];
-
-	if (!config_cc_available(name, avail, sizeof(avail)))
-		return fail(c, s, NULL, "\"%s\" is not available in this kernel (available: %s); load it "
-			    "(modprobe tcp_%s) or choose one of those", name, avail, name);
-	if (!cc_allowed(name, allowed, sizeof(allowed)))
-		return fail(c, s, NULL, "\"%s\" is not allowed for this user (uid %u, without CAP_NET_ADMIN; "
-			    "allowed: %s); add it to sysctl net.ipv4.tcp_allowed_congestion_control or choose "
-			    "one of those", name, (unsigned)geteuid(), allowed);
-	return 0;
-}
-
 /* ---- scalar parsing ------------------------------------------------------ */
 
 /* Integer settings land in fields of several widths (uint16_t port,
@@ -635,8 +518,6 @@ static int parse_string(struct ctx *c, const config_setting_t *s, const struct f
 		return fail(c, s, NULL, "\"%s\" is not a valid cluster name: use letters, digits, '.', '_' and '-'", v);
 	if (f->kind == K_HOSTPORT && !hostport_valid(v))
 		return fail(c, s, NULL, "must be \"host:port\" with a port 1..65535 (got \"%s\")", v);
-	if (f->kind == K_CC && check_cc(c, s, v) < 0)
-		return -1;
 	memcpy(dst, v, strlen(v) + 1);
 	return 0;
 }
@@ -848,7 +729,6 @@ static int parse_setting(struct ctx *c, const config_setting_t *s, const struct 
 	case K_NAME:
 	case K_HOSTPORT:
 	case K_WORD:
-	case K_CC:
 	case K_ENUM:
 		return parse_string(c, s, f, dst);
 	case K_BOOL:
@@ -921,16 +801,6 @@ static int check_peer_ranges(struct ctx *c, const config_setting_t *ps, const st
 	if (p->recv_memory / 4 < p->block_size)
 		return fail(c, blame(ps, "recv_memory", "block_size"), NULL,
 			    "recv_memory (%zu) must be at least 4 * block_size (%zu)", p->recv_memory, 4 * p->block_size);
-	/* The kernel would cap a larger one without a word; say it here.  A
-	 * non-zero tcp_buffer is in the file (its default is 0). */
-	if (p->tcp_buffer > 0) {
-		size_t cap = config_sockbuf_max();
-
-		if (cap > 0 && p->tcp_buffer > cap)
-			return fail(c, config_setting_get_member(ps, "tcp_buffer"), NULL,
-				    "tcp_buffer (%zu) exceeds this kernel's limit (%zu, the smaller of net.core.wmem_max "
-				    "and rmem_max): raise both with sysctl or lower tcp_buffer", p->tcp_buffer, cap);
-	}
 	if (p->streams_min > p->streams_max)
 		return fail(c, blame(ps, "streams_min", "streams_max"), NULL,
 			    "streams_min (%u) must not exceed streams_max (%u)", p->streams_min, p->streams_max);
@@ -972,14 +842,114 @@ static int read_key(struct ctx *c, const config_setting_t *s, struct config_peer
 	return config_read_key(p, err, sizeof(err)) < 0 ? fail(c, s, NULL, "%s", err) : 0;
 }
 
+/* ---- transports' own settings -------------------------------------------- */
+
+#define PEER_TABLE_MAX 64
+
+/* The transport's own defaults in p's settings block. */
+static void peer_transport_defaults(struct config_peer *p, const struct lds_transport_ops *ops)
+{
+	memset(p->tp_conf, 0, sizeof(p->tp_conf));
+	if (ops != NULL && ops->conf_defaults != NULL)
+		ops->conf_defaults(p->tp_conf);
+}
+
+/* peer_fields, then the settings of transport ops (which may be NULL),
+ * as fields stored in the peer's settings block: one table for parsing,
+ * the unknown-setting check and printing. */
+static const struct field *peer_table(const struct lds_transport_ops *ops, struct field *buf)
+{
+	static const enum kind kinds[] = {
+		[LDS_TP_OPT_STRING] = K_STR, [LDS_TP_OPT_BYTES] = K_BYTES, [LDS_TP_OPT_UINT] = K_UINT,
+		[LDS_TP_OPT_SECONDS] = K_SECONDS, [LDS_TP_OPT_BOOL] = K_BOOL,
+	};
+	size_t n = 0;
+
+	for (const struct field *f = peer_fields; f->name; f++)
+		buf[n++] = *f;
+	for (const struct lds_tp_option *o = ops ? ops->options : NULL; o && o->name && n + 1 < PEER_TABLE_MAX; o++)
+		buf[n++] = (struct field){ .name = o->name, .kind = kinds[o->type],
+					   .off = offsetof(struct config_peer, tp_conf) + o->off, .size = o->size,
+					   .min = o->min, .max = o->max };
+	buf[n] = (struct field){ .name = NULL };
+	return buf;
+}
+
+/* The peer's transport, registered and able to carry links, or NULL after
+ * the error naming the transport setting (*p has its defaults then). */
+static const struct lds_transport_ops *peer_transport(struct ctx *c, const config_setting_t *ps,
+						      struct config_peer *p)
+{
+	const config_setting_t *ts = config_setting_get_member(ps, "transport");
+	const char *name = ts ? config_setting_get_string(ts) : p->transport;
+	const struct lds_transport_ops *ops;
+
+	if (name == NULL) {
+		fail(c, ts, NULL, "must be a string (got %s)", type_name(ts));
+		return NULL;
+	}
+	ops = transport_find(name);
+	if (ops == NULL) {
+		fail(c, ts, NULL, "transport \"%s\" is not built in; available: %s", name, transport_names());
+		return NULL;
+	}
+	if (!config_transport_usable(ops)) {
+		fail(c, ts, NULL, "transport \"%s\" cannot carry links: they need a reliable, ordered byte stream",
+		     name);
+		return NULL;
+	}
+	return ops;
+}
+
+/* A setting the peer's transport does not know but another one does: say
+ * whose it is rather than just "unknown". */
+static int check_foreign_options(struct ctx *c, const config_setting_t *ps, const struct field *table,
+				 const struct lds_transport_ops *ops)
+{
+	const struct lds_transport_ops *o;
+
+	for (int i = 0; i < config_setting_length(ps); i++) {
+		const config_setting_t *s = config_setting_get_elem(ps, (unsigned)i);
+
+		if (find_field(table, config_setting_name(s)) != NULL)
+			continue;
+		for (size_t k = 0; (o = transport_at(k)) != NULL; k++)
+			for (const struct lds_tp_option *opt = o->options; opt && opt->name; opt++)
+				if (strcmp(opt->name, config_setting_name(s)) == 0)
+					return fail(c, s, NULL, "a setting of transport \"%s\", not of this peer's "
+						    "transport \"%s\"", o->name, ops->name);
+	}
+	return 0;
+}
+
+/* The transport's own check of its settings, against this machine. */
+static int check_transport_conf(struct ctx *c, const config_setting_t *ps, const struct lds_transport_ops *ops,
+				const struct config_peer *p)
+{
+	struct lds_tp_conf_error e = { .option = NULL };
+	const config_setting_t *s;
+
+	if (ops->check == NULL || ops->check(p->tp_conf, &e) == 0)
+		return 0;
+	s = e.option ? config_setting_get_member(ps, e.option) : NULL;
+	return fail(c, s ? s : ps, NULL, "%s", e.msg);
+}
+
 static int parse_peer(struct ctx *c, const config_setting_t *ps, struct config_peer *p)
 {
 	const config_setting_t *key;
+	const struct lds_transport_ops *ops;
+	struct field table[PEER_TABLE_MAX];
 	char addr[CONFIG_ADDR_MAX];
 
 	config_peer_defaults(p);
 	p->line = (int)config_setting_source_line(ps);
-	if (parse_group(c, ps, peer_fields, p) < 0)
+	if ((ops = peer_transport(c, ps, p)) == NULL)
+		return -1;
+	peer_transport_defaults(p, ops);
+	peer_table(ops, table);
+	if (check_foreign_options(c, ps, table, ops) < 0 || parse_group(c, ps, table, p) < 0 ||
+	    check_transport_conf(c, ps, ops, p) < 0)
 		return -1;
 	/* "[2001:db8::1]", as URLs write it, works as well as the bare address. */
 	if (resolve_unbracket(p->address, addr, sizeof(addr)) < 0)
@@ -1398,6 +1368,43 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 	return rc;
 }
 
+int config_peer_set(struct config_peer *p, const char *name, const char *value, char *err, size_t errlen)
+{
+	struct ctx c = { .file = "(set)", .err = err, .errlen = errlen };
+	const struct lds_transport_ops *ops = transport_find(p->transport);
+	struct field table[PEER_TABLE_MAX];
+	const struct field *f;
+	const config_setting_t *g;
+	char text[512];
+	unsigned char before[sizeof(p->tp_conf)];
+	config_t lc;
+	bool quote;
+	int rc = -1;
+
+	if (ops == NULL)
+		return fail_at(&c, name, "the peer's transport \"%s\" is not built in", p->transport);
+	f = find_field(peer_table(ops, table), name);
+	if (f == NULL || f->off < offsetof(struct config_peer, tp_conf))
+		return fail_at(&c, name, "not a setting of transport \"%s\"", ops->name);
+	memcpy(before, p->tp_conf, sizeof(before));
+	/* Read as the file would write it, so that it is checked the same:
+	 * strings and size strings ("4M") quoted. */
+	quote = f->kind == K_STR || (f->kind == K_BYTES && value[strspn(value, "0123456789")] != '\0');
+	snprintf(text, sizeof(text), quote ? "x = { %s = \"%s\"; };" : "x = { %s = %s; };", name, value);
+	config_init(&lc);
+	if (!config_read_string(&lc, text))
+		rc = fail_at(&c, name, "\"%s\" is not a value: %s", value, config_error_text(&lc));
+	else if ((g = config_lookup(&lc, "x")) != NULL && parse_setting(&c, config_setting_get_member(g, name), f, p) == 0)
+		rc = check_transport_conf(&c, g, ops, p);
+	config_destroy(&lc);
+	if (rc < 0)
+		memcpy(p->tp_conf, before, sizeof(before));   /* a refused value is not kept */
+	/* Messages name the setting alone: there is no file. */
+	if (rc < 0 && err != NULL && strncmp(err, "(set):1: x.", 11) == 0)
+		memmove(err, err + 11, strlen(err + 11) + 1);
+	return rc;
+}
+
 /* ---- printing -------------------------------------------------------------- */
 
 static void print_string(FILE *out, const char *s)
@@ -1430,18 +1437,24 @@ static void print_double(FILE *out, double v)
 
 static bool is_string(enum kind k)
 {
-	return k == K_STR || k == K_NAME || k == K_HOSTPORT || k == K_WORD || k == K_CC;
+	return k == K_STR || k == K_NAME || k == K_HOSTPORT || k == K_WORD;
 }
 
 static void print_group(FILE *out, const struct field *table, const void *base, int indent);
 
-/* ( { row }, ... ): n rows of table's settings, size bytes apart. */
+/* ( { row }, ... ): n rows of table's settings (NULL: each peer's,
+ * peer_table), size bytes apart. */
 static void print_rows(FILE *out, const struct field *table, const char *rows, size_t n, size_t size, int indent)
 {
+	struct field buf[PEER_TABLE_MAX];
+
 	fputc('(', out);
 	for (size_t i = 0; i < n; i++) {
+		const char *row = rows + i * size;
+
 		fprintf(out, "%s\n%*s{\n", i ? "," : "", indent + 2, "");
-		print_group(out, table, rows + i * size, indent + 4);
+		print_group(out, table ? table : peer_table(transport_find(((const struct config_peer *)row)->transport), buf),
+			    row, indent + 4);
 		fprintf(out, "%*s}", indent + 2, "");
 	}
 	fprintf(out, "\n%*s)", indent, "");
@@ -1458,7 +1471,6 @@ static void print_value(FILE *out, const struct field *f, const void *base, int 
 	case K_NAME:
 	case K_HOSTPORT:
 	case K_WORD:
-	case K_CC:
 		print_string(out, src);
 		break;
 	case K_ENUM:
@@ -1499,7 +1511,7 @@ static void print_value(FILE *out, const struct field *f, const void *base, int 
 		fputs(" ]", out);
 		break;
 	case K_PEERS:
-		print_rows(out, peer_fields, (const char *)((const struct config *)base)->peers,
+		print_rows(out, NULL, (const char *)((const struct config *)base)->peers,
 			   ((const struct config *)base)->npeers, sizeof(struct config_peer), indent);
 		break;
 	case K_GROUPS:
@@ -1532,7 +1544,14 @@ void config_print(const struct config *cfg, FILE *out)
 void config_peer_defaults(struct config_peer *p)
 {
 	*p = peer_defaults;
-	cc_default(p->congestion, sizeof(p->congestion));
+	peer_transport_defaults(p, transport_find(p->transport));
+}
+
+int config_transport_usable(const struct lds_transport_ops *ops)
+{
+	const unsigned need = LDS_TP_CAP_STREAM | LDS_TP_CAP_ORDERED | LDS_TP_CAP_RELIABLE;
+
+	return (ops->caps.flags & need) == need;
 }
 
 void config_handshake_defaults(struct config_handshake *h)

@@ -13,11 +13,12 @@
  * key file is checked (regular file, mode & 077 == 0, 16..1024 bytes after
  * one trailing newline) and read into its struct config_peer (key,
  * key_len), and key_file comes back as an absolute path.  A peer's
- * congestion control must be one the kernel lists in
- * /proc/sys/net/ipv4/tcp_available_congestion_control and, unless the
- * loading process holds CAP_NET_ADMIN, in tcp_allowed_congestion_control
- * (an error otherwise: a link that cannot use what its file says should
- * not start).  A peer's address may be "[v6]": it is stored without the
+ * transport must be registered (transports/registry.c) and able to carry
+ * links; its own settings (transport.h: ops->options) are parsed into the
+ * peer's settings block with the same rules and messages as the core's,
+ * then checked by the transport against this machine (TCP: the kernel's
+ * congestion controls and socket-buffer limit; an error otherwise: a link
+ * that cannot use what its file says should not start).  A peer's address may be "[v6]": it is stored without the
  * brackets.  Names are not looked up here (confcheck.h does, for --check).
  */
 #ifndef LDS_CONFIG_H
@@ -28,6 +29,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "transports/transport.h"
 #include "wire.h"
 #include "libclient/keyfile.h"
 
@@ -53,16 +55,12 @@ struct config_peer {
 	char address[CONFIG_ADDR_MAX];   /* connect: remote host; listen: local bind */
 	uint16_t port;
 	enum config_role role;
-	char transport[16];              /* "tcp" (default) */
-	char congestion[CONFIG_CC_MAX];  /* TCP congestion control; default "bbr" if the kernel offers it, else the
-					    kernel's default; "" only where /proc does not say */
+	char transport[16];              /* a registered transport's name; default "tcp" */
 	unsigned streams;                /* 1..CONFIG_MAX_STREAMS, or 0 = "auto"; default 4 */
 	unsigned streams_min, streams_max; /* bounds for "auto"; default 1 and 16 */
 	size_t block_size;               /* bytes, 512..WIRE_MAX_BLOCK; default 65536 */
 	size_t send_memory;              /* bytes, >= 4 * block_size, <= config_mem_max(); default 128 MiB */
 	size_t recv_memory;              /* bytes, >= 4 * block_size, <= config_mem_max(); default 128 MiB */
-	size_t tcp_buffer;               /* SO_SNDBUF and SO_RCVBUF of each stream, bytes; 0 (default) = the
-					    kernel's autotuning; at most config_sockbuf_max() */
 	double inactivity_timeout;       /* s, > 0, <= 86400; default 30 */
 	double keepalive;                /* s, > 0 and < inactivity_timeout; default inactivity_timeout / 4 */
 	double reconnect_min;            /* s, > 0, <= 3600; default 0.05 */
@@ -73,6 +71,19 @@ struct config_peer {
 	uint8_t key[CONFIG_KEY_MAX];     /* contents of key_file, trailing newline stripped */
 	size_t key_len;
 	int line;                        /* line of the peer's group, for messages */
+	/* The transport's own settings (transport.h: ops->options), parsed
+	 * and printed with the others but read only by the transport. */
+	union {
+		unsigned char tp_conf[LDS_TP_CONF_MAX];
+		max_align_t tp_conf_align;
+		/* TCP's block (transports/tcp_conf.h), named here only for
+		 * ldsbench --direct, which still sets these two by name; they go
+		 * when it sets them through the transport's option table. */
+		struct {
+			char congestion[CONFIG_CC_MAX];
+			size_t tcp_buffer;
+		};
+	};
 };
 
 /*
@@ -203,12 +214,24 @@ void config_handshake_defaults(struct config_handshake *h);
  * Returns 0, or -1 with the reason, naming the file, in err. */
 int config_read_key(struct config_peer *p, char *err, size_t errlen);
 
-/* True if this kernel offers TCP congestion control name (or does not
- * say what it offers); avail gets the kernel's list. */
-int config_cc_available(const char *name, char *avail, size_t len);
+/* A transport the core's links can use: a reliable, ordered byte stream
+ * (its caps). */
+int config_transport_usable(const struct lds_transport_ops *ops);
 
-/* The largest socket buffer an unprivileged setsockopt gets in this kernel:
- * the smaller of net.core.wmem_max and rmem_max (0 if /proc does not say). */
+/* Sets the setting name of p's transport (docs/transports.md) from value
+ * as ldsd.conf would write it, without quotes ("cubic", "4M"), with the
+ * same rules and the transport's own check: for programs that build a
+ * peer without a file (ldsbench --direct).  p->transport must be set.
+ * Returns 0, or -1 with the reason, naming the setting, in err. */
+int config_peer_set(struct config_peer *p, const char *name, const char *value, char *err, size_t errlen);
+
+/* Kept for ldsbench --direct until it sets TCP's settings through the
+ * transport (transports/tcp_conf.c defines them): true if this kernel
+ * offers TCP congestion control name (or does not say what it offers),
+ * avail getting the kernel's list; the largest socket buffer an
+ * unprivileged setsockopt gets (the smaller of net.core.wmem_max and
+ * rmem_max; 0 if /proc does not say). */
+int config_cc_available(const char *name, char *avail, size_t len);
 size_t config_sockbuf_max(void);
 
 /* A size as ldsd.conf writes it ("65536", "512k", "64M", "1GiB": binary

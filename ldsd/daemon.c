@@ -1,4 +1,5 @@
 /* daemon.c - event loop, transports, links and listeners; see daemon.h. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,21 +10,33 @@
 #include "link.h"
 #include "log.h"
 #include "resolve.h"
+#include "tphost.h"
 
-static int host_watch(void *ctx, int fd, unsigned events, void (*cb)(int, unsigned, void *), void *arg)
+struct lds_transport *daemon_transport(struct daemon *d, const struct lds_transport_ops *ops)
 {
-	return evloop_watch(ctx, fd, events, cb, arg);
-}
+	struct daemon_transport *t;
+	int r;
 
-static void host_unwatch(void *ctx, int fd)
-{
-	evloop_unwatch(ctx, fd);
+	for (size_t i = 0; i < d->ntransports; i++)
+		if (d->transports[i].ops == ops)
+			return d->transports[i].tp;
+	if (d->ntransports == DAEMON_MAX_TRANSPORTS) {
+		log_warnx("%s transport: more than %d kinds of transport in use", ops->name, DAEMON_MAX_TRANSPORTS);
+		return NULL;
+	}
+	t = &d->transports[d->ntransports];
+	r = ops->init(&t->tp, &d->host, &link_upcalls);
+	if (r < 0) {
+		log_warnx("%s transport: %s", ops->name, strerror(-r));
+		return NULL;
+	}
+	t->ops = ops;
+	d->ntransports++;
+	return t->tp;
 }
 
 int daemon_init(struct daemon *d, struct config *cfg)
 {
-	int r;
-
 	d->cfg = cfg;
 	if (d->ev == NULL) {
 		d->ev = evloop_new();
@@ -54,14 +67,7 @@ int daemon_init(struct daemon *d, struct config *cfg)
 		log_warn("cannot set up name lookups");
 		return -1;
 	}
-	d->host.ctx = d->ev;
-	d->host.watch = host_watch;
-	d->host.unwatch = host_unwatch;
-	r = transport_find("tcp")->init(&d->tcp, &d->host, &link_upcalls);
-	if (r < 0) {
-		log_warnx("tcp transport: %s", strerror(-r));
-		return -1;
-	}
+	tphost_init(&d->host, d->ev);
 	for (size_t i = 0; i < cfg->npeers; i++) {
 		d->links[i] = link_new(d, &cfg->peers[i]);
 		if (d->links[i] == NULL)
@@ -102,6 +108,7 @@ static int daemon_listen(struct daemon *d)
 	for (size_t i = 0; i < d->cfg->npeers; i++) {
 		const struct config_peer *p = &d->cfg->peers[i];
 		struct daemon_listener *dl = NULL;
+		struct lds_transport *tp;
 		int r;
 
 		if (p->role != CONFIG_ROLE_LISTEN)
@@ -119,10 +126,11 @@ static int daemon_listen(struct daemon *d)
 			dl = &d->listeners[d->nlisteners];
 		dl->d = d;
 		dl->ops = transport_find(p->transport);
+		tp = dl->ops ? daemon_transport(d, dl->ops) : NULL;
 		snprintf(dl->address, sizeof(dl->address), "%s", p->address);
 		dl->port = p->port;
 		dl->l = NULL;
-		r = dl->ops->listen(d->tcp, p->address, p->port, &o, dl, &dl->l);
+		r = tp ? dl->ops->listen(tp, p->address, p->port, &o, dl, &dl->l) : -ENOPROTOOPT;
 		if (r < 0) {
 			log_warnx("%s:%d: peers: cluster %s: cannot listen on %s:%u: %s", d->cfg->file, p->line,
 				  p->cluster, p->address, p->port, strerror(-r));
@@ -279,9 +287,9 @@ void daemon_fini(struct daemon *d)
 	d->nlinks = d->nlisteners = 0;
 	resolver_free(d->resolver);
 	d->resolver = NULL;
-	if (d->tcp)
-		transport_find("tcp")->fini(d->tcp);
-	d->tcp = NULL;
+	for (size_t i = 0; i < d->ntransports; i++)
+		d->transports[i].ops->fini(d->transports[i].tp);
+	d->ntransports = 0;
 	if (d->own_ev)
 		evloop_free(d->ev);
 	d->ev = NULL;

@@ -23,6 +23,13 @@ struct rb_msg;
 
 #define DAEMON_MAX_LISTENERS CONFIG_MAX_PEERS
 
+#define DAEMON_MAX_TRANSPORTS 8
+
+struct daemon_transport {
+	const struct lds_transport_ops *ops;
+	struct lds_transport *tp;
+};
+
 struct daemon_listener {
 	struct daemon *d;
 	const struct lds_transport_ops *ops;
@@ -55,7 +62,8 @@ struct daemon {
 	uint64_t instance;          /* random per process: peers detect restarts by it */
 	uint64_t started_ns;
 	struct lds_tp_host host;    /* the event loop, as transports see it */
-	struct lds_transport *tcp;  /* one instance per transport kind in use */
+	struct daemon_transport transports[DAEMON_MAX_TRANSPORTS]; /* one instance per kind in use */
+	size_t ntransports;
 	struct resolver *resolver;  /* peers' names, looked up off the loop (resolve.h) */
 	struct link *links[CONFIG_MAX_PEERS];
 	size_t nlinks;
@@ -94,6 +102,10 @@ int daemon_start(struct daemon *d);
  * new ones opened.  What fails is logged (a listener that cannot be
  * opened leaves its peers without one, until the next reload). */
 void daemon_reconfigure(struct daemon *d, struct config *cfg);
+/* The instance of transport kind ops, created (ops->init) at its first
+ * use; NULL after logging why it cannot be.  Links and listeners of that
+ * kind share it until daemon_fini. */
+struct lds_transport *daemon_transport(struct daemon *d, const struct lds_transport_ops *ops);
 /* Periodic link work (call every 50 ms or so); returns 1 when every link
  * is drained (link_drained). */
 int daemon_tick(struct daemon *d, uint64_t now_ns);

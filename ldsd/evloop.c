@@ -32,7 +32,9 @@ struct ev_tick {
 };
 
 struct ev_idle {
-	evloop_idle_cb *cb;
+	int id;
+	evloop_idle_cb *cb;          /* one of cb and pending is set */
+	evloop_pending_cb *pending;
 	void *arg;
 };
 
@@ -44,7 +46,7 @@ struct evloop {
 	struct ev_tick ticks[EV_MAX_TICKS];
 	int nticks, next_tick_id;
 	struct ev_idle idle[EV_MAX_IDLE];
-	int nidle;
+	int nidle, next_idle_id;
 };
 
 struct evloop *evloop_new(void)
@@ -59,6 +61,7 @@ struct evloop *evloop_new(void)
 		return NULL;
 	}
 	ev->next_tick_id = 1;
+	ev->next_idle_id = 1;
 	return ev;
 }
 
@@ -166,13 +169,34 @@ void evloop_tick_del(struct evloop *ev, int id)
 	}
 }
 
-int evloop_idle_add(struct evloop *ev, evloop_idle_cb *cb, void *arg)
+static int ev_idle_add(struct evloop *ev, evloop_idle_cb *cb, evloop_pending_cb *pending, void *arg)
 {
 	if (ev->nidle == EV_MAX_IDLE)
 		return -ENOSPC;
-	ev->idle[ev->nidle].cb = cb;
-	ev->idle[ev->nidle].arg = arg;
-	return ++ev->nidle;
+	ev->idle[ev->nidle] = (struct ev_idle){ .id = ev->next_idle_id++, .cb = cb, .pending = pending, .arg = arg };
+	return ev->idle[ev->nidle++].id;
+}
+
+int evloop_idle_add(struct evloop *ev, evloop_idle_cb *cb, void *arg)
+{
+	return ev_idle_add(ev, cb, NULL, arg);
+}
+
+int evloop_pending_add(struct evloop *ev, evloop_pending_cb *cb, void *arg)
+{
+	return ev_idle_add(ev, NULL, cb, arg);
+}
+
+void evloop_idle_del(struct evloop *ev, int id)
+{
+	for (int i = 0; i < ev->nidle; i++) {
+		if (ev->idle[i].id == id) {
+			/* Kept in order: idle work runs in the order it was added. */
+			memmove(&ev->idle[i], &ev->idle[i + 1], (size_t)(ev->nidle - i - 1) * sizeof(ev->idle[0]));
+			ev->nidle--;
+			return;
+		}
+	}
 }
 
 static int ev_timeout_ms(struct evloop *ev, uint64_t now)
@@ -217,11 +241,16 @@ int evloop_run(struct evloop *ev)
 
 	ev->stop = 0;
 	while (!ev->stop) {
-		int n, timeout;
+		int n, timeout, busy = 0;
 
-		for (int i = 0; i < ev->nidle; i++)
-			ev->idle[i].cb(ev->idle[i].arg);
-		timeout = ev_timeout_ms(ev, clock_now_ns());
+		for (int i = 0; i < ev->nidle; i++) {
+			if (ev->idle[i].cb)
+				ev->idle[i].cb(ev->idle[i].arg);
+			else
+				busy |= ev->idle[i].pending(ev->idle[i].arg) > 0;
+		}
+		/* An idle callback may have stopped the loop: no sleep then. */
+		timeout = busy || ev->stop ? 0 : ev_timeout_ms(ev, clock_now_ns());
 		n = epoll_wait(ev->epfd, evs, EV_BATCH, timeout);
 		if (n < 0) {
 			if (errno == EINTR)

@@ -44,6 +44,15 @@ void evloop_tick_del(struct evloop *ev, int id);
  * or -errno. */
 typedef void evloop_idle_cb(void *arg);
 int evloop_idle_add(struct evloop *ev, evloop_idle_cb *cb, void *arg);
+/* An idle callback for work no fd announces (data a transport holds in
+ * memory, a completion queue to drain): cb returns > 0 while work remains,
+ * and the loop then polls without sleeping.  Returns an id > 0 or -errno. */
+typedef int evloop_pending_cb(void *arg);
+int evloop_pending_add(struct evloop *ev, evloop_pending_cb *cb, void *arg);
+/* Removes an idle or pending callback; a no-op for an unknown id.  One
+ * removed while the callbacks run may keep the next from running in that
+ * round. */
+void evloop_idle_del(struct evloop *ev, int id);
 
 /* Runs until evloop_stop(); returns 0, or -errno if epoll_wait failed. */
 int evloop_run(struct evloop *ev);

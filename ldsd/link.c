@@ -208,12 +208,9 @@ const char *link_name(const struct link *l)
 /* The transport options this link's streams use. */
 static struct lds_tp_opts link_tp_opts(const struct link *l)
 {
-	struct lds_tp_opts o = { .connect_timeout = l->cfg->connect_timeout };
+	struct lds_tp_opts o = { .connect_timeout = l->cfg->connect_timeout, .conf = l->cfg->tp_conf };
 
-	if (l->cfg->congestion[0])
-		o.congestion = l->cfg->congestion;
 	o.unsent_max = LINK_UNSENT_MAX;
-	o.sndbuf = o.rcvbuf = l->cfg->tcp_buffer;
 	return o;
 }
 
@@ -1022,9 +1019,8 @@ static int hs_on_hello(struct stream *s, const struct wire_frame *f)
 		int r = s->ops->set_opts(s->conn, &o);
 
 		if (r < 0)
-			log_warnx("link %s: connection from %s keeps some of the kernel's defaults: cannot set congestion "
-				  "\"%s\" or tcp_buffer %zu: %s",
-				  link_name(l), s->peer_addr, l->cfg->congestion, l->cfg->tcp_buffer, strerror(-r));
+			log_warnx("link %s: connection from %s keeps some of the kernel's defaults: cannot apply its %s "
+				  "settings: %s", link_name(l), s->peer_addr, s->ops->name, strerror(-r));
 	}
 	s->peer_instance = h.instance;
 	s->peer_max_msg = h.max_msg;
@@ -1623,13 +1619,12 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg)
 	l->instance = d->instance;
 	l->lost_why = "peer gateway restarted and lost its state";
 	l->ops = transport_find(cfg->transport);
-	if (l->ops == NULL || strcmp(l->ops->name, "tcp") != 0) {
-		log_warnx("%s:%d: peers: cluster %s: transport \"%s\" is not available in this build (have: %s)",
+	if (l->ops == NULL || !config_transport_usable(l->ops) || (l->tp = daemon_transport(d, l->ops)) == NULL) {
+		log_warnx("%s:%d: peers: cluster %s: transport \"%s\" cannot start (available: %s)",
 			  d->cfg->file, cfg->line, cfg->cluster, cfg->transport, transport_names());
 		free(l);
 		return NULL;
 	}
-	l->tp = d->tcp;
 	dial_init(&l->dial, d->resolver, cfg->cluster, cfg->address, cfg->port, link_dial_ready, l);
 	l->dest_cap = cfg->recv_memory / 4;
 	l->nstreams = cfg->role == CONFIG_ROLE_CONNECT ? cfg->streams : 0;
@@ -1730,10 +1725,7 @@ static void link_connect_slot(struct link *l, unsigned idx)
 	if (r < 0) {
 		char why[160];
 
-		if (strcmp(step, "congestion control") == 0)
-			snprintf(why, sizeof(why), "cannot use congestion control \"%s\": %s", l->cfg->congestion,
-				 strerror(-r));
-		else if (strcmp(step, "connect") == 0)
+		if (strcmp(step, "connect") == 0)
 			snprintf(why, sizeof(why), "%s", strerror(-r));
 		else
 			snprintf(why, sizeof(why), "%s: %s", step, strerror(-r));
@@ -2237,11 +2229,11 @@ void link_status_json(const struct link *l, FILE *out)
 	json_str(out, l->cfg->cluster);
 	fputs(",\"address\":", out);
 	json_str(out, l->cfg->address);
-	fputs(",\"congestion\":", out);
-	json_str(out, l->cfg->congestion);
+	if (l->ops->status)
+		l->ops->status(l->cfg->tp_conf, out);
 	fprintf(out, ",\"encryption\":\"%s\"", encryption_name(link_encryption(l)));
 	fprintf(out,
-		",\"tcp_buffer\":%zu,\"port\":%u,\"role\":\"%s\",\"transport\":\"%s\","
+		",\"port\":%u,\"role\":\"%s\",\"transport\":\"%s\","
 		"\"streams\":%u,\"streams_auto\":%s,\"streams_up\":%u,\"peer_instance\":\"%016" PRIx64 "\",\"srtt_ms\":%.3f,"
 		"\"tcp_rtt_ms\":%.3f,"
 		"\"reconnects\":%" PRIu64 ",\"session_resets\":%" PRIu64 ",\"downtime_s\":%.3f,"
@@ -2252,7 +2244,7 @@ void link_status_json(const struct link *l, FILE *out)
 		"\"received\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"duplicates\":%" PRIu64
 		",\"messages\":%" PRIu64 ",\"misrouted\":%" PRIu64 ",\"undelivered\":%" PRIu64
 		",\"held_bytes\":%zu},\"failures\":[",
-		l->cfg->tcp_buffer, l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->ops->name, l->nstreams, l->as ? "true" : "false", l->up, l->peer_instance, link_rtt_ms(l), link_tcp_rtt_ms(l), l->reconnects,
+		l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->ops->name, l->nstreams, l->as ? "true" : "false", l->up, l->peer_instance, link_rtt_ms(l), link_tcp_rtt_ms(l), l->reconnects,
 		l->resets, link_downtime(l), sb->bytes_sent, sb->blocks_sent, sb->blocks_acked, sb->blocks_resent,
 		sb->bytes_acked, sendbuf_unacked_bytes(sb), sb->msgs_delivered, sb->msgs_lost, sb->msg_next - sb->msg_base,
 		sb->window_end, rb->bytes_recv, rb->blocks_recv, rb->blocks_dup, rb->msgs_recv,
@@ -2274,13 +2266,15 @@ void link_status_json(const struct link *l, FILE *out)
 
 void link_status_text(const struct link *l, FILE *out)
 {
+	char tpd[64];
 	const struct sendbuf *sb = &l->sb;
 	unsigned n = l->nfail < FAILLOG_MAX ? l->nfail : FAILLOG_MAX;
 
 	fprintf(out, "link %s (%s %s:%u, %s/%s, encryption %s): %u/%u streams up%s, srtt %.1f ms, %" PRIu64
 		" reconnects, %" PRIu64 " session resets, down %.1f s\n",
 		l->cfg->cluster, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->cfg->address,
-		l->cfg->port, l->ops->name, l->cfg->congestion[0] ? l->cfg->congestion : "kernel default",
+		l->cfg->port, l->ops->name,
+		l->ops->describe ? l->ops->describe(l->cfg->tp_conf, tpd, sizeof(tpd)) : "-",
 		encryption_name(link_encryption(l)), l->up,
 		l->nstreams, l->as ? " (auto)" : "", link_rtt_ms(l), l->reconnects,
 		l->resets, link_downtime(l));

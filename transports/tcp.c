@@ -4,7 +4,10 @@
  * Nonblocking sockets, TCP_NODELAY (the core batches into blocks itself),
  * optional congestion control per socket (TCP_CONGESTION), and a connect
  * timeout enforced with TCP_USER_TIMEOUT plus SYN retries so that a black
- * hole fails the connect instead of hanging it for minutes.
+ * hole fails the connect instead of hanging it for minutes.  Its settings
+ * (congestion, tcp_buffer) are tcp_conf.c's.  A closed conn's descriptor is
+ * closed at once, its memory freed (and upcalls->closed made) from the
+ * before-sleep hook, so that close is safe inside any upcall.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,12 +22,16 @@
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include "tcp_conf.h"
 #include "transport.h"
 
 struct lds_transport {
 	struct lds_tp_host host;
 	struct lds_tp_upcalls up;
 	int reserve_fd;              /* freed to accept and drop a connection when out of descriptors; -1: none */
+	int pending_id;              /* the host's before-sleep hook that frees closed conns */
+	struct lds_tp_conn *dead;    /* closed conns not yet freed */
+	char step[64];               /* the last failed step, for messages (transport.h: connect) */
 };
 
 struct lds_tp_conn {
@@ -36,15 +43,33 @@ struct lds_tp_conn {
 	void *ud;
 	uint64_t sent, recvd;
 	char peer[64];
+	struct lds_tp_conn *next_dead;
 };
 
 struct lds_tp_listener {
 	struct lds_transport *tp;
 	int fd;
 	struct lds_tp_opts opts;
-	char congestion[32];
+	struct tcp_conf conf;        /* opts.conf points here: the caller's may be freed by a reload */
 	void *ud;
 };
+
+/* Frees the closed conns; each one's closed upcall comes after it is
+ * gone from every list. */
+static int tcp_reap(void *arg)
+{
+	struct lds_transport *tp = arg;
+
+	while (tp->dead) {
+		struct lds_tp_conn *c = tp->dead;
+
+		tp->dead = c->next_dead;
+		if (tp->up.closed)
+			tp->up.closed(c, c->ud);
+		free(c);
+	}
+	return 0;
+}
 
 static int tcp_init(struct lds_transport **out, const struct lds_tp_host *host, const struct lds_tp_upcalls *up)
 {
@@ -54,6 +79,13 @@ static int tcp_init(struct lds_transport **out, const struct lds_tp_host *host, 
 		return -ENOMEM;
 	tp->host = *host;
 	tp->up = *up;
+	tp->pending_id = host->pending_add(host->ctx, tcp_reap, tp);
+	if (tp->pending_id < 0) {
+		int r = tp->pending_id;
+
+		free(tp);
+		return r;
+	}
 	/* Without it (no /dev/null) a shortage still pauses the listener;
 	 * only the waiting connection is not dropped at once. */
 	tp->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
@@ -63,6 +95,8 @@ static int tcp_init(struct lds_transport **out, const struct lds_tp_host *host, 
 
 static void tcp_fini(struct lds_transport *tp)
 {
+	tcp_reap(tp);
+	tp->host.pending_del(tp->host.ctx, tp->pending_id);
 	if (tp->reserve_fd >= 0)
 		close(tp->reserve_fd);
 	free(tp);
@@ -81,9 +115,10 @@ static void tcp_peer_name(int fd, char *buf, size_t len)
 }
 
 /* Socket options shared by connected and accepted sockets; on error
- * *step says which (see transport.h). */
-static int tcp_tune(int fd, const struct lds_tp_opts *o, const char **step)
+ * *step says which (see transport.h), in tp->step. */
+static int tcp_tune(struct lds_transport *tp, int fd, const struct lds_tp_opts *o, const char **step)
 {
+	const struct tcp_conf *tc = o ? o->conf : NULL;
 	int one = 1;
 
 	*step = "socket option";
@@ -91,24 +126,21 @@ static int tcp_tune(int fd, const struct lds_tp_opts *o, const char **step)
 		return -errno;
 	if (o == NULL)
 		return 0;
-	*step = "congestion control";
-	if (o->congestion && o->congestion[0] &&
-	    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, o->congestion, (socklen_t)strlen(o->congestion)) < 0)
+	if (tc && tc->congestion[0] &&
+	    setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, tc->congestion, (socklen_t)strlen(tc->congestion)) < 0) {
+		snprintf(tp->step, sizeof(tp->step), "congestion control \"%s\"", tc->congestion);
+		*step = tp->step;
 		return -errno;
-	*step = "socket option";
+	}
 	if (o->unsent_max) {
 		int v = (int)o->unsent_max;
 		if (setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &v, sizeof(v)) < 0)
 			return -errno;
 	}
-	if (o->sndbuf) {
-		int v = (int)o->sndbuf;
-		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)) < 0)
-			return -errno;
-	}
-	if (o->rcvbuf) {
-		int v = (int)o->rcvbuf;
-		if (setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) < 0)
+	if (tc && tc->buffer) {
+		int v = (int)tc->buffer;
+		if (setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v)) < 0 ||
+		    setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v)) < 0)
 			return -errno;
 	}
 	return 0;
@@ -139,6 +171,16 @@ static void tcp_close(struct lds_tp_conn *c)
 {
 	c->tp->host.unwatch(c->tp->host.ctx, c->fd);
 	close(c->fd);
+	c->fd = -1;
+	c->next_dead = c->tp->dead;
+	c->tp->dead = c;
+}
+
+/* A conn that never reached the core: freed at once, no closed upcall. */
+static void tcp_conn_drop(struct lds_tp_conn *c)
+{
+	c->tp->host.unwatch(c->tp->host.ctx, c->fd);
+	close(c->fd);
 	free(c);
 }
 
@@ -158,7 +200,7 @@ static void tcp_conn_event(int fd, unsigned events, void *arg)
 		if (err != 0) {
 			void *ud = c->ud;
 
-			tcp_close(c);
+			tcp_conn_drop(c);
 			tp->up.connected(NULL, -err, ud);
 			return;
 		}
@@ -167,7 +209,7 @@ static void tcp_conn_event(int fd, unsigned events, void *arg)
 		if (tcp_conn_watch(c) < 0) {
 			void *ud = c->ud;
 
-			tcp_close(c);
+			tcp_conn_drop(c);
 			tp->up.connected(NULL, -EIO, ud);
 			return;
 		}
@@ -178,9 +220,9 @@ static void tcp_conn_event(int fd, unsigned events, void *arg)
 	 * the error and must not be lost. */
 	if (events & (TP_EV_READ | TP_EV_ERROR)) {
 		tp->up.readable(c, c->ud);
-		return; /* c may be gone; a pending write event comes back next round */
+		return; /* a pending write event comes back next round */
 	}
-	if (events & TP_EV_WRITE)
+	if (events & TP_EV_WRITE && c->fd >= 0)
 		tp->up.writable(c, c->ud);
 }
 
@@ -234,7 +276,7 @@ static int tcp_connect(struct lds_transport *tp, const char *host, uint16_t port
 	r = tcp_socket(host, port, 0, &res, &fd, step);
 	if (r < 0)
 		return r;
-	r = tcp_tune(fd, o, step);
+	r = tcp_tune(tp, fd, o, step);
 	if (r == 0 && o && o->connect_timeout > 0) {
 		/* Bounds how long SYNs and unacked data are retried. */
 		unsigned ms = (unsigned)(o->connect_timeout * 1000.0);
@@ -301,7 +343,7 @@ static void tcp_accept_event(int fd, unsigned events, void *arg)
 				tcp_accept_starved(l, -errno);
 			return; /* else EAGAIN, or an aborted connection: nothing to do */
 		}
-		if (tcp_tune(cfd, &l->opts, &step) < 0 || (c = tcp_conn_new(l->tp, cfd, NULL)) == NULL) {
+		if (tcp_tune(l->tp, cfd, &l->opts, &step) < 0 || (c = tcp_conn_new(l->tp, cfd, NULL)) == NULL) {
 			close(cfd);
 			continue;
 		}
@@ -342,9 +384,9 @@ static int tcp_listen(struct lds_transport *tp, const char *addr, uint16_t port,
 	l->ud = ud;
 	if (o) {
 		l->opts = *o;
-		if (o->congestion)
-			snprintf(l->congestion, sizeof(l->congestion), "%s", o->congestion);
-		l->opts.congestion = o->congestion ? l->congestion : NULL;
+		if (o->conf)
+			l->conf = *(const struct tcp_conf *)o->conf;
+		l->opts.conf = o->conf ? &l->conf : NULL;
 	}
 	r = tp->host.watch(tp->host.ctx, fd, TP_EV_READ, tcp_accept_event, l);
 	if (r < 0) {
@@ -377,7 +419,7 @@ static int tcp_set_opts(struct lds_tp_conn *c, const struct lds_tp_opts *o)
 {
 	const char *step;
 
-	return tcp_tune(c->fd, o, &step);
+	return tcp_tune(c->tp, c->fd, o, &step);
 }
 
 static int tcp_send(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, unsigned flags, size_t *sent)
@@ -470,7 +512,13 @@ static int tcp_query(struct lds_tp_conn *c, struct lds_tp_info *info)
 }
 
 const struct lds_transport_ops tcp_transport_ops = {
+	.size = LDS_TP_OPS_SIZE,
 	.name = "tcp",
+	.caps = { .flags = LDS_TP_CAP_STREAM | LDS_TP_CAP_ORDERED | LDS_TP_CAP_RELIABLE | LDS_TP_CAP_FORK_SAFE },
+	.options = tcp_options,
+	.conf_size = sizeof(struct tcp_conf),
+	.conf_defaults = tcp_conf_defaults,
+	.check = tcp_conf_check,
 	.init = tcp_init,
 	.fini = tcp_fini,
 	.listen = tcp_listen,
@@ -487,4 +535,6 @@ const struct lds_transport_ops tcp_transport_ops = {
 	.want_read = tcp_want_read,
 	.close = tcp_close,
 	.query = tcp_query,
+	.status = tcp_conf_status,
+	.describe = tcp_conf_describe,
 };

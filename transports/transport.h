@@ -1,34 +1,55 @@
 /*
- * transport.h - the one interface between ldsd's core and a transport.
+ * transport.h - the one interface between ldsd's core and a transport
+ * (version 2; docs/transports.md tells how to add one).
  *
- * A transport provides reliable, ordered byte-stream connections ("conns")
- * to a peer gateway: plain TCP, UDP with its own retransmission, RDMA.  The
- * core stripes a link over several conns, frames the bytes, and recovers
- * from conns that fail; the transport knows nothing of links, frames or
- * sequence numbers, and the core knows nothing of a transport's internals.
- * Pattern: Redis's connection.h (one ops table per kind) and libfabric's
- * providers.
+ * A transport carries connections ("conns") to a peer gateway: plain TCP,
+ * UDP with its own retransmission, RDMA.  The core stripes a link over
+ * several conns, frames what it sends, and recovers from conns that fail;
+ * the transport knows nothing of links, frames or sequence numbers, and the
+ * core knows nothing of a transport's internals: it asks the capabilities
+ * (struct lds_tp_caps) instead of comparing names.  Patterns: libfabric's
+ * providers (fi_info attributes, an ops table that starts with its size),
+ * Valkey's ConnectionType (per-kind settings, a before-sleep pending hook,
+ * a close deferred while callbacks run) and iperf3's struct protocol.
+ *
+ * Kinds and instances: a kind is a const struct lds_transport_ops,
+ * registered by name (transports/registry.c).  The daemon creates one
+ * instance (ops->init) per kind its configuration uses and ends it with
+ * ops->fini; every listener and conn belongs to one instance.
+ *
+ * Settings: a kind declares its own peer settings (ops->options, stored in
+ * a block of ops->conf_size bytes that the core keeps per peer and never
+ * reads).  The core parses them from the peer's group with the same rules,
+ * messages and printer as its own settings, so `ldsd --check` refuses a
+ * bad one with FILE:LINE: SETTING and prints them back; ops->check then
+ * validates them against this machine.
  *
  * Threading: everything runs on the event-loop thread.  Upcalls are made
- * from fd callbacks, never from inside an op, so an upcall handler may call
- * any op, including close on the conn it is told about.
+ * from the transport's fd, timer or pending callbacks, never from inside an
+ * op, so an upcall handler may call any op, including close on the conn it
+ * is told about: the transport then defers freeing the conn until its
+ * callback returns (a reference held around every upcall).
  *
- * Errors are negative errno values.  A conn reports its end exactly once:
- * through upcalls->closed, or by the core calling ops->close (after which
- * no upcall names it again).
+ * Errors are negative errno values.  A conn ends exactly once: the core
+ * calls ops->close (after which no upcall but closed names it), or connect
+ * fails through upcalls->connected.  upcalls->closed, if set, then tells
+ * the core that the transport has let go of the conn and of every buffer
+ * it had taken from it.
  */
 #ifndef LDS_TRANSPORT_H
 #define LDS_TRANSPORT_H
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/uio.h>
 
 struct lds_transport;
 struct lds_tp_conn;
 struct lds_tp_listener;
 
-/* What a transport needs from its host (the daemon's event loop). */
+/* What a transport needs from its host (the daemon's event loop: see
+ * ldsd/tphost.h).  Every call gets ctx first. */
 struct lds_tp_host {
 	void *ctx;
 	/* Watch fd for TP_EV_READ/TP_EV_WRITE (0 = registered but quiet);
@@ -36,6 +57,18 @@ struct lds_tp_host {
 	 * Returns 0 or -errno. */
 	int (*watch)(void *ctx, int fd, unsigned events, void (*cb)(int fd, unsigned events, void *arg), void *arg);
 	void (*unwatch)(void *ctx, int fd);
+	/* Calls cb every interval_ms (>= 1) with the monotonic time until
+	 * timer_del: retransmission and keepalive timers of a datagram
+	 * transport.  Returns an id > 0 or -errno. */
+	int (*timer_add)(void *ctx, unsigned interval_ms, void (*cb)(uint64_t now_ns, void *arg), void *arg);
+	void (*timer_del)(void *ctx, int id);
+	/* Calls cb once per loop round before the loop sleeps, until
+	 * pending_del: the place to hand up what no fd announces (data already
+	 * read into memory, a completion queue to drain, re-arm and drain
+	 * again).  cb returns > 0 while work remains: the loop then polls
+	 * without sleeping.  Returns an id > 0 or -errno. */
+	int (*pending_add)(void *ctx, int (*cb)(void *arg), void *arg);
+	void (*pending_del)(void *ctx, int id);
 };
 #define TP_EV_READ  0x1u
 #define TP_EV_WRITE 0x2u
@@ -61,6 +94,12 @@ struct lds_tp_upcalls {
 	void (*readable)(struct lds_tp_conn *c, void *ud);
 	/* The conn can take more bytes (only while want_write is on). */
 	void (*writable)(struct lds_tp_conn *c, void *ud);
+	/* Optional (NULL: not told).  The conn the core closed is gone: the
+	 * transport holds nothing of it any more (a transport that sends from
+	 * the core's buffers is done with them).  Called exactly once per
+	 * ops->close, after the op and after any upcall that was running
+	 * returned; c is only a name by then, never to be used. */
+	void (*closed)(struct lds_tp_conn *c, void *ud);
 };
 
 /* Counters and kernel state a transport can report about a conn. */
@@ -74,10 +113,9 @@ struct lds_tp_info {
 	char peer[64];         /* "address:port", "[v6 address]:port" */
 };
 
-/* Options for connect and listen. */
+/* Options for connect and listen: the core's, and the transport's own. */
 struct lds_tp_opts {
-	const char *congestion;   /* congestion control name or NULL for default */
-	size_t sndbuf, rcvbuf;    /* socket buffers, 0 = kernel default/autotune */
+	const void *conf;         /* the peer's settings block (ops->options), NULL = defaults */
 	size_t unsent_max;        /* a conn holding more bytes not yet sent than
 				     this is not writable; 0 = no limit */
 	double connect_timeout;   /* seconds, 0 = transport default */
@@ -86,12 +124,69 @@ struct lds_tp_opts {
 /* send() flags. */
 #define LDS_TP_MORE 1u
 
-struct lds_transport_ops {
-	const char *name;                /* as in config: "tcp", "udp", "rdma" */
+/* What a kind offers: the core asks these, never the name. */
+#define LDS_TP_CAP_STREAM    0x01u  /* conns carry a byte stream (send/recv bytes; no boundaries kept) */
+#define LDS_TP_CAP_MESSAGE   0x02u  /* conns carry messages of at most max_msg bytes, boundaries kept */
+#define LDS_TP_CAP_ORDERED   0x04u  /* what is sent on a conn arrives in order */
+#define LDS_TP_CAP_RELIABLE  0x08u  /* ...and all of it, or the conn ends */
+#define LDS_TP_CAP_INTEGRITY 0x10u  /* the transport detects corrupted data itself */
+#define LDS_TP_CAP_REGMEM    0x20u  /* send and recv buffers must come from registered memory */
+#define LDS_TP_CAP_FORK_SAFE 0x40u  /* a forked child may run while conns are open (no pinned memory) */
 
-	/* Prepares the transport; -ENODEV if the hardware it needs is
-	 * absent (e.g. RDMA: "no RDMA device"). */
+struct lds_tp_caps {
+	unsigned flags;           /* LDS_TP_CAP_* */
+	size_t max_msg;           /* LDS_TP_CAP_MESSAGE: the largest message; else 0 */
+};
+
+/* One peer setting a kind owns.  The core parses it from the peer group
+ * into the settings block at off (size bytes), with these rules:
+ *   STRING  non-empty, at most size - 1 bytes, NUL-terminated;
+ *   BYTES   an integer or a size string ("4M"), min..max, stored as size_t;
+ *   UINT    an integer min..max, stored as unsigned;
+ *   SECONDS a number > 0 and at most max, stored as double;
+ *   BOOL    true or false, stored as int.
+ * and prints it back in `ldsd --check`. */
+enum lds_tp_opt_type { LDS_TP_OPT_STRING, LDS_TP_OPT_BYTES, LDS_TP_OPT_UINT, LDS_TP_OPT_SECONDS, LDS_TP_OPT_BOOL };
+
+struct lds_tp_option {
+	const char *name;                 /* as in ldsd.conf; must not be a core setting's name */
+	enum lds_tp_opt_type type;
+	size_t off, size;                 /* within the settings block */
+	unsigned long long min, max;      /* BYTES, UINT: range; SECONDS: max */
+};
+
+/* What ops->check refuses: the setting to blame (an option's name; NULL:
+ * the peer as a whole) and why, one line without the setting's name. */
+struct lds_tp_conf_error {
+	const char *option;
+	char msg[768];
+};
+
+/* The ops table's size in this interface version: a table whose size
+ * differs is refused (transport_register, transport_find). */
+#define LDS_TP_OPS_SIZE sizeof(struct lds_transport_ops)
+
+struct lds_transport_ops {
+	size_t size;                     /* LDS_TP_OPS_SIZE: first, always */
+	const char *name;                /* as in config: "tcp", "udp", "rdma" */
+	struct lds_tp_caps caps;
+
+	/* Peer settings: an array ended by a NULL name (NULL: none), stored
+	 * in conf_size bytes (at most LDS_TP_CONF_MAX). */
+	const struct lds_tp_option *options;
+	size_t conf_size;
+	/* Fills a settings block with the defaults (it is zeroed first);
+	 * NULL: zeros are the defaults.  May look at the machine (TCP takes
+	 * bbr where the kernel has it). */
+	void (*conf_defaults)(void *conf);
+	/* Validates a parsed settings block against this machine and across
+	 * options; NULL: nothing to check.  Returns 0, or -1 with *e filled. */
+	int (*check)(const void *conf, struct lds_tp_conf_error *e);
+
+	/* Creates an instance; -ENODEV if the hardware it needs is absent
+	 * (e.g. RDMA: "no RDMA device").  host and up are copied. */
 	int (*init)(struct lds_transport **tp, const struct lds_tp_host *host, const struct lds_tp_upcalls *up);
+	/* Ends an instance whose listeners and conns are all closed. */
 	void (*fini)(struct lds_transport *tp);
 
 	/* Starts listening on addr:port (addr NULL = all).  Accepted conns are
@@ -107,16 +202,17 @@ struct lds_transport_ops {
 	 * up itself, off the event loop: a transport must not block);
 	 * completion comes through upcalls->connected.  Returns 0 with *out
 	 * set, or -errno with no conn and *step naming what failed, for
-	 * messages: "address", "socket", "congestion control", "socket
-	 * option" or "connect". */
+	 * messages ("address", "socket", "connect", or the transport's own
+	 * words, e.g. TCP's "congestion control \"bbr\""), valid until the
+	 * next op on the instance. */
 	int (*connect)(struct lds_transport *tp, const char *host, uint16_t port, const struct lds_tp_opts *o,
 		       void *ud, struct lds_tp_conn **out, const char **step);
 
 	void (*set_userdata)(struct lds_tp_conn *c, void *ud);
-	/* Applies o's congestion control and buffer sizes to an established
-	 * conn: a listener accepts before the core knows which link (and so
-	 * which options) a conn belongs to.  Returns 0 or -errno; the conn
-	 * stays usable either way. */
+	/* Applies o's settings to an established conn: a listener accepts
+	 * before the core knows which link (and so which settings) a conn
+	 * belongs to.  Returns 0 or -errno; the conn stays usable either way.
+	 * NULL: nothing to apply. */
 	int (*set_opts)(struct lds_tp_conn *c, const struct lds_tp_opts *o);
 
 	/* Writes up to the iovecs' total; *sent = bytes taken (may be short).
@@ -141,15 +237,34 @@ struct lds_transport_ops {
 	/* Turns readable upcalls on (the default) or off: a conn not read
 	 * from pushes back on its peer. */
 	void (*want_read)(struct lds_tp_conn *c, int on);
-	/* Ends the conn at once and frees it; pending data is discarded. */
+	/* Ends the conn at once; pending data is discarded.  No upcall but
+	 * closed names it afterwards.  Safe inside any upcall, on that conn
+	 * too: freeing waits until the upcall returns. */
 	void (*close)(struct lds_tp_conn *c);
 	/* Fills *info; returns 0 or -errno. */
 	int (*query)(struct lds_tp_conn *c, struct lds_tp_info *info);
+	/* The kind's part of a link's status JSON, for the settings block
+	 * conf: members `,"key":value` under the kind's own keys (the link's
+	 * own keys are the same for every transport).  NULL: nothing to add. */
+	void (*status)(const void *conf, FILE *out);
+	/* A few words on conf for the link's one-line summary, in buf;
+	 * returns buf.  NULL: none. */
+	const char *(*describe)(const void *conf, char *buf, size_t len);
 };
 
-/* The registered transports; NULL if name is unknown. */
+/* The most bytes a kind's settings block may take (ops->conf_size). */
+#define LDS_TP_CONF_MAX 128
+
+/* The registered kind of that name, NULL if none. */
 const struct lds_transport_ops *transport_find(const char *name);
-/* Comma-separated names of registered transports, for messages. */
+/* The i-th registered kind, NULL past the last: for listings and tests. */
+const struct lds_transport_ops *transport_at(size_t i);
+/* Adds a kind at run time (a test's transport; the built-in ones are in
+ * registry.c's table).  Returns 0, -EINVAL for a table whose size is not
+ * LDS_TP_OPS_SIZE or that lacks a name or an op, -EEXIST for a name
+ * already taken, -ENOSPC when the registry is full. */
+int transport_register(const struct lds_transport_ops *ops);
+/* Comma-separated names of registered kinds, for messages. */
 const char *transport_names(void);
 
 #endif

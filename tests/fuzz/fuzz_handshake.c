@@ -118,6 +118,7 @@ static int fz_query(struct lds_tp_conn *c, struct lds_tp_info *info)
 }
 
 static const struct lds_transport_ops fz_ops = {
+	.size = LDS_TP_OPS_SIZE,
 	.name = "tcp",
 	.set_userdata = fz_set_userdata,
 	.set_opts = fz_set_opts,

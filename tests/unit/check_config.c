@@ -189,13 +189,13 @@ static const char full[] =
 	"control_socket = \"/tmp/x/control\";\n"
 	"peers = (\n"
 	"  { cluster = \"B\"; address = \"0.0.0.0\"; port = 65535; role = \"listen\";\n"
-	"    transport = \"rdma\"; streams = 64; block_size = 16777216;\n"
+	"    transport = \"tcp\"; streams = 64; block_size = 16777216;\n"
 	"    send_memory = 67108864; recv_memory = \"1GiB\";\n"
 	"    inactivity_timeout = 60; keepalive = 59.5; reconnect_min = 1;\n"
 	"    reconnect_max = 1; connect_timeout = 0.25; key_file = \"k.key\"; },\n"
 	"  { cluster = \"C\"; address = \"c.example\"; port = 1; role = \"connect\";\n"
 	"    key_file = \"k.key\"; block_size = 512; send_memory = 2048; recv_memory = \"2k\";\n"
-	"    streams = 1; transport = \"udp\"; inactivity_timeout = 0.5; }\n"
+	"    streams = 1; transport = \"tcp\"; inactivity_timeout = 0.5; }\n"
 	");\n";
 
 START_TEST(test_full)
@@ -229,7 +229,7 @@ START_TEST(test_full)
 	ck_assert_str_eq(b->address, "0.0.0.0");
 	ck_assert_uint_eq(b->port, 65535);
 	ck_assert_int_eq(b->role, CONFIG_ROLE_LISTEN);
-	ck_assert_str_eq(b->transport, "rdma");
+	ck_assert_str_eq(b->transport, "tcp");
 	ck_assert_uint_eq(b->streams, 64);
 	ck_assert_uint_eq(b->block_size, 16u << 20);
 	ck_assert_uint_eq(b->send_memory, 64u << 20);
@@ -246,7 +246,7 @@ START_TEST(test_full)
 	snprintf(key_path, sizeof(key_path), "%s/k.key", real);
 	ck_assert_str_eq(b->key_file, key_path);
 
-	ck_assert_str_eq(c->transport, "udp");
+	ck_assert_str_eq(c->transport, "tcp");
 	ck_assert_int_eq(c->role, CONFIG_ROLE_CONNECT);
 	ck_assert_uint_eq(c->block_size, 512);
 	ck_assert_uint_eq(c->send_memory, 2048);
@@ -416,7 +416,8 @@ static const struct bad bad_peer[] = {
 	{ "role", "role = \"server\";", "peers.[0].role", "must be one of \"connect\", \"listen\"" },
 	{ "role", "role = 1;", "peers.[0].role", "must be a string" },
 	{ "key_file", "key_file = \"\";", "peers.[0].key_file", "must not be empty" },
-	{ NULL, "transport = \"sctp\";", "peers.[0].transport", "must be one of \"tcp\", \"udp\", \"rdma\"" },
+	{ NULL, "transport = \"sctp\";", "peers.[0].transport", "transport \"sctp\" is not built in; available: tcp" },
+	{ NULL, "transport = 7;", "peers.[0].transport", "must be a string (got an integer)" },
 	{ NULL, "congestion = \"nosuchcc\";", "peers.[0].congestion",
 	  "\"nosuchcc\" is not available in this kernel (available: " },
 	{ NULL, "congestion = \"nosuchcc\";", "peers.[0].congestion", "(modprobe tcp_nosuchcc)" },

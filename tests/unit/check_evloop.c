@@ -8,6 +8,7 @@
 
 #include "ldsd/clock.h"
 #include "ldsd/evloop.h"
+#include "ldsd/tphost.h"
 #include "suites.h"
 
 /* ---- helpers --------------------------------------------------------- */
@@ -751,6 +752,65 @@ START_TEST(idle_paced_by_ticks)
 }
 END_TEST
 
+/* ---- the transports' host services (tphost.h) -------------------------- */
+
+struct hostrun {
+	struct evloop *ev;
+	int pending_calls, idle_calls, timer_calls;
+};
+
+/* Work for five rounds, then stop: with nothing else to wake it, the loop
+ * must not sleep between them, nor after the stop. */
+static int host_pending(void *arg)
+{
+	struct hostrun *h = arg;
+
+	if (++h->pending_calls < 5)
+		return 1;
+	evloop_stop(h->ev);
+	return 0;
+}
+
+static void host_idle(void *arg)
+{
+	((struct hostrun *)arg)->idle_calls++;
+}
+
+static void host_timer(uint64_t now_ns, void *arg)
+{
+	struct hostrun *h = arg;
+
+	h->timer_calls++;
+	evloop_stop(h->ev);
+}
+
+START_TEST(host_pending_keeps_awake)
+{
+	struct hostrun h = { .ev = evloop_new() };
+	struct lds_tp_host host;
+	int id, idle;
+
+	ck_assert_ptr_nonnull(h.ev);
+	tphost_init(&host, h.ev);
+	idle = evloop_idle_add(h.ev, host_idle, &h);
+	ck_assert_int_gt(idle, 0);
+	evloop_idle_del(h.ev, idle);
+	id = host.pending_add(host.ctx, host_pending, &h);
+	ck_assert_int_gt(id, 0);
+	ck_assert_int_eq(evloop_run(h.ev), 0);
+	ck_assert_int_eq(h.pending_calls, 5);
+	ck_assert_int_eq(h.idle_calls, 0);
+	host.pending_del(host.ctx, id);
+	id = host.timer_add(host.ctx, 20, host_timer, &h);
+	ck_assert_int_gt(id, 0);
+	ck_assert_int_eq(evloop_run(h.ev), 0);
+	ck_assert_int_eq(h.pending_calls, 5);
+	ck_assert_int_eq(h.timer_calls, 1);
+	host.timer_del(host.ctx, id);
+	evloop_free(h.ev);
+}
+END_TEST
+
 Suite *make_evloop_suite(void)
 {
 	Suite *s = suite_create("evloop");
@@ -777,6 +837,7 @@ Suite *make_evloop_suite(void)
 	tcase_add_test(tk, tick_del);
 	tcase_add_test(tk, idle_once_per_round);
 	tcase_add_test(tk, idle_paced_by_ticks);
+	tcase_add_test(tk, host_pending_keeps_awake);
 	tcase_set_timeout(tk, 10);
 	suite_add_tcase(s, tk);
 	return s;

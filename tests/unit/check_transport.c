@@ -1,0 +1,254 @@
+/*
+ * check_transport.c - the transport registry and transport-owned settings:
+ * an ops table of another size is refused, a sample transport (tp_mem.c)
+ * is one registration away from ldsd.conf, its settings are parsed,
+ * checked and printed by the config code, another transport's setting or a
+ * transport not built in is refused with FILE:LINE: SETTING.
+ */
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ldsd/config.h"
+#include "suites.h"
+#include "tp_mem.h"
+
+static char tdir[PATH_MAX];
+static char tpath[PATH_MAX + 16];
+static char terr[1024];
+static struct config tcfg;
+
+/* name in the test's directory holds text, with that mode. */
+static void put(const char *name, const char *text, mode_t mode)
+{
+	char path[PATH_MAX + 64];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", tdir, name);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
+	ck_assert_int_eq(close(fd), 0);
+}
+
+static void tp_setup(void)
+{
+	snprintf(tdir, sizeof(tdir), "%s/lds-tp-XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+	ck_assert_ptr_nonnull(mkdtemp(tdir));
+	snprintf(tpath, sizeof(tpath), "%s/t.conf", tdir);
+	put("k.key", "0123456789abcdef0123456789abcdef\n", 0600);
+	ck_assert_int_eq(transport_register(&mem_transport_ops), 0);
+}
+
+static void tp_teardown(void)
+{
+	char path[PATH_MAX + 64];
+
+	snprintf(path, sizeof(path), "%s/k.key", tdir);
+	unlink(path);
+	unlink(tpath);
+	rmdir(tdir);
+}
+
+/* A file whose line 5 is line, inside the one peer's group. */
+static int load_peer(const char *line)
+{
+	char text[1024];
+
+	snprintf(text, sizeof(text),
+		 "cluster = \"A\";\n"
+		 "peers = (\n"
+		 "  { cluster = \"B\"; address = \"127.0.0.1\"; port = 7000; role = \"connect\";\n"
+		 "    key_file = \"k.key\";\n"
+		 "    %s\n"
+		 "  }\n"
+		 ");\n", line);
+	put("t.conf", text, 0644);
+	return config_load(tpath, &tcfg, terr, sizeof(terr));
+}
+
+/* Refused at line 5, naming setting, with msg. */
+static void refused(const char *line, const char *setting, const char *msg)
+{
+	char want[256];
+
+	ck_assert_msg(load_peer(line) < 0, "accepted: %s", line);
+	snprintf(want, sizeof(want), "t.conf:5: peers.[0].%s: %s", setting, msg);
+	ck_assert_msg(strstr(terr, want) != NULL, "\"%s\" lacks \"%s\"", terr, want);
+}
+
+static char *printed(void)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	ck_assert_ptr_nonnull(f);
+	config_print(&tcfg, f);
+	fclose(f);
+	return buf;
+}
+
+/* The core drives only tables of its own interface's size, complete. */
+START_TEST(test_size_refused)
+{
+	struct lds_transport_ops o = mem_transport_ops;
+
+	o.name = "mem2";
+	o.size = LDS_TP_OPS_SIZE - sizeof(void *);
+	ck_assert_int_eq(transport_register(&o), -EINVAL);
+	o.size = LDS_TP_OPS_SIZE + sizeof(void *);
+	ck_assert_int_eq(transport_register(&o), -EINVAL);
+	o.size = 0;
+	ck_assert_int_eq(transport_register(&o), -EINVAL);
+	o.size = LDS_TP_OPS_SIZE;
+	o.send = NULL;
+	ck_assert_int_eq(transport_register(&o), -EINVAL);
+	o.send = mem_transport_ops.send;
+	o.conf_size = LDS_TP_CONF_MAX + 1;
+	ck_assert_int_eq(transport_register(&o), -EINVAL);
+	ck_assert_ptr_null(transport_find("mem2"));
+	ck_assert_int_eq(transport_register(&mem_transport_ops), -EEXIST);
+	o.conf_size = mem_transport_ops.conf_size;
+	ck_assert_int_eq(transport_register(&o), 0);
+	ck_assert_ptr_eq(transport_find("mem2"), &o);
+}
+END_TEST
+
+/* Names come from the table, the built-in ones first. */
+START_TEST(test_registry)
+{
+	ck_assert_str_eq(transport_names(), "tcp, mem");
+	ck_assert_str_eq(transport_at(0)->name, "tcp");
+	ck_assert_ptr_eq(transport_at(1), &mem_transport_ops);
+	ck_assert_ptr_null(transport_at(2));
+	ck_assert_ptr_eq(transport_find("mem"), &mem_transport_ops);
+	ck_assert_ptr_null(transport_find("udp"));
+	ck_assert(transport_find("tcp")->caps.flags & LDS_TP_CAP_STREAM);
+	ck_assert(!(transport_find("tcp")->caps.flags & LDS_TP_CAP_INTEGRITY));
+}
+END_TEST
+
+/* A registered transport's settings: defaults, parsed, printed back, and
+ * nothing of TCP's. */
+START_TEST(test_mem_settings)
+{
+	char *out;
+	size_t window;
+
+	ck_assert_msg(load_peer("transport = \"mem\";") == 0, "%s", terr);
+	memcpy(&window, tcfg.peers[0].tp_conf, sizeof(window));
+	ck_assert_uint_eq(window, 64u << 10);
+	ck_assert_msg(load_peer("transport = \"mem\"; mem_window = \"128k\";") == 0, "%s", terr);
+	memcpy(&window, tcfg.peers[0].tp_conf, sizeof(window));
+	ck_assert_uint_eq(window, 128u << 10);
+	out = printed();
+	ck_assert_msg(strstr(out, "transport = \"mem\";") && strstr(out, "mem_window = 131072;"), "%s", out);
+	ck_assert_msg(strstr(out, "congestion") == NULL && strstr(out, "tcp_buffer") == NULL, "%s", out);
+	free(out);
+}
+END_TEST
+
+/* Every refusal names the file, line and setting. */
+START_TEST(test_refusals)
+{
+	refused("transport = \"udp\";", "transport", "transport \"udp\" is not built in; available: tcp, mem");
+	refused("transport = \"mem\"; congestion = \"reno\";", "congestion",
+		"a setting of transport \"tcp\", not of this peer's transport \"mem\"");
+	refused("transport = \"mem\"; tcp_buffer = 0;", "tcp_buffer",
+		"a setting of transport \"tcp\", not of this peer's transport \"mem\"");
+	refused("mem_window = \"128k\";", "mem_window",
+		"a setting of transport \"mem\", not of this peer's transport \"tcp\"");
+	refused("transport = \"mem\"; mem_windwo = 4096;", "mem_windwo", "unknown setting; did you mean \"mem_window\"?");
+	refused("transport = \"mem\"; mem_window = 100;", "mem_window", "too small: must be 1024..67108864 (got 100)");
+	refused("transport = \"mem\"; mem_window = \"1k5\";", "mem_window", "\"1k5\" is not a byte count");
+	/* The transport's own check, blaming its setting. */
+	refused("transport = \"mem\"; mem_window = 1500;", "mem_window", "must be a multiple of 1024 (got 1500)");
+}
+END_TEST
+
+/* Links need a reliable ordered byte stream: a kind without one is
+ * refused at --check time, not at start. */
+START_TEST(test_caps_refused)
+{
+	struct lds_transport_ops o = mem_transport_ops;
+
+	o.name = "memmsg";
+	o.caps.flags = LDS_TP_CAP_MESSAGE | LDS_TP_CAP_RELIABLE;
+	o.caps.max_msg = 9000;
+	ck_assert_int_eq(transport_register(&o), 0);
+	ck_assert(!config_transport_usable(&o));
+	ck_assert(config_transport_usable(&mem_transport_ops));
+	refused("transport = \"memmsg\";", "transport",
+		"transport \"memmsg\" cannot carry links: they need a reliable, ordered byte stream");
+}
+END_TEST
+
+/* A transport writes its own status keys: TCP its congestion control and
+ * buffer, the sample its window. */
+START_TEST(test_status_keys)
+{
+	const struct lds_transport_ops *tcp = transport_find("tcp");
+	char *buf = NULL, words[64];
+	size_t len = 0;
+	FILE *f;
+
+	ck_assert_msg(load_peer("congestion = \"reno\"; tcp_buffer = 65536;") == 0, "%s", terr);
+	ck_assert_str_eq(tcfg.peers[0].congestion, "reno");
+	f = open_memstream(&buf, &len);
+	tcp->status(tcfg.peers[0].tp_conf, f);
+	mem_transport_ops.status(tcfg.peers[0].tp_conf, f);
+	fclose(f);
+	ck_assert_str_eq(tcp->describe(tcfg.peers[0].tp_conf, words, sizeof(words)), "reno");
+	ck_assert_msg(strncmp(buf, ",\"congestion\":\"reno\",\"tcp_buffer\":65536,\"mem_window\":", 51) == 0, "%s", buf);
+	free(buf);
+}
+END_TEST
+
+/* A program without a file sets a transport's setting by name, with the
+ * same rules and checks. */
+START_TEST(test_peer_set)
+{
+	struct config_peer p;
+
+	config_peer_defaults(&p);
+	ck_assert_int_eq(config_peer_set(&p, "congestion", "reno", terr, sizeof(terr)), 0);
+	ck_assert_str_eq(p.congestion, "reno");
+	ck_assert_int_eq(config_peer_set(&p, "tcp_buffer", "64k", terr, sizeof(terr)), 0);
+	ck_assert_uint_eq(p.tcp_buffer, 65536);
+	ck_assert_int_eq(config_peer_set(&p, "tcp_buffer", "2G", terr, sizeof(terr)), -1);
+	ck_assert_msg(strncmp(terr, "tcp_buffer: too large: must be 0..", 34) == 0, "%s", terr);
+	ck_assert_int_eq(config_peer_set(&p, "congestion", "nosuchcc", terr, sizeof(terr)), -1);
+	ck_assert_msg(strstr(terr, "congestion: \"nosuchcc\" is not available in this kernel") == terr, "%s", terr);
+	ck_assert_str_eq(p.congestion, "reno");
+	ck_assert_int_eq(config_peer_set(&p, "streams", "4", terr, sizeof(terr)), -1);
+	ck_assert_str_eq(terr, "streams: not a setting of transport \"tcp\"");
+	ck_assert_int_eq(config_peer_set(&p, "mem_window", "4096", terr, sizeof(terr)), -1);
+	ck_assert_str_eq(terr, "mem_window: not a setting of transport \"tcp\"");
+	ck_assert_uint_eq(p.tcp_buffer, 65536);
+	ck_assert_int_eq(config_peer_set(&p, "tcp_buffer", "0", terr, sizeof(terr)), 0);
+	ck_assert_uint_eq(p.tcp_buffer, 0);
+}
+END_TEST
+
+Suite *make_transport_suite(void)
+{
+	Suite *s = suite_create("transport");
+	TCase *tc = tcase_create("registry");
+
+	tcase_add_checked_fixture(tc, tp_setup, tp_teardown);
+	tcase_add_test(tc, test_size_refused);
+	tcase_add_test(tc, test_registry);
+	tcase_add_test(tc, test_mem_settings);
+	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_caps_refused);
+	tcase_add_test(tc, test_status_keys);
+	tcase_add_test(tc, test_peer_set);
+	suite_add_tcase(s, tc);
+	return s;
+}
