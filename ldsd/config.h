@@ -44,7 +44,6 @@
 #define CONFIG_USER_MAX 64
 #define CONFIG_EXEC_MAX_RULES 16
 #define CONFIG_EXEC_MAX_USERS 32
-#define CONFIG_CC_MAX 16         /* TCP_CA_NAME_MAX, NUL included */
 
 enum config_role { CONFIG_ROLE_CONNECT, CONFIG_ROLE_LISTEN };
 /* How a link protects frames after its handshake (docs/protocol.md). */
@@ -76,13 +75,6 @@ struct config_peer {
 	union {
 		unsigned char tp_conf[LDS_TP_CONF_MAX];
 		max_align_t tp_conf_align;
-		/* TCP's block (transports/tcp_conf.h), named here only for
-		 * ldsbench --direct, which still sets these two by name; they go
-		 * when it sets them through the transport's option table. */
-		struct {
-			char congestion[CONFIG_CC_MAX];
-			size_t tcp_buffer;
-		};
 	};
 };
 
@@ -225,14 +217,6 @@ int config_transport_usable(const struct lds_transport_ops *ops);
  * Returns 0, or -1 with the reason, naming the setting, in err. */
 int config_peer_set(struct config_peer *p, const char *name, const char *value, char *err, size_t errlen);
 
-/* Kept for ldsbench --direct until it sets TCP's settings through the
- * transport (transports/tcp_conf.c defines them): true if this kernel
- * offers TCP congestion control name (or does not say what it offers),
- * avail getting the kernel's list; the largest socket buffer an
- * unprivileged setsockopt gets (the smaller of net.core.wmem_max and
- * rmem_max; 0 if /proc does not say). */
-int config_cc_available(const char *name, char *avail, size_t len);
-size_t config_sockbuf_max(void);
 
 /* A size as ldsd.conf writes it ("65536", "512k", "64M", "1GiB": binary
  * multiples) into *v; -1 with errno EINVAL if s is none, ERANGE if it is

@@ -89,13 +89,15 @@ static bool cc_allowed(const char *name, char *allowed, size_t len)
 }
 
 /* Where /proc does not say what is available, the socket option will. */
-int config_cc_available(const char *name, char *avail, size_t len)
+static bool cc_available(const char *name, char *avail, size_t len)
 {
 	read_line(CC_AVAILABLE, avail, len);
 	return avail[0] == '\0' || word_listed(avail, name);
 }
 
-size_t config_sockbuf_max(void)
+/* The largest socket buffer an unprivileged setsockopt gets: the smaller
+ * of net.core.wmem_max and rmem_max; 0 if /proc does not say. */
+static size_t sockbuf_max(void)
 {
 	char w[32], r[32];
 	unsigned long long wv, rv;
@@ -129,7 +131,7 @@ int tcp_conf_check(const void *conf, struct lds_tp_conf_error *e)
 	size_t cap;
 
 	e->option = "congestion";
-	if (tc->congestion[0] && !config_cc_available(tc->congestion, avail, sizeof(avail))) {
+	if (tc->congestion[0] && !cc_available(tc->congestion, avail, sizeof(avail))) {
 		snprintf(e->msg, sizeof(e->msg), "\"%s\" is not available in this kernel (available: %s); load it "
 			 "(modprobe tcp_%s) or choose one of those", tc->congestion, avail, tc->congestion);
 		return -1;
@@ -142,7 +144,7 @@ int tcp_conf_check(const void *conf, struct lds_tp_conf_error *e)
 	}
 	/* The kernel would cap a larger buffer without a word; say it here. */
 	e->option = "tcp_buffer";
-	cap = tc->buffer > 0 ? config_sockbuf_max() : 0;
+	cap = tc->buffer > 0 ? sockbuf_max() : 0;
 	if (cap > 0 && tc->buffer > cap) {
 		snprintf(e->msg, sizeof(e->msg), "tcp_buffer (%zu) exceeds this kernel's limit (%zu, the smaller of "
 			 "net.core.wmem_max and rmem_max): raise both with sysctl or lower tcp_buffer", tc->buffer, cap);
@@ -168,9 +170,4 @@ const char *tcp_conf_describe(const void *conf, char *buf, size_t len)
 	return buf;
 }
 
-/* ldsbench --direct writes these through config_peer's names (config.h). */
-_Static_assert(offsetof(struct config_peer, congestion) == offsetof(struct config_peer, tp_conf) +
-	       offsetof(struct tcp_conf, congestion), "config_peer.congestion is not TCP's");
-_Static_assert(offsetof(struct config_peer, tcp_buffer) == offsetof(struct config_peer, tp_conf) +
-	       offsetof(struct tcp_conf, buffer), "config_peer.tcp_buffer is not TCP's");
 _Static_assert(sizeof(struct tcp_conf) <= LDS_TP_CONF_MAX, "TCP's settings do not fit");

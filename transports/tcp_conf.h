@@ -17,6 +17,9 @@ struct tcp_conf {
 	size_t buffer;                /* SO_SNDBUF and SO_RCVBUF; 0 = autotuning */
 };
 
+/* The TCP block of a struct config_peer's transport settings. */
+#define TCP_CONF(peer) ((const struct tcp_conf *)(const void *)(peer)->tp_conf)
+
 extern const struct lds_tp_option tcp_options[];
 void tcp_conf_defaults(void *conf);
 int tcp_conf_check(const void *conf, struct lds_tp_conf_error *e);

@@ -17,6 +17,7 @@
 #include "ldsd/config.h"
 #include "suites.h"
 #include "tp_mem.h"
+#include "transports/tcp_conf.h"
 
 static char tdir[PATH_MAX];
 static char tpath[PATH_MAX + 16];
@@ -199,7 +200,7 @@ START_TEST(test_status_keys)
 	FILE *f;
 
 	ck_assert_msg(load_peer("congestion = \"reno\"; tcp_buffer = 65536;") == 0, "%s", terr);
-	ck_assert_str_eq(tcfg.peers[0].congestion, "reno");
+	ck_assert_str_eq(TCP_CONF(&tcfg.peers[0])->congestion, "reno");
 	f = open_memstream(&buf, &len);
 	tcp->status(tcfg.peers[0].tp_conf, f);
 	mem_transport_ops.status(tcfg.peers[0].tp_conf, f);
@@ -218,21 +219,21 @@ START_TEST(test_peer_set)
 
 	config_peer_defaults(&p);
 	ck_assert_int_eq(config_peer_set(&p, "congestion", "reno", terr, sizeof(terr)), 0);
-	ck_assert_str_eq(p.congestion, "reno");
+	ck_assert_str_eq(TCP_CONF(&p)->congestion, "reno");
 	ck_assert_int_eq(config_peer_set(&p, "tcp_buffer", "64k", terr, sizeof(terr)), 0);
-	ck_assert_uint_eq(p.tcp_buffer, 65536);
+	ck_assert_uint_eq(TCP_CONF(&p)->buffer, 65536);
 	ck_assert_int_eq(config_peer_set(&p, "tcp_buffer", "2G", terr, sizeof(terr)), -1);
 	ck_assert_msg(strncmp(terr, "tcp_buffer: too large: must be 0..", 34) == 0, "%s", terr);
 	ck_assert_int_eq(config_peer_set(&p, "congestion", "nosuchcc", terr, sizeof(terr)), -1);
 	ck_assert_msg(strstr(terr, "congestion: \"nosuchcc\" is not available in this kernel") == terr, "%s", terr);
-	ck_assert_str_eq(p.congestion, "reno");
+	ck_assert_str_eq(TCP_CONF(&p)->congestion, "reno");
 	ck_assert_int_eq(config_peer_set(&p, "streams", "4", terr, sizeof(terr)), -1);
 	ck_assert_str_eq(terr, "streams: not a setting of transport \"tcp\"");
 	ck_assert_int_eq(config_peer_set(&p, "mem_window", "4096", terr, sizeof(terr)), -1);
 	ck_assert_str_eq(terr, "mem_window: not a setting of transport \"tcp\"");
-	ck_assert_uint_eq(p.tcp_buffer, 65536);
+	ck_assert_uint_eq(TCP_CONF(&p)->buffer, 65536);
 	ck_assert_int_eq(config_peer_set(&p, "tcp_buffer", "0", terr, sizeof(terr)), 0);
-	ck_assert_uint_eq(p.tcp_buffer, 0);
+	ck_assert_uint_eq(TCP_CONF(&p)->buffer, 0);
 }
 END_TEST
 

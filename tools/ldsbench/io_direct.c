@@ -300,20 +300,26 @@ static int build_config(struct io_direct *id, const struct io_opts *o, char *err
 		p->encryption = CONFIG_ENC_NONE;
 	if (o->memory)
 		p->send_memory = p->recv_memory = o->memory;
+	/* TCP's own settings, through the transport's option table and
+	 * checks, as a gateway's file sets them. */
 	if (o->window) {
-		size_t cap = config_sockbuf_max();
+		char v[32], why[512];
 
-		if (cap > 0 && o->window > cap) {
-			snprintf(err, errlen, "--window %zu: above this kernel's limit of %zu bytes (the smaller of "
-				 "net.core.wmem_max and rmem_max): raise both with sysctl or ask for less", o->window, cap);
+		snprintf(v, sizeof(v), "%zu", o->window);
+		if (config_peer_set(p, "tcp_buffer", v, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "--window %zu: %s", o->window, why);
 			return -1;
 		}
-		p->tcp_buffer = o->window;
 	}
 	if (o->congestion) {
-		if (strlen(o->congestion) >= sizeof(p->congestion) || cc_usable(o->congestion, err, errlen) < 0)
+		char why[512];
+
+		if (cc_usable(o->congestion, err, errlen) < 0)
 			return -1;
-		snprintf(p->congestion, sizeof(p->congestion), "%s", o->congestion);
+		if (config_peer_set(p, "congestion", o->congestion, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "--congestion %s: %s", o->congestion, why);
+			return -1;
+		}
 	}
 	if (o->key_file) {
 		char why[4 * CONFIG_PATH_MAX];
