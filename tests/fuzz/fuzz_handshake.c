@@ -33,6 +33,7 @@
 #include "ldsd/log.h"
 #include "ldsd/recvbuf.h"
 #include "ldsd/wire.h"
+#include "transports/tcp_conf.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -163,7 +164,8 @@ static void make_config(struct config *cfg)
 	snprintf(p->address, sizeof(p->address), "127.0.0.1");
 	p->port = 1;
 	p->role = CONFIG_ROLE_LISTEN;
-	p->congestion[0] = '\0';
+	/* The kernel's default congestion control: no setsockopt to fail. */
+	((struct tcp_conf *)(void *)p->tp_conf)->congestion[0] = '\0';
 	p->block_size = 4096;
 	p->send_memory = p->recv_memory = 1 << 16;
 	p->keepalive = p->inactivity_timeout / 4;
