@@ -273,6 +273,30 @@ static int clusters(struct reader *r, const config_setting_t *root, struct job *
 	return 0;
 }
 
+/* Runtime options mwlaunch cannot pass on: every cluster's master would
+ * write the same file, and mwlaunch sets --json itself (the last one
+ * counts), so they were silently replaced or clobbered. */
+static int runtime_args(struct reader *r, const config_setting_t *app, const struct job *j)
+{
+	static const char *const theirs[][2] = {
+		{ "--json", "mwlaunch writes every cluster's report itself: use mwlaunch -j FILE" },
+		{ "--stats-log", "every cluster's master would write the same file: not under mwlaunch" },
+		{ "--plot", "every cluster's master would write the same file: not under mwlaunch" },
+	};
+
+	for (int i = 0; i < j->nargs; i++)
+		for (size_t k = 0; k < sizeof(theirs) / sizeof(theirs[0]); k++) {
+			size_t n = strlen(theirs[k][0]);
+			char why[160];
+
+			if (strncmp(j->args[i], theirs[k][0], n) != 0 || (j->args[i][n] != '\0' && j->args[i][n] != '='))
+				continue;
+			snprintf(why, sizeof(why), "%s: %s", theirs[k][0], theirs[k][1]);
+			return bad(r, config_setting_get_member(app, "args"), "application.args", why);
+		}
+	return 0;
+}
+
 /* The model file is named relative to the job file, as a user keeps the
  * two side by side. */
 static int model_path(struct reader *r, const config_setting_t *root, struct job *j)
@@ -338,7 +362,8 @@ int job_read(const char *path, struct job *j, char *err, size_t errlen)
 	}
 	if (only(&r, app, "application", (const char *const[]){ "program", "args", NULL }) < 0 ||
 	    str(&r, app, "program", true, j->program, sizeof(j->program)) < 0 ||
-	    strings(&r, app, "args", j->args, &j->nargs) < 0 || framework(&r, root, j) < 0 ||
+	    strings(&r, app, "args", j->args, &j->nargs) < 0 || runtime_args(&r, app, j) < 0 ||
+	    framework(&r, root, j) < 0 ||
 	    str(&r, root, "mpirun", false, j->mpirun, sizeof(j->mpirun)) < 0 ||
 	    strings(&r, root, "mpirun_args", j->mpirun_args, &j->nmpirun_args) < 0 ||
 	    num(&r, root, "timeout", 1, 1e7, false, &j->timeout) < 0 ||
