@@ -12,12 +12,16 @@ mk install PREFIX="$P" SYSCONFDIR="$T/etc"
 export PKG_CONFIG_PATH=$P/lib/pkgconfig
 [ "$(pkg-config --modversion lds)" = "$version" ] || fail "lds.pc says $(pkg-config --modversion lds), VERSION says $version"
 [ "$(pkg-config --modversion mw)" = "$version" ] || fail "mw.pc says $(pkg-config --modversion mw), VERSION says $version"
+pkg-config --libs mw | grep -q -- "-Wl,-rpath,$P/lib" || fail "mw.pc gives no rpath: $(pkg-config --libs mw)"
 for inc in '<lds.h>' '<lds/lds.h>'; do
 	printf '#include %s\n#include <stdio.h>\nint main(void) { printf("%%s\\n", lds_strerror(0)); return 0; }\n' "$inc" > "$T/p.c"
 	# shellcheck disable=SC2046
-	cc -o "$T/p" "$T/p.c" $(pkg-config --cflags --libs lds) -Wl,-rpath,"$P/lib" 2> "$T/cc.log" ||
+	cc -o "$T/p" "$T/p.c" $(pkg-config --cflags --libs lds) 2> "$T/cc.log" ||
 		fail "cc with pkg-config lds and #include $inc: $(cat "$T/cc.log")"
-	"$T/p" > /dev/null || fail "the program built against the install does not run"
+	# As a gateway's exec runs it: no LD_LIBRARY_PATH (ldsd-exec passes
+	# no LD_* variable), so the library must be found through the rpath
+	# that pkg-config gives.
+	env -i PATH=/usr/bin:/bin "$T/p" > /dev/null || fail "the program built against the install does not run without LD_LIBRARY_PATH"
 	ldd "$T/p" | grep -q "$P/lib/liblds.so.1" || fail "not linked against the installed liblds: $(ldd "$T/p")"
 done
 for prog in "$P"/sbin/* "$P"/bin/*; do
