@@ -145,7 +145,7 @@ $(BUILD)/bin/%: $$(call obj,$$(wildcard tools/%/*.c)) $(LIBLDSD) $(LIBLDS_A)
 
 # mwlaunch checks the job file's framework entries with the runtime's reader, and
 # deals calibration tasks to the clusters as the runtime does.
-$(BUILD)/bin/mwlaunch: $(call obj,launcher/mw_config.c launcher/mw_calib.c)
+$(BUILD)/bin/mwlaunch: $(call obj,launcher/mw_config.c launcher/mw_calib.c launcher/mw_proto.c launcher/mw_buf.c)
 
 # Integration test programs (clients that send and verify checksummed data)
 # and the security tests' attackers.

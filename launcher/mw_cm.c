@@ -57,6 +57,7 @@ struct cm {
 	/* main side: the remote cluster's presence */
 	double last_heard;         /* its last message */
 	bool away;                 /* silent past the deadline: the master knows */
+	bool dead;                 /* mwlaunch said the remote cluster ended: nothing more comes from it */
 	uint64_t late_below;       /* coarse results below this id are late */
 	struct mw_cm_stats st;     /* the link's counters */
 	struct mw_cm_stats told;   /* ... as the master last heard them */
@@ -139,8 +140,15 @@ static int forward_fail(struct cm *c, const struct mw_msg *m)
 }
 
 /* Main side, one message from the WAN.  1 when the remote said BYE. */
+static int launcher_says_gone(struct cm *c, const struct mw_msg *m, const char *src);
+
 static int main_from_wan(struct cm *c, const struct mw_msg *m, const char *src)
 {
+	if (m->h.type == MW_MSG_GONE)
+		return launcher_says_gone(c, m, src);
+	/* What a dead cluster sent before it died: its tasks went elsewhere. */
+	if (c->dead)
+		return 0;
 	if (strcmp(src, mw_wan_peer(c->wan)) != 0) {
 		fprintf(stderr, "mw: cm: ignored a %s from %s, which is not %s\n", mw_msg_names[m->h.type], src,
 			mw_wan_peer(c->wan));
@@ -255,22 +263,51 @@ static int bye_to_master(struct cm *c)
 	return report(c, true) != 0 || port_send(c, &h, NULL) != 0 || mw_port_flush(c->port) < 0 ? 1 : 0;
 }
 
-/* Main side: the remote cluster said nothing for its deadline.  What the
- * master gave this CM is forfeited, and the master runs it elsewhere;
- * whatever was shipped comes back late, the partial coarse task too (it
- * leaves now: the data cache's mirror already counts its blocks as
- * sent).  Nothing more comes here until the remote answers again. */
-static int gone_away(struct cm *c)
+/* Main side: the remote cluster is silent or gone.  What the master gave
+ * this CM is forfeited, and the master runs it elsewhere; whatever was
+ * shipped comes back late, the partial coarse task too (it leaves now: the
+ * data cache's mirror already counts its blocks as sent).  Nothing more
+ * comes here until the remote answers again. */
+static int forfeit(struct cm *c)
 {
-	fprintf(stderr, "mw: cm (cluster %s): nothing from %s for %.0f s (deadline): its %llu outstanding tasks "
-		"go to other workers; late results will be dropped\n", c->r->cluster, mw_wan_peer(c->wan),
-		c->env.deadline, (unsigned long long)c->held);
 	if (ship(c) != 0)
 		return 1;
 	c->away = true;
 	c->held = 0;
 	c->late_below = c->next_coarse;
 	return port_send(c, &(struct mw_hdr){ .type = MW_MSG_AWAY }, NULL);
+}
+
+/* Main side: the remote cluster said nothing for its deadline. */
+static int gone_away(struct cm *c)
+{
+	fprintf(stderr, "mw: cm (cluster %s): nothing from %s for %.0f s (deadline): its %llu outstanding tasks "
+		"go to other workers; late results will be dropped\n", c->r->cluster, mw_wan_peer(c->wan),
+		c->env.deadline, (unsigned long long)c->held);
+	return forfeit(c);
+}
+
+/* Main side: mwlaunch saw the remote cluster end (its mpirun exited, or
+ * its gateway lost the job) and says so at once, through the gateway,
+ * from this job's own endpoint: the tasks it held go elsewhere now, not
+ * after the deadline, and its goodbye is not waited for.  0, or -1 (said
+ * why). */
+static int launcher_says_gone(struct cm *c, const struct mw_msg *m, const char *src)
+{
+	char launcher[LDS_NAME_MAX];
+
+	snprintf(launcher, sizeof(launcher), "%s/mwlaunch-%s", c->r->cluster, c->env.job ? c->env.job : "");
+	if (c->env.job == NULL || strcmp(src, launcher) != 0) {
+		fprintf(stderr, "mw: cm: ignored a GONE from %s, which is not this job's mwlaunch\n", src);
+		return 0;
+	}
+	if (c->dead)
+		return 0;
+	c->dead = true;
+	fprintf(stderr, "mw: cm (cluster %s): mwlaunch says %s ended (%.*s): its %llu outstanding tasks go to "
+		"other workers now\n", c->r->cluster, c->env.remote, (int)(m->h.len < 200 ? m->h.len : 200),
+		m->data ? (const char *)m->data : "", (unsigned long long)c->held);
+	return c->away || forfeit(c) == 0 ? 0 : -1;
 }
 
 static int run_main_side(struct cm *c)
@@ -341,7 +378,9 @@ static int run_main_side(struct cm *c)
 		}
 		if (rc < 0)
 			return fail(c, "%s", mw_wan_error(c->wan));
-		if (!c->linked && mw_now() - c->t_start > c->env.link_timeout) {
+		if (stopping && c->dead)
+			return bye_to_master(c);
+		if (!c->linked && !c->dead && mw_now() - c->t_start > c->env.link_timeout) {
 			fprintf(stderr, "mw: cm (cluster %s): no answer from %s through the gateway within %.0f s "
 				"(link_timeout): is %s running, and is the gateway link up (ldsctl status: "
 				"wrong key, address or port)?\n", c->r->cluster, mw_wan_peer(c->wan),

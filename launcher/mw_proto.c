@@ -7,7 +7,7 @@
 #include "launcher/mw_proto.h"
 
 const char *const mw_msg_names[MW_MSG_MAX] = {
-	"?", "HELLO", "TASK", "RESULT", "STOP", "BYE", "FAIL", "AWAY", "BACK", "STATS", "PING", "JOINED",
+	"?", "HELLO", "TASK", "RESULT", "STOP", "BYE", "FAIL", "AWAY", "BACK", "STATS", "PING", "JOINED", "GONE",
 };
 
 void mw_put_le(unsigned char *p, uint64_t v, int n)

@@ -58,6 +58,7 @@ enum mw_msg_type {
 	MW_MSG_STATS,
 	MW_MSG_PING,
 	MW_MSG_JOINED,
+	MW_MSG_GONE,            /* mwlaunch -> main CM: the remote cluster ended; payload: why */
 	MW_MSG_MAX
 };
 

@@ -16,6 +16,7 @@
 #include "launcher/mw_config.h"
 #include "ldsd/json.h"
 #include "tools/mwlaunch/calibrate.h"
+#include "tools/mwlaunch/failover.h"
 #include "tools/mwlaunch/gwstart.h"
 #include "tools/mwlaunch/jobconf.h"
 #include "launcher/modelout.h"
@@ -215,6 +216,14 @@ static void summary(const struct job *j, const struct child *c, const struct pla
 	}
 	fputs("]}\n", f);
 	json_close(o, f);
+}
+
+/* run_policy's remote_gone: the main CM for that cluster hears it now. */
+static void tell_main_cm(void *arg, const char *cluster, const char *why)
+{
+	const struct job *j = arg;
+
+	failover_tell(j->cl[j->main].socket, j->cl[j->main].name, cluster, j->id, why);
 }
 
 static int parse(int argc, char **argv, struct opts *o)
@@ -481,7 +490,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	pol = (struct run_policy){ .timeout = j.timeout, .grace = grace + GRACE_EXTRA, .quiet = o.quiet,
-				   .continue_on_remote_failure = j.continue_on_remote_failure, .gw = gw };
+				   .continue_on_remote_failure = j.continue_on_remote_failure, .gw = gw,
+				   .remote_gone = tell_main_cm, .remote_gone_arg = &j };
 	if (model != NULL)
 		printf("mwlaunch: predicted %.1f s (best end) to %.1f s (worst end), efficiency %.1f%% to %.1f%% "
 		       "(model %s)\n", pr.r.time_best, pr.r.time_worst, 100 * pr.r.efficiency_best,

@@ -197,9 +197,10 @@ static enum run_outcome ended(struct child *c, struct child *all, unsigned n, co
 		return out;
 	run_status_text(c, st, sizeof(st));
 	if (!c->main && pol->continue_on_remote_failure) {
-		fprintf(stderr, "mwlaunch: remote cluster %s failed (%s) after %.1f s; the job goes on: its "
-			"communication manager gives up on it after its deadline and the master reassigns "
-			"its tasks\n", c->name, st, c->t_end - c->t_start);
+		fprintf(stderr, "mwlaunch: remote cluster %s failed (%s) after %.1f s; the job goes on: the master "
+			"reassigns its tasks now\n", c->name, st, c->t_end - c->t_start);
+		if (pol->remote_gone != NULL)
+			pol->remote_gone(pol->remote_gone_arg, c->name, st);
 		return out;
 	}
 	fprintf(stderr, "mwlaunch: cluster %s failed (%s) after %.1f s; stopping the job (see its lines "

@@ -45,6 +45,10 @@ struct run_policy {
 	bool continue_on_remote_failure;
 	bool quiet;                /* the ranks' stdout is not shown */
 	struct gw *gw;             /* clusters started through gateways, or NULL */
+	/* A remote cluster ended while the job goes on (why: its status):
+	 * whoever can tells the main cluster now.  May be NULL. */
+	void (*remote_gone)(void *arg, const char *cluster, const char *why);
+	void *remote_gone_arg;
 };
 
 enum run_outcome { RUN_OK = 0, RUN_FAILED = 1, RUN_TIMEOUT = 3, RUN_INTERRUPTED = 130 };
