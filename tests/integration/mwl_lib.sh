@@ -80,6 +80,8 @@ cpus() { echo "${1:+cpus = \"$1\";} ${2:+worker_cpus = \"$2\";}"; }
 # (extra entries), CPUS and WORKER_CPUS (the remote clusters'
 # cpus and worker_cpus; MAIN_CPUS, MAIN_WORKER_CPUS clusterA's) tune it,
 # START says how remote clusters start ("local" unless set).
+# on_remote_failure: $ON_REMOTE_FAILURE, default "abort" (these tests
+# check a failure's own path); "default": the line is left out.
 write_job() {
 	local n=$1 args="" a cl=""
 	for a in $2; do args="$args${args:+, }\"$a\""; done
@@ -98,6 +100,7 @@ framework = { StatisticsInterval = ${STATS_IV:-1.0}; IdleSleepMax = 0.002; ${LOA
 timeout = ${JOB_TIMEOUT:-120.0};
 link_timeout = ${LINK_TIMEOUT:-20.0};
 ${3:-}
+$(case "${ON_REMOTE_FAILURE:-abort} ${3:-}" in default*|*on_remote_failure*) ;; *) echo "on_remote_failure = \"${ON_REMOTE_FAILURE:-abort}\";" ;; esac)
 clusters = ( $cl );
 EOC
 }

@@ -13,7 +13,8 @@
 . "$(dirname "$0")/mwl_lib.sh"
 command -v jq > /dev/null || { echo "SKIP: jq is missing (make deps)"; exit 77; }
 star_clusters 2 2
-DEADLINE=30 write_job 2 "-n 1024 -b 64 --verify" 'on_remote_failure = "continue";'
+# on_remote_failure is left at its default, "continue".
+ON_REMOTE_FAILURE=default DEADLINE=30 write_job 2 "-n 1024 -b 64 --verify"
 mwlaunch_job & mpid=$!
 # The sub-master: a descendant of our mwlaunch with MWL_ROLE=submaster.
 sub=""

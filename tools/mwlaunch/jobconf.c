@@ -336,7 +336,9 @@ int job_read(const char *path, struct job *j, char *err, size_t errlen)
 	struct reader r = { path, err, errlen };
 	config_t cfg;
 	const config_setting_t *root, *app;
-	char policy[32] = "abort";
+	/* The main cluster finishes the job without a remote one that
+	 * fails: what it held goes to the others (docs/mwlaunch.md). */
+	char policy[32] = "continue";
 	int rc = -1;
 
 	memset(j, 0, sizeof(*j));
