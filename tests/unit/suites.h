@@ -29,5 +29,6 @@ Suite *make_admission_suite(void);
 Suite *make_seal_suite(void);
 Suite *make_resolve_suite(void);
 Suite *make_endpoint_suite(void);
+Suite *make_handshake_suite(void);
 
 #endif
