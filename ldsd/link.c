@@ -20,20 +20,6 @@
  * can send first. */
 #define LINK_UNSENT_MAX (128u * 1024)
 #define ACK_REFRESH_NS (200ull * 1000000)
-/* A healthy peer sends an ACK at least every ACK_REFRESH_NS, so a link on
- * which no stream has heard anything for this long (or 8 round trips, if
- * longer) has lost its path: its streams are closed and reconnected rather
- * than left to TCP's retransmission back-off, which after a long black
- * hole can wait a minute before trying again. */
-#define LINK_SILENCE_S 2.0
-/* A connection attempt that has had no answer for this long (or 3 round
- * trips) starts over: its SYN is lost, and a fresh one finds a returning
- * path sooner than the kernel's doubling SYN retransmissions. */
-#define SYN_WAIT_S 1.0
-/* While a link probes for its lost path, the slots but one wait 3 round
- * trips of the path as it was (probe.h), but not less than this: at most
- * 4 SYNs a second per slot into the black hole. */
-#define PROBE_FAST_MIN_S 0.25
 
 static void link_reconnect_later(struct link *l, int idx, uint64_t started_ns);
 static void link_path_back(struct link *l, const struct stream *s);
@@ -71,176 +57,9 @@ size_t link_recv_memory(const struct link *l)
 	return l->cfg->recv_memory;
 }
 
-size_t link_max_msg(const struct link *l)
-{
-	size_t own = l->cfg->send_memory / 2;
-
-	if (own > l->cfg->recv_memory / 2)
-		own = l->cfg->recv_memory / 2;
-	if (own > WIRE_MAX_MSG)
-		own = WIRE_MAX_MSG;
-	if (l->peer_max_msg && l->peer_max_msg < own)
-		own = l->peer_max_msg;
-	return own;
-}
-
 int link_idle(const struct link *l)
 {
 	return sendbuf_idle(&l->sb);
-}
-
-/* ---- upcalls from sendbuf/recvbuf and the sink ----------------------- */
-
-/* The peer knows of our drop of its messages first..last: our ACKs may
- * count them settled now. */
-static void link_settle(void *arg, uint64_t first, uint64_t last)
-{
-	struct link *l = arg;
-
-	if (recvbuf_settle(&l->rb, first, last) < 0)
-		log_warnx("link %s: out of memory recording dropped messages", link_name(l));
-	l->ack_pending = 1;
-	l->deliv_unreported = 1;
-}
-
-static void on_delivered(void *arg, const struct sb_msg *m)
-{
-	struct link *l = arg;
-
-	credit_return(&l->credit, m->tag, m->len);
-	if (m->client == LOSTREP_CLIENT)
-		lostrep_confirmed(&l->lr, m->id, link_settle, l);
-	else
-		l->d->sink.acked(l->d->sink.arg, m->client, m->id);
-}
-
-static void link_lost(struct link *l, const struct sb_msg *m, const char *why)
-{
-	credit_return(&l->credit, m->tag, m->len);
-	l->d->sink.lost(l->d->sink.arg, l, m->client, m->id, why);
-}
-
-static void on_lost(void *arg, const struct sb_msg *m)
-{
-	struct link *l = arg;
-
-	link_lost(l, m, l->lost_why);
-}
-
-/* Lost by the peer's report, for the reason in lr.why. */
-static void on_lost_reported(void *arg, const struct sb_msg *m)
-{
-	struct link *l = arg;
-
-	link_lost(l, m, ep_drop_reasons[l->lr.why]);
-}
-
-/* A peer may only send from its own cluster to ours: a record claiming
- * another source would let it speak for a third cluster, one for another
- * destination would sit in our memory for ever.  Such a message is dropped
- * (and counted) rather than the stream closed, because the same block
- * would come again after every reconnect and stop the link for good. */
-static void on_message(void *arg, struct rb_msg *m)
-{
-	struct link *l = arg;
-
-	if (!wire_record_between(&m->rec, link_name(l), l->d->cfg->cluster)) {
-		log_warnx("link %s: dropped a message from \"%s\" to \"%s\": a peer may only send from cluster %s "
-			  "to cluster %s; the peer's gateway is misbehaving", link_name(l), m->rec.src, m->rec.dst,
-			  link_name(l), l->d->cfg->cluster);
-		l->msgs_misrouted++;
-		link_delivered(l, m);
-		return;
-	}
-	l->d->sink.deliver(l->d->sink.arg, l, m);
-}
-
-void link_delivered(struct link *l, struct rb_msg *m)
-{
-	if (recvbuf_delivered(&l->rb, m) < 0)
-		log_warnx("link %s: out of memory recording a delivery; the peer will see it later", link_name(l));
-	l->ack_pending = 1;
-	l->deliv_unreported = 1;
-}
-
-int link_send_from(struct link *l, const struct wire_record *rec, sb_fill_fn *fill, void *arg, uint64_t client)
-{
-	struct credit_dest *d;
-	int r;
-
-	if (l->shutting_down)
-		return -ENOTCONN;
-	if (rec->len > link_max_msg(l))
-		return -EMSGSIZE;
-	r = credit_reserve(&l->credit, rec->dst, rec->len, &d);
-	if (r == 0)
-		r = sendbuf_append_from(&l->sb, rec, fill, arg, client, d);
-	else
-		d = NULL;
-	if (r < 0) {
-		l->as_refused |= r == -ENOSPC;
-		if (d)
-			credit_abandon(&l->credit, d);
-		return r;
-	}
-	credit_commit(d, rec->len);
-	l->kick_pending = 1;
-	return 0;
-}
-
-int link_send(struct link *l, const struct wire_record *rec, const void *payload, uint64_t client)
-{
-	return link_send_from(l, rec, sendbuf_fill_copy, (void *)payload, client);
-}
-
-/* ---- undelivered messages (lostrep.h) ---------------------------------- */
-
-void link_undelivered(struct link *l, struct rb_msg *m, enum ep_drop why)
-{
-	uint64_t msgno = m->msgno;
-
-	if (recvbuf_discard(&l->rb, m) && lostrep_add(&l->lr, msgno, why) < 0)
-		log_warnx("link %s: out of memory recording a dropped message", link_name(l));
-	l->ack_pending = 1;
-}
-
-/* Sends what lostrep has pending, as far as send memory allows; the rest
- * goes on a later round. */
-static void link_send_lostrep(struct link *l)
-{
-	uint8_t buf[LOSTREP_MAX_LEN];
-	struct wire_record rec = { .incarnation = l->instance };
-	size_t n;
-
-	snprintf(rec.src, sizeof(rec.src), "%s/%s", l->d->cfg->cluster, LOSTREP_ENDPOINT);
-	snprintf(rec.dst, sizeof(rec.dst), "%s/%s", link_name(l), LOSTREP_ENDPOINT);
-	while ((n = lostrep_encode(&l->lr, buf, &rec.msg_id)) > 0) {
-		rec.len = (uint32_t)n;
-		if (link_send(l, &rec, buf, LOSTREP_CLIENT) < 0)
-			return;
-		lostrep_sent(&l->lr, rec.msg_id);
-	}
-}
-
-static void on_peer_lost(void *arg, uint64_t first, uint64_t last, unsigned reason)
-{
-	struct link *l = arg;
-
-	l->lr.why = (enum ep_drop)reason;
-	sendbuf_msgs_lost(&l->sb, first, last, on_lost_reported, l);
-}
-
-void link_peer_lost(struct link *l, struct rb_msg *m)
-{
-	char own[WIRE_ENDPOINT_MAX + 1];
-
-	snprintf(own, sizeof(own), "%s/%s", link_name(l), LOSTREP_ENDPOINT);
-	/* Only the peer gateway itself speaks from its ldsd.lost endpoint: no
-	 * client may open an ldsd.* name. */
-	if (strcmp(m->rec.src, own) != 0 || lostrep_decode(m->data, m->rec.len, on_peer_lost, l) < 0)
-		log_warnx("link %s: malformed report of undelivered messages from %s (%" PRIu32 " bytes): ignored",
-			  link_name(l), m->rec.src, m->rec.len);
-	link_delivered(l, m);
 }
 
 /* ---- ACKs -------------------------------------------------------------- */
@@ -287,7 +106,7 @@ static void link_hs_authentic(struct stream *keep, uint64_t instance)
 		for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
 			if (l->streams[i] && l->streams[i] != keep)
 				stream_close(l->streams[i], "peer restarted", 0);
-		sendbuf_reset(&l->sb, on_lost, l);
+		sendbuf_reset(&l->sb, linkmsg_lost, l);
 		recvbuf_reset(&l->rb);
 		lostrep_reset(&l->lr);
 		l->resets++;
@@ -365,7 +184,7 @@ static int link_stream_frame(struct stream *s, const struct wire_frame *f)
 
 		if (wire_decode_data(f, &seq, &data, &len) < 0)
 			return -1;
-		r = recvbuf_block(&l->rb, seq, data, len, on_message, l);
+		r = recvbuf_block(&l->rb, seq, data, len, linkmsg_received, l);
 		if (r < 0) {
 			log_warnx("link %s: stream %d: block %" PRIu64 " rejected (%s): peer is misbehaving",
 				  link_name(l), s->idx, seq, r == -EPROTO ? "outside the window or malformed records"
@@ -378,7 +197,7 @@ static int link_stream_frame(struct stream *s, const struct wire_frame *f)
 	case WIRE_ACK: {
 		struct wire_ack a;
 
-		if (wire_decode_ack(f, &a) < 0 || sendbuf_ack(&l->sb, &a, on_delivered, l) < 0) {
+		if (wire_decode_ack(f, &a) < 0 || sendbuf_ack(&l->sb, &a, linkmsg_acked, l) < 0) {
 			log_warnx("link %s: stream %d: impossible ACK from %s: peer is misbehaving", link_name(l),
 				  s->idx, s->peer_addr);
 			return -1;
@@ -417,7 +236,7 @@ static int link_stream_placed(struct stream *s, uint64_t seq, uint32_t len)
 {
 	struct link *l = s->link;
 
-	if (recvbuf_placed(&l->rb, seq, len, on_message, l) < 0) {
+	if (recvbuf_placed(&l->rb, seq, len, linkmsg_received, l) < 0) {
 		log_warnx("link %s: stream %d: block %" PRIu64 " rejected (malformed records): peer is misbehaving",
 			  link_name(l), s->idx, seq);
 		return -1;
@@ -751,39 +570,12 @@ void link_start(struct link *l)
 		link_connect_slot(l, i);
 }
 
-/* Seconds, at least min, or n smoothed round trips if longer. */
-static double link_rtts(const struct link *l, double min, double n)
-{
-	double t = n * (double)l->srtt_us / 1e6;
-
-	return t > min ? t : min;
-}
-
-/* How long a connection attempt waits for an answer (SYN_WAIT_S). */
-static double link_syn_wait(const struct link *l)
-{
-	return link_rtts(l, SYN_WAIT_S, 3);
-}
-
-/* How long a connection attempt waits for an answer: the SYN wait, or
- * while the link probes for its lost path, until the slot's next turn on
- * the grid, so that a late tick does not carry over into the next
- * attempt. */
-static double link_syn_wait_stream(const struct stream *s)
-{
-	const struct link *l = s->link;
-
-	if (probe_active(&l->probe))
-		return (double)(probe_next(&l->probe, (unsigned)s->idx, s->created_ns) - s->created_ns) / 1e9;
-	return link_syn_wait(l);
-}
-
 static void link_tick_stream(struct stream *s, uint64_t now)
 {
 	struct link *l = s->link;
 	double limit = s->st == ST_UP ? l->cfg->inactivity_timeout : l->cfg->connect_timeout;
 	const char *what = s->st == ST_UP ? "no data for %.1f s" : "handshake took over %.1f s";
-	double syn = s->st == ST_CONNECTING ? link_syn_wait_stream(s) : limit;
+	double syn = s->st == ST_CONNECTING ? linkpath_syn_wait(s) : limit;
 
 	if (syn < limit) {
 		limit = syn;
@@ -808,54 +600,13 @@ static void link_tick_stream(struct stream *s, uint64_t now)
 	}
 }
 
-/* The connecting side closes the streams of a silent link (see
- * LINK_SILENCE_S) so that they reconnect. */
-static void link_check_silence(struct link *l, uint64_t now)
-{
-	double limit = link_rtts(l, LINK_SILENCE_S, 8), period, fast;
-	uint64_t heard = 0;
-	uint32_t now_us, min_us;
-	char why[80];
-
-	if (l->cfg->role != CONFIG_ROLE_CONNECT || l->up == 0 || limit >= l->cfg->inactivity_timeout)
-		return;
-	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
-		if (l->streams[i] && l->streams[i]->st == ST_UP && l->streams[i]->last_rx_ns > heard)
-			heard = l->streams[i]->last_rx_ns;
-	if ((double)(now - heard) / 1e9 <= limit)
-		return;
-	log_warnx("link %s: nothing received on any stream for %.1f s: path presumed lost, reconnecting", link_name(l),
-		  limit);
-	/* The path's round trip without queues, from the streams' transports
-	 * while they are there: the pings' smoothed one waits behind the
-	 * data (300-470 ms measured on a 100 ms path). */
-	stream_rtts(l->streams, CONFIG_MAX_STREAMS, &now_us, &min_us);
-	fast = min_us ? 3.0 * min_us / 1e6 : link_rtts(l, 0, 3);
-	if (fast < PROBE_FAST_MIN_S)
-		fast = PROBE_FAST_MIN_S;
-	snprintf(why, sizeof(why), "link silent for %.1f s", limit);
-	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
-		if (l->streams[i] && l->streams[i]->st == ST_UP)
-			stream_close(l->streams[i], why, 1);
-	/* Slot 0 then probes the path once per SYN wait or reconnect_max,
-	 * whichever is longer, the others once per `fast` (probe.h); spread
-	 * over their periods, the slots find a returning path within a small
-	 * part of a period instead of all missing it together. */
-	period = link_syn_wait(l);
-	if (period < l->cfg->reconnect_max)
-		period = l->cfg->reconnect_max;
-	probe_start(&l->probe, now, (uint64_t)(period * 1e9), (uint64_t)(fast * 1e9), l->nstreams);
-	for (unsigned i = 0; i < l->nstreams; i++)
-		l->next_try_ns[i] = probe_next(&l->probe, i, 0);
-}
-
 void link_tick(struct link *l, uint64_t now)
 {
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
 		if (l->streams[i])
 			link_tick_stream(l->streams[i], now);
 	if (!l->shutting_down)
-		link_check_silence(l, now);
+		linkpath_check_silence(l, now);
 	if (l->as && !l->shutting_down)
 		linkauto_tick(l, now);
 	if (!l->shutting_down)
@@ -887,7 +638,7 @@ void link_close_pending(struct daemon *d)
 void link_flush(struct link *l)
 {
 	if (lostrep_pending(&l->lr))
-		link_send_lostrep(l);
+		linkmsg_send_reports(l);
 	if (l->ack_pending && l->up > 0) {
 		for (unsigned k = 0; k < l->nstreams && l->ack_pending; k++) {
 			struct stream *s = l->streams[(l->rr + k) % l->nstreams];
@@ -957,7 +708,7 @@ void link_retire(struct link *l, const char *why)
 	l->conf.key_len = 0;
 	l->cfg = &l->conf;
 	l->lost_why = why;
-	sendbuf_reset(&l->sb, on_lost, l);
+	sendbuf_reset(&l->sb, linkmsg_lost, l);
 	l->d->sink.space(l->d->sink.arg, l);
 }
 

@@ -1,12 +1,14 @@
 /*
  * link_int.h - a link's state, private to the link's own modules.
  *
- * Only link.c, handshake.c, linkauto.c and linkstatus.c include this;
+ * Only link.c and the link modules below include this;
  * the rest of the daemon sees link.h.  Calls between the modules go one
  * way, with upcalls (function pointer tables) for the way back:
  *
  *     link.c (session, slots, reconnect, sequence/ACK)
  *       -> handshake.c (the handshake's state machine, accepted conns)
+ *       -> linkmsg.c (messages: sent, delivered, lost, lost-reports)
+ *       -> linkpath.c (SYN waits, a silent path, the probe grid)
  *       -> linkauto.c (the number of streams, streams = "auto")
  *       -> linkstatus.c (failure log, status JSON and text; reads state)
  *       -> credit.c (per-destination credit)
@@ -88,6 +90,27 @@ void linkauto_tick(struct link *l, uint64_t now);
 /* Closes the streams beyond the count wanted once nothing they carried
  * waits for an ACK. */
 void linkauto_retire(struct link *l);
+
+/* linkmsg.c */
+/* sendbuf's upcalls (arg: the link): a message of ours was delivered,
+ * or lost for the link's lost_why. */
+void linkmsg_acked(void *arg, const struct sb_msg *m);
+void linkmsg_lost(void *arg, const struct sb_msg *m);
+/* recvbuf's upcall (arg: the link): a message from the peer is whole. */
+void linkmsg_received(void *arg, struct rb_msg *m);
+/* Sends what lostrep has pending, as far as send memory allows; the rest
+ * goes on a later round. */
+void linkmsg_send_reports(struct link *l);
+
+/* linkpath.c */
+/* How long connection attempt s waits for an answer: the SYN wait, or
+ * while the link probes for its lost path, until the slot's next turn on
+ * the grid, so that a late tick does not carry over into the next
+ * attempt. */
+double linkpath_syn_wait(const struct stream *s);
+/* The connecting side closes the streams of a silent link (see
+ * LINK_SILENCE_S in linkpath.c) so that they reconnect on the probe grid. */
+void linkpath_check_silence(struct link *l, uint64_t now);
 
 /* linkstatus.c */
 /* Slot idx broke, why, with blocks to resend. */
