@@ -1,13 +1,13 @@
 /*
  * stream.h - one stream of a link: a transport conn carrying frames.
  *
- * Private to the link's modules (link.c, handshake.c, linkauto.c,
- * linkstatus.c).  A stream frames what it is given (control frames queued,
+ * Private to the link's modules (link_int.h).  A stream frames what it is given (control frames queued,
  * data blocks taken from the send buffer in batches, sealed or in clear),
  * reads and parses what arrives, and reports up through the upcalls it was
  * made with; it never calls the link.  Calls go one way:
  *
  *     link.c -> handshake.c -> stream.c -> transport, sendbuf, sealq
+ *     link.c -------------------^
  *
  * Upcalls may close the stream only where their comment says so; a write
  * error never closes it from inside stream_flush (the caller checks
