@@ -19,6 +19,9 @@
  * (docs/BENCHMARKS.md).  Blocks not yet given out go to whichever stream
  * can send first. */
 #define LINK_UNSENT_MAX (128u * 1024)
+/* An up link repeats its ACK at least this often: ACKs lost with a broken
+ * stream are made good, and the peer's silence test (linkpath.c) counts
+ * on hearing something. */
 #define ACK_REFRESH_NS (200ull * 1000000)
 
 static void link_reconnect_later(struct link *l, int idx, uint64_t started_ns);
