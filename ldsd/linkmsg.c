@@ -138,8 +138,6 @@ void link_undelivered(struct link *l, struct rb_msg *m, enum ep_drop why)
 	l->ack_pending = 1;
 }
 
-/* Sends what lostrep has pending, as far as send memory allows; the rest
- * goes on a later round. */
 void linkmsg_send_reports(struct link *l)
 {
 	uint8_t buf[LOSTREP_MAX_LEN];

@@ -7,7 +7,7 @@
 #include "link_int.h"
 #include "log.h"
 
-/* A healthy peer sends an ACK at least every ACK_REFRESH_NS, so a link on
+/* A healthy peer sends an ACK at least every ACK_REFRESH_NS (link.c), so a link on
  * which no stream has heard anything for this long (or 8 round trips, if
  * longer) has lost its path: its streams are closed and reconnected rather
  * than left to TCP's retransmission back-off, which after a long black
