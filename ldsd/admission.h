@@ -26,7 +26,7 @@
  *   and answered with a back-off (admission_accept_failed), so that the
  *   event loop never spins on a listener it cannot serve.
  *
- * The handshake deadline (timeout) is enforced by link.c with this
+ * The handshake deadline (timeout) is enforced by handshake.c with this
  * module's setting; the size of what an unauthenticated connection may
  * buffer is ADMISSION_RX_MAX.
  *

@@ -8,6 +8,9 @@
  * slot reconnects with capped exponential back-off.  If the peer comes back
  * with a different instance id it lost its state: the session is reset and
  * every sender of an unacknowledged message is told (clientsrv_lost).
+ *
+ * Implemented by link.c and the modules link_int.h lists (the file of
+ * each group is named above it); their state is private to them.
  */
 #ifndef LDS_LINK_H
 #define LDS_LINK_H
@@ -37,10 +40,12 @@ void link_start(struct link *l);
 struct link *link_find(struct daemon *d, const char *cluster);
 const char *link_name(const struct link *l);
 
-/* Largest message this link carries. */
-size_t link_max_msg(const struct link *l);
 /* The link's recv_memory (ldsd.conf), what its undelivered messages share. */
 size_t link_recv_memory(const struct link *l);
+
+/* linkmsg.c */
+/* Largest message this link carries. */
+size_t link_max_msg(const struct link *l);
 /* Queues one message for the peer.  Returns 0, -ENOSPC (send memory full:
  * the caller waits for clientsrv_space), or -EMSGSIZE. */
 int link_send(struct link *l, const struct wire_record *rec, const void *payload, uint64_t client);
@@ -55,6 +60,7 @@ void link_undelivered(struct link *l, struct rb_msg *m, enum ep_drop why);
 /* m came over l for this gateway's reserved endpoint ldsd.lost: the
  * peer's report of our messages it dropped (lostrep.h).  Consumes m. */
 void link_peer_lost(struct link *l, struct rb_msg *m);
+/* link.c */
 /* True if every message sent over l was acknowledged. */
 int link_idle(const struct link *l);
 
@@ -95,6 +101,7 @@ void link_retire(struct link *l, const char *why);
  * p's role, address, port, transport and buffer sizes are the link's. */
 void link_reconfigure(struct link *l, const struct config_peer *p);
 
+/* linkauto.c */
 /* Sets the number of streams of a connect-side link from now on: n
  * (1..CONFIG_MAX_STREAMS), or 0 for "auto" (hill climbing from the count
  * it has now, within streams_min..streams_max).  New streams connect at
@@ -103,10 +110,12 @@ void link_reconfigure(struct link *l, const struct config_peer *p);
  * link, whose peer decides) or -ENOMEM. */
 int link_set_stream_count(struct link *l, unsigned n);
 
+/* linkstatus.c */
 /* Status as JSON (one object) or text, for ldsctl. */
 void link_status_json(const struct link *l, FILE *out);
 void link_status_text(const struct link *l, FILE *out);
 
+/* link.c */
 /* Fault injection for tests: breaks stream idx (-1: all) at once, or
  * stalls it (stops reading and writing it without closing, as a black hole
  * would).  Return how many streams were affected. */

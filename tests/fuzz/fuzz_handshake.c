@@ -8,7 +8,7 @@
  * Each input runs a whole daemon (daemon_init ... daemon_fini) with one
  * listen-side peer, built in memory.  The accepted connection is a fake
  * transport conn whose recv hands out the input in chunks, so that
- * link.c's reading code runs as with TCP.  The first byte chooses:
+ * stream.c's reading code runs as with TCP.  The first byte chooses:
  *   bits 0-1  0: the input is all the peer sends;
  *             1: a valid HELLO first, then the input (a peer that knows
  *                the cluster names, not the key);

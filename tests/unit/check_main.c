@@ -20,6 +20,7 @@ static Suite *(*const suites[])(void) = {
 	make_endpoint_suite,
 	make_transport_suite,
 	make_conformance_suite,
+	make_handshake_suite,
 };
 
 struct tally {

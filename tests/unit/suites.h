@@ -31,5 +31,6 @@ Suite *make_resolve_suite(void);
 Suite *make_endpoint_suite(void);
 Suite *make_transport_suite(void);
 Suite *make_conformance_suite(void);
+Suite *make_handshake_suite(void);
 
 #endif
