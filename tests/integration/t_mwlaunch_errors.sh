@@ -37,12 +37,9 @@ app='application = { program = "/bin/true"; };'
 a='{ name = "a"; main = true; socket = "/x"; }'
 check_bad "$app clusters = ( $a );" 'bad.conf:1: clusters: expected a list .* of at least 2 clusters'
 check_bad "$app clusters = ( $a, { name = \"a\"; socket = \"/y\"; } );" 'name: two clusters have this name'
-# Runtime options mwlaunch sets or cannot pass on (they were replaced or
-# clobbered without a word).
+# --json is mwlaunch's own (the user's was replaced without a word).
 check_bad 'application = { program = "/bin/true"; args = [ "-n", "8", "--json", "x.json" ]; };'" clusters = ( $a, { name = \"b\"; socket = \"/y\"; } );" \
 	'bad.conf:1: application.args: --json: mwlaunch writes every cluster.s report itself: use mwlaunch -j FILE'
-check_bad 'application = { program = "/bin/true"; args = [ "--plot=p.png" ]; };'" clusters = ( $a, { name = \"b\"; socket = \"/y\"; } );" \
-	'application.args: --plot: every cluster.s master would write the same file'
 # Framework entries are checked by the runtime's reader against the job
 # file's own lines (they named a temporary file, and only at run time).
 check_bad "$app

@@ -22,6 +22,13 @@ for r in "rank 0: master" "rank 2: cm" "rank 0: submaster" "rank 1: cm" "MWL_REM
 	"MWL_ROLE=submaster .* taskset -c $last " "MWL_ROLE=worker -x MWL_CLUSTER=clusterB .* taskset -c $first "; do
 	grep -q -- "$r" "$T/dry" || fail "--dry-run lacks '$r': $(cat "$T/dry")"
 done
+# --stats-log and --plot describe the whole job: the main cluster's master
+# alone gets them (every cluster's hub wrote the same file).
+sed 's/args = \[/args = [ "--stats-log", "s.tsv", "--plot=p.png", /' "$T/job.conf" > "$T/job2.conf"
+"$BIN/mwlaunch" --dry-run "$T/job2.conf" > "$T/dry2" || fail "--dry-run with --stats-log failed"
+[ "$(grep -o -- "--stats-log s.tsv" "$T/dry2" | wc -l)" = 1 ] && [ "$(grep -o -- "--plot=p.png" "$T/dry2" | wc -l)" = 1 ] &&
+	grep -q -- "MWL_ROLE=master .*--stats-log s.tsv --plot=p.png" "$T/dry2" ||
+	fail "--stats-log/--plot not for the master alone: $(grep -o -- "MWL_ROLE=[a-z]*\|--stats-log s.tsv\|--plot=p.png" "$T/dry2" | tr '\n' ' ')"
 mwlaunch_job & job=$!
 # Where clusterB's ranks (found by their gateway socket) may run, seen
 # while the job runs: "ROLE CPUS", each process's last sample.  Earlier

@@ -273,27 +273,15 @@ static int clusters(struct reader *r, const config_setting_t *root, struct job *
 	return 0;
 }
 
-/* Runtime options mwlaunch cannot pass on: every cluster's master would
- * write the same file, and mwlaunch sets --json itself (the last one
- * counts), so they were silently replaced or clobbered. */
+/* --json in the application's arguments: mwlaunch sets it itself for
+ * every cluster's report (the last one counts), so the user's was
+ * silently replaced. */
 static int runtime_args(struct reader *r, const config_setting_t *app, const struct job *j)
 {
-	static const char *const theirs[][2] = {
-		{ "--json", "mwlaunch writes every cluster's report itself: use mwlaunch -j FILE" },
-		{ "--stats-log", "every cluster's master would write the same file: not under mwlaunch" },
-		{ "--plot", "every cluster's master would write the same file: not under mwlaunch" },
-	};
-
 	for (int i = 0; i < j->nargs; i++)
-		for (size_t k = 0; k < sizeof(theirs) / sizeof(theirs[0]); k++) {
-			size_t n = strlen(theirs[k][0]);
-			char why[160];
-
-			if (strncmp(j->args[i], theirs[k][0], n) != 0 || (j->args[i][n] != '\0' && j->args[i][n] != '='))
-				continue;
-			snprintf(why, sizeof(why), "%s: %s", theirs[k][0], theirs[k][1]);
-			return bad(r, config_setting_get_member(app, "args"), "application.args", why);
-		}
+		if (strcmp(j->args[i], "--json") == 0 || strncmp(j->args[i], "--json=", 7) == 0)
+			return bad(r, config_setting_get_member(app, "args"), "application.args",
+				   "--json: mwlaunch writes every cluster's report itself: use mwlaunch -j FILE");
 	return 0;
 }
 

@@ -93,6 +93,23 @@ static void calib_env(const struct job *j, struct plan *p, struct plan_rank *r)
 	env(p, r, "MWL_JOIN_WAIT=%g", j->join_wait);
 }
 
+/* --stats-log and --plot describe the whole job: only the main cluster's
+ * master takes them, since every cluster's hub would write the same file.
+ * 0 for another argument, 1 for the option with its value (--plot=F), 2
+ * when the value is the next argument. */
+static int whole_job_option(const char *a)
+{
+	static const char *const opts[] = { "--stats-log", "--plot" };
+
+	for (size_t k = 0; k < sizeof(opts) / sizeof(opts[0]); k++) {
+		size_t n = strlen(opts[k]);
+
+		if (strncmp(a, opts[k], n) == 0 && (a[n] == '\0' || a[n] == '='))
+			return a[n] == '=' ? 1 : 2;
+	}
+	return 0;
+}
+
 /* One rank with its role.  A main-side CM serves peer; the remote
  * cluster's entry says how the link between them is used. */
 static void rank(const struct job *j, unsigned c, const char *role, const struct job_cluster *peer,
@@ -128,8 +145,13 @@ static void rank(const struct job *j, unsigned c, const char *role, const struct
 		env(p, r, "MWL_PREDICT=%.6f,%.6f", cl->predict_best, cl->predict_worst);
 	if (j->task_limit > 0 && strcmp(role, "master") == 0)
 		calib_env(j, p, r);
-	for (int i = 0; i < j->nargs; i++)
-		arg(p, r, j->args[i]);
+	for (int i = 0; i < j->nargs; i++) {
+		int skip = strcmp(role, "master") == 0 ? 0 : whole_job_option(j->args[i]);
+
+		if (skip == 0)
+			arg(p, r, j->args[i]);
+		i += skip > 1;
+	}
 	if (report != NULL && (strcmp(role, "master") == 0 || strcmp(role, "submaster") == 0)) {
 		arg(p, r, "--json");
 		arg(p, r, report);
