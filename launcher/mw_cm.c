@@ -37,7 +37,7 @@
 
 #define NAP 0.002               /* s: longest wait on the gateway per loop */
 #define PACK_WAIT 0.05          /* s: longest a partial coarse task waits for more */
-#define PING_EVERY 1.0          /* s: the remote side's heartbeat */
+#define PING_EVERY 1.0          /* s: either side's heartbeat behind an empty queue */
 #define STATS_EVERY 0.25        /* s: the main side's reports to the master */
 #define MAX_BLOCKS 256          /* shared ranges of one task */
 
@@ -392,6 +392,10 @@ static int run_main_side(struct cm *c)
 			return 1;
 		if (report(c, false) != 0)
 			return 1;
+		/* The remote side's lease runs on what it hears from here. */
+		if (c->linked && !c->dead && mw_now() - c->sent_at >= PING_EVERY && mw_wan_queued(c->wan) == 0 &&
+		    wan_send(c, &(struct mw_hdr){ .type = MW_MSG_PING }, NULL) != 0)
+			return 1;
 		if (stopping && mw_now() - stop_at > c->env.deadline) {
 			fprintf(stderr, "mw: cm (cluster %s): %s did not say goodbye within %.0f s (deadline); "
 				"its late results are dropped\n", c->r->cluster, mw_wan_peer(c->wan), c->env.deadline);
@@ -409,6 +413,7 @@ static int remote_from_wan(struct cm *c, const struct mw_msg *m, const char *src
 		if (m->h.type != MW_MSG_HELLO)
 			return fail(c, "expected HELLO first from %s", src);
 		c->linked = true;
+		c->last_heard = mw_now();
 		mw_wan_set_peer(c->wan, src);
 		if (!c->r->quiet)
 			printf("mw: cm: linked to %s after %.2f s\n", src, mw_now() - c->t_start);
@@ -419,6 +424,9 @@ static int remote_from_wan(struct cm *c, const struct mw_msg *m, const char *src
 			mw_wan_peer(c->wan));
 		return 0;
 	}
+	c->last_heard = mw_now();
+	if (m->h.type == MW_MSG_PING)
+		return 0;
 	if (m->h.type != MW_MSG_TASK && m->h.type != MW_MSG_STOP)
 		return fail(c, "unexpected message from %s", src);
 	return port_send(c, &m->h, m->data);
@@ -463,6 +471,15 @@ static int run_remote_side(struct cm *c)
 			return 1;
 		if (mw_wan_pump(c->wan) < 0)
 			return fail(c, "%s", mw_wan_error(c->wan));
+		/* The lease: a main side silent this long (it pings every second)
+		 * is gone for good, or cut off past what the job may wait: the
+		 * cluster ends rather than compute for a job that no longer is. */
+		if (c->linked && mw_now() - c->last_heard > c->env.lease) {
+			fprintf(stderr, "mw: cm (cluster %s): nothing from %s for %.0f s (lease): the job's main side is "
+				"gone or cut off; ending this cluster's part of it\n", c->r->cluster, mw_wan_peer(c->wan),
+				c->env.lease);
+			return 1;
+		}
 		if (!c->linked && mw_now() - c->t_start > c->env.link_timeout) {
 			fprintf(stderr, "mw: cm (cluster %s): the main cluster's communication manager did not "
 				"call within %.0f s (link_timeout): is the gateway link up (ldsctl status)?\n",

@@ -31,6 +31,8 @@ struct mw_cm_env {
 	unsigned prefetch;         /* MWL_PREFETCH: tasks it asks the master for, 1 .. 4096 */
 	double link_timeout;       /* MWL_LINK_TIMEOUT, s: the peer CM must answer by then */
 	double deadline;           /* MWL_DEADLINE, s: longest silence of the remote cluster */
+	double lease;              /* MWL_LEASE, s (remote side): longest silence of the main side, then the
+				    * cluster ends itself */
 	double cache;              /* MWL_CACHE, bytes: the sub-master's data cache; 0 = none */
 };
 
@@ -38,7 +40,7 @@ struct mw_cm_env {
 const char *mw_getenv(const char *name);
 
 /* Reads the variables through get (getenv in the runtime); unset ones
- * take the defaults (grain 1, prefetch 64, 60 s, 60 s, 64 MiB).  0, or -1 with
+ * take the defaults (grain 1, prefetch 64, 60 s, 60 s, lease 180 s, 64 MiB).  0, or -1 with
  * the variable and why in err. */
 int mw_cm_env_read(struct mw_cm_env *e, const char *(*get)(const char *), char *err, size_t errlen);
 

@@ -31,6 +31,7 @@ struct job_cluster {
 	unsigned grain;            /* remote: fine tasks per inter-cluster task */
 	unsigned prefetch;         /* remote: its main-side CM's queue depth */
 	double deadline;           /* remote: longest silence before its tasks go elsewhere, s */
+	double lease;              /* remote: longest silence of the main side before the cluster ends itself, s */
 	double cache_mib;          /* remote: its sub-master's data cache, MiB (0 = none) */
 	/* Not from the file: what the model predicts for this cluster (the
 	 * main one: for the job), shown by its master or sub-master; 0 = none. */
