@@ -138,6 +138,12 @@ struct mw_app {
 	 * by the main cluster's communication managers, which have the
 	 * packed bytes, the id and what setup() made of the arguments. */
 	long (*task_blocks)(void *ctx, uint64_t id, const void *task, size_t len, struct mw_block *b, size_t max);
+
+	/* Resume (optional): a hash of what the problem depends on beyond its
+	 * arguments (an input file's contents, a seed read from elsewhere).
+	 * The journal keeps it with the arguments, and --resume refuses a
+	 * journal of another job.  Called on the master after setup(). */
+	uint64_t (*fingerprint)(void *ctx);
 };
 
 /* Whether app (of app->size bytes) has callback member m. */

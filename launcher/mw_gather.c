@@ -133,7 +133,9 @@ int mw_gather_start(struct mw_run *r, unsigned nworkers)
 		return -1;
 	}
 	if (r->journal_path != NULL) {
-		if (mw_journal_open(&r->journal, r->journal_path, a->name, n, r->resume, r->cfg.journal_sync,
+		uint64_t fp = mw_journal_fingerprint(r->args_hash, MW_HAS(a, fingerprint) ? a->fingerprint(a->ctx) : 0);
+
+		if (mw_journal_open(&r->journal, r->journal_path, a->name, n, fp, r->resume, r->cfg.journal_sync,
 				    replay_one, r, err, sizeof(err)) < 0) {
 			fprintf(stderr, "mw: %s\n", err);
 			return -1;

@@ -10,8 +10,9 @@
 #include "launcher/mw_journal.h"
 #include "ldsd/crc32c.h"
 
-#define MAGIC "MWJRNL1"         /* 8 bytes with its NUL */
-#define HDR_LEN 24
+#define MAGIC "MWJRNL2"         /* 8 bytes with its NUL */
+#define MAGIC_V1 "MWJRNL1"      /* before the fingerprint */
+#define HDR_LEN 32
 #define REC_LEN 16
 #define MAX_RECORD (1u << 30)
 
@@ -30,12 +31,13 @@ static uint64_t get_le(const unsigned char *p, int n)
 	return v;
 }
 
-static void make_header(unsigned char *h, const char *app, uint64_t ntasks)
+static void make_header(unsigned char *h, const char *app, uint64_t ntasks, uint64_t fingerprint)
 {
 	memcpy(h, MAGIC, 8);
 	put_le(h + 8, ntasks, 8);
 	put_le(h + 16, crc32c(0, app, strlen(app)), 4);
-	put_le(h + 20, crc32c(0, h, 20), 4);
+	put_le(h + 20, fingerprint, 8);
+	put_le(h + 28, crc32c(0, h, 28), 4);
 }
 
 static int read_full(int fd, void *buf, size_t len)
@@ -133,7 +135,7 @@ out:
 }
 
 int mw_journal_open(struct mw_journal *j, const char *path, const char *app, uint64_t ntasks,
-		    bool resume, bool sync, mw_journal_replay_fn fn, void *arg,
+		    uint64_t fingerprint, bool resume, bool sync, mw_journal_replay_fn fn, void *arg,
 		    char *err, size_t errlen)
 {
 	unsigned char want[HDR_LEN], have[HDR_LEN];
@@ -141,7 +143,7 @@ int mw_journal_open(struct mw_journal *j, const char *path, const char *app, uin
 	memset(j, 0, sizeof(*j));
 	j->path = path;
 	j->sync = sync;
-	make_header(want, app, ntasks);
+	make_header(want, app, ntasks, fingerprint);
 	j->fd = open(path, resume ? O_RDWR : O_RDWR | O_CREAT | O_TRUNC, 0644);
 	if (j->fd < 0) {
 		snprintf(err, errlen, "%s: cannot open the journal: %s%s", path, strerror(errno),
@@ -157,14 +159,25 @@ int mw_journal_open(struct mw_journal *j, const char *path, const char *app, uin
 		}
 		return 0;
 	}
-	if (read_full(j->fd, have, HDR_LEN) != HDR_LEN || memcmp(have, MAGIC, 8) != 0 ||
-	    crc32c(0, have, 20) != (uint32_t)get_le(have + 20, 4)) {
+	if (read_full(j->fd, have, HDR_LEN) >= 8 && memcmp(have, MAGIC_V1, 8) == 0) {
+		snprintf(err, errlen, "%s: journal of an older libmw, which kept no fingerprint of the job: it cannot "
+			 "say whether this is the same job; run without --resume", path);
+		goto fail;
+	}
+	if (memcmp(have, MAGIC, 8) != 0 || crc32c(0, have, 28) != (uint32_t)get_le(have + 28, 4)) {
 		snprintf(err, errlen, "%s: not a master-worker journal (bad header)", path);
 		goto fail;
 	}
 	if (memcmp(have + 8, want + 8, 12) != 0) {
 		snprintf(err, errlen, "%s: journal of another problem (%llu tasks or another application; this run has %llu tasks of %s)",
 			 path, (unsigned long long)get_le(have + 8, 8), (unsigned long long)ntasks, app);
+		goto fail;
+	}
+	if (memcmp(have + 20, want + 20, 8) != 0) {
+		snprintf(err, errlen, "%s: journal of the same application and task count but another job: its "
+			 "arguments or inputs differ (fingerprint %016llx, this run %016llx), so its results would be "
+			 "wrong here; resume with the first run's arguments, or run without --resume", path,
+			 (unsigned long long)get_le(have + 20, 8), (unsigned long long)fingerprint);
 		goto fail;
 	}
 	if (replay(j, ntasks, fn, arg, err, errlen) < 0)
@@ -174,6 +187,32 @@ fail:
 	close(j->fd);
 	j->fd = -1;
 	return -1;
+}
+
+/* FNV-1a, 64 bits. */
+#define FNV_OFFSET 0xcbf29ce484222325ull
+#define FNV_PRIME 0x100000001b3ull
+
+uint64_t mw_journal_args(int argc, char *const argv[])
+{
+	uint64_t h = FNV_OFFSET;
+
+	/* argv[0] left out (the same program by another path); each argument
+	 * with its NUL, so that ("ab", "c") and ("a", "bc") differ. */
+	for (int i = 1; i < argc; i++)
+		for (const char *s = argv[i];; s++) {
+			h = (h ^ (unsigned char)*s) * FNV_PRIME;
+			if (*s == '\0')
+				break;
+		}
+	return h;
+}
+
+uint64_t mw_journal_fingerprint(uint64_t args, uint64_t app_value)
+{
+	for (int k = 0; k < 8; k++)
+		args = (args ^ ((app_value >> (8 * k)) & 0xff)) * FNV_PRIME;
+	return args;
 }
 
 int mw_journal_append(struct mw_journal *j, uint64_t id, const void *data, size_t len)

@@ -2,7 +2,8 @@
  * mw_journal.h - the master's journal of joined results, for --resume.
  *
  * A file of one header (magic, task count, checksum of the application
- * name) and one record per joined task: id, length, CRC-32C, result bytes.
+ * name, the job's fingerprint) and one record per joined task: id,
+ * length, CRC-32C, result bytes.
  * The results themselves are kept because the application's joined state
  * lives in memory and dies with a crash: resuming replays them through
  * result_join and then runs only the tasks missing from the journal.
@@ -29,11 +30,18 @@ struct mw_journal {
 typedef int (*mw_journal_replay_fn)(void *arg, uint64_t id, const void *data, size_t len);
 
 /* Creates path (truncating it) or, with resume, checks that it belongs to
- * this application and task count and replays it.  0, or -1 with a message
- * naming the file and what is wrong in err. */
+ * this application, task count and job fingerprint (mw_journal_fingerprint)
+ * and replays it.  0, or -1 with a message naming the file and what is
+ * wrong in err. */
 int mw_journal_open(struct mw_journal *j, const char *path, const char *app, uint64_t ntasks,
-		    bool resume, bool sync, mw_journal_replay_fn fn, void *arg,
+		    uint64_t fingerprint, bool resume, bool sync, mw_journal_replay_fn fn, void *arg,
 		    char *err, size_t errlen);
+
+/* The fingerprint of a job: mw_journal_args() of its arguments (before
+ * the application's setup() may reorder them), then what the application
+ * adds (its fingerprint callback's value, 0 without one). */
+uint64_t mw_journal_args(int argc, char *const argv[]);
+uint64_t mw_journal_fingerprint(uint64_t args, uint64_t app_value);
 
 /* 0, or -errno (a full disk: the caller stops rather than lose results). */
 int mw_journal_append(struct mw_journal *j, uint64_t id, const void *data, size_t len);

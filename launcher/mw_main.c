@@ -202,6 +202,7 @@ int mw_main(int argc, char **argv, const struct mw_app *app)
 		goto abort;
 	}
 	MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+	r.args_hash = mw_journal_args(argc, argv);
 	if (app->setup != NULL && (status = app->setup(app->ctx, argc, argv, role)) < 0) {
 		status = status == -2 ? 2 : 1;
 		goto abort;

@@ -23,6 +23,7 @@ struct mw_run {
 	const char *journal_path;     /* --journal */
 	const char *json_path;        /* --json */
 	FILE *json_stdout;            /* --json -: the real standard output, for the JSON alone */
+	uint64_t args_hash;           /* mw_journal_args of the application's arguments */
 	const char *series_path;      /* --stats-log */
 	const char *plot_path;        /* --plot */
 	bool resume;
