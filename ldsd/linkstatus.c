@@ -46,7 +46,7 @@ void faillog_resent(struct link *l)
 
 /* The transport's smoothed RTT averaged over the streams that are up: the
  * path's round trip, without what waits in socket buffers. */
-static double link_tcp_rtt_ms(const struct link *l)
+static double link_transport_rtt_ms(const struct link *l)
 {
 	struct lds_tp_info info;
 	double sum = 0;
@@ -65,7 +65,7 @@ static double link_tcp_rtt_ms(const struct link *l)
  * transport's. */
 static double link_rtt_ms(const struct link *l)
 {
-	return l->rtt_samples > 0 ? (double)l->srtt_us / 1000.0 : link_tcp_rtt_ms(l);
+	return l->rtt_samples > 0 ? (double)l->srtt_us / 1000.0 : link_transport_rtt_ms(l);
 }
 
 static double link_downtime(const struct link *l)
@@ -98,7 +98,7 @@ void link_status_json(const struct link *l, FILE *out)
 		"\"received\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"duplicates\":%" PRIu64
 		",\"messages\":%" PRIu64 ",\"misrouted\":%" PRIu64 ",\"undelivered\":%" PRIu64
 		",\"held_bytes\":%zu},\"failures\":[",
-		l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->ops->name, l->nstreams, l->as ? "true" : "false", l->up, l->peer_instance, link_rtt_ms(l), link_tcp_rtt_ms(l), l->reconnects,
+		l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->ops->name, l->nstreams, l->as ? "true" : "false", l->up, l->peer_instance, link_rtt_ms(l), link_transport_rtt_ms(l), l->reconnects,
 		l->resets, link_downtime(l), sb->bytes_sent, sb->blocks_sent, sb->blocks_acked, sb->blocks_resent,
 		sb->bytes_acked, sendbuf_unacked_bytes(sb), sb->msgs_delivered, sb->msgs_lost, sb->msg_next - sb->msg_base,
 		sb->window_end, rb->bytes_recv, rb->blocks_recv, rb->blocks_dup, rb->msgs_recv,
