@@ -64,6 +64,7 @@ static struct run {
 	struct evloop *ev;
 	struct side a, b;
 	FILE *log;
+	int stderr_fd;                  /* the real stderr, while the log goes to log */
 	uint64_t start_ns, deadline_ns;
 	int timed_out;
 	int (*step)(void);              /* each tick; 1: the test is done */
@@ -325,9 +326,12 @@ static void setup(int i)
 	memset(&run, 0, sizeof(run));
 	ck_assert_int_lt(i, nkinds);
 	run.ops = kinds[i];
-	/* The log goes to a file the tests read back. */
+	/* The log goes to a file the tests read back; what the sanitizers
+	 * say at exit, to stderr again (finish). */
 	run.log = tmpfile();
 	ck_assert_ptr_nonnull(run.log);
+	run.stderr_fd = dup(STDERR_FILENO);
+	ck_assert_int_ge(run.stderr_fd, 0);
 	ck_assert_int_ge(dup2(fileno(run.log), STDERR_FILENO), 0);
 	log_init("check_link", 1, LOG_LVL_INFO);
 	run.ev = evloop_new();
@@ -369,6 +373,9 @@ static void finish(void)
 	side_stop(&run.a);
 	side_stop(&run.b);
 	evloop_free(run.ev);
+	fflush(stderr);
+	dup2(run.stderr_fd, STDERR_FILENO);
+	close(run.stderr_fd);
 	fclose(run.log);
 }
 
@@ -405,17 +412,24 @@ static int all_acked(void)
 	return run.next_id == run.send_to && run.acked + run.lost == run.send_to;
 }
 
+/* Over kind i, sends n messages (the step may add more) until step says
+ * done; each arrived once, in order, and was acknowledged once. */
+static void send_all(int i, uint64_t n, int (*step)(void))
+{
+	setup(i);
+	go();
+	run.send_to = n;
+	run_until(step);
+	assert_once(1, run.send_to, 1);
+}
+
 /* ---- delivery ------------------------------------------------------------ */
 
 /* Messages of random sizes over 4 streams arrive once each, whole and in
  * order, and each is acknowledged to its sender once. */
 START_TEST(t_delivery)
 {
-	setup(_i);
-	go();
-	run.send_to = 600;
-	run_until(all_acked);
-	assert_once(1, 600, 1);
+	send_all(_i, 600, all_acked);
 	ck_assert_uint_eq(run.acked, 600);
 	ck_assert_uint_eq(run.a.l->up, STREAMS);
 	ck_assert_uint_eq(run.b.l->up, STREAMS);
@@ -484,11 +498,7 @@ static int break_step(void)
 
 START_TEST(t_break_in_flight)
 {
-	setup(_i);
-	go();
-	run.send_to = 800;
-	run_until(break_step);
-	assert_once(1, 800, 1);
+	send_all(_i, 800, break_step);
 	ck_assert_uint_gt(run.a.l->sb.blocks_resent, 0);
 	ck_assert_uint_ge(run.a.l->nfail + run.b.l->nfail, 3);
 	finish();
@@ -511,51 +521,53 @@ static int hold_and_send(void)
 	return 1;
 }
 
-/* tp_mem only: three times, B's end of a stream is held until blocks wait
- * there, then its conn is reset: those blocks are lost and must be resent
- * on the other streams. */
-static int loss_step(void)
+/* Three rounds of hold_and_send, each ended, if reset, by resetting the
+ * held conn once blocks wait in it, else by letting it go once B holds
+ * blocks out of order (later ones came on the other streams). */
+static int hold_step(int reset)
 {
 	if (run.phase == 6)
 		return all_acked();
-	if (run.phase % 2 == 0)
+	if (run.phase % 2 == 0) {
 		run.phase += hold_and_send();
-	else if (tp_mem_unread(run.held) >= 2 * BLOCK)
-		run.phase += (tp_mem_break(run.held), 1);
+	} else if (reset && tp_mem_unread(run.held) >= 2 * BLOCK) {
+		tp_mem_break(run.held);
+		run.phase++;
+	} else if (!reset && (run.b.l->rb.ooo_bytes > 0 || run.ticks > 100)) {
+		tp_mem_hold(run.held, 0);
+		run.phase++;
+	}
 	return 0;
 }
 
+static int loss_step(void)
+{
+	return hold_step(1);
+}
+
+static int reorder_step(void)
+{
+	return hold_step(0);
+}
+
+/* tp_mem only: blocks in flight are lost in a reset conn, three times:
+ * they are resent on the other streams. */
 START_TEST(t_loss_in_flight)
 {
-	setup(0);
-	go();
-	run_until(loss_step);
-	assert_once(1, 750, 1);
+	send_all(0, 0, loss_step);
+	ck_assert_uint_eq(run.send_to, 750);
 	ck_assert_uint_gt(run.a.l->sb.blocks_resent, 0);
 	ck_assert_uint_ge(run.a.l->nfail, 3);
 	finish();
 }
 END_TEST
 
-/* tp_mem only: B's end of one stream is held while the others carry
- * later blocks, three times: B reassembles across the gap, in order. */
-static int reorder_step(void)
-{
-	if (run.phase == 6)
-		return all_acked();
-	if (run.phase % 2 == 0)
-		run.phase += hold_and_send();
-	else if (run.b.l->rb.ooo_bytes > 0 || run.ticks > 100)
-		run.phase += (tp_mem_hold(run.held, 0), 1);
-	return 0;
-}
-
+/* tp_mem only: B's end of a stream is held while the others carry later
+ * blocks, three times: B holds them out of order and delivers in order. */
 START_TEST(t_reorder)
 {
-	setup(0);
-	go();
-	run_until(reorder_step);
-	assert_once(1, 750, 1);
+	send_all(0, 0, reorder_step);
+	ck_assert_uint_eq(run.send_to, 750);
 	ck_assert_uint_gt(run.ooo_max, 0);
 	ck_assert_uint_eq(run.a.l->nfail, 0);
 	finish();
