@@ -363,8 +363,9 @@ static void run_until(int (*step)(void))
 	ck_assert_int_eq(evloop_run(run.ev), 0);
 	ck_assert_msg(!run.timed_out,
 		      "%s: timed out in phase %u: sent %" PRIu64 " of %" PRIu64 ", acked %" PRIu64 ", lost %" PRIu64
-		      ", arrived at B %" PRIu64 ", streams up A %u B %u", run.ops->name, run.phase, run.next_id,
-		      run.send_to, run.acked, run.lost, run.b.arrived, run.a.running ? run.a.l->up : 0,
+		      ", arrived at B %" PRIu64 " (%" PRIu64 " duplicates, %" PRIu64 " out of order, %" PRIu64
+		      " corrupt), streams up A %u B %u", run.ops->name, run.phase, run.next_id, run.send_to, run.acked,
+		      run.lost, run.b.arrived, run.dups, run.misordered, run.corrupt, run.a.running ? run.a.l->up : 0,
 		      run.b.running ? run.b.l->up : 0);
 }
 
@@ -603,7 +604,7 @@ static uint64_t admission_failed(const struct admission *adm)
 	return n;
 }
 
-/* Runs 300 ms and at least 3 reconnects; no stream ever comes up. */
+/* Runs 300 ms and at least 3 reconnects; no stream is up at any tick. */
 static int refused_step(void)
 {
 	ck_assert_uint_eq(run.a.l->up, 0);
@@ -628,6 +629,9 @@ START_TEST(t_refused)
 	go();
 	run.send_to = 10;
 	run_until(refused_step);
+	/* Not even for a moment between two ticks. */
+	ck_assert_msg(log_count("streams up") == 0, "%s: a stream came up", r->what);
+	ck_assert_uint_eq(run.a.l->nfail + run.b.l->nfail, 0);
 	ck_assert_msg(log_count(r->a_logs) == 1, "%s: A logged \"%s\" %d times", r->what, r->a_logs,
 		      log_count(r->a_logs));
 	ck_assert_uint_ge(admission_failed(run.b.d.adm), 3);
