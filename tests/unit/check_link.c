@@ -68,8 +68,9 @@ static struct run {
 	uint64_t start_ns, deadline_ns;
 	int timed_out;
 	int (*step)(void);              /* each tick; 1: the test is done */
+	void (*in_round)(void);         /* NULL, or each loop round after the links' writes */
 	unsigned phase, ticks;          /* the step's, as it likes */
-	uint64_t mark;
+	uint64_t mark;                  /* backpressure_step: arrivals at the last look */
 	struct lds_tp_conn *held;       /* the conn tp_mem_hold holds */
 	/* A's sender. */
 	uint64_t next_id, send_to;      /* sent ids 1..next_id; sends on to send_to */
@@ -97,7 +98,7 @@ static uint64_t mix(uint64_t x)
 	return x ^ (x >> 33);
 }
 
-/* Three in four fit in a block's corner, the rest span up to four blocks. */
+/* Three in four under 1500 bytes, the others up to four blocks. */
 static uint32_t msg_len(uint64_t id)
 {
 	uint64_t h = mix(id);
@@ -227,7 +228,7 @@ static void side_release(struct side *s)
 
 /* ---- two daemons, one loop ------------------------------------------- */
 
-static void side_config(struct side *s, const char *self, const char *peer, enum config_role role, uint16_t port)
+static void side_config(struct side *s, const char *self, const char *peer, enum config_role role)
 {
 	struct config *c = &s->cfg;
 	struct config_peer *p = &c->peers[0];
@@ -239,7 +240,6 @@ static void side_config(struct side *s, const char *self, const char *peer, enum
 	config_peer_defaults(p);
 	snprintf(p->cluster, sizeof(p->cluster), "%s", peer);
 	snprintf(p->address, sizeof(p->address), "127.0.0.1");
-	p->port = port;
 	p->role = role;
 	snprintf(p->transport, sizeof(p->transport), "%s", run.ops->name);
 	memset(p->tp_conf, 0, sizeof(p->tp_conf));
@@ -316,6 +316,8 @@ static void on_idle(void *arg)
 		daemon_flush(&run.a.d);
 	if (run.b.running)
 		daemon_flush(&run.b.d);
+	if (run.in_round)
+		run.in_round();
 	pump();
 }
 
@@ -336,8 +338,8 @@ static void setup(int i)
 	log_init("check_link", 1, LOG_LVL_INFO);
 	run.ev = evloop_new();
 	ck_assert_ptr_nonnull(run.ev);
-	side_config(&run.b, "clusterB", "clusterA", CONFIG_ROLE_LISTEN, 0);
-	side_config(&run.a, "clusterA", "clusterB", CONFIG_ROLE_CONNECT, 0);
+	side_config(&run.b, "clusterB", "clusterA", CONFIG_ROLE_LISTEN);
+	side_config(&run.a, "clusterA", "clusterB", CONFIG_ROLE_CONNECT);
 }
 
 /* Starts B on a free port, then A. */
@@ -413,13 +415,14 @@ static int all_acked(void)
 	return run.next_id == run.send_to && run.acked + run.lost == run.send_to;
 }
 
-/* Over kind i, sends n messages (the step may add more) until step says
+/* Over kind i, sends n messages (the steps may add more) until step says
  * done; each arrived once, in order, and was acknowledged once. */
-static void send_all(int i, uint64_t n, int (*step)(void))
+static void send_all(int i, uint64_t n, int (*step)(void), void (*in_round)(void))
 {
 	setup(i);
 	go();
 	run.send_to = n;
+	run.in_round = in_round;
 	run_until(step);
 	assert_once(1, run.send_to, 1);
 }
@@ -430,7 +433,7 @@ static void send_all(int i, uint64_t n, int (*step)(void))
  * order, and each is acknowledged to its sender once. */
 START_TEST(t_delivery)
 {
-	send_all(_i, 600, all_acked);
+	send_all(_i, 600, all_acked, NULL);
 	ck_assert_uint_eq(run.acked, 600);
 	ck_assert_uint_eq(run.a.l->up, STREAMS);
 	ck_assert_uint_eq(run.b.l->up, STREAMS);
@@ -485,21 +488,32 @@ static int stream_in_flight(void)
 	return -1;
 }
 
-/* Three times, once a third more was acknowledged, a stream with blocks
- * in flight is closed: by A, by B, by A. */
-static int break_step(void)
+/* Every loop round, just after the links wrote: three batches of 250
+ * messages, each with a stream closed while blocks are in flight on it,
+ * by A, by B, by A.  A batch that went through before a round saw blocks
+ * in flight (a loaded machine) gets another after it. */
+static void break_in_round(void)
 {
 	int k = stream_in_flight();
 
-	if (run.phase < 3 && k >= 0 && run.acked >= run.phase * run.send_to / 4 &&
-	    link_fault_break((run.phase % 2 ? &run.b : &run.a)->l, k) == 1)
+	if (run.phase % 2 == 0 && run.phase < 6) {
+		run.send_to += 250;
 		run.phase++;
-	return run.phase == 3 && all_acked();
+	} else if (run.phase % 2 && k >= 0 && link_fault_break((run.phase % 4 == 3 ? &run.b : &run.a)->l, k) == 1) {
+		run.phase++;
+	} else if (run.phase % 2 && all_acked() && run.send_to + 250 <= NMSG_MAX) {
+		run.send_to += 250;
+	}
+}
+
+static int break_step(void)
+{
+	return run.phase == 6 && all_acked();
 }
 
 START_TEST(t_break_in_flight)
 {
-	send_all(_i, 800, break_step);
+	send_all(_i, 0, break_step, break_in_round);
 	ck_assert_uint_gt(run.a.l->sb.blocks_resent, 0);
 	ck_assert_uint_ge(run.a.l->nfail + run.b.l->nfail, 3);
 	finish();
@@ -555,7 +569,7 @@ static int reorder_step(void)
  * they are resent on the other streams. */
 START_TEST(t_loss_in_flight)
 {
-	send_all(0, 0, loss_step);
+	send_all(0, 0, loss_step, NULL);
 	ck_assert_uint_eq(run.send_to, 750);
 	ck_assert_uint_gt(run.a.l->sb.blocks_resent, 0);
 	ck_assert_uint_ge(run.a.l->nfail, 3);
@@ -567,7 +581,7 @@ END_TEST
  * blocks, three times: B holds them out of order and delivers in order. */
 START_TEST(t_reorder)
 {
-	send_all(0, 0, reorder_step);
+	send_all(0, 0, reorder_step, NULL);
 	ck_assert_uint_eq(run.send_to, 750);
 	ck_assert_uint_gt(run.ooo_max, 0);
 	ck_assert_uint_eq(run.a.l->nfail, 0);
