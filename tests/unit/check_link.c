@@ -489,14 +489,15 @@ static int stream_in_flight(void)
 }
 
 /* Every loop round, just after the links wrote: three batches of 250
- * messages, each with a stream closed while blocks are in flight on it,
- * by A, by B, by A.  A batch that went through before a round saw blocks
- * in flight (a loaded machine) gets another after it. */
+ * messages, one after the other, each with a stream closed while blocks
+ * are in flight on it, by A, by B, by A.  A batch that went through
+ * before a round saw blocks in flight (a loaded machine) gets another
+ * after it. */
 static void break_in_round(void)
 {
 	int k = stream_in_flight();
 
-	if (run.phase % 2 == 0 && run.phase < 6) {
+	if (run.phase % 2 == 0 && run.phase < 6 && all_acked()) {
 		run.send_to += 250;
 		run.phase++;
 	} else if (run.phase % 2 && k >= 0 && link_fault_break((run.phase % 4 == 3 ? &run.b : &run.a)->l, k) == 1) {
