@@ -629,10 +629,14 @@ static int refused_step(void)
 
 /* Over tp_mem: A keeps trying and is refused every time; A logs why
  * once, B counts every failed handshake; nothing is delivered or reported
- * lost. */
+ * lost.  A's slots back off: from reconnect_min, doubling to
+ * reconnect_max, each slot tries at most elapsed / reconnect_max + 5
+ * times (10, 20, 40, then 50 ms apart; retrying every reconnect_min
+ * would be some 30 times in 300 ms).  A loaded machine only tries less. */
 START_TEST(t_refused)
 {
 	const struct refusal *r = &refusals[_i];
+	double secs, most;
 
 	setup(0);
 	if (_i == 0)
@@ -644,6 +648,10 @@ START_TEST(t_refused)
 	go();
 	run.send_to = 10;
 	run_until(refused_step);
+	secs = (double)(clock_now_ns() - run.start_ns) / 1e9;
+	most = STREAMS * (secs / run.a.cfg.peers[0].reconnect_max + 5);
+	ck_assert_msg(run.a.l->reconnects <= most, "%s: %" PRIu64 " reconnects in %.3f s, at most %.0f with back-off",
+		      r->what, run.a.l->reconnects, secs, most);
 	/* Not even for a moment between two ticks. */
 	ck_assert_msg(log_count("streams up") == 0, "%s: a stream came up", r->what);
 	ck_assert_uint_eq(run.a.l->nfail + run.b.l->nfail, 0);
