@@ -5,8 +5,8 @@
  * random sizes arrive whole and in order (CRC-32C on both sides), a close
  * from either side ends the other's stream, and every close brings one
  * closed upcall, after the upcall it was made in, even when made inside
- * one.  Link-level tests (blocks, loss, reconnects) come with the link
- * split (issue 19).
+ * one.  The link-level half (blocks, loss, reconnects, restarts) is
+ * check_link.c.
  */
 #include <check.h>
 #include <errno.h>

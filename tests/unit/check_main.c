@@ -21,6 +21,7 @@ static Suite *(*const suites[])(void) = {
 	make_transport_suite,
 	make_conformance_suite,
 	make_handshake_suite,
+	make_link_suite,
 };
 
 struct tally {

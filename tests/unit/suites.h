@@ -32,5 +32,6 @@ Suite *make_endpoint_suite(void);
 Suite *make_transport_suite(void);
 Suite *make_conformance_suite(void);
 Suite *make_handshake_suite(void);
+Suite *make_link_suite(void);
 
 #endif

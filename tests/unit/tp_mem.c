@@ -8,9 +8,14 @@
  * would.
  *
  * Addresses: a listener takes a port; connect finds the listener of that
- * port in the same instance (the host is ignored).  Its one setting,
- * mem_window, is how many bytes a conn holds unread before send says
- * -EAGAIN.
+ * port in any instance of the process (the host is ignored), so that two
+ * daemons in one process can link (check_link.c); the accepted end
+ * belongs to the listener's instance.  Its one setting, mem_window, is how
+ * many bytes a conn holds unread before send says -EAGAIN.
+ *
+ * Faults for the link's tests (tp_mem.h): a conn can be broken, losing
+ * what is in flight both ways, or held, so that what is sent on it waits
+ * while other conns overtake it.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -32,9 +37,11 @@ struct lds_transport {
 	struct lds_tp_upcalls up;
 	int pending_id;
 	struct lds_tp_conn *conns[MEM_MAX_CONNS];      /* live ones; NULL: a free slot */
-	struct lds_tp_listener *listeners[MEM_MAX_LISTENERS];
 	struct lds_tp_conn *dead;                       /* closed, freed by the next pending round */
 };
+
+/* Every instance's, by port. */
+static struct lds_tp_listener *mem_listeners[MEM_MAX_LISTENERS];
 
 struct lds_tp_listener {
 	struct lds_transport *tp;
@@ -49,6 +56,8 @@ struct lds_tp_conn {
 	struct lds_tp_listener *accept_on; /* set until the accepted upcall */
 	int connecting;                /* the connected upcall is due */
 	int want_w, no_read;
+	int held;                      /* tp_mem_hold: what arrives waits */
+	int broken;                    /* tp_mem_break: recv and send fail */
 	int news;                      /* bytes or EOF arrived since the last readable upcall */
 	int room;                      /* the peer read since the last writable upcall */
 	size_t window;
@@ -115,7 +124,7 @@ static int mem_pending(void *arg)
 			c->connecting = 0;
 			n++;
 			tp->up.connected(c, 0, c->ud);
-		} else if (c->news && !c->no_read) {
+		} else if (c->news && !c->no_read && !c->held) {
 			c->news = 0;
 			n++;
 			tp->up.readable(c, c->ud);
@@ -157,9 +166,15 @@ static int mem_init(struct lds_transport **out, const struct lds_tp_host *host, 
 	return 0;
 }
 
+static void mem_close(struct lds_tp_conn *c);
+
+/* Conns the core never saw (accepted, not yet handed up) end with it. */
 static void mem_fini(struct lds_transport *tp)
 {
 	tp->host.pending_del(tp->host.ctx, tp->pending_id);
+	for (size_t i = 0; i < MEM_MAX_CONNS; i++)
+		if (tp->conns[i])
+			mem_close(tp->conns[i]);
 	while (tp->dead) {
 		struct lds_tp_conn *c = tp->dead;
 
@@ -176,9 +191,9 @@ static int mem_listen(struct lds_transport *tp, const char *addr, uint16_t port,
 	size_t free_slot = MEM_MAX_LISTENERS;
 
 	for (size_t i = 0; i < MEM_MAX_LISTENERS; i++) {
-		if (tp->listeners[i] && tp->listeners[i]->port == port)
+		if (mem_listeners[i] && mem_listeners[i]->port == port)
 			return -EADDRINUSE;
-		if (tp->listeners[i] == NULL && free_slot == MEM_MAX_LISTENERS)
+		if (mem_listeners[i] == NULL && free_slot == MEM_MAX_LISTENERS)
 			free_slot = i;
 	}
 	if (free_slot == MEM_MAX_LISTENERS)
@@ -187,15 +202,15 @@ static int mem_listen(struct lds_transport *tp, const char *addr, uint16_t port,
 	if (*out == NULL)
 		return -ENOMEM;
 	**out = (struct lds_tp_listener){ .tp = tp, .port = port, .ud = ud };
-	tp->listeners[free_slot] = *out;
+	mem_listeners[free_slot] = *out;
 	return 0;
 }
 
 static void mem_listener_close(struct lds_tp_listener *l)
 {
 	for (size_t i = 0; i < MEM_MAX_LISTENERS; i++)
-		if (l->tp->listeners[i] == l)
-			l->tp->listeners[i] = NULL;
+		if (mem_listeners[i] == l)
+			mem_listeners[i] = NULL;
 	free(l);
 }
 
@@ -251,13 +266,13 @@ static int mem_connect(struct lds_transport *tp, const char *host, uint16_t port
 
 	*step = "connect";
 	for (size_t i = 0; i < MEM_MAX_LISTENERS && l == NULL; i++)
-		if (tp->listeners[i] && tp->listeners[i]->port == port)
-			l = tp->listeners[i];
+		if (mem_listeners[i] && mem_listeners[i]->port == port)
+			l = mem_listeners[i];
 	if (l == NULL)
 		return -ECONNREFUSED;
 	*step = "socket";
 	c = mem_conn_new(tp, window, ud);
-	s = c ? mem_conn_new(tp, window, NULL) : NULL;
+	s = c ? mem_conn_new(l->tp, window, NULL) : NULL;
 	if (s == NULL) {
 		if (c)
 			mem_close(c);
@@ -281,6 +296,8 @@ static int mem_send(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, 
 	struct lds_tp_conn *p = c->peer;
 
 	*sent = 0;
+	if (c->broken)
+		return -ECONNRESET;
 	if (p == NULL)
 		return -EPIPE;
 	for (int i = 0; i < iovcnt && p->len < p->window; i++) {
@@ -306,8 +323,10 @@ static int mem_recv(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, 
 	size_t off = 0;
 
 	*got = 0;
-	if (c->len == 0)
-		return c->peer ? -EAGAIN : -EPIPE;
+	if (c->broken)
+		return -ECONNRESET;
+	if (c->len == 0 || c->held)
+		return c->peer || c->held ? -EAGAIN : -EPIPE;
 	for (int i = 0; i < iovcnt && off < c->len; i++) {
 		size_t n = iov[i].iov_len < c->len - off ? iov[i].iov_len : c->len - off;
 
@@ -327,7 +346,7 @@ static int mem_recv(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, 
 
 static size_t mem_pending_bytes(struct lds_tp_conn *c)
 {
-	return c->len;
+	return c->held ? 0 : c->len;
 }
 
 static void mem_want_write(struct lds_tp_conn *c, int on)
@@ -350,6 +369,36 @@ static int mem_query(struct lds_tp_conn *c, struct lds_tp_info *info)
 	info->bytes_recv = c->recvd;
 	snprintf(info->peer, sizeof(info->peer), "mem:%p", (void *)c->peer);
 	return 0;
+}
+
+/* One end of a broken connection: what it held unread is lost, and it is
+ * told at once. */
+static void mem_break_end(struct lds_tp_conn *c)
+{
+	c->broken = 1;
+	c->held = 0;
+	c->len = 0;
+	c->news = 1;
+	c->peer = NULL;
+}
+
+void tp_mem_break(struct lds_tp_conn *c)
+{
+	if (c->peer)
+		mem_break_end(c->peer);
+	mem_break_end(c);
+}
+
+void tp_mem_hold(struct lds_tp_conn *c, int on)
+{
+	c->held = on;
+	if (!on && c->len)
+		c->news = 1;
+}
+
+size_t tp_mem_unread(const struct lds_tp_conn *c)
+{
+	return c->len;
 }
 
 const struct lds_transport_ops mem_transport_ops = {

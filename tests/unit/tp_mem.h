@@ -6,4 +6,14 @@
 
 extern const struct lds_transport_ops mem_transport_ops;
 
+/* Faults for the link's tests.  Breaks c's connection: both ends lose
+ * what they hold unread (bytes in flight either way), and their recv and
+ * send fail with -ECONNRESET from now on, as after a reset. */
+void tp_mem_break(struct lds_tp_conn *c);
+/* While on, bytes sent to c wait: no readable upcall, recv says -EAGAIN,
+ * pending 0; other conns overtake them.  Off: they are handed up. */
+void tp_mem_hold(struct lds_tp_conn *c, int on);
+/* Bytes sent to c that it has not handed up yet, held or not. */
+size_t tp_mem_unread(const struct lds_tp_conn *c);
+
 #endif
