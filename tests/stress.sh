@@ -54,7 +54,7 @@ for ((r = 1; r <= n; r++)); do
 		# run-all.sh's note on a retried test follows its PASS line.
 		while read -r t; do
 			retried[$t]=$(( ${retried[$t]:-0} + 1 ))
-		done < <(awk '/^PASS t_/ { t = $2 } /^ +note: first try failed/ && t { print t; t = "" }' "$out")
+		done < <(awk '/^(PASS|FAIL) t_/ { t = $1 == "PASS" ? $2 : "" } /^ +note: first try failed/ && t { print t; t = "" }' "$out")
 	done
 done
 

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Round-trip times measured by UDP echoes equal the configured one-way
-# delays within 1 ms, asymmetric delays add up, and jitter varies the delay
-# without reordering packets.
+# delays: the least RTT within 1 ms above them (never below), the median
+# within 2 ms (scheduling only adds: the tenth round of tests/stress.sh 10
+# beside a CPU hog saw medians of 21.48 and 21.06 ms for 20), asymmetric
+# delays add up, and jitter varies the delay without reordering packets.
 # retry: it holds delays and their jitter to the millisecond against the wall clock (tests/integration/run-all.sh)
 . "$(dirname "$0")/lib.sh"
 
@@ -12,7 +14,7 @@ probe_server s3
 for pair in "s1 s2 20" "s1 s3 35"; do
 	set -- $pair
 	out=$(probe "$1" "$2" -c 200 -i 5ms)
-	check "$1-$2 median RTT (ms), configured $3" "$(echo "$out" | jq .rtt_ms.median)" "$(($3 - 1))" "$(($3 + 1))"
+	check "$1-$2 median RTT (ms), configured $3" "$(echo "$out" | jq .rtt_ms.median)" "$(($3 - 1))" "$(($3 + 2))"
 	check "$1-$2 min RTT (ms)" "$(echo "$out" | jq .rtt_ms.min)" "$3" "$(($3 + 1))"
 	check "$1-$2 lost" "$(echo "$out" | jq .lost)" 0 0
 done
