@@ -110,7 +110,7 @@ expect 2 "recv takes no" "$B" recv --sweep streams=1,2
 expect 2 "are for --direct" "$B" send -T clusterB/bench --key /dev/null
 expect 2 "--window 1k: want 4k or more" "$B" send --direct "127.0.0.1:$((PORT + 101))" --window 1k
 cap=$(sort -n /proc/sys/net/core/wmem_max /proc/sys/net/core/rmem_max | head -1)
-expect 1 "--window $((cap + 1)): above this kernel's limit of $cap bytes" "$B" send --direct "127.0.0.1:$((PORT + 101))" --window $((cap + 1))
+expect 1 "--window $((cap + 1)): .*exceeds this kernel's limit ($cap, the smaller of net.core.wmem_max and rmem_max)" "$B" send --direct "127.0.0.1:$((PORT + 101))" --window $((cap + 1))
 out=$("$B" send -J -P 0 -T clusterB/bench 2> /dev/null)
 [ $? -eq 2 ] && echo "$out" | jq -e '.error | test("want 1..64")' > /dev/null || fail "usage error in JSON mode: $out"
 out=$("$B" send --json-stream -P 0 -T clusterB/bench 2> /dev/null)
