@@ -228,7 +228,7 @@ $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzzobj/tests/fuzz/fuzz_%.o $(patsubst %.c,$(BUIL
 	$(Q)clang -fsanitize=fuzzer,address,undefined -o $@ $^ $(LDLIBS_D)
 
 # make fuzz runs each target FUZZ_SECONDS; fuzz-smoke FUZZ_SMOKE_SECONDS each.
-FUZZ_SMOKE_SECONDS ?= 6
+FUZZ_SMOKE_SECONDS ?= 4
 fuzz: $(FUZZ_BINS)
 	$(Q)for f in $(FUZZ_BINS); do n=$${f##*/fuzz_}; mkdir -p $(BUILD)/fuzz/corpus-$$n; \
 		echo "fuzz: $$n ($(FUZZ_SECONDS) s)"; \
