@@ -10,6 +10,7 @@
 #define LDS_CLIENT_H
 
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -33,7 +34,8 @@ struct client {
 	gid_t gid;
 	pid_t pid;
 	uint64_t accepted_ns;
-	int tcp;                      /* came through clients.tcp... */
+	int tcp;                      /* came through clients.tcp (from: "HOST port P")... */
+	char from[64];
 	int keyed;                    /* ...and proved it holds the key */
 	uint8_t nonce[CPAUTH_NONCE_LEN];   /* of the CHALLENGE sent to it */
 	uint32_t max_msg;             /* WELCOME's: bounds its SEND frames */
@@ -92,6 +94,9 @@ void client_event(int fd, unsigned events, void *arg);
  * when nothing is queued because the client is gone, or is doomed for
  * leaving more than queue_max bytes unread), or -EINVAL/-ENOMEM. */
 int client_ctl_append(struct client *c, const struct cp_msg *m);
+/* Tells the peer of fd, best effort, why it is closed next (an ERROR with
+ * msg_id 0): a connection refused at accept, or one failing its key check. */
+void client_tell_closing(int fd, int err, const char *text);
 void client_send_error(struct client *c, uint64_t id, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 void client_flush_acks(struct client *c);
@@ -105,6 +110,8 @@ struct fence *client_fence(struct client *c, const struct link *l);
 void client_report_lost(struct client *c, struct link *l, uint64_t id, const char *reason);
 
 /* ---- clientkey.c --------------------------------------------------------- */
+/* Notes where a new TCP client comes from (accept's address), for the log. */
+void clientkey_from(struct client *c, const struct sockaddr *sa, socklen_t len);
 /* Queues the CHALLENGE a new TCP client must answer before HELLO.
  * Returns 0 or -errno. */
 int clientkey_challenge(struct client *c);

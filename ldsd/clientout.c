@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/uio.h>
 
 #include "client.h"
@@ -52,6 +53,18 @@ int client_ctl_append(struct client *c, const struct cp_msg *m)
 	memcpy(c->ctl + c->ctl_len, buf, n);
 	c->ctl_len += n;
 	return 0;
+}
+
+void client_tell_closing(int fd, int err, const char *text)
+{
+	struct cp_msg m = { .type = CP_ERROR, .err = err };
+	uint8_t buf[CP_HDR_LEN + 16 + CP_TEXT_MAX];
+	size_t n;
+
+	snprintf(m.text, sizeof(m.text), "%s", text);
+	n = cp_encode(buf, sizeof(buf), &m);
+	if (n > 0 && write(fd, buf, n) < 0)
+		log_debug("could not tell a client why it is closed: %s", strerror(errno));
 }
 
 void client_send_error(struct client *c, uint64_t id, int err, const char *fmt, ...)

@@ -632,20 +632,16 @@ static void client_refuse(struct clientsrv *cs, int fd, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 static void client_refuse(struct clientsrv *cs, int fd, const char *fmt, ...)
 {
-	struct cp_msg m = { .type = CP_ERROR, .err = EUSERS };
-	uint8_t buf[CP_HDR_LEN + 16 + CP_TEXT_MAX];
-	size_t n;
+	char text[CP_TEXT_MAX + 1];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(m.text, sizeof(m.text), fmt, ap);
+	vsnprintf(text, sizeof(text), fmt, ap);
 	va_end(ap);
 	cs->clients_refused++;
 	if (cs->clients_refused == 1 || cs->clients_refused % 1000 == 0)
-		log_warnx("client refused: %s (%" PRIu64 " refused so far)", m.text, cs->clients_refused);
-	n = cp_encode(buf, sizeof(buf), &m);
-	if (n > 0 && write(fd, buf, n) < 0)
-		log_debug("could not tell a refused client why: %s", strerror(errno));
+		log_warnx("client refused: %s (%" PRIu64 " refused so far)", text, cs->clients_refused);
+	client_tell_closing(fd, EUSERS, text);
 	close(fd);
 }
 
@@ -692,7 +688,9 @@ static void client_accept(int fd, unsigned events, void *arg)
 	struct clientsrv *cs = arg;
 
 	for (int i = 0; i < 16; i++) {
-		int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct sockaddr_storage ss = { 0 };
+		socklen_t sl = sizeof(ss);
+		int cfd = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct client *c;
 
 		if (cfd < 0) {
@@ -719,6 +717,8 @@ static void client_accept(int fd, unsigned events, void *arg)
 		c->next = cs->clients;
 		cs->clients = c;
 		cs->nclients++;
+		if (c->tcp)
+			clientkey_from(c, (const struct sockaddr *)&ss, sl);
 		if (c->tcp && clientkey_challenge(c) < 0) {
 			client_close(c, "cannot send it the key challenge");
 			continue;

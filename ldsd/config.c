@@ -5,14 +5,14 @@
  * to parse it, where it goes and its range.  Parsing, the unknown-setting
  * check, the required-setting check and config_print() all walk the same
  * tables, so a new setting is one table line (plus a default if it has one).
+ * What needs more than one setting, or the whole file, is checked by
+ * cfgcheck.c after the tables are read; both name errors through cfgerr.c.
  */
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <libconfig.h>
 #include <limits.h>
-#include <pwd.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -25,6 +25,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
+#include "cfgcheck.h"
+#include "cfgerr.h"
 #include "cfgnum.h"
 #include "config.h"
 #include "execmsg.h"
@@ -32,10 +34,6 @@
 #include "libclient/lds.h"
 #include "transports/transport.h"
 #include "wire.h"
-
-/* Longest path a unix socket can bind to: checked here so that a long path
- * fails at --check time rather than at start-up. */
-#define UNIX_PATH_LEN (sizeof(((struct sockaddr_un *)0)->sun_path) - 1)
 
 enum kind {
 	K_STR,       /* non-empty string of at most .max (or .size - 1) bytes */
@@ -205,132 +203,6 @@ static const struct config_handshake handshake_defaults = {
 	.max_failures = 60,
 };
 
-struct ctx {
-	const char *file;     /* the file as the caller named it */
-	char dir[PATH_MAX];   /* its directory, absolute: base of relative key files */
-	char *err;
-	size_t errlen;
-};
-
-/* ---- error messages ------------------------------------------------------ */
-
-static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/* snprintf at buf + *n that leaves *n at the end of what fits. */
-static void append(char *buf, size_t len, size_t *n, const char *fmt, ...)
-{
-	va_list ap;
-	int w;
-
-	if (*n >= len)
-		return;
-	va_start(ap, fmt);
-	w = vsnprintf(buf + *n, len - *n, fmt, ap);
-	va_end(ap);
-	if (w > 0)
-		*n = *n + (size_t)w < len ? *n + (size_t)w : len - 1;
-}
-
-/* "peers.[1].streams": the notation of libconfig's config_lookup(). */
-static void setting_path(const config_setting_t *s, char *buf, size_t len, size_t *n)
-{
-	if (config_setting_is_root(s))
-		return;
-	setting_path(config_setting_parent(s), buf, len, n);
-	if (config_setting_name(s) != NULL)
-		append(buf, len, n, "%s%s", *n ? "." : "", config_setting_name(s));
-	else
-		append(buf, len, n, "%s[%d]", *n ? "." : "", config_setting_index(s));
-}
-
-static int report(struct ctx *c, const char *prefix, const char *fmt, va_list ap)
-{
-	size_t n = 0;
-
-	if (c->err == NULL || c->errlen == 0)
-		return -1;
-	append(c->err, c->errlen, &n, "%s: ", prefix);
-	if (n < c->errlen)
-		vsnprintf(c->err + n, c->errlen - n, fmt, ap);
-	/* Values quoted from the file may hold anything; the contract is one line. */
-	for (char *p = c->err; *p; p++)
-		if ((unsigned char)*p < ' ' || *p == 0x7f)
-			*p = '?';
-	return -1;
-}
-
-static int fail_at(struct ctx *c, const char *where, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-/* An error with no setting to name: "FILE: message" or "FILE:LINE: message". */
-static int fail_at(struct ctx *c, const char *where, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	report(c, where, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static int fail(struct ctx *c, const config_setting_t *s, const char *missing, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-/* The file s was read from.  libconfig names an @include file as written,
- * relative to the include directory (c->dir), and the top-level one not at
- * all. */
-static const char *source_file(const struct ctx *c, const config_setting_t *s, char *buf, size_t len)
-{
-	const char *file = config_setting_source_file(s);
-	int n;
-
-	if (file == NULL)
-		return c->file;
-	if (file[0] == '/' || (n = snprintf(buf, len, "%s/%s", c->dir, file)) < 0 || (size_t)n >= len)
-		return file;
-	return buf;
-}
-
-/*
- * "FILE:LINE: SETTING: message" about setting s, or, when missing is set,
- * about s's member of that name, which is absent, at s's line.  The root
- * group has no line of its own; the file's first line stands for it.
- */
-static int fail(struct ctx *c, const config_setting_t *s, const char *missing, const char *fmt, ...)
-{
-	char where[2 * PATH_MAX];
-	const char *file = source_file(c, s, where, sizeof(where));
-	unsigned line = config_setting_source_line(s) ? config_setting_source_line(s) : 1;
-	char path[CONFIG_PATH_MAX] = "", prefix[sizeof(where) + CONFIG_PATH_MAX + 16];
-	size_t pn = 0;
-	va_list ap;
-
-	setting_path(s, path, sizeof(path), &pn);
-	if (missing != NULL)
-		append(path, sizeof(path), &pn, "%s%s", pn ? "." : "", missing);
-	snprintf(prefix, sizeof(prefix), "%s:%u: %s", file, line, path);
-	va_start(ap, fmt);
-	report(c, prefix, fmt, ap);
-	va_end(ap);
-	return -1;
-}
-
-static const char *type_name(const config_setting_t *s)
-{
-	switch (config_setting_type(s)) {
-	case CONFIG_TYPE_GROUP: return "a group";
-	case CONFIG_TYPE_INT:
-	case CONFIG_TYPE_INT64: return "an integer";
-	case CONFIG_TYPE_FLOAT: return "a float";
-	case CONFIG_TYPE_STRING: return "a string";
-	case CONFIG_TYPE_BOOL: return "a boolean";
-	case CONFIG_TYPE_ARRAY: return "an array";
-	case CONFIG_TYPE_LIST: return "a list";
-	default: return "nothing";
-	}
-}
-
 /* Edit distance, case-insensitive, for "did you mean" on a misspelt name. */
 static size_t distance(const char *a, const char *b)
 {
@@ -374,13 +246,13 @@ static const char *suggest(const char *name, const struct field *table)
 	return best;
 }
 
-static int fail_unknown(struct ctx *c, const config_setting_t *s, const struct field *table)
+static int fail_unknown(struct cfgctx *c, const config_setting_t *s, const struct field *table)
 {
 	const char *hint = suggest(config_setting_name(s), table);
 
 	if (hint != NULL)
-		return fail(c, s, NULL, "unknown setting; did you mean \"%s\"?", hint);
-	return fail(c, s, NULL, "unknown setting");
+		return cfg_fail(c, s, NULL, "unknown setting; did you mean \"%s\"?", hint);
+	return cfg_fail(c, s, NULL, "unknown setting");
 }
 
 /* ---- scalar parsing ------------------------------------------------------ */
@@ -484,26 +356,26 @@ static int word_index(const char *const *words, const char *s)
 	return -1;
 }
 
-static int fail_word(struct ctx *c, const config_setting_t *s, const struct field *f, const char *got)
+static int fail_word(struct cfgctx *c, const config_setting_t *s, const struct field *f, const char *got)
 {
 	char list[128];
 	size_t n = 0;
 
 	for (int i = 0; f->words[i]; i++)
-		append(list, sizeof(list), &n, "%s\"%s\"", i ? ", " : "", f->words[i]);
-	return fail(c, s, NULL, "must be one of %s (got \"%s\")", list, got);
+		cfg_append(list, sizeof(list), &n, "%s\"%s\"", i ? ", " : "", f->words[i]);
+	return cfg_fail(c, s, NULL, "must be one of %s (got \"%s\")", list, got);
 }
 
-static int parse_string(struct ctx *c, const config_setting_t *s, const struct field *f, void *dst)
+static int parse_string(struct cfgctx *c, const config_setting_t *s, const struct field *f, void *dst)
 {
 	const char *v = config_setting_get_string(s);
 	size_t max = f->max ? f->max : f->size - 1;
 	int i;
 
 	if (v == NULL)
-		return fail(c, s, NULL, "must be a string (got %s)", type_name(s));
+		return cfg_fail(c, s, NULL, "must be a string (got %s)", cfg_type_name(s));
 	if (*v == '\0')
-		return fail(c, s, NULL, "must not be empty");
+		return cfg_fail(c, s, NULL, "must not be empty");
 	if (f->words != NULL) {
 		if ((i = word_index(f->words, v)) < 0)
 			return fail_word(c, s, f, v);
@@ -513,19 +385,19 @@ static int parse_string(struct ctx *c, const config_setting_t *s, const struct f
 		}
 	}
 	if (strlen(v) > max)
-		return fail(c, s, NULL, "too long: at most %zu bytes (got %zu)", max, strlen(v));
+		return cfg_fail(c, s, NULL, "too long: at most %zu bytes (got %zu)", max, strlen(v));
 	if (f->kind == K_NAME && !wire_name_valid(v))
-		return fail(c, s, NULL, "\"%s\" is not a valid cluster name: use letters, digits, '.', '_' and '-'", v);
+		return cfg_fail(c, s, NULL, "\"%s\" is not a valid cluster name: use letters, digits, '.', '_' and '-'", v);
 	if (f->kind == K_HOSTPORT && !hostport_valid(v))
-		return fail(c, s, NULL, "must be \"host:port\" with a port 1..65535 (got \"%s\")", v);
+		return cfg_fail(c, s, NULL, "must be \"host:port\" with a port 1..65535 (got \"%s\")", v);
 	memcpy(dst, v, strlen(v) + 1);
 	return 0;
 }
 
-static int parse_bool(struct ctx *c, const config_setting_t *s, const struct field *f, void *dst)
+static int parse_bool(struct cfgctx *c, const config_setting_t *s, const struct field *f, void *dst)
 {
 	if (config_setting_type(s) != CONFIG_TYPE_BOOL)
-		return fail(c, s, NULL, "must be true or false (got %s)", type_name(s));
+		return cfg_fail(c, s, NULL, "must be true or false (got %s)", cfg_type_name(s));
 	store_uint(dst, f->size, (unsigned)config_setting_get_bool(s));
 	return 0;
 }
@@ -575,11 +447,11 @@ static unsigned long long seconds_max(const struct field *f)
 }
 
 /* s as the file wrote it. */
-static int number_of(struct ctx *c, const config_setting_t *s, struct cfgnum *n)
+static int number_of(struct cfgctx *c, const config_setting_t *s, struct cfgnum *n)
 {
 	char path[2 * PATH_MAX];
 
-	return cfgnum_from_setting(s, source_file(c, s, path, sizeof(path)), n);
+	return cfgnum_from_setting(s, cfg_source_file(c, s, path, sizeof(path)), n);
 }
 
 /*
@@ -587,7 +459,7 @@ static int number_of(struct ctx *c, const config_setting_t *s, struct cfgnum *n)
  * has the same parts: which way it is wrong, the range, the value as
  * written: "too large: must be 1..65535 (got 99999999999999999999)".
  */
-static int fail_range(struct ctx *c, const config_setting_t *s, const struct field *f, const struct cfgnum *n,
+static int fail_range(struct cfgctx *c, const config_setting_t *s, const struct field *f, const struct cfgnum *n,
 		      bool high)
 {
 	char range[128], got[96];
@@ -603,7 +475,7 @@ static int fail_range(struct ctx *c, const config_setting_t *s, const struct fie
 		snprintf(got, sizeof(got), "%s = %llu", n->text, n->mag);
 	else
 		snprintf(got, sizeof(got), "%s", n->text);
-	return fail(c, s, NULL, "too %s: must be %s (got %s)%s%s", high ? "large" : "small", range, got,
+	return cfg_fail(c, s, NULL, "too %s: must be %s (got %s)%s%s", high ? "large" : "small", range, got,
 		    high && mem ? "; the upper bound is " : "", high && mem ? mem : "");
 }
 
@@ -621,7 +493,7 @@ static int parse_size_string(const char *v, struct cfgnum *n)
 
 /* Range-checked on the number as the file wrote it, before it is stored
  * into a field of the table's size. */
-static int parse_uint(struct ctx *c, const config_setting_t *s, const struct field *f, void *dst)
+static int parse_uint(struct cfgctx *c, const config_setting_t *s, const struct field *f, void *dst)
 {
 	const char *mem;
 	struct cfgnum n;
@@ -638,18 +510,18 @@ static int parse_uint(struct ctx *c, const config_setting_t *s, const struct fie
 		}
 		if (f->kind == K_BYTES) {
 			if (parse_size_string(config_setting_get_string(s), &n) < 0)
-				return fail(c, s, NULL, "\"%s\" is not a byte count: use an integer, or a "
+				return cfg_fail(c, s, NULL, "\"%s\" is not a byte count: use an integer, or a "
 					    "string like \"512k\", \"64M\", \"1G\" or \"64MiB\" (binary multiples)",
 					    config_setting_get_string(s));
 			break;
 		}
 		/* fall through */
 	default:
-		return fail(c, s, NULL, "must be an integer%s (got %s)",
+		return cfg_fail(c, s, NULL, "must be an integer%s (got %s)",
 			    f->kind == K_BYTES     ? " or a size string like \"64M\""
 			    : f->kind == K_STREAMS ? " or \"auto\""
 						   : "",
-			    type_name(s));
+			    cfg_type_name(s));
 	}
 	if (n.neg || n.mag < f->min)
 		return fail_range(c, s, f, &n, false);
@@ -659,12 +531,12 @@ static int parse_uint(struct ctx *c, const config_setting_t *s, const struct fie
 	return 0;
 }
 
-static int parse_seconds(struct ctx *c, const config_setting_t *s, const struct field *f, void *dst)
+static int parse_seconds(struct cfgctx *c, const config_setting_t *s, const struct field *f, void *dst)
 {
 	struct cfgnum n;
 
 	if (number_of(c, s, &n) < 0)
-		return fail(c, s, NULL, "must be a number of seconds (got %s)", type_name(s));
+		return cfg_fail(c, s, NULL, "must be a number of seconds (got %s)", cfg_type_name(s));
 	/* Written this way, NaN (which libconfig cannot read anyway) fails too. */
 	if (!(n.d > 0))
 		return fail_range(c, s, f, &n, false);
@@ -676,21 +548,21 @@ static int parse_seconds(struct ctx *c, const config_setting_t *s, const struct 
 
 /* ---- groups and peers ---------------------------------------------------- */
 
-static int parse_group(struct ctx *c, const config_setting_t *g, const struct field *table, void *base);
-static int parse_peers(struct ctx *c, const config_setting_t *s, struct config *cfg);
+static int parse_group(struct cfgctx *c, const config_setting_t *g, const struct field *table, void *base);
+static int parse_peers(struct cfgctx *c, const config_setting_t *s, struct config *cfg);
 
 /* Each element is parsed as a setting of kind f->elem into its row. */
-static int parse_list(struct ctx *c, const config_setting_t *s, const struct field *f, void *base)
+static int parse_list(struct cfgctx *c, const config_setting_t *s, const struct field *f, void *base)
 {
 	const struct field row = { .kind = f->elem, .size = f->size / f->max };
 	int n = config_setting_length(s);
 
 	if (!config_setting_is_array(s) && !config_setting_is_list(s))
-		return fail(c, s, NULL, "must be a list of strings [ \"...\", ... ] (got %s)", type_name(s));
+		return cfg_fail(c, s, NULL, "must be a list of strings [ \"...\", ... ] (got %s)", cfg_type_name(s));
 	if (n == 0 && f->required)
-		return fail(c, s, NULL, "must not be empty");
+		return cfg_fail(c, s, NULL, "must not be empty");
 	if ((unsigned long long)n > f->max)
-		return fail(c, s, NULL, "at most %llu entries (got %d)", f->max, n);
+		return cfg_fail(c, s, NULL, "at most %llu entries (got %d)", f->max, n);
 	for (int i = 0; i < n; i++)
 		if (parse_string(c, config_setting_get_elem(s, (unsigned)i), &row,
 				 (char *)base + f->off + (size_t)i * row.size) < 0)
@@ -700,19 +572,19 @@ static int parse_list(struct ctx *c, const config_setting_t *s, const struct fie
 }
 
 /* Each element is a group of f->sub settings parsed into its row. */
-static int parse_groups(struct ctx *c, const config_setting_t *s, const struct field *f, void *base)
+static int parse_groups(struct cfgctx *c, const config_setting_t *s, const struct field *f, void *base)
 {
 	int n = config_setting_length(s);
 
 	if (!config_setting_is_list(s))
-		return fail(c, s, NULL, "must be a list of groups ( { ... }, ... ) (got %s)", type_name(s));
+		return cfg_fail(c, s, NULL, "must be a list of groups ( { ... }, ... ) (got %s)", cfg_type_name(s));
 	if ((unsigned long long)n > f->max)
-		return fail(c, s, NULL, "at most %llu entries (got %d)", f->max, n);
+		return cfg_fail(c, s, NULL, "at most %llu entries (got %d)", f->max, n);
 	for (int i = 0; i < n; i++) {
 		const config_setting_t *g = config_setting_get_elem(s, (unsigned)i);
 
 		if (!config_setting_is_group(g))
-			return fail(c, g, NULL, "must be a group { ... } (got %s)", type_name(g));
+			return cfg_fail(c, g, NULL, "must be a group { ... } (got %s)", cfg_type_name(g));
 		if (parse_group(c, g, f->sub, (char *)base + f->off + (size_t)i * (f->size / f->max)) < 0)
 			return -1;
 	}
@@ -720,7 +592,7 @@ static int parse_groups(struct ctx *c, const config_setting_t *s, const struct f
 	return 0;
 }
 
-static int parse_setting(struct ctx *c, const config_setting_t *s, const struct field *f, void *base)
+static int parse_setting(struct cfgctx *c, const config_setting_t *s, const struct field *f, void *base)
 {
 	void *dst = (char *)base + f->off;
 
@@ -742,7 +614,7 @@ static int parse_setting(struct ctx *c, const config_setting_t *s, const struct 
 	case K_GROUP:
 	case K_OPTGROUP:
 		if (!config_setting_is_group(s))
-			return fail(c, s, NULL, "must be a group { ... } (got %s)", type_name(s));
+			return cfg_fail(c, s, NULL, "must be a group { ... } (got %s)", cfg_type_name(s));
 		if (f->kind == K_OPTGROUP)
 			store_uint(dst, f->size, 1);
 		return parse_group(c, s, f->sub, base);
@@ -753,7 +625,7 @@ static int parse_setting(struct ctx *c, const config_setting_t *s, const struct 
 	case K_GROUPS:
 		return parse_groups(c, s, f, base);
 	}
-	return fail(c, s, NULL, "internal error: unhandled kind %d", (int)f->kind);
+	return cfg_fail(c, s, NULL, "internal error: unhandled kind %d", (int)f->kind);
 }
 
 static const struct field *find_field(const struct field *table, const char *name)
@@ -765,7 +637,7 @@ static const struct field *find_field(const struct field *table, const char *nam
 }
 
 /* Every member of g must be in table; every required entry of table in g. */
-static int parse_group(struct ctx *c, const config_setting_t *g, const struct field *table, void *base)
+static int parse_group(struct cfgctx *c, const config_setting_t *g, const struct field *table, void *base)
 {
 	for (int i = 0; i < config_setting_length(g); i++) {
 		const config_setting_t *s = config_setting_get_elem(g, (unsigned)i);
@@ -778,55 +650,27 @@ static int parse_group(struct ctx *c, const config_setting_t *g, const struct fi
 	}
 	for (const struct field *f = table; f->name; f++)
 		if (f->required && config_setting_get_member(g, f->name) == NULL)
-			return fail(c, g, f->name, "required setting missing");
+			return cfg_fail(c, g, f->name, "required setting missing");
 	return 0;
 }
 
-/* Cross-field errors name the first of the two settings if the file has it,
- * else the second: the one the user can see and change. */
-static const config_setting_t *blame(const config_setting_t *peer, const char *a, const char *b)
-{
-	const config_setting_t *s = config_setting_get_member(peer, a);
-
-	if (s == NULL)
-		s = config_setting_get_member(peer, b);
-	return s != NULL ? s : peer;
-}
-
-static int check_peer_ranges(struct ctx *c, const config_setting_t *ps, const struct config_peer *p)
+static int check_peer_ranges(struct cfgctx *c, const config_setting_t *ps, const struct config_peer *p)
 {
 	if (p->send_memory / 4 < p->block_size)
-		return fail(c, blame(ps, "send_memory", "block_size"), NULL,
+		return cfg_fail(c, cfg_blame(ps, "send_memory", "block_size"), NULL,
 			    "send_memory (%zu) must be at least 4 * block_size (%zu)", p->send_memory, 4 * p->block_size);
 	if (p->recv_memory / 4 < p->block_size)
-		return fail(c, blame(ps, "recv_memory", "block_size"), NULL,
+		return cfg_fail(c, cfg_blame(ps, "recv_memory", "block_size"), NULL,
 			    "recv_memory (%zu) must be at least 4 * block_size (%zu)", p->recv_memory, 4 * p->block_size);
 	if (p->streams_min > p->streams_max)
-		return fail(c, blame(ps, "streams_min", "streams_max"), NULL,
+		return cfg_fail(c, cfg_blame(ps, "streams_min", "streams_max"), NULL,
 			    "streams_min (%u) must not exceed streams_max (%u)", p->streams_min, p->streams_max);
 	if (!(p->keepalive < p->inactivity_timeout))
-		return fail(c, blame(ps, "keepalive", "inactivity_timeout"), NULL,
+		return cfg_fail(c, cfg_blame(ps, "keepalive", "inactivity_timeout"), NULL,
 			    "keepalive (%g) must be less than inactivity_timeout (%g)", p->keepalive, p->inactivity_timeout);
 	if (p->reconnect_max < p->reconnect_min)
-		return fail(c, blame(ps, "reconnect_max", "reconnect_min"), NULL,
+		return cfg_fail(c, cfg_blame(ps, "reconnect_max", "reconnect_min"), NULL,
 			    "reconnect_max (%g) must be at least reconnect_min (%g)", p->reconnect_max, p->reconnect_min);
-	return 0;
-}
-
-/* Makes a key file's path absolute (relative ones are relative to the
- * config file's directory) so that messages and config_print() show what
- * was read. */
-static int resolve_key_path(struct ctx *c, const config_setting_t *s, char *key_file, size_t len)
-{
-	char path[CONFIG_PATH_MAX];
-	int n;
-
-	if (key_file[0] == '/')
-		return 0;
-	n = snprintf(path, sizeof(path), "%s/%s", c->dir, key_file);
-	if (n < 0 || (size_t)n >= sizeof(path) || (size_t)n >= len)
-		return fail(c, s, NULL, "%s/%s: path too long (at most %zu bytes)", c->dir, key_file, len - 1);
-	memcpy(key_file, path, (size_t)n + 1);
 	return 0;
 }
 
@@ -835,11 +679,11 @@ int config_read_key(struct config_peer *p, char *err, size_t errlen)
 	return keyfile_read(p->key_file, p->key, &p->key_len, err, errlen);
 }
 
-static int read_key(struct ctx *c, const config_setting_t *s, struct config_peer *p)
+static int read_key(struct cfgctx *c, const config_setting_t *s, struct config_peer *p)
 {
 	char err[4 * CONFIG_PATH_MAX];
 
-	return config_read_key(p, err, sizeof(err)) < 0 ? fail(c, s, NULL, "%s", err) : 0;
+	return config_read_key(p, err, sizeof(err)) < 0 ? cfg_fail(c, s, NULL, "%s", err) : 0;
 }
 
 /* ---- transports' own settings -------------------------------------------- */
@@ -877,7 +721,7 @@ static const struct field *peer_table(const struct lds_transport_ops *ops, struc
 
 /* The peer's transport, registered and able to carry links, or NULL after
  * the error naming the transport setting (*p has its defaults then). */
-static const struct lds_transport_ops *peer_transport(struct ctx *c, const config_setting_t *ps,
+static const struct lds_transport_ops *peer_transport(struct cfgctx *c, const config_setting_t *ps,
 						      struct config_peer *p)
 {
 	const config_setting_t *ts = config_setting_get_member(ps, "transport");
@@ -885,16 +729,16 @@ static const struct lds_transport_ops *peer_transport(struct ctx *c, const confi
 	const struct lds_transport_ops *ops;
 
 	if (name == NULL) {
-		fail(c, ts, NULL, "must be a string (got %s)", type_name(ts));
+		cfg_fail(c, ts, NULL, "must be a string (got %s)", cfg_type_name(ts));
 		return NULL;
 	}
 	ops = transport_find(name);
 	if (ops == NULL) {
-		fail(c, ts, NULL, "transport \"%s\" is not built in; available: %s", name, transport_names());
+		cfg_fail(c, ts, NULL, "transport \"%s\" is not built in; available: %s", name, transport_names());
 		return NULL;
 	}
 	if (!config_transport_usable(ops)) {
-		fail(c, ts, NULL, "transport \"%s\" cannot carry links: they need a reliable, ordered byte stream",
+		cfg_fail(c, ts, NULL, "transport \"%s\" cannot carry links: they need a reliable, ordered byte stream",
 		     name);
 		return NULL;
 	}
@@ -903,7 +747,7 @@ static const struct lds_transport_ops *peer_transport(struct ctx *c, const confi
 
 /* A setting the peer's transport does not know but another one does: say
  * whose it is rather than just "unknown". */
-static int check_foreign_options(struct ctx *c, const config_setting_t *ps, const struct field *table,
+static int check_foreign_options(struct cfgctx *c, const config_setting_t *ps, const struct field *table,
 				 const struct lds_transport_ops *ops)
 {
 	const struct lds_transport_ops *o;
@@ -916,14 +760,14 @@ static int check_foreign_options(struct ctx *c, const config_setting_t *ps, cons
 		for (size_t k = 0; (o = transport_at(k)) != NULL; k++)
 			for (const struct lds_tp_option *opt = o->options; opt && opt->name; opt++)
 				if (strcmp(opt->name, config_setting_name(s)) == 0)
-					return fail(c, s, NULL, "a setting of transport \"%s\", not of this peer's "
+					return cfg_fail(c, s, NULL, "a setting of transport \"%s\", not of this peer's "
 						    "transport \"%s\"", o->name, ops->name);
 	}
 	return 0;
 }
 
 /* The transport's own check of its settings, against this machine. */
-static int check_transport_conf(struct ctx *c, const config_setting_t *ps, const struct lds_transport_ops *ops,
+static int check_transport_conf(struct cfgctx *c, const config_setting_t *ps, const struct lds_transport_ops *ops,
 				const struct config_peer *p)
 {
 	struct lds_tp_conf_error e = { .option = NULL };
@@ -932,10 +776,10 @@ static int check_transport_conf(struct ctx *c, const config_setting_t *ps, const
 	if (ops->check == NULL || ops->check(p->tp_conf, &e) == 0)
 		return 0;
 	s = e.option ? config_setting_get_member(ps, e.option) : NULL;
-	return fail(c, s ? s : ps, NULL, "%s", e.msg);
+	return cfg_fail(c, s ? s : ps, NULL, "%s", e.msg);
 }
 
-static int parse_peer(struct ctx *c, const config_setting_t *ps, struct config_peer *p)
+static int parse_peer(struct cfgctx *c, const config_setting_t *ps, struct config_peer *p)
 {
 	const config_setting_t *key;
 	const struct lds_transport_ops *ops;
@@ -953,7 +797,7 @@ static int parse_peer(struct ctx *c, const config_setting_t *ps, struct config_p
 		return -1;
 	/* "[2001:db8::1]", as URLs write it, works as well as the bare address. */
 	if (resolve_unbracket(p->address, addr, sizeof(addr)) < 0)
-		return fail(c, config_setting_get_member(ps, "address"), NULL,
+		return cfg_fail(c, config_setting_get_member(ps, "address"), NULL,
 			    "\"%s\" is neither a host name nor an address (an IPv6 address may be written [v6])",
 			    p->address);
 	memcpy(p->address, addr, sizeof(addr));
@@ -962,24 +806,24 @@ static int parse_peer(struct ctx *c, const config_setting_t *ps, struct config_p
 	if (check_peer_ranges(c, ps, p) < 0)
 		return -1;
 	key = config_setting_get_member(ps, "key_file");
-	if (resolve_key_path(c, key, p->key_file, sizeof(p->key_file)) < 0)
+	if (cfg_resolve_path(c, key, p->key_file, sizeof(p->key_file)) < 0)
 		return -1;
 	return read_key(c, key, p);
 }
 
-static int parse_peers(struct ctx *c, const config_setting_t *s, struct config *cfg)
+static int parse_peers(struct cfgctx *c, const config_setting_t *s, struct config *cfg)
 {
 	int n = config_setting_length(s);
 
 	if (!config_setting_is_list(s))
-		return fail(c, s, NULL, "must be a list of groups: peers = ( { ... }, { ... } ); (got %s)", type_name(s));
+		return cfg_fail(c, s, NULL, "must be a list of groups: peers = ( { ... }, { ... } ); (got %s)", cfg_type_name(s));
 	if (n > CONFIG_MAX_PEERS)
-		return fail(c, s, NULL, "at most %d peers (got %d)", CONFIG_MAX_PEERS, n);
+		return cfg_fail(c, s, NULL, "at most %d peers (got %d)", CONFIG_MAX_PEERS, n);
 	for (int i = 0; i < n; i++) {
 		const config_setting_t *ps = config_setting_get_elem(s, (unsigned)i);
 
 		if (!config_setting_is_group(ps))
-			return fail(c, ps, NULL, "must be a group { ... } (got %s)", type_name(ps));
+			return cfg_fail(c, ps, NULL, "must be a group { ... } (got %s)", cfg_type_name(ps));
 		if (parse_peer(c, ps, &cfg->peers[i]) < 0)
 			return -1;
 		cfg->npeers = (size_t)i + 1;
@@ -987,307 +831,7 @@ static int parse_peers(struct ctx *c, const config_setting_t *s, struct config *
 	return 0;
 }
 
-/* ---- whole-file checks --------------------------------------------------- */
-
-/* Needs the whole file read: cluster may come after peers. */
-static int check_peer_names(struct ctx *c, const config_t *lc, const struct config *cfg)
-{
-	const config_setting_t *list = config_lookup(lc, "peers");
-
-	for (size_t i = 0; i < cfg->npeers; i++) {
-		const config_setting_t *name = config_setting_get_member(config_setting_get_elem(list, (unsigned)i), "cluster");
-
-		if (strcmp(cfg->peers[i].cluster, cfg->cluster) == 0)
-			return fail(c, name, NULL, "\"%s\" is this cluster's own name; a peer must be another cluster",
-				    cfg->cluster);
-		for (size_t j = 0; j < i; j++)
-			if (strcmp(cfg->peers[i].cluster, cfg->peers[j].cluster) == 0)
-				return fail(c, name, NULL, "\"%s\" is already peers.[%zu] (line %d)",
-					    cfg->peers[i].cluster, j, cfg->peers[j].line);
-	}
-	return 0;
-}
-
-/* A socket beside the client socket: <that without .sock><suffix>. */
-static int derive_socket(struct ctx *c, const config_t *lc, const struct config *cfg, const char *name,
-			 const char *suffix, char *dst, size_t len)
-{
-	static const char sock[] = ".sock";
-	size_t n = strlen(cfg->client_socket);
-
-	if (dst[0] != '\0')
-		return 0;
-	if (n >= strlen(sock) && strcmp(cfg->client_socket + n - strlen(sock), sock) == 0)
-		n -= strlen(sock);
-	if (n + strlen(suffix) > UNIX_PATH_LEN)
-		return fail(c, config_lookup(lc, "clients.socket"), NULL, "too long to derive %s from it "
-			    "(over %zu bytes); set %s", name, UNIX_PATH_LEN, name);
-	snprintf(dst, len, "%.*s%s", (int)n, cfg->client_socket, suffix);
-	return 0;
-}
-
-/* liblds's default socket and, beside it, <that without .sock>.ctl and
- * .status; status_group resolved. */
-static int derive_sockets(struct ctx *c, const config_t *lc, struct config *cfg)
-{
-	const struct group *gr;
-
-	if (cfg->client_socket[0] == '\0')
-		snprintf(cfg->client_socket, sizeof(cfg->client_socket), "%s", LDS_DEFAULT_SOCKET);
-	if (derive_socket(c, lc, cfg, "control_socket", ".ctl", cfg->control_socket, sizeof(cfg->control_socket)) < 0 ||
-	    derive_socket(c, lc, cfg, "status_socket", ".status", cfg->status_socket, sizeof(cfg->status_socket)) < 0)
-		return -1;
-	if (strcmp(cfg->control_socket, cfg->client_socket) == 0)
-		return fail(c, config_lookup(lc, "control_socket"), NULL, "must differ from clients.socket");
-	if (strcmp(cfg->status_socket, cfg->client_socket) == 0 || strcmp(cfg->status_socket, cfg->control_socket) == 0)
-		return fail(c, config_lookup(lc, "status_socket"), NULL, "must differ from clients.socket and control_socket");
-	cfg->status_gid = (gid_t)-1;
-	if (cfg->status_group[0]) {
-		if ((gr = getgrnam(cfg->status_group)) == NULL)
-			return fail(c, config_lookup(lc, "status_group"), NULL, "no such group \"%s\"", cfg->status_group);
-		cfg->status_gid = gr->gr_gid;
-	}
-	return 0;
-}
-
-/* clients.socket's mode: octal, as chmod takes it, without the set-id and
- * sticky bits, which mean nothing on a socket. */
-static int parse_socket_mode(struct ctx *c, const config_t *lc, struct config_clients *k)
-{
-	char *end;
-	unsigned long v;
-
-	if (k->socket_mode[0] == '\0') {
-		snprintf(k->socket_mode, sizeof(k->socket_mode), "0666");
-		k->socket_perm = 0666;
-		return 0;
-	}
-	errno = 0;
-	v = strtoul(k->socket_mode, &end, 8);
-	if (errno != 0 || *end != '\0' || k->socket_mode[strspn(k->socket_mode, "01234567")] != '\0' || v > 0777)
-		return fail(c, config_lookup(lc, "clients.socket_mode"), NULL,
-			    "\"%s\" is not an octal mode from \"0000\" to \"0777\" (e.g. \"0660\")", k->socket_mode);
-	if (!(v & 0200))
-		return fail(c, config_lookup(lc, "clients.socket_mode"), NULL,
-			    "\"%s\" denies the owner write access, so nobody could connect", k->socket_mode);
-	k->socket_perm = (unsigned)v;
-	return 0;
-}
-
-/* The client socket's owner, group and mode; clients.tcp's key, without
- * which a TCP client port is refused: anyone who reaches it could send and
- * receive as any endpoint. */
-static int check_clients(struct ctx *c, const config_t *lc, struct config *cfg)
-{
-	struct config_clients *k = &cfg->clients;
-	const config_setting_t *key;
-	const struct passwd *pw;
-	const struct group *gr;
-	char err[4 * CONFIG_PATH_MAX];
-
-	k->socket_uid = (uid_t)-1;
-	k->socket_gid = (gid_t)-1;
-	if (k->socket_owner[0]) {
-		if ((pw = getpwnam(k->socket_owner)) == NULL)
-			return fail(c, config_lookup(lc, "clients.socket_owner"), NULL, "no such user \"%s\"",
-				    k->socket_owner);
-		k->socket_uid = pw->pw_uid;
-	}
-	if (k->socket_group[0]) {
-		if ((gr = getgrnam(k->socket_group)) == NULL)
-			return fail(c, config_lookup(lc, "clients.socket_group"), NULL, "no such group \"%s\"",
-				    k->socket_group);
-		k->socket_gid = gr->gr_gid;
-	}
-	if (parse_socket_mode(c, lc, k) < 0)
-		return -1;
-	key = config_lookup(lc, "clients.tcp_key_file");
-	if (cfg->client_tcp[0] == '\0') {
-		if (key != NULL)
-			return fail(c, key, NULL, "is set but clients.tcp is not: a key for a TCP port ldsd does not open");
-		return 0;
-	}
-	if (key == NULL)
-		return fail(c, config_lookup(lc, "clients.tcp"), NULL,
-			    "needs clients.tcp_key_file: the kernel does not say who a TCP client is, so without a key "
-			    "anyone who can reach %s could send and receive as any endpoint "
-			    "(make one with: head -c 32 /dev/urandom | base64 > FILE; chmod 600 FILE)", cfg->client_tcp);
-	if (resolve_key_path(c, key, k->tcp_key_file, sizeof(k->tcp_key_file)) < 0)
-		return -1;
-	if (keyfile_read(k->tcp_key_file, k->tcp_key, &k->tcp_key_len, err, sizeof(err)) < 0)
-		return fail(c, key, NULL, "%s", err);
-	return 0;
-}
-
-/* ---- the exec service ------------------------------------------------------ */
-
-static void exec_defaults(struct config_exec *x)
-{
-	snprintf(x->mpirun, sizeof(x->mpirun), "/usr/bin/mpirun");
-	snprintf(x->mpirun_args[0], sizeof(x->mpirun_args[0]), "--oversubscribe");
-	x->nmpirun_args = 1;
-	x->max_jobs = 4;
-	x->max_ranks = 64;
-	x->max_time = 86400.0;
-	snprintf(x->workdir, sizeof(x->workdir), "/tmp");
-	snprintf(x->path, sizeof(x->path), "/usr/local/bin:/usr/bin:/bin");
-}
-
-/* An allowed program: resolved once here, so that requests are compared
- * with (and jobs run) the file the administrator meant, not whatever a
- * symbolic link points to later. */
-static int check_program(struct ctx *c, const config_setting_t *s, char *path, size_t len)
-{
-	char real[PATH_MAX];
-	struct stat st;
-
-	if (path[0] != '/')
-		return fail(c, s, NULL, "\"%s\" is not an absolute path", path);
-	if (realpath(path, real) == NULL || stat(real, &st) < 0)
-		return fail(c, s, NULL, "%s: %s", path, strerror(errno));
-	if (!S_ISREG(st.st_mode) || !(st.st_mode & 0111))
-		return fail(c, s, NULL, "%s is not an executable file", real);
-	if (st.st_mode & 022)
-		return fail(c, s, NULL, "%s is writable by group or others (mode %04o), so anyone could change "
-			    "what it runs: chmod go-w %s", real, (unsigned)(st.st_mode & 07777), real);
-	if (strlen(real) >= len)
-		return fail(c, s, NULL, "%s: path too long (at most %zu bytes)", real, len - 1);
-	memcpy(path, real, strlen(real) + 1);
-	return 0;
-}
-
-/* Who jobs run as.  A daemon that is not root cannot switch users, so it
- * can only run jobs as itself. */
-static int check_exec_user(struct ctx *c, const config_setting_t *g, struct config_exec *x)
-{
-	const config_setting_t *us = config_setting_get_member(g, "user");
-	const config_setting_t *gs = config_setting_get_member(g, "group");
-	const struct passwd *pw = getpwnam(x->user);
-	const struct group *gr;
-
-	if (pw == NULL)
-		return fail(c, us, NULL, "no such user \"%s\"", x->user);
-	x->uid = pw->pw_uid;
-	x->gid = pw->pw_gid;
-	if (x->group[0]) {
-		if ((gr = getgrnam(x->group)) == NULL)
-			return fail(c, gs, NULL, "no such group \"%s\"", x->group);
-		x->gid = gr->gr_gid;
-	}
-	if ((x->uid == 0 || x->gid == 0) && !x->allow_root)
-		return fail(c, x->uid == 0 || gs == NULL ? us : gs, NULL, "jobs would run as %s \"%s\" (id 0): "
-			    "name an unprivileged one, or set allow_root = true", x->uid == 0 ? "user" : "group",
-			    x->uid == 0 ? x->user : x->group);
-	if (geteuid() != 0 && x->uid != geteuid())
-		return fail(c, us, NULL, "ldsd runs as uid %u and can start jobs only as itself, not as \"%s\" "
-			    "(uid %u): run ldsd as root, or name its own user", (unsigned)geteuid(), x->user,
-			    (unsigned)x->uid);
-	if (geteuid() != 0 && x->gid != getegid())
-		return fail(c, gs ? gs : us, NULL, "ldsd runs with gid %u and can start jobs only with it, not "
-			    "gid %u: run ldsd as root, or name its own group", (unsigned)getegid(), (unsigned)x->gid);
-	return 0;
-}
-
-static int check_workdir(struct ctx *c, const config_setting_t *g, const struct config_exec *x)
-{
-	const config_setting_t *s = blame(g, "workdir", "user");
-	struct stat st;
-	mode_t need;
-
-	if (x->workdir[0] != '/')
-		return fail(c, s, NULL, "\"%s\" is not an absolute path", x->workdir);
-	if (stat(x->workdir, &st) < 0)
-		return fail(c, s, NULL, "%s: %s", x->workdir, strerror(errno));
-	if (!S_ISDIR(st.st_mode))
-		return fail(c, s, NULL, "%s is not a directory", x->workdir);
-	need = st.st_uid == x->uid ? S_IWUSR | S_IXUSR : st.st_gid == x->gid ? S_IWGRP | S_IXGRP : S_IWOTH | S_IXOTH;
-	if ((st.st_mode & need) != need)
-		return fail(c, s, NULL, "%s is not writable by user %s, who makes the jobs' directories there",
-			    x->workdir, x->user);
-	return 0;
-}
-
-/* A rule: its cluster a peer, its program resolved, user names that a
- * START can carry, "**" only as the last pattern. */
-static int check_exec_rule(struct ctx *c, const config_setting_t *rs, const struct config *cfg,
-			   struct config_exec_rule *r)
-{
-	const config_setting_t *list = config_setting_get_member(rs, "users");
-
-	if (config_peer_find(cfg, r->cluster) == NULL)
-		return fail(c, config_setting_get_member(rs, "cluster"), NULL, "\"%s\" is not one of this gateway's "
-			    "peers", r->cluster);
-	for (size_t i = 0; i < r->nusers; i++)
-		if (strcmp(r->users[i], "*") != 0 && !exec_user_name_valid(r->users[i]))
-			return fail(c, config_setting_get_elem(list, (unsigned)i), NULL, "\"%s\" is not a user name "
-				    "(1..%u of A-Z a-z 0-9 . _ -) nor \"*\"", r->users[i], EXEC_USER_MAX);
-	list = config_setting_get_member(rs, "args");
-	for (size_t i = 0; i + 1 < r->nargs; i++)
-		if (strcmp(r->args[i], "**") == 0)
-			return fail(c, config_setting_get_elem(list, (unsigned)i), NULL, "\"**\" (any further arguments) "
-				    "must be the last pattern");
-	return check_program(c, config_setting_get_member(rs, "program"), r->program, sizeof(r->program));
-}
-
-static int check_exec(struct ctx *c, const config_t *lc, struct config *cfg)
-{
-	const config_setting_t *g = config_lookup(lc, "exec");
-	const config_setting_t *list = config_setting_get_member(g, "allow_clusters");
-	struct config_exec *x = &cfg->exec;
-
-	if (x->nallow == 0 && x->nprograms > 0)
-		return fail(c, g, "allow_clusters", "required with programs: the clusters any of whose users may run "
-			    "them (or give rules instead)");
-	if (x->nprograms == 0 && x->nallow > 0)
-		return fail(c, g, "programs", "required with allow_clusters: what their users may run (or give rules "
-			    "instead)");
-	if (x->nrules == 0 && x->nallow == 0)
-		return fail(c, g, "rules", "required: who may start which jobs (or allow_clusters and programs)");
-	for (size_t i = 0; i < x->nrules; i++)
-		if (check_exec_rule(c, config_setting_get_elem(config_setting_get_member(g, "rules"), (unsigned)i), cfg,
-				    &x->rules[i]) < 0)
-			return -1;
-	if (x->trampoline[0] && (x->trampoline[0] != '/' || access(x->trampoline, X_OK) < 0))
-		return fail(c, config_setting_get_member(g, "trampoline"), NULL, "%s: %s", x->trampoline,
-			    x->trampoline[0] != '/' ? "not an absolute path" : strerror(errno));
-	for (size_t i = 0; i < x->nallow; i++)
-		if (config_peer_find(cfg, x->allow[i]) == NULL)
-			return fail(c, config_setting_get_elem(list, (unsigned)i), NULL,
-				    "\"%s\" is not one of this gateway's peers", x->allow[i]);
-	list = config_setting_get_member(g, "programs");
-	for (size_t i = 0; i < x->nprograms; i++)
-		if (check_program(c, config_setting_get_elem(list, (unsigned)i), x->programs[i],
-				  sizeof(x->programs[i])) < 0)
-			return -1;
-	if (x->mpirun[0] != '/' || access(x->mpirun, X_OK) < 0)
-		return fail(c, blame(g, "mpirun", "programs"), NULL, "%s: %s", x->mpirun,
-			    x->mpirun[0] != '/' ? "not an absolute path" : strerror(errno));
-	if (check_exec_user(c, g, x) < 0)
-		return -1;
-	return check_workdir(c, g, x);
-}
-
-/* early_drop and max_per_source not in the file follow max_unauth. */
-static int check_handshake(struct ctx *c, const config_t *lc, struct config_handshake *h)
-{
-	const config_setting_t *g = config_lookup(lc, "handshake");
-
-	if (g == NULL)
-		return 0;
-	if (config_setting_get_member(g, "early_drop") == NULL)
-		h->early_drop = (h->max_unauth + 1) / 2;
-	if (config_setting_get_member(g, "max_per_source") == NULL && h->max_per_source > h->max_unauth)
-		h->max_per_source = h->max_unauth;
-	if (h->early_drop > h->max_unauth)
-		return fail(c, blame(g, "early_drop", "max_unauth"), NULL, "early_drop (%u) must not exceed max_unauth (%u)",
-			    h->early_drop, h->max_unauth);
-	if (h->max_per_source > h->max_unauth)
-		return fail(c, blame(g, "max_per_source", "max_unauth"), NULL,
-			    "max_per_source (%u) must not exceed max_unauth (%u)", h->max_per_source, h->max_unauth);
-	return 0;
-}
-
-static int parse_config(struct ctx *c, const config_t *lc, struct config *cfg)
+static int parse_config(struct cfgctx *c, const config_t *lc, struct config *cfg)
 {
 	snprintf(cfg->log_level, sizeof(cfg->log_level), "info");
 	cfg->drain_timeout = 10.0;
@@ -1296,21 +840,13 @@ static int parse_config(struct ctx *c, const config_t *lc, struct config *cfg)
 						.max_message = WIRE_MAX_MSG, .queue_max = 16u << 20,
 						.input_per_user = 1u << 30,
 						.undelivered_share = 50, .undelivered_ttl = 600.0 };
-	exec_defaults(&cfg->exec);
+	cfgcheck_exec_defaults(&cfg->exec);
 	if (parse_group(c, config_root_setting(lc), root_fields, cfg) < 0)
 		return -1;
-	if (check_handshake(c, lc, &cfg->handshake) < 0)
-		return -1;
-	if (check_peer_names(c, lc, cfg) < 0)
-		return -1;
-	if (cfg->exec.enabled && check_exec(c, lc, cfg) < 0)
-		return -1;
-	if (derive_sockets(c, lc, cfg) < 0)
-		return -1;
-	return check_clients(c, lc, cfg);
+	return cfgcheck_file(c, lc, cfg);
 }
 
-static int config_dir(struct ctx *c, const char *path)
+static int config_dir(struct cfgctx *c, const char *path)
 {
 	const char *slash = strrchr(path, '/');
 	char dir[PATH_MAX];
@@ -1320,13 +856,13 @@ static int config_dir(struct ctx *c, const char *path)
 	else
 		snprintf(dir, sizeof(dir), "%.*s", slash == path ? 1 : (int)(slash - path), path);
 	if (realpath(dir, c->dir) == NULL)
-		return fail_at(c, c->file, "cannot resolve its directory: %s", strerror(errno));
+		return cfg_fail_at(c, c->file, "cannot resolve its directory: %s", strerror(errno));
 	return 0;
 }
 
 int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 {
-	struct ctx c = { .file = path, .err = err, .errlen = errlen };
+	struct cfgctx c = { .file = path, .err = err, .errlen = errlen };
 	struct stat st;
 	config_t lc;
 	FILE *f;
@@ -1336,14 +872,14 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 	if (err != NULL && errlen > 0)
 		err[0] = '\0';
 	if (strlen(path) >= sizeof(cfg->file))
-		return fail_at(&c, path, "path too long (at most %zu bytes)", sizeof(cfg->file) - 1);
+		return cfg_fail_at(&c, path, "path too long (at most %zu bytes)", sizeof(cfg->file) - 1);
 	memcpy(cfg->file, path, strlen(path) + 1);
 	f = fopen(path, "re");
 	if (f == NULL)
-		return fail_at(&c, path, "cannot open: %s", strerror(errno));
+		return cfg_fail_at(&c, path, "cannot open: %s", strerror(errno));
 	if (fstat(fileno(f), &st) == 0 && S_ISDIR(st.st_mode)) {
 		fclose(f);
-		return fail_at(&c, path, "is a directory");
+		return cfg_fail_at(&c, path, "is a directory");
 	}
 	if (config_dir(&c, path) < 0) {
 		fclose(f);
@@ -1357,7 +893,7 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 
 		snprintf(prefix, sizeof(prefix), "%s:%d",
 			 config_error_file(&lc) ? config_error_file(&lc) : path, config_error_line(&lc));
-		rc = fail_at(&c, prefix, "%s", config_error_text(&lc));
+		rc = cfg_fail_at(&c, prefix, "%s", config_error_text(&lc));
 	} else {
 		rc = parse_config(&c, &lc, cfg);
 	}
@@ -1370,7 +906,7 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen)
 
 int config_peer_set(struct config_peer *p, const char *name, const char *value, char *err, size_t errlen)
 {
-	struct ctx c = { .file = "(set)", .err = err, .errlen = errlen };
+	struct cfgctx c = { .file = "(set)", .err = err, .errlen = errlen };
 	const struct lds_transport_ops *ops = transport_find(p->transport);
 	struct field table[PEER_TABLE_MAX];
 	const struct field *f;
@@ -1382,10 +918,10 @@ int config_peer_set(struct config_peer *p, const char *name, const char *value, 
 	int rc = -1;
 
 	if (ops == NULL)
-		return fail_at(&c, name, "the peer's transport \"%s\" is not built in", p->transport);
+		return cfg_fail_at(&c, name, "the peer's transport \"%s\" is not built in", p->transport);
 	f = find_field(peer_table(ops, table), name);
 	if (f == NULL || f->off < offsetof(struct config_peer, tp_conf))
-		return fail_at(&c, name, "not a setting of transport \"%s\"", ops->name);
+		return cfg_fail_at(&c, name, "not a setting of transport \"%s\"", ops->name);
 	memcpy(before, p->tp_conf, sizeof(before));
 	/* Read as the file would write it, so that it is checked the same:
 	 * strings and size strings ("4M") quoted. */
@@ -1393,7 +929,7 @@ int config_peer_set(struct config_peer *p, const char *name, const char *value, 
 	snprintf(text, sizeof(text), quote ? "x = { %s = \"%s\"; };" : "x = { %s = %s; };", name, value);
 	config_init(&lc);
 	if (!config_read_string(&lc, text))
-		rc = fail_at(&c, name, "\"%s\" is not a value: %s", value, config_error_text(&lc));
+		rc = cfg_fail_at(&c, name, "\"%s\" is not a value: %s", value, config_error_text(&lc));
 	else if ((g = config_lookup(&lc, "x")) != NULL && parse_setting(&c, config_setting_get_member(g, name), f, p) == 0)
 		rc = check_transport_conf(&c, g, ops, p);
 	config_destroy(&lc);

@@ -90,6 +90,16 @@ wait_up() {
 	fail "$1: $2 streams not up within 10 s"
 }
 
+# expect RC PATTERN CMD...: CMD exits RC and says PATTERN (within 30 s).
+expect() {
+	local rc=$1 pat=$2 out got
+	shift 2
+	out=$(timeout 30 "$@" 2>&1)
+	got=$?
+	[ "$got" -eq "$rc" ] || fail "$* exited $got, want $rc: $out"
+	echo "$out" | grep -q -- "$pat" || fail "$* said: $out"
+}
+
 # wait_log FILE REGEX [SECONDS]: until a line of FILE matches REGEX
 # (grep -E), polling for at most SECONDS (default 10): what a test waits
 # for, not a guess of how long it takes, so that a loaded machine only

@@ -92,14 +92,6 @@ end=$(jq -c '.end' "$T/dsend.json")
 echo "measured: ldsbench --direct on loopback: $(echo "$end" | jq '.bits_per_second / 1e6 | floor') Mb/s"
 
 # ---- exit codes ------------------------------------------------------------------------
-expect() { # RC PATTERN CMD...: CMD exits RC and says PATTERN
-	local rc=$1 pat=$2 out got
-	shift 2
-	out=$(timeout 30 "$@" 2>&1)
-	got=$?
-	[ "$got" -eq "$rc" ] || fail "$* exited $got, want $rc: $out"
-	echo "$out" | grep -q -- "$pat" || fail "$* said: $out"
-}
 expect 2 "no command" "$B"
 expect 2 "unknown option --bogus" "$B" send -T clusterB/bench --bogus
 expect 2 "want CLUSTER/NAME" "$B" send -T clusterB

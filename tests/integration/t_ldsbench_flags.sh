@@ -148,14 +148,6 @@ n=$(sed -n '/^# disconnections/,$p' "$T/cut.dat" | awk '!/^#/ && NF == 4 && $3 >
 [ "$n" -ge 1 ] || fail "the cut at 1.5 s is not marked in the plot data (ss -K: $(cat "$T/ssk.txt")): $(cat "$T/cut.dat")"
 
 # ---- refused where they cannot apply, with the setting that can -----------------------------
-expect() { # RC PATTERN CMD...: CMD exits RC and says PATTERN
-	local rc=$1 pat=$2 out got
-	shift 2
-	out=$(timeout 30 "$@" 2>&1)
-	got=$?
-	[ "$got" -eq "$rc" ] || fail "$* exited $got, want $rc: $out"
-	echo "$out" | grep -q -- "$pat" || fail "$* said: $out"
-}
 expect 2 "peer's tcp_buffer in ldsd.conf" "$B" send -s "$T/clusterA.sock" -T clusterB/bench -w 1M
 expect 2 "peer's congestion in ldsd.conf" "$B" send -s "$T/clusterA.sock" -T clusterB/bench -C cubic
 expect 2 "--port is for --direct" "$B" send -s "$T/clusterA.sock" -T clusterB/bench -p 5201
