@@ -18,14 +18,22 @@ static const struct lds_transport_ops *const builtin[] = {
 static const struct lds_transport_ops *extra[REGISTRY_EXTRA];
 static size_t nextra;
 
-/* A table this core can drive: its size is this interface's, and every
- * op the core calls without asking is there. */
+/* A table this core can drive: its size is this interface's, it is one
+ * mode (byte stream or messages) with that mode's ops, and every op the
+ * core calls without asking is there. */
 static int ops_valid(const struct lds_transport_ops *o)
 {
+	unsigned mode = o->caps.flags & (LDS_TP_CAP_STREAM | LDS_TP_CAP_MESSAGE);
+	int stream_ops = o->send && o->push && o->recv && o->pending;
+	int msg_ops = o->send_msg && o->recv_msg && o->msg_done && o->caps.max_msg > 0;
+
+	if (mode == LDS_TP_CAP_STREAM ? !stream_ops : mode == LDS_TP_CAP_MESSAGE ? !msg_ops : 1)
+		return 0;
+	if ((o->caps.flags & LDS_TP_CAP_REGMEM) && !(o->mem_reg && o->mem_dereg))
+		return 0;
 	return o->size == LDS_TP_OPS_SIZE && o->name && o->name[0] && o->init && o->fini && o->listen &&
-	       o->listener_close && o->listener_pause && o->connect && o->set_userdata && o->send && o->push &&
-	       o->recv && o->pending && o->want_write && o->want_read && o->close && o->query &&
-	       o->conf_size <= LDS_TP_CONF_MAX;
+	       o->listener_close && o->listener_pause && o->connect && o->set_userdata && o->want_write &&
+	       o->want_read && o->close && o->query && o->conf_size <= LDS_TP_CONF_MAX;
 }
 
 const struct lds_transport_ops *transport_at(size_t i)

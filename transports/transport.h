@@ -94,6 +94,12 @@ struct lds_tp_upcalls {
 	void (*readable)(struct lds_tp_conn *c, void *ud);
 	/* The conn can take more bytes (only while want_write is on). */
 	void (*writable)(struct lds_tp_conn *c, void *ud);
+	/* Message kinds (LDS_TP_CAP_MESSAGE) only: the transport is done
+	 * with the memory of the message sent with ctx (send_msg) - for a
+	 * transport that retransmits, once the peer has it.  Called once per
+	 * message taken, in the order they were sent; never for messages
+	 * still held when the conn closes (closed says those are let go). */
+	void (*sent)(struct lds_tp_conn *c, void *ctx, void *ud);
 	/* Optional (NULL: not told).  The conn the core closed is gone: the
 	 * transport holds nothing of it any more (a transport that sends from
 	 * the core's buffers is done with them).  Called exactly once per
@@ -121,16 +127,26 @@ struct lds_tp_opts {
 	double connect_timeout;   /* seconds, 0 = transport default */
 };
 
+/* A received message (message kinds): the transport's memory, valid and
+ * unchanged until msg_done. */
+struct lds_tp_msg {
+	const uint8_t *data;
+	size_t len;
+	void *tp_priv;            /* the transport's own, for msg_done */
+};
+
 /* send() flags. */
 #define LDS_TP_MORE 1u
 
 /* What a kind offers: the core asks these, never the name. */
-#define LDS_TP_CAP_STREAM    0x01u  /* conns carry a byte stream (send/recv bytes; no boundaries kept) */
-#define LDS_TP_CAP_MESSAGE   0x02u  /* conns carry messages of at most max_msg bytes, boundaries kept */
+#define LDS_TP_CAP_STREAM    0x01u  /* conns carry a byte stream (send/push/recv/pending; no boundaries kept) */
+#define LDS_TP_CAP_MESSAGE   0x02u  /* conns carry messages of at most max_msg bytes, boundaries kept
+					(send_msg/recv_msg/msg_done, upcalls->sent) */
 #define LDS_TP_CAP_ORDERED   0x04u  /* what is sent on a conn arrives in order */
 #define LDS_TP_CAP_RELIABLE  0x08u  /* ...and all of it, or the conn ends */
 #define LDS_TP_CAP_INTEGRITY 0x10u  /* the transport detects corrupted data itself */
-#define LDS_TP_CAP_REGMEM    0x20u  /* send and recv buffers must come from registered memory */
+#define LDS_TP_CAP_REGMEM    0x20u  /* sends are fastest from memory registered with mem_reg (a
+					message without a desc is copied into the transport's own) */
 #define LDS_TP_CAP_FORK_SAFE 0x40u  /* a forked child may run while conns are open (no pinned memory) */
 
 struct lds_tp_caps {
@@ -215,7 +231,10 @@ struct lds_transport_ops {
 	 * NULL: nothing to apply. */
 	int (*set_opts)(struct lds_tp_conn *c, const struct lds_tp_opts *o);
 
-	/* Writes up to the iovecs' total; *sent = bytes taken (may be short).
+	/* Byte-stream kinds (LDS_TP_CAP_STREAM): send, push, recv, pending.
+	 * Message kinds leave them NULL and set send_msg, recv_msg, msg_done.
+	 *
+	 * Writes up to the iovecs' total; *sent = bytes taken (may be short).
 	 * flags: LDS_TP_MORE says more data follows at once, so the transport
 	 * may hold back a partly filled packet; the core then either sends
 	 * again or calls push.  Returns 0 (including a short write), -EAGAIN
@@ -232,6 +251,27 @@ struct lds_transport_ops {
 	 * core reads a frame straight to where it belongs when it is all
 	 * there. */
 	size_t (*pending)(struct lds_tp_conn *c);
+	/* Message kinds: takes one message, the iovecs' total (1 to
+	 * caps.max_msg bytes), whole or not at all.  The transport may keep
+	 * pointing into the iovecs' memory until upcalls->sent(c, ctx) (or the
+	 * conn's close): the core leaves it unchanged until then.  desc is
+	 * NULL or, per iovec, what mem_reg returned for the memory it lies in
+	 * (NULL entries: not registered).  Messages arrive whole, in order,
+	 * once (LDS_TP_CAP_RELIABLE) or the conn ends.  Returns 0 (taken),
+	 * -EAGAIN (no room now: nothing taken; ask for a writable upcall),
+	 * -EMSGSIZE, or -errno: the conn is broken and the core must close it. */
+	int (*send_msg)(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, void *const *desc, void *ctx);
+	/* Message kinds: the next message received, in the transport's
+	 * memory (*m), which the core hands back with msg_done before asking
+	 * for another.  Returns 0, -EAGAIN, -EPIPE at orderly end, or -errno. */
+	int (*recv_msg)(struct lds_tp_conn *c, struct lds_tp_msg *m);
+	void (*msg_done)(struct lds_tp_conn *c, struct lds_tp_msg *m);
+	/* LDS_TP_CAP_REGMEM kinds (else NULL): registers [addr, addr+len) with
+	 * the instance for sends and sets *desc for send_msg; 0 or -errno.
+	 * The core registers long-lived buffers once, never on the data path,
+	 * and deregisters them only when no message using them is held. */
+	int (*mem_reg)(struct lds_transport *tp, void *addr, size_t len, void **desc);
+	void (*mem_dereg)(struct lds_transport *tp, void *desc);
 	/* Turns writable upcalls on or off. */
 	void (*want_write)(struct lds_tp_conn *c, int on);
 	/* Turns readable upcalls on (the default) or off: a conn not read

@@ -111,6 +111,14 @@ START_TEST(test_size_refused)
 	o.send = NULL;
 	ck_assert_int_eq(transport_register(&o), -EINVAL);
 	o.send = mem_transport_ops.send;
+	/* One mode, with its ops: messages need send_msg and a size. */
+	o.caps.flags |= LDS_TP_CAP_MESSAGE;
+	ck_assert_int_eq(transport_register(&o), -EINVAL);
+	o.caps.flags &= ~LDS_TP_CAP_STREAM;
+	ck_assert_int_eq(transport_register(&o), -EINVAL);
+	o.caps.flags = mem_transport_ops.caps.flags | LDS_TP_CAP_REGMEM;
+	ck_assert_int_eq(transport_register(&o), -EINVAL);
+	o.caps.flags = mem_transport_ops.caps.flags;
 	o.conf_size = LDS_TP_CONF_MAX + 1;
 	ck_assert_int_eq(transport_register(&o), -EINVAL);
 	ck_assert_ptr_null(transport_find("mem2"));
@@ -173,6 +181,23 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+static int nomsg_send(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, void *const *desc, void *ctx)
+{
+	(void)c, (void)iov, (void)iovcnt, (void)desc, (void)ctx;
+	return -ENOTCONN;
+}
+
+static int nomsg_recv(struct lds_tp_conn *c, struct lds_tp_msg *m)
+{
+	(void)c, (void)m;
+	return -ENOTCONN;
+}
+
+static void nomsg_done(struct lds_tp_conn *c, struct lds_tp_msg *m)
+{
+	(void)c, (void)m;
+}
+
 /* Links need a reliable ordered byte stream: a kind without one is
  * refused at --check time, not at start. */
 START_TEST(test_caps_refused)
@@ -182,6 +207,8 @@ START_TEST(test_caps_refused)
 	o.name = "memmsg";
 	o.caps.flags = LDS_TP_CAP_MESSAGE | LDS_TP_CAP_RELIABLE;
 	o.caps.max_msg = 9000;
+	o.send = NULL, o.push = NULL, o.recv = NULL, o.pending = NULL;
+	o.send_msg = nomsg_send, o.recv_msg = nomsg_recv, o.msg_done = nomsg_done;
 	ck_assert_int_eq(transport_register(&o), 0);
 	ck_assert(!config_transport_usable(&o));
 	ck_assert(config_transport_usable(&mem_transport_ops));
