@@ -52,7 +52,8 @@ CRYPTO_LIBS := $(shell pkg-config --libs libcrypto 2>/dev/null)
 # The analytical model (launcher/model*.c) has no main and no state: it goes
 # into the same library, for mwpredict, mwlaunch and the unit tests.
 MODEL_SRC  := launcher/model.c launcher/modelconf.c launcher/modelout.c
-LDSD_SRC   := $(filter-out ldsd/main.c ldsd/exec_trampoline.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) libclient/clientproto.c \
+LDSD_SRC   := $(filter-out ldsd/main.c ldsd/exec_trampoline.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) \
+	$(wildcard transports/*/*.c) libclient/clientproto.c \
 	libclient/idset.c libclient/keyfile.c libclient/clientauth.c $(MODEL_SRC)
 LIBLDS_SRC := $(wildcard libclient/*.c) ldsd/wire.c ldsd/crc32c.c
 UNIT_SRC   := $(wildcard tests/unit/*.c)

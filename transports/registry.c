@@ -6,10 +6,12 @@
 #include "transport.h"
 
 extern const struct lds_transport_ops tcp_transport_ops;
+extern const struct lds_transport_ops udp_transport_ops;
 
 /* Built in: one line per transport compiled into this build. */
 static const struct lds_transport_ops *const builtin[] = {
 	&tcp_transport_ops,
+	&udp_transport_ops,
 };
 #define NBUILTIN (sizeof(builtin) / sizeof(builtin[0]))
 

@@ -22,6 +22,9 @@ static Suite *(*const suites[])(void) = {
 	make_conformance_suite,
 	make_handshake_suite,
 	make_link_suite,
+	make_udp_proto_suite,
+	make_udp_cc_suite,
+	make_udp_e2e_suite,
 };
 
 struct tally {

@@ -132,12 +132,14 @@ END_TEST
 /* Names come from the table, the built-in ones first. */
 START_TEST(test_registry)
 {
-	ck_assert_str_eq(transport_names(), "tcp, mem");
+	ck_assert_str_eq(transport_names(), "tcp, udp, mem");
 	ck_assert_str_eq(transport_at(0)->name, "tcp");
-	ck_assert_ptr_eq(transport_at(1), &mem_transport_ops);
-	ck_assert_ptr_null(transport_at(2));
+	ck_assert_str_eq(transport_at(1)->name, "udp");
+	ck_assert_ptr_eq(transport_at(2), &mem_transport_ops);
+	ck_assert_ptr_null(transport_at(3));
 	ck_assert_ptr_eq(transport_find("mem"), &mem_transport_ops);
-	ck_assert_ptr_null(transport_find("udp"));
+	ck_assert_ptr_null(transport_find("rdma"));
+	ck_assert(transport_find("udp")->caps.flags & LDS_TP_CAP_MESSAGE);
 	ck_assert(transport_find("tcp")->caps.flags & LDS_TP_CAP_STREAM);
 	ck_assert(!(transport_find("tcp")->caps.flags & LDS_TP_CAP_INTEGRITY));
 }

@@ -33,5 +33,8 @@ Suite *make_transport_suite(void);
 Suite *make_conformance_suite(void);
 Suite *make_handshake_suite(void);
 Suite *make_link_suite(void);
+Suite *make_udp_proto_suite(void);
+Suite *make_udp_cc_suite(void);
+Suite *make_udp_e2e_suite(void);
 
 #endif

@@ -1,0 +1,358 @@
+/*
+ * check_udp_cc.c - the UDP transport's loss recovery, congestion control
+ * and pacing on a fake clock: RTT estimates, loss by packet and by time
+ * threshold, the probe timeout and its back-off; the controller's states
+ * on a simulated bottleneck (10 MB/s, 50 ms), its rate under 5 % random
+ * loss, PROBE_RTT, and its model kept through an outage; the pacer's rate.
+ */
+#include <check.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "suites.h"
+#include "transports/udp/udp_cc.h"
+#include "transports/udp/udp_pacer.h"
+#include "transports/udp/udp_recovery.h"
+
+#define MS 1000000ull
+
+static unsigned nacked, nlost;
+static uint64_t lost_pns[64];
+
+static void cb_acked(void *arg, const struct udp_sent *p, uint64_t now)
+{
+	nacked++;
+}
+
+static void cb_lost(void *arg, const struct udp_sent *p)
+{
+	if (nlost < 64)
+		lost_pns[nlost] = p->off / 1000;
+	nlost++;
+}
+
+static const struct udp_rec_cb cbs = { cb_acked, cb_lost, NULL };
+
+static void send_pkts(struct udp_recovery *rec, int n, uint64_t t0)
+{
+	for (int i = 0; i < n; i++) {
+		uint64_t pn;
+		struct udp_sent *p = udp_rec_next(rec, &pn);
+
+		ck_assert_ptr_nonnull(p);
+		p->time_ns = t0 + (uint64_t)i * MS;
+		p->off = pn * 1000;
+		p->len = 1000;
+		p->size = 1032;
+		p->flags = UDP_SENT_ELICITING | UDP_SENT_INFLIGHT;
+		udp_rec_commit(rec, p);
+	}
+}
+
+static struct udp_frames ack_of(const uint64_t (*r)[2], size_t n)
+{
+	struct udp_frames f;
+
+	memset(&f, 0, sizeof(f));
+	f.has_ack = 1;
+	f.ack_largest = r[0][1] - 1;
+	for (size_t i = 0; i < n; i++) {
+		f.ranges[i].lo = r[i][0];
+		f.ranges[i].hi = r[i][1];
+	}
+	f.nranges = n;
+	return f;
+}
+
+/* Packet 3 is missing behind 4 and 5: not lost by count (2 newer), lost
+ * by time once 9/8 of the RTT has passed; 6..9 never come, and the
+ * probe timeout fires, backing off to at most a second. */
+START_TEST(test_loss_time_threshold)
+{
+	struct udp_recovery rec;
+	static const uint64_t r1[][2] = { { 4, 6 }, { 0, 3 } };
+	struct udp_frames f = ack_of(r1, 2);
+	uint64_t dl, pto1;
+
+	nacked = nlost = 0;
+	ck_assert_int_eq(udp_rec_init(&rec, 0), 0);
+	send_pkts(&rec, 10, 0);
+	ck_assert_uint_eq(rec.in_flight, 10 * 1032);
+	ck_assert_uint_eq(udp_rec_on_ack(&rec, &f, 100 * MS, &cbs), 5);
+	ck_assert_uint_eq(nacked, 5);
+	ck_assert(rec.have_rtt);
+	ck_assert_uint_eq(rec.latest_rtt, 95 * MS);               /* from packet 5, sent at 5 ms */
+	ck_assert_uint_eq(rec.srtt, 95 * MS);
+	ck_assert_uint_eq(rec.min_rtt, 95 * MS);
+	ck_assert_uint_eq(nlost, 0);
+	ck_assert_uint_eq(rec.loss_time, 3 * MS + 95 * MS * 9 / 8);
+	ck_assert_uint_eq(udp_rec_deadline(&rec), rec.loss_time);
+	ck_assert_int_eq(udp_rec_on_timeout(&rec, rec.loss_time - 1, &cbs), 0);
+	ck_assert_uint_eq(nlost, 0);
+	ck_assert_int_eq(udp_rec_on_timeout(&rec, rec.loss_time, &cbs), 0);
+	ck_assert_uint_eq(nlost, 1);
+	ck_assert_uint_eq(lost_pns[0], 3);
+	ck_assert_uint_eq(rec.in_flight, 4 * 1032);
+	/* Nothing more comes: the probe timeout, doubling, capped. */
+	dl = udp_rec_deadline(&rec);
+	pto1 = udp_rec_pto(&rec);
+	ck_assert_uint_eq(dl, 9 * MS + pto1);
+	ck_assert_int_eq(udp_rec_on_timeout(&rec, dl, &cbs), 1);
+	ck_assert_uint_eq(udp_rec_pto(&rec), 2 * pto1);
+	for (int i = 0; i < 10; i++)
+		ck_assert_int_eq(udp_rec_on_timeout(&rec, udp_rec_deadline(&rec), &cbs), 1);
+	ck_assert_uint_eq(udp_rec_pto(&rec), UDP_PTO_MAX_NS);
+	ck_assert_ptr_nonnull(udp_rec_oldest(&rec));
+	ck_assert_uint_eq(udp_rec_oldest(&rec)->off, 6000);
+	udp_rec_free(&rec);
+}
+END_TEST
+
+/* Three newer packets acknowledged: lost at once.  Acks of packets never
+ * sent are ignored; the ring grows past its first size. */
+START_TEST(test_loss_packet_threshold)
+{
+	struct udp_recovery rec;
+	static const uint64_t r1[][2] = { { 4, 8 }, { 0, 2 } };
+	static const uint64_t bogus[][2] = { { 5000, 900000 } };
+	struct udp_frames f = ack_of(r1, 2);
+
+	nacked = nlost = 0;
+	ck_assert_int_eq(udp_rec_init(&rec, 0), 0);
+	send_pkts(&rec, 1000, 0);
+	ck_assert_uint_eq(udp_rec_on_ack(&rec, &f, 50 * MS, &cbs), 6);
+	ck_assert_uint_eq(nlost, 2);                              /* 2 and 3: 7 >= 3 + 3 */
+	ck_assert_uint_eq(lost_pns[0], 2);
+	ck_assert_uint_eq(lost_pns[1], 3);
+	f = ack_of(bogus, 1);
+	ck_assert_uint_eq(udp_rec_on_ack(&rec, &f, 60 * MS, &cbs), 0);
+	ck_assert_uint_eq(rec.largest_acked, 7);
+	udp_rec_free(&rec);
+}
+END_TEST
+
+/* A discrete-time path: a FIFO bottleneck of rate bytes/s, a base RTT,
+ * random loss; every packet acknowledged on arrival. */
+struct sim {
+	struct udp_recovery rec;
+	struct udp_cc cc;
+	struct udp_pacer pacer;
+	uint64_t now, link_free, rtt;
+	double rate;
+	unsigned loss_ppm, seed;
+	int outage;
+	uint64_t delivered;
+	struct { uint64_t pn, at; } q[200000];
+	size_t qh, qt;
+};
+
+#define MSS 1200
+
+static void sim_init(struct sim *s, double rate, uint64_t rtt, unsigned loss_ppm)
+{
+	memset(s, 0, sizeof(*s));
+	s->rate = rate;
+	s->rtt = rtt;
+	s->loss_ppm = loss_ppm;
+	s->seed = 1;
+	ck_assert_int_eq(udp_rec_init(&s->rec, 0), 0);
+	udp_cc_init(&s->cc, MSS, 0, 0);
+	udp_pacer_init(&s->pacer, s->cc.pacing_rate, MSS, 0);
+}
+
+static void sim_ack_cb(void *arg, const struct udp_sent *p, uint64_t now)
+{
+	struct sim *s = arg;
+
+	s->delivered += p->size;
+	udp_cc_on_acked(&s->cc, p, now);
+}
+
+static void sim_lost_cb(void *arg, const struct udp_sent *p)
+{
+	struct sim *s = arg;
+
+	udp_cc_on_lost(&s->cc, p);
+}
+
+static void sim_send(struct sim *s)
+{
+	uint64_t pn;
+	struct udp_sent *p = udp_rec_next(&s->rec, &pn);
+
+	p->time_ns = s->now;
+	p->size = MSS;
+	p->len = MSS;
+	p->flags = UDP_SENT_ELICITING | UDP_SENT_INFLIGHT;
+	udp_cc_on_send(&s->cc, p, s->rec.in_flight, s->now);
+	udp_rec_commit(&s->rec, p);
+	udp_pacer_spend(&s->pacer, MSS);
+	if (s->outage || (unsigned)rand_r(&s->seed) % 1000000 < s->loss_ppm)
+		return;
+	s->link_free = (s->link_free > s->now ? s->link_free : s->now) + (uint64_t)(MSS * 1e9 / s->rate);
+	ck_assert_uint_lt(s->qt, sizeof(s->q) / sizeof(s->q[0]));
+	s->q[s->qt].pn = pn;
+	s->q[s->qt].at = s->link_free + s->rtt;
+	s->qt++;
+}
+
+static void sim_run(struct sim *s, uint64_t until)
+{
+	struct udp_rec_cb cb = { sim_ack_cb, sim_lost_cb, s };
+
+	for (; s->now < until; s->now += 100000) {
+		while (s->qh < s->qt && s->q[s->qh].at <= s->now) {
+			struct udp_frames f;
+
+			memset(&f, 0, sizeof(f));
+			f.has_ack = 1;
+			f.ack_largest = s->q[s->qh].pn;
+			f.ranges[0].lo = f.ack_largest;
+			f.ranges[0].hi = f.ack_largest + 1;
+			f.nranges = 1;
+			if (udp_rec_on_ack(&s->rec, &f, s->now, &cb))
+				udp_cc_on_ack_end(&s->cc, s->rec.rtt_new ? s->rec.latest_rtt : 0, s->rec.srtt,
+						  s->rec.in_flight, s->now);
+			s->qh++;
+		}
+		if (udp_rec_deadline(&s->rec) && udp_rec_on_timeout(&s->rec, s->now, &cb))
+			sim_send(s);
+		udp_pacer_set_rate(&s->pacer, s->cc.pacing_rate, MSS);
+		while (s->rec.in_flight + MSS <= s->cc.cwnd && udp_pacer_allow(&s->pacer, MSS, s->now))
+			sim_send(s);
+	}
+}
+
+static struct sim sim;
+
+/* STARTUP finds the bottleneck, DRAIN empties the queue, PROBE_BW holds
+ * the rate; the model matches the path. */
+START_TEST(test_cc_states)
+{
+	uint64_t d0;
+
+	sim_init(&sim, 10e6, 50 * MS, 0);
+	ck_assert_int_eq(sim.cc.state, UDP_CC_STARTUP);
+	sim_run(&sim, 3000 * MS);
+	ck_assert_int_eq(sim.cc.state, UDP_CC_PROBE_BW);
+	ck_assert(sim.cc.filled_pipe);
+	ck_assert_uint_ge(sim.cc.bw, 9e6);
+	ck_assert_uint_le(sim.cc.bw, 11e6);
+	ck_assert_uint_ge(sim.cc.min_rtt, 50 * MS);
+	ck_assert_uint_le(sim.cc.min_rtt, 52 * MS);
+	/* cwnd about twice the BDP (500 kB), not more. */
+	ck_assert_uint_le(sim.cc.cwnd, 2 * 520000 + 3 * MSS);
+	d0 = sim.delivered;
+	sim_run(&sim, 5000 * MS);
+	ck_assert_uint_ge(sim.delivered - d0, (uint64_t)(0.95 * 10e6 * 2));
+	udp_rec_free(&sim.rec);
+}
+END_TEST
+
+/* 5 % random loss: the model does not shrink, the rate holds. */
+START_TEST(test_cc_random_loss)
+{
+	uint64_t d0;
+
+	sim_init(&sim, 10e6, 50 * MS, 50000);
+	sim_run(&sim, 2000 * MS);
+	d0 = sim.delivered;
+	sim_run(&sim, 6000 * MS);
+	ck_assert_uint_gt(sim.cc.losses, 1000);
+	ck_assert_uint_ge(sim.cc.bw, 8.5e6);
+	ck_assert_uint_ge(sim.delivered - d0, (uint64_t)(0.85 * 10e6 * 4));
+	udp_rec_free(&sim.rec);
+}
+END_TEST
+
+/* A 3 s outage: probes go out at least every second, and once the path
+ * returns the old rate comes back within a second. */
+START_TEST(test_cc_outage)
+{
+	uint64_t bw, d0, sent0;
+
+	sim_init(&sim, 10e6, 50 * MS, 0);
+	sim_run(&sim, 3000 * MS);
+	bw = sim.cc.bw;
+	sim.outage = 1;
+	sent0 = sim.rec.next;
+	sim_run(&sim, 6000 * MS);
+	ck_assert_uint_ge(sim.rec.next - sent0, 3);               /* probes through the outage */
+	ck_assert_uint_ge(sim.cc.bw, bw / 2);
+	sim.outage = 0;
+	sim_run(&sim, 7000 * MS);
+	d0 = sim.delivered;
+	sim_run(&sim, 8000 * MS);
+	ck_assert_uint_ge(sim.delivered - d0, (uint64_t)(0.8 * 10e6));
+	udp_rec_free(&sim.rec);
+}
+END_TEST
+
+/* min_rtt not seen again for 10 s: PROBE_RTT with 4 packets, 200 ms, then back. */
+START_TEST(test_cc_probe_rtt)
+{
+	struct udp_cc cc;
+	struct udp_sent p;
+	uint64_t t = 20000 * MS;
+
+	udp_cc_init(&cc, MSS, 0, 0);
+	cc.filled_pipe = 1;
+	cc.state = UDP_CC_PROBE_BW;
+	cc.bw = 10e6;
+	cc.min_rtt = 50 * MS;
+	cc.min_rtt_stamp = t - 11000 * MS;
+	memset(&p, 0, sizeof(p));
+	p.size = MSS;
+	p.time_ns = t - 60 * MS;
+	p.first_sent_ns = p.delivered_ns = t - 200 * MS;
+	udp_cc_on_acked(&cc, &p, t);
+	udp_cc_on_ack_end(&cc, 0, 60 * MS, 100 * MSS, t);
+	ck_assert_int_eq(cc.state, UDP_CC_PROBE_RTT);
+	ck_assert_uint_eq(cc.cwnd, UDP_CC_MIN_CWND_PKTS * MSS);
+	udp_cc_on_acked(&cc, &p, t + MS);
+	udp_cc_on_ack_end(&cc, 70 * MS, 60 * MS, 2 * MSS, t + MS);
+	ck_assert_int_eq(cc.state, UDP_CC_PROBE_RTT);
+	udp_cc_on_acked(&cc, &p, t + 202 * MS);
+	udp_cc_on_ack_end(&cc, 0, 60 * MS, 2 * MSS, t + 202 * MS);
+	ck_assert_int_eq(cc.state, UDP_CC_PROBE_BW);
+	ck_assert_uint_eq(cc.min_rtt, 70 * MS);                   /* the expired minimum replaced */
+}
+END_TEST
+
+/* 1 MB/s with 1000-byte packets: 1000 a second after the first burst. */
+START_TEST(test_pacer)
+{
+	struct udp_pacer p;
+	unsigned sent = 0;
+
+	udp_pacer_init(&p, 1000000, 1000, 0);
+	ck_assert_uint_eq(p.burst, 4000);
+	for (uint64_t t = 0; t <= 1000 * MS; t += 100000)
+		while (udp_pacer_allow(&p, 1000, t)) {
+			udp_pacer_spend(&p, 1000);
+			sent++;
+		}
+	ck_assert_uint_ge(sent, 1000);
+	ck_assert_uint_le(sent, 1005);
+	ck_assert_uint_eq(udp_pacer_wait_ns(&p, 1000), 1000000 - p.tokens * 1000 + 1);
+	udp_pacer_set_rate(&p, 1e9, 1000);
+	ck_assert_uint_eq(p.burst, 2000000);                      /* 2 ms at 1 GB/s */
+}
+END_TEST
+
+Suite *make_udp_cc_suite(void)
+{
+	Suite *s = suite_create("udp_cc");
+	TCase *tc = tcase_create("udp_cc");
+
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, test_loss_time_threshold);
+	tcase_add_test(tc, test_loss_packet_threshold);
+	tcase_add_test(tc, test_cc_states);
+	tcase_add_test(tc, test_cc_random_loss);
+	tcase_add_test(tc, test_cc_outage);
+	tcase_add_test(tc, test_cc_probe_rtt);
+	tcase_add_test(tc, test_pacer);
+	suite_add_tcase(s, tc);
+	return s;
+}

@@ -1,0 +1,167 @@
+/*
+ * udp.h - the UDP transport's instance, sockets and conns, shared by
+ * transports/udp/udp*.c; the core sees only transport.h.
+ *
+ * udp.c        the ops table, the instance, its timer and pending hook
+ * udp_sock.c   sockets, listeners, the handshake, demultiplexing by conn id
+ * udp_conn.c   one conn: packets in, packets out, its timers
+ * udp_token.c  stateless retry tokens
+ * the rest     pure parts: packet, ack, ranges, recovery, cc, pacer, sendq,
+ *              recvq, conf
+ */
+#ifndef LDS_UDP_H
+#define LDS_UDP_H
+
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "transports/transport.h"
+#include "udp_ack.h"
+#include "udp_cc.h"
+#include "udp_conf.h"
+#include "udp_pacer.h"
+#include "udp_packet.h"
+#include "udp_recovery.h"
+#include "udp_recvq.h"
+#include "udp_sendq.h"
+
+#define UDP_TICK_MS 1
+#define UDP_BATCH 32                 /* datagrams per recvmmsg/sendmmsg */
+#define UDP_SOCK_BUCKETS 64
+#define UDP_CONNS_PER_SOURCE 64      /* conns one address may hold on a listener */
+#define UDP_CONNS_PER_LISTENER 4096
+#define UDP_MAX_ACK_DELAY_NS 5000000ull
+#define UDP_ACK_EVERY 2              /* ack-eliciting packets per ACK */
+#define UDP_UNSENT_DEFAULT (1u << 20)
+#define UDP_CONNECT_TIMEOUT_NS 10000000000ull
+#define UDP_LINGER_MAX_NS 10000000000ull  /* delivering what was queued before a close */
+#define UDP_ZOMBIE_NS 2000000000ull       /* answering a closed conn's peer with CLOSE */
+
+struct udp_sock {
+	struct lds_transport *tp;
+	int fd;
+	int refs;                        /* the listener and each conn on it */
+	struct lds_tp_listener *l;       /* accepting here; NULL: a client's socket or a closed listener */
+	struct lds_tp_conn *bucket[UDP_SOCK_BUCKETS];  /* conns by local conn id */
+	size_t nconns;
+};
+
+struct lds_tp_listener {
+	struct udp_sock *sock;
+	struct udp_conf conf;
+	size_t unsent_max;
+	int paused;
+	void *ud;
+};
+
+/* Counters of the instance: what was refused, for status and tests. */
+struct udp_stats {
+	uint64_t bad;                    /* failed udp_pkt_open or frame parsing */
+	uint64_t unknown;                /* no conn with that id (or wrong address) */
+	uint64_t retries;                /* RETRYs sent */
+	uint64_t bad_tokens;
+	uint64_t refused;                /* INITs refused for limits */
+};
+
+struct lds_transport {
+	struct lds_tp_host host;
+	struct lds_tp_upcalls up;
+	int timer_id, pending_id;
+	struct lds_tp_conn *conns;       /* all conns, live and lingering */
+	size_t nconns;
+	struct lds_tp_conn *dead;        /* closed by the core, closed upcall owed */
+	uint8_t secret[32];              /* keys retry tokens */
+	struct udp_stats stats;
+	char step[64];
+	uint8_t rbuf[UDP_BATCH][UDP_PKT_MAX];
+	uint8_t obuf[UDP_BATCH][UDP_PKT_MAX];
+	size_t olen[UDP_BATCH];
+};
+
+enum udp_state {
+	UDP_ST_CONNECTING,               /* client: INIT sent, no ACCEPT yet */
+	UDP_ST_OPEN,
+	UDP_ST_LINGER,                   /* closed by the core: delivering what was queued */
+	UDP_ST_CLOSING,                  /* CLOSE sent: answering the peer until the end */
+	UDP_ST_FAILED,                   /* err says why; nothing is sent */
+};
+
+struct lds_tp_conn {
+	struct lds_transport *tp;
+	struct udp_sock *sock;
+	struct lds_tp_conn *next, *hnext, *next_dead;
+	enum udp_state state;
+	int err;                         /* -errno once failed */
+	int peer_closed;                 /* CLOSE received: 1 orderly, 2 aborted */
+	int core_closed;                 /* ops->close made: no upcall but closed */
+	int accepted;                    /* server side */
+	int dead_listed;                 /* on tp->dead: the closed upcall is owed */
+	int connected_owed;              /* the connected upcall is owed (err says how) */
+	int err_told;                    /* recv_msg has reported err */
+	void *ud;
+	int want_w, no_read;
+	uint64_t lcid, rcid;
+	struct sockaddr_storage peer;
+	socklen_t peer_len;
+	char peer_name[64];
+	struct udp_conf conf;
+	size_t unsent_max;
+	uint8_t token[UDP_TOKEN_LEN];
+	int have_token;
+	uint64_t hs_next_ns, hs_deadline_ns, hs_interval_ns;
+	struct udp_rx rx;
+	struct udp_recvq rq;
+	struct udp_sendq sq;
+	struct udp_recovery rec;
+	struct udp_cc cc;
+	struct udp_pacer pacer;
+	uint64_t last_recv_ns, last_eliciting_ns, end_ns;
+	uint64_t advertised;             /* the window's end last told the peer */
+	int probe;                       /* probes owed after a probe timeout */
+	int answer_close;                /* a packet came while closing: CLOSE again */
+	uint64_t bytes_sent, bytes_recv, dup_pkts, dropped;
+};
+
+uint64_t udp_now_ns(void);
+
+/* udp.c */
+void udp_timer_need(struct lds_transport *tp);
+
+/* udp_sock.c */
+int udp_sock_open(struct lds_transport *tp, const char *host, uint16_t port, int passive, const struct udp_conf *uc,
+		  struct udp_sock **out, struct sockaddr_storage *peer, socklen_t *peer_len, const char **step);
+void udp_sock_unref(struct udp_sock *s);
+void udp_sock_add_conn(struct udp_sock *s, struct lds_tp_conn *c);
+void udp_sock_del_conn(struct udp_sock *s, struct lds_tp_conn *c);
+/* Sends n packets of tp->obuf to c's peer; returns how many left (the
+ * rest were refused by a full socket buffer), or -errno. */
+int udp_sock_send(struct lds_tp_conn *c, size_t n);
+void udp_peer_name(const struct sockaddr_storage *ss, char *buf, size_t len);
+
+/* udp_token.c */
+void udp_token_make(const uint8_t *secret, const struct sockaddr_storage *ss, uint64_t cid, uint64_t epoch,
+		    uint8_t *token);
+int udp_token_check(const uint8_t *secret, const struct sockaddr_storage *ss, uint64_t cid, uint64_t now_s,
+		    const uint8_t *token);
+#define UDP_TOKEN_EPOCH_S 30
+
+/* udp_conn.c */
+struct lds_tp_conn *udp_conn_new(struct lds_transport *tp, struct udp_sock *s, const struct udp_conf *uc,
+				 size_t unsent_max);
+void udp_conn_free(struct lds_tp_conn *c);
+void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_rd *payload, uint64_t now_ns);
+void udp_conn_flush(struct lds_tp_conn *c, uint64_t now_ns);
+void udp_conn_tick(struct lds_tp_conn *c, uint64_t now_ns);
+/* Makes the upcalls c owes (sent, readable, writable, connected);
+ * returns 1 if it made one. */
+int udp_conn_upcalls(struct lds_tp_conn *c);
+void udp_conn_fail(struct lds_tp_conn *c, int err);
+/* Sends a handshake packet of type t to c's peer now. */
+void udp_conn_send_hs(struct lds_tp_conn *c, uint8_t t, uint64_t now_ns);
+/* Ends c inside the transport: closed conns linger, then go; the caller
+ * frees it when this returns 1. */
+int udp_conn_finished(const struct lds_tp_conn *c, uint64_t now_ns);
+/* The core closed c: from now on the transport's own. */
+void udp_conn_close(struct lds_tp_conn *c, uint64_t now_ns);
+
+#endif

@@ -1,0 +1,120 @@
+/* udp_ack.c - received packet numbers and ACK frames; see udp_ack.h. */
+#include <errno.h>
+#include <string.h>
+
+#include "udp_ack.h"
+
+void udp_rx_init(struct udp_rx *rx)
+{
+	memset(rx, 0, sizeof(*rx));
+	udp_ranges_init(&rx->seen, UDP_RX_RANGES_MAX);
+}
+
+void udp_rx_free(struct udp_rx *rx)
+{
+	udp_ranges_free(&rx->seen);
+}
+
+int udp_rx_seen(const struct udp_rx *rx, uint64_t pn)
+{
+	return pn < rx->floor || udp_ranges_contains(&rx->seen, pn);
+}
+
+int udp_rx_record(struct udp_rx *rx, uint64_t pn, int eliciting, uint64_t now_ns)
+{
+	int had = rx->seen.n > 0 || rx->floor > 0, r;
+	uint64_t prev = rx->largest;
+
+	while ((r = udp_ranges_add(&rx->seen, pn, pn + 1)) == -ENOSPC) {
+		/* Forget the oldest range: its packets count as seen from now on. */
+		rx->floor = rx->seen.r[0].hi;
+		udp_ranges_remove_below(&rx->seen, rx->floor);
+	}
+	if (r < 0)
+		return r;
+	/* Reordered, or a new gap: the sender learns of it at once. */
+	if (had && (pn < prev || pn > prev + 1))
+		rx->now = 1;
+	if (!had || pn > prev) {
+		rx->largest = pn;
+		rx->largest_ns = now_ns;
+	}
+	if (eliciting && rx->unacked++ == 0)
+		rx->first_unacked_ns = now_ns;
+	return 0;
+}
+
+void udp_ack_encode(struct udp_rx *rx, struct udp_wr *w, uint64_t now_ns)
+{
+	const struct udp_ranges *s = &rx->seen;
+	size_t n = s->n, k;
+	uint64_t delay_us = (now_ns - rx->largest_ns) / 1000;
+
+	if (n == 0)
+		return;
+	/* Count the ranges that fit: type, largest, delay, count, first range,
+	 * then a gap and a length for each further range. */
+	k = 1;
+	{
+		size_t need = 1 + udp_varint_len(s->r[n - 1].hi - 1) + udp_varint_len(delay_us) + 1 +
+			      udp_varint_len(s->r[n - 1].hi - 1 - s->r[n - 1].lo);
+		size_t room = (size_t)(w->end - w->p);
+
+		if (need > room) {
+			w->full = 1;
+			return;
+		}
+		while (k < n && k < UDP_ACK_RANGES_MAX) {
+			const struct udp_range *hi = &s->r[n - k], *lo = &s->r[n - k - 1];
+			size_t more = udp_varint_len(hi->lo - lo->hi - 1) + udp_varint_len(lo->hi - 1 - lo->lo);
+
+			if (need + more > room)
+				break;
+			need += more;
+			k++;
+		}
+	}
+	udp_wr_varint(w, UDP_FR_ACK);
+	udp_wr_varint(w, s->r[n - 1].hi - 1);
+	udp_wr_varint(w, delay_us);
+	udp_wr_varint(w, k - 1);
+	udp_wr_varint(w, s->r[n - 1].hi - 1 - s->r[n - 1].lo);
+	for (size_t i = 1; i < k; i++) {
+		const struct udp_range *hi = &s->r[n - i], *lo = &s->r[n - i - 1];
+
+		/* Gap: numbers missing between the ranges, less one (never 0 missing). */
+		udp_wr_varint(w, hi->lo - lo->hi - 1);
+		udp_wr_varint(w, lo->hi - 1 - lo->lo);
+	}
+	rx->unacked = 0;
+	rx->now = 0;
+}
+
+int udp_ack_decode(struct udp_rd *r, struct udp_frames *f)
+{
+	uint64_t largest = udp_rd_varint(r), count, first, lo;
+
+	f->ack_largest = largest;
+	f->ack_delay_us = udp_rd_varint(r);
+	count = udp_rd_varint(r);
+	first = udp_rd_varint(r);
+	if (r->bad || first > largest || count >= UDP_ACK_RANGES_MAX || largest >= UINT64_MAX / 2)
+		return -1;
+	lo = largest - first;
+	f->ranges[0].lo = lo;
+	f->ranges[0].hi = largest + 1;
+	f->nranges = 1;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t gap = udp_rd_varint(r), len = udp_rd_varint(r), hi;
+
+		/* The next range ends gap + 1 numbers below this one's start. */
+		if (r->bad || lo < gap + 2 || lo - gap - 2 < len)
+			return -1;
+		hi = lo - gap - 2;
+		lo = hi - len;
+		f->ranges[f->nranges].lo = lo;
+		f->ranges[f->nranges].hi = hi + 1;
+		f->nranges++;
+	}
+	return 0;
+}

@@ -1,0 +1,473 @@
+/*
+ * udp_conn.c - one conn of the UDP transport: packets in (frames to the
+ * receive queue, ACKs to loss recovery and the congestion controller),
+ * packets out (ACKs, window updates, stream bytes within the congestion
+ * window and the pacer's budget), its timers (handshake, loss, probes,
+ * keepalive, idle, linger) and the upcalls it owes.  Nothing here makes
+ * an upcall while a packet is half built: input only records, and
+ * udp_conn_upcalls runs after the batch.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "udp.h"
+
+struct lds_tp_conn *udp_conn_new(struct lds_transport *tp, struct udp_sock *s, const struct udp_conf *uc,
+				 size_t unsent_max)
+{
+	struct lds_tp_conn *c = calloc(1, sizeof(*c));
+	uint64_t now = udp_now_ns();
+
+	if (c == NULL)
+		return NULL;
+	c->tp = tp;
+	c->conf = *uc;
+	c->unsent_max = unsent_max ? unsent_max : UDP_UNSENT_DEFAULT;
+	udp_rx_init(&c->rx);
+	udp_sendq_init(&c->sq);
+	if (udp_recvq_init(&c->rq, uc->window, UDP_MSG_MAX) < 0 || udp_rec_init(&c->rec, UDP_MAX_ACK_DELAY_NS) < 0 ||
+	    getrandom(&c->lcid, sizeof(c->lcid), 0) != sizeof(c->lcid)) {
+		udp_conn_free(c);
+		return NULL;
+	}
+	c->lcid |= 1;                   /* 0 names no conn (an INIT's destination) */
+	udp_cc_init(&c->cc, uc->mtu, uc->rate_max, now);
+	udp_pacer_init(&c->pacer, c->cc.pacing_rate, uc->mtu, now);
+	c->last_recv_ns = c->last_eliciting_ns = now;
+	c->sock = s;
+	udp_sock_add_conn(s, c);
+	c->next = tp->conns;
+	tp->conns = c;
+	tp->nconns++;
+	udp_timer_need(tp);
+	return c;
+}
+
+void udp_conn_free(struct lds_tp_conn *c)
+{
+	if (c->sock) {
+		udp_sock_del_conn(c->sock, c);
+		udp_sock_unref(c->sock);
+	}
+	udp_rx_free(&c->rx);
+	udp_recvq_free(&c->rq);
+	udp_sendq_free(&c->sq);
+	udp_rec_free(&c->rec);
+	free(c);
+}
+
+void udp_conn_fail(struct lds_tp_conn *c, int err)
+{
+	if (c->state == UDP_ST_FAILED)
+		return;
+	if (c->state == UDP_ST_CONNECTING)
+		c->connected_owed = 1;
+	c->state = UDP_ST_FAILED;
+	c->err = err;
+	c->end_ns = udp_now_ns();
+}
+
+/* ---- packets in ------------------------------------------------------- */
+
+static void on_acked(void *arg, const struct udp_sent *p, uint64_t now_ns)
+{
+	struct lds_tp_conn *c = arg;
+
+	if (p->len && udp_sendq_acked(&c->sq, p->off, p->len) < 0)
+		udp_conn_fail(c, -ENOMEM);
+	udp_cc_on_acked(&c->cc, p, now_ns);
+}
+
+static void on_lost(void *arg, const struct udp_sent *p)
+{
+	struct lds_tp_conn *c = arg;
+
+	if (p->len && udp_sendq_lost(&c->sq, p->off, p->len) < 0)
+		udp_conn_fail(c, -ENOMEM);
+	udp_cc_on_lost(&c->cc, p);
+}
+
+static void take_ack(struct lds_tp_conn *c, const struct udp_frames *f, uint64_t now)
+{
+	struct udp_rec_cb cb = { on_acked, on_lost, c };
+
+	if (udp_rec_on_ack(&c->rec, f, now, &cb) == 0)
+		return;
+	udp_cc_on_ack_end(&c->cc, c->rec.rtt_new ? c->rec.latest_rtt : 0, c->rec.srtt, c->rec.in_flight, now);
+}
+
+/* A CLOSE: what was received whole is still handed up, then the end. */
+static void take_close(struct lds_tp_conn *c, struct udp_rd *r)
+{
+	uint64_t code = udp_rd_u8(r);
+
+	if (r->bad) {
+		c->tp->stats.bad++;
+		return;
+	}
+	c->peer_closed = code == 0 ? 1 : 2;
+	if (c->state == UDP_ST_OPEN || c->state == UDP_ST_CONNECTING)
+		udp_conn_fail(c, code == 0 ? -EPIPE : -ECONNRESET);
+	else if (c->state == UDP_ST_LINGER || c->state == UDP_ST_CLOSING)
+		c->end_ns = udp_now_ns();
+}
+
+void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_rd *payload, uint64_t now)
+{
+	struct udp_frames f;
+	int r;
+
+	if (h->type == UDP_PKT_CLOSE) {
+		take_close(c, payload);
+		return;
+	}
+	if (c->state == UDP_ST_FAILED)
+		return;
+	if (c->state == UDP_ST_CLOSING) {
+		c->answer_close = 1;
+		return;
+	}
+	if (h->type != UDP_PKT_DATA && h->type != UDP_PKT_ACCEPT) {
+		c->tp->stats.bad++;
+		return;
+	}
+	if (udp_frames_parse(payload, &f) < 0) {
+		c->tp->stats.bad++;
+		return;
+	}
+	c->last_recv_ns = now;
+	if (c->state == UDP_ST_CONNECTING) {
+		/* An ACCEPT, or data that overtook a lost one: the conn is up. */
+		c->rcid = h->scid;
+		c->state = UDP_ST_OPEN;
+		c->connected_owed = 1;
+	}
+	if (f.has_max_data && f.max_data > c->sq.peer_max)
+		c->sq.peer_max = f.max_data;
+	if (h->type == UDP_PKT_ACCEPT)
+		return;             /* outside the packet number space */
+	if (udp_rx_seen(&c->rx, h->pn)) {
+		c->dup_pkts++;
+		c->rx.now = 1;      /* our ACK may have been lost */
+		return;
+	}
+	if (f.has_stream) {
+		r = udp_recvq_insert(&c->rq, f.stream_off, f.stream_data, f.stream_len);
+		if (r == -EMSGSIZE || r == -ENOSPC) {
+			c->dropped++;   /* not acknowledged: it comes again */
+			return;
+		}
+		if (r < 0) {
+			udp_conn_fail(c, r);
+			return;
+		}
+	}
+	if (udp_rx_record(&c->rx, h->pn, udp_frames_eliciting(&f), now) < 0) {
+		udp_conn_fail(c, -ENOMEM);
+		return;
+	}
+	if (f.has_ack)
+		take_ack(c, &f, now);
+}
+
+/* ---- packets out ------------------------------------------------------ */
+
+static void hdr(struct lds_tp_conn *c, uint8_t *buf, uint8_t type, uint64_t pn)
+{
+	struct udp_hdr h = { .type = type, .dcid = c->rcid, .scid = c->lcid, .pn = pn };
+
+	udp_hdr_write(buf, &h);
+}
+
+void udp_conn_send_hs(struct lds_tp_conn *c, uint8_t type, uint64_t now)
+{
+	uint8_t *buf = c->tp->obuf[0];
+	struct udp_wr w = { buf + UDP_HDR_LEN, buf + c->conf.mtu, 0 };
+
+	hdr(c, buf, type, 0);
+	if (type == UDP_PKT_INIT) {
+		udp_wr_u16be(&w, c->have_token ? UDP_TOKEN_LEN : 0);
+		if (c->have_token)
+			udp_wr_bytes(&w, c->token, UDP_TOKEN_LEN);
+	}
+	if (type == UDP_PKT_CLOSE) {
+		udp_wr_u8(&w, c->state == UDP_ST_CLOSING && udp_sendq_empty(&c->sq) ? 0 : 1);
+	} else {
+		c->advertised = udp_recvq_limit(&c->rq);
+		udp_wr_varint(&w, UDP_FR_MAX_DATA);
+		udp_wr_varint(&w, c->advertised);
+	}
+	/* A RETRY answers an INIT that is at least as large: no amplification. */
+	while (type == UDP_PKT_INIT && w.p < buf + UDP_INIT_MIN)
+		*w.p++ = UDP_FR_PADDING;
+	c->tp->olen[0] = (size_t)(w.p - buf);
+	udp_pkt_seal(buf, c->tp->olen[0]);
+	(void)udp_sock_send(c, 1);
+}
+
+/* Owes the peer an ACK now. */
+static int ack_due(const struct lds_tp_conn *c, uint64_t now)
+{
+	const struct udp_rx *rx = &c->rx;
+
+	if (rx->seen.n == 0)
+		return 0;
+	return rx->now || rx->unacked >= UDP_ACK_EVERY ||
+	       (rx->unacked && now - rx->first_unacked_ns >= UDP_MAX_ACK_DELAY_NS);
+}
+
+/* The window moved a quarter since the peer was last told. */
+static int window_due(const struct lds_tp_conn *c)
+{
+	return udp_recvq_limit(&c->rq) - c->advertised >= c->rq.size / 4;
+}
+
+/* Builds one packet in tp->obuf[i]: what is owed and what may go.
+ * Returns 0 if there was nothing to send, 1 if built, 2 if built but
+ * data was held back by the congestion window or the pacer. */
+static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out)
+{
+	uint8_t *buf = c->tp->obuf[i];
+	struct udp_wr w = { buf + UDP_HDR_LEN, buf + c->conf.mtu, 0 };
+	int eliciting = 0, held = 0, retx = 0;
+	uint64_t off = 0, pn;
+	size_t len = 0;
+	struct udp_sent *p;
+
+	if (ack_due(c, now))
+		udp_ack_encode(&c->rx, &w, now);
+	if (window_due(c)) {
+		c->advertised = udp_recvq_limit(&c->rq);
+		udp_wr_varint(&w, UDP_FR_MAX_DATA);
+		udp_wr_varint(&w, c->advertised);
+		eliciting = 1;
+	}
+	if (c->probe || (c->rec.in_flight + c->conf.mtu <= c->cc.cwnd && udp_pacer_allow(&c->pacer, c->conf.mtu, now))) {
+		size_t room = (size_t)(w.end - w.p);
+		size_t over = 1 + udp_varint_len(c->sq.end) + 2;  /* type, offset, length */
+
+		if (room > over + 16 && udp_sendq_next(&c->sq, room - over, &off, &len, &retx)) {
+			udp_wr_varint(&w, UDP_FR_STREAM);
+			udp_wr_varint(&w, off);
+			udp_wr_varint(&w, len);
+			udp_sendq_gather(&c->sq, off, w.p, len);
+			w.p += len;
+			udp_sendq_sent(&c->sq, off, len, retx);
+			eliciting = 1;
+		}
+	} else if (c->sq.retx.n || (c->sq.next < c->sq.end && c->sq.next < c->sq.peer_max)) {
+		held = 1;
+	}
+	if (c->probe && !eliciting) {
+		udp_wr_varint(&w, UDP_FR_PING);
+		eliciting = 1;
+	}
+	if (w.p == buf + UDP_HDR_LEN)
+		return held ? 2 : 0;
+	p = udp_rec_next(&c->rec, &pn);
+	if (p == NULL) {
+		udp_conn_fail(c, -ENOMEM);
+		return 0;
+	}
+	hdr(c, buf, UDP_PKT_DATA, pn);
+	c->tp->olen[i] = (size_t)(w.p - buf);
+	udp_pkt_seal(buf, c->tp->olen[i]);
+	p->time_ns = now;
+	p->off = off;
+	p->len = (uint32_t)len;
+	p->size = (uint16_t)c->tp->olen[i];
+	p->flags = eliciting ? UDP_SENT_ELICITING | UDP_SENT_INFLIGHT : 0;
+	if (eliciting) {
+		udp_cc_on_send(&c->cc, p, c->rec.in_flight, now);
+		udp_pacer_spend(&c->pacer, p->size);
+		c->last_eliciting_ns = now;
+		if (c->probe)
+			c->probe--;
+	}
+	if (retx)
+		c->rec.retransmits++;
+	udp_rec_commit(&c->rec, p);
+	*pn_out = pn;
+	return held ? 2 : 1;
+}
+
+/* Sends the batch built so far; what the socket refused goes again. */
+static int send_batch(struct lds_tp_conn *c, size_t n, const uint64_t *pns)
+{
+	int sent = udp_sock_send(c, n);
+
+	if (sent < 0) {
+		udp_conn_fail(c, sent);
+		return -1;
+	}
+	for (size_t i = (size_t)sent; i < n; i++) {
+		const struct udp_sent *p = udp_rec_unsend(&c->rec, pns[i]);
+
+		if (p && p->len && udp_sendq_lost(&c->sq, p->off, p->len) < 0)
+			udp_conn_fail(c, -ENOMEM);
+	}
+	for (size_t i = 0; i < (size_t)sent; i++)
+		c->bytes_sent += c->tp->olen[i];
+	return (size_t)sent < n ? -1 : 0;
+}
+
+void udp_conn_flush(struct lds_tp_conn *c, uint64_t now)
+{
+	uint64_t pns[UDP_BATCH];
+	size_t n = 0;
+	int r = 1;
+
+	if (c->state != UDP_ST_OPEN && c->state != UDP_ST_LINGER)
+		return;
+	if (c->pacer.rate != c->cc.pacing_rate)
+		udp_pacer_set_rate(&c->pacer, c->cc.pacing_rate, c->conf.mtu);
+	/* Bounded: a fast path yields to the loop every few batches. */
+	for (int k = 0; k < 4 * UDP_BATCH && c->state != UDP_ST_FAILED; k++) {
+		r = build(c, n, now, &pns[n]);
+		if (r != 1)
+			break;
+		if (++n == UDP_BATCH) {
+			if (send_batch(c, n, pns) < 0)
+				return;
+			n = 0;
+		}
+	}
+	if (n && send_batch(c, n, pns) < 0)
+		return;
+	/* Nothing held back and room to spare: the core, not the path, is the limit. */
+	if (r == 0 && c->rec.in_flight + c->conf.mtu <= c->cc.cwnd)
+		udp_cc_app_limited(&c->cc, c->rec.in_flight);
+}
+
+/* ---- timers ------------------------------------------------------------ */
+
+static void close_now(struct lds_tp_conn *c, uint64_t now)
+{
+	c->state = UDP_ST_CLOSING;
+	c->end_ns = now + UDP_ZOMBIE_NS;
+	udp_conn_send_hs(c, UDP_PKT_CLOSE, now);
+}
+
+static void tick_connecting(struct lds_tp_conn *c, uint64_t now)
+{
+	if (now >= c->hs_deadline_ns) {
+		udp_conn_fail(c, -ETIMEDOUT);
+		return;
+	}
+	if (now < c->hs_next_ns)
+		return;
+	udp_conn_send_hs(c, UDP_PKT_INIT, now);
+	c->hs_interval_ns = c->hs_interval_ns * 2 < UDP_PTO_MAX_NS ? c->hs_interval_ns * 2 : UDP_PTO_MAX_NS;
+	c->hs_next_ns = now + c->hs_interval_ns;
+}
+
+void udp_conn_tick(struct lds_tp_conn *c, uint64_t now)
+{
+	uint64_t idle = (uint64_t)(c->conf.idle_timeout * 1e9), dl;
+	struct udp_rec_cb cb = { on_acked, on_lost, c };
+
+	switch (c->state) {
+	case UDP_ST_CONNECTING:
+		tick_connecting(c, now);
+		return;
+	case UDP_ST_CLOSING:
+		if (c->answer_close)
+			udp_conn_send_hs(c, UDP_PKT_CLOSE, now);
+		c->answer_close = 0;
+		return;
+	case UDP_ST_FAILED:
+		return;
+	case UDP_ST_OPEN:
+	case UDP_ST_LINGER:
+		break;
+	}
+	if (now - c->last_recv_ns > idle) {
+		udp_conn_fail(c, -ETIMEDOUT);
+		return;
+	}
+	dl = udp_rec_deadline(&c->rec);
+	if (dl && now >= dl && udp_rec_on_timeout(&c->rec, now, &cb)) {
+		const struct udp_sent *old = udp_rec_oldest(&c->rec);
+
+		/* The probe carries the oldest data again, or a PING. */
+		if (old && old->len && udp_sendq_lost(&c->sq, old->off, old->len) < 0)
+			udp_conn_fail(c, -ENOMEM);
+		c->probe = 1;
+	}
+	if (now - c->last_eliciting_ns >= idle / 3)
+		c->probe = 1;       /* keepalive */
+	if (c->state == UDP_ST_LINGER) {
+		if (udp_sendq_empty(&c->sq) || now >= c->end_ns || c->peer_closed) {
+			close_now(c, now);
+			return;
+		}
+	}
+	udp_conn_flush(c, now);
+}
+
+void udp_conn_close(struct lds_tp_conn *c, uint64_t now)
+{
+	switch (c->state) {
+	case UDP_ST_OPEN:
+		if (!udp_sendq_empty(&c->sq) && !c->peer_closed && udp_sendq_own(&c->sq) == 0) {
+			c->state = UDP_ST_LINGER;
+			c->end_ns = now + UDP_LINGER_MAX_NS;
+			return;
+		}
+		close_now(c, now);
+		return;
+	case UDP_ST_CONNECTING:
+		c->state = UDP_ST_FAILED;
+		c->end_ns = now;
+		return;
+	default:
+		return;
+	}
+}
+
+int udp_conn_finished(const struct lds_tp_conn *c, uint64_t now)
+{
+	if (!c->core_closed || c->dead_listed)
+		return 0;
+	return (c->state == UDP_ST_FAILED || c->state == UDP_ST_CLOSING) && now >= c->end_ns;
+}
+
+/* ---- upcalls ----------------------------------------------------------- */
+
+int udp_conn_upcalls(struct lds_tp_conn *c)
+{
+	struct lds_transport *tp = c->tp;
+	void *ctx;
+	int made = 0;
+
+	if (c->core_closed)
+		return 0;
+	if (c->connected_owed) {
+		c->connected_owed = 0;
+		if (c->state == UDP_ST_FAILED) {
+			/* The conn never reached the core: ours to free. */
+			c->core_closed = 1;
+			tp->up.connected(NULL, c->err, c->ud);
+			return 1;
+		}
+		tp->up.connected(c, 0, c->ud);
+		made = 1;
+	}
+	while (!c->core_closed && udp_sendq_pop_done(&c->sq, &ctx)) {
+		if (tp->up.sent)
+			tp->up.sent(c, ctx, c->ud);
+		made = 1;
+	}
+	if (!c->core_closed && !c->no_read && !c->rq.held &&
+	    (udp_recvq_ready(&c->rq) || (c->state == UDP_ST_FAILED && !c->err_told))) {
+		tp->up.readable(c, c->ud);
+		made = 1;
+	}
+	if (!c->core_closed && c->want_w && c->state == UDP_ST_OPEN && c->sq.end - c->sq.next < c->unsent_max) {
+		tp->up.writable(c, c->ud);
+		made = 1;
+	}
+	return made;
+}

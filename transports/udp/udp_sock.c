@@ -1,0 +1,386 @@
+/*
+ * udp_sock.c - the UDP transport's sockets: opening them, receiving in
+ * batches (recvmmsg), sending in batches (sendmmsg), handing each packet
+ * to its conn by destination conn id, and the listener's side of the
+ * handshake (INIT, RETRY with a token, INIT with the token, ACCEPT).
+ *
+ * A listener's conns share its socket; a client conn has a socket of its
+ * own, connected to the peer.  Packets from another address than the
+ * conn's peer are dropped (no migration).
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+
+#include "udp.h"
+
+static unsigned bucket_of(uint64_t cid)
+{
+	return (unsigned)((cid * 0x9E3779B97F4A7C15ull) >> 58) % UDP_SOCK_BUCKETS;
+}
+
+void udp_sock_add_conn(struct udp_sock *s, struct lds_tp_conn *c)
+{
+	unsigned b = bucket_of(c->lcid);
+
+	c->hnext = s->bucket[b];
+	s->bucket[b] = c;
+	s->nconns++;
+	s->refs++;
+}
+
+void udp_sock_del_conn(struct udp_sock *s, struct lds_tp_conn *c)
+{
+	for (struct lds_tp_conn **pp = &s->bucket[bucket_of(c->lcid)]; *pp; pp = &(*pp)->hnext)
+		if (*pp == c) {
+			*pp = c->hnext;
+			s->nconns--;
+			return;
+		}
+}
+
+static struct lds_tp_conn *lookup(struct udp_sock *s, uint64_t cid)
+{
+	for (struct lds_tp_conn *c = s->bucket[bucket_of(cid)]; c; c = c->hnext)
+		if (c->lcid == cid)
+			return c;
+	return NULL;
+}
+
+static int same_host(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (a->ss_family != b->ss_family)
+		return 0;
+	if (a->ss_family == AF_INET6)
+		return memcmp(&((const struct sockaddr_in6 *)a)->sin6_addr, &((const struct sockaddr_in6 *)b)->sin6_addr,
+			      16) == 0;
+	return ((const struct sockaddr_in *)a)->sin_addr.s_addr == ((const struct sockaddr_in *)b)->sin_addr.s_addr;
+}
+
+static int same_addr(const struct sockaddr_storage *a, const struct sockaddr_storage *b)
+{
+	if (!same_host(a, b))
+		return 0;
+	if (a->ss_family == AF_INET6)
+		return ((const struct sockaddr_in6 *)a)->sin6_port == ((const struct sockaddr_in6 *)b)->sin6_port;
+	return ((const struct sockaddr_in *)a)->sin_port == ((const struct sockaddr_in *)b)->sin_port;
+}
+
+void udp_peer_name(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
+
+	getnameinfo((const struct sockaddr *)ss, sizeof(*ss), host, sizeof(host), port, sizeof(port),
+		    NI_NUMERICHOST | NI_NUMERICSERV);
+	snprintf(buf, len, ss->ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+}
+
+void udp_sock_unref(struct udp_sock *s)
+{
+	if (--s->refs > 0)
+		return;
+	s->tp->host.unwatch(s->tp->host.ctx, s->fd);
+	close(s->fd);
+	free(s);
+}
+
+int udp_sock_send(struct lds_tp_conn *c, size_t n)
+{
+	struct mmsghdr mm[UDP_BATCH];
+	struct iovec iov[UDP_BATCH];
+	int r;
+
+	memset(mm, 0, n * sizeof(mm[0]));
+	for (size_t i = 0; i < n; i++) {
+		iov[i] = (struct iovec){ c->tp->obuf[i], c->tp->olen[i] };
+		mm[i].msg_hdr.msg_iov = &iov[i];
+		mm[i].msg_hdr.msg_iovlen = 1;
+		/* A listener's socket is shared: name the peer; a client's is connected. */
+		if (c->accepted) {
+			mm[i].msg_hdr.msg_name = &c->peer;
+			mm[i].msg_hdr.msg_namelen = c->peer_len;
+		}
+	}
+	do
+		r = sendmmsg(c->sock->fd, mm, (unsigned)n, MSG_DONTWAIT);
+	while (r < 0 && errno == EINTR);
+	if (r >= 0)
+		return r;
+	/* A full buffer, or an ICMP error from an earlier packet (the path, not the conn). */
+	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EHOSTUNREACH ||
+	    errno == ENETUNREACH || errno == EMSGSIZE || errno == EPERM)
+		return 0;
+	return c->accepted ? 0 : -errno;
+}
+
+/* A client INIT with no token: answer with one, keep nothing. */
+static void send_retry(struct udp_sock *s, const struct sockaddr_storage *from, socklen_t fl, uint64_t cid,
+		       uint64_t now)
+{
+	uint8_t buf[UDP_HDR_LEN + 2 + UDP_TOKEN_LEN];
+	struct udp_hdr h = { .type = UDP_PKT_RETRY, .dcid = cid };
+	struct udp_wr w = { buf + UDP_HDR_LEN, buf + sizeof(buf), 0 };
+	uint8_t token[UDP_TOKEN_LEN];
+
+	udp_token_make(s->tp->secret, from, cid, now / 1000000000ull / UDP_TOKEN_EPOCH_S, token);
+	udp_hdr_write(buf, &h);
+	udp_wr_u16be(&w, UDP_TOKEN_LEN);
+	udp_wr_bytes(&w, token, UDP_TOKEN_LEN);
+	udp_pkt_seal(buf, sizeof(buf));
+	s->tp->stats.retries++;
+	(void)sendto(s->fd, buf, sizeof(buf), MSG_DONTWAIT, (const struct sockaddr *)from, fl);
+}
+
+/* Conns this address holds here, and the one it asks again for (its
+ * ACCEPT was lost), if any. */
+static size_t source_conns(struct udp_sock *s, const struct sockaddr_storage *from, uint64_t rcid,
+			   struct lds_tp_conn **again)
+{
+	size_t n = 0;
+
+	*again = NULL;
+	for (int b = 0; b < UDP_SOCK_BUCKETS; b++)
+		for (struct lds_tp_conn *c = s->bucket[b]; c; c = c->hnext) {
+			if (!same_host(&c->peer, from))
+				continue;
+			n++;
+			if (c->rcid == rcid && same_addr(&c->peer, from))
+				*again = c;
+		}
+	return n;
+}
+
+static void take_init(struct udp_sock *s, const struct sockaddr_storage *from, socklen_t fl, const struct udp_hdr *h,
+		      struct udp_rd *r, size_t len, uint64_t now)
+{
+	struct lds_transport *tp = s->tp;
+	struct lds_tp_listener *l = s->l;
+	struct lds_tp_conn *c;
+	struct udp_frames f;
+	uint64_t tl = udp_rd_u16be(r);
+	const uint8_t *token = udp_rd_bytes(r, (size_t)tl);
+
+	if (r->bad || len < UDP_INIT_MIN || (tl != 0 && tl != UDP_TOKEN_LEN) || h->scid == 0 ||
+	    udp_frames_parse(r, &f) < 0) {
+		tp->stats.bad++;
+		return;
+	}
+	if (l == NULL || l->paused) {
+		tp->stats.refused++;
+		return;
+	}
+	if (tl == 0) {
+		send_retry(s, from, fl, h->scid, now);
+		return;
+	}
+	if (udp_token_check(tp->secret, from, h->scid, now / 1000000000ull, token) < 0) {
+		tp->stats.bad_tokens++;
+		return;
+	}
+	if (source_conns(s, from, h->scid, &c) >= UDP_CONNS_PER_SOURCE || s->nconns >= UDP_CONNS_PER_LISTENER) {
+		if (c == NULL) {
+			tp->stats.refused++;
+			return;
+		}
+	}
+	if (c) {
+		if (c->state == UDP_ST_OPEN)
+			udp_conn_send_hs(c, UDP_PKT_ACCEPT, now);
+		return;
+	}
+	c = udp_conn_new(tp, s, &l->conf, l->unsent_max);
+	if (c == NULL) {
+		tp->up.accept_failed(l, -ENOMEM, l->ud);
+		return;
+	}
+	c->accepted = 1;
+	c->rcid = h->scid;
+	c->peer = *from;
+	c->peer_len = fl;
+	udp_peer_name(from, c->peer_name, sizeof(c->peer_name));
+	c->state = UDP_ST_OPEN;
+	if (f.has_max_data)
+		c->sq.peer_max = f.max_data;
+	udp_conn_send_hs(c, UDP_PKT_ACCEPT, now);
+	tp->up.accepted(l, c, l->ud);
+}
+
+static void take_retry(struct lds_tp_conn *c, struct udp_rd *r, uint64_t now)
+{
+	uint64_t tl = udp_rd_u16be(r);
+	const uint8_t *token = udp_rd_bytes(r, (size_t)tl);
+
+	if (r->bad || tl != UDP_TOKEN_LEN || c->state != UDP_ST_CONNECTING) {
+		c->tp->stats.bad++;
+		return;
+	}
+	memcpy(c->token, token, UDP_TOKEN_LEN);
+	c->have_token = 1;
+	udp_conn_send_hs(c, UDP_PKT_INIT, now);
+}
+
+/* One datagram from the socket. */
+static struct lds_tp_conn *take_packet(struct udp_sock *s, const uint8_t *buf, size_t len,
+				       const struct sockaddr_storage *from, socklen_t fl, uint64_t now)
+{
+	struct udp_hdr h;
+	struct udp_rd r;
+	struct lds_tp_conn *c;
+
+	if (udp_pkt_open(buf, len, &h, &r) < 0) {
+		s->tp->stats.bad++;
+		return NULL;
+	}
+	if (h.type == UDP_PKT_INIT) {
+		take_init(s, from, fl, &h, &r, len, now);
+		return NULL;
+	}
+	c = h.dcid ? lookup(s, h.dcid) : NULL;
+	/* A client's socket is connected: the kernel checked the address. */
+	if (c == NULL || (c->accepted && !same_addr(&c->peer, from)) || (c->state != UDP_ST_CONNECTING && h.scid != c->rcid)) {
+		s->tp->stats.unknown++;
+		return NULL;
+	}
+	if (h.type == UDP_PKT_RETRY) {
+		take_retry(c, &r, now);
+		return NULL;
+	}
+	udp_conn_input(c, &h, &r, now);
+	return c;
+}
+
+/* Flushes and makes the upcalls of the conns a batch touched. */
+static void settle(struct lds_tp_conn **touched, size_t n, uint64_t now)
+{
+	for (size_t i = 0; i < n; i++)
+		udp_conn_flush(touched[i], now);
+	for (size_t i = 0; i < n; i++)
+		udp_conn_upcalls(touched[i]);
+}
+
+static void sock_event(int fd, unsigned events, void *arg)
+{
+	struct udp_sock *s = arg;
+	struct lds_transport *tp = s->tp;
+	struct mmsghdr mm[UDP_BATCH];
+	struct iovec iov[UDP_BATCH];
+	struct sockaddr_storage from[UDP_BATCH];
+	struct lds_tp_conn *touched[UDP_BATCH];
+
+	s->refs++;              /* an upcall may close the last conn on it */
+	/* Bounded so that one busy socket cannot starve the loop. */
+	for (int round = 0; round < 8; round++) {
+		uint64_t now = udp_now_ns();
+		size_t nt = 0;
+		int n;
+
+		for (int i = 0; i < UDP_BATCH; i++) {
+			iov[i] = (struct iovec){ tp->rbuf[i], UDP_PKT_MAX };
+			mm[i].msg_hdr = (struct msghdr){ .msg_name = &from[i], .msg_namelen = sizeof(from[i]),
+							 .msg_iov = &iov[i], .msg_iovlen = 1 };
+		}
+		n = recvmmsg(fd, mm, UDP_BATCH, MSG_DONTWAIT, NULL);
+		if (n <= 0) {
+			/* A client's ICMP refusal or unreachability (its socket is
+			 * connected): the peer is gone, as after a TCP reset. */
+			if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR && s->l == NULL) {
+				int err = -errno;
+
+				for (int b = 0; b < UDP_SOCK_BUCKETS; b++)
+					for (struct lds_tp_conn *c = s->bucket[b]; c; c = c->hnext)
+						if (c->state == UDP_ST_CONNECTING || c->state == UDP_ST_OPEN)
+							udp_conn_fail(c, err);
+			}
+			break;
+		}
+		for (int i = 0; i < n; i++) {
+			struct lds_tp_conn *c;
+
+			if (mm[i].msg_hdr.msg_flags & MSG_TRUNC) {
+				tp->stats.bad++;
+				continue;
+			}
+			c = take_packet(s, tp->rbuf[i], mm[i].msg_len, &from[i], mm[i].msg_hdr.msg_namelen, now);
+			if (c == NULL)
+				continue;
+			c->bytes_recv += mm[i].msg_len;
+			if (nt == 0 || touched[nt - 1] != c)
+				touched[nt++] = c;
+		}
+		settle(touched, nt, now);
+		if (n < UDP_BATCH)
+			break;
+	}
+	udp_sock_unref(s);
+}
+
+static int resolve(const char *host, uint16_t port, int passive, struct addrinfo **res)
+{
+	struct addrinfo hints = { 0 };
+	char ps[8];
+	int r;
+
+	hints.ai_family = AF_UNSPEC;
+	hints.ai_socktype = SOCK_DGRAM;
+	hints.ai_flags = passive ? AI_PASSIVE : AI_NUMERICHOST;
+	snprintf(ps, sizeof(ps), "%u", port);
+	r = getaddrinfo(host, ps, &hints, res);
+	if (r == EAI_SYSTEM)
+		return -errno;
+	if (r == EAI_NONAME)
+		return -EADDRNOTAVAIL;
+	return r != 0 ? -EINVAL : 0;
+}
+
+int udp_sock_open(struct lds_transport *tp, const char *host, uint16_t port, int passive, const struct udp_conf *uc,
+		  struct udp_sock **out, struct sockaddr_storage *peer, socklen_t *peer_len, const char **step)
+{
+	struct addrinfo *res;
+	struct udp_sock *s;
+	int fd, r, buf = (int)uc->buffer;
+
+	*step = "address";
+	r = resolve(host, port, passive, &res);
+	if (r < 0)
+		return r;
+	*step = "socket";
+	fd = socket(res->ai_family, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		r = -errno;
+		freeaddrinfo(res);
+		return r;
+	}
+	/* Larger buffers ride out bursts between the loop's rounds; the
+	 * kernel caps them at net.core.[rw]mem_max without a word. */
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	*step = passive ? "bind" : "connect";
+	if (passive ? bind(fd, res->ai_addr, res->ai_addrlen) : connect(fd, res->ai_addr, res->ai_addrlen))
+		r = -errno;
+	if (r == 0 && peer) {
+		memcpy(peer, res->ai_addr, res->ai_addrlen);
+		*peer_len = res->ai_addrlen;
+	}
+	freeaddrinfo(res);
+	s = r == 0 ? calloc(1, sizeof(*s)) : NULL;
+	if (r == 0 && s == NULL)
+		r = -ENOMEM;
+	if (r == 0) {
+		s->tp = tp;
+		s->fd = fd;
+		s->refs = 0;
+		*step = "watch";
+		r = tp->host.watch(tp->host.ctx, fd, TP_EV_READ, sock_event, s);
+	}
+	if (r < 0) {
+		close(fd);
+		free(s);
+		return r;
+	}
+	*out = s;
+	return 0;
+}
