@@ -168,7 +168,7 @@ END_TEST
 /* Every refusal names the file, line and setting. */
 START_TEST(test_refusals)
 {
-	refused("transport = \"udp\";", "transport", "transport \"udp\" is not built in; available: tcp, mem");
+	refused("transport = \"rdma\";", "transport", "transport \"rdma\" is not built in; available: tcp, udp, mem");
 	refused("transport = \"mem\"; congestion = \"reno\";", "congestion",
 		"a setting of transport \"tcp\", not of this peer's transport \"mem\"");
 	refused("transport = \"mem\"; tcp_buffer = 0;", "tcp_buffer",

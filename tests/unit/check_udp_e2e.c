@@ -167,6 +167,7 @@ struct run {
 	uint32_t crc_sent, crc_got;
 	int timed_out;
 	struct lds_tp_info info;         /* the client's, when all was acknowledged */
+	uint8_t *held[64];               /* messages the transport holds, by number % 64 */
 };
 
 static struct run run;
@@ -220,6 +221,7 @@ static void client_send(void)
 			return;
 		}
 		ck_assert_int_eq(r, 0);
+		run.held[run.next_send % 64] = b;
 		run.crc_sent = crc32c(run.crc_sent, b, n);
 		run.next_send++;
 	}
@@ -251,7 +253,9 @@ static void up_accepted(struct lds_tp_listener *l, struct lds_tp_conn *c, void *
 static void up_sent(struct lds_tp_conn *c, void *ctx, void *ud)
 {
 	ck_assert_ptr_eq(ud, &run.client);
+	ck_assert_ptr_eq(ctx, run.held[run.next_sent % 64]);   /* in the order sent */
 	free(ctx);
+	run.held[run.next_sent % 64] = NULL;
 	run.next_sent++;
 	ck_assert_int_le(run.next_sent, run.next_send);
 	if (run.next_sent == run.nmsg) {
@@ -315,8 +319,14 @@ static void up_closed(struct lds_tp_conn *c, void *ud)
 {
 	if (run.in_upcall)
 		run.closed_inside++;
-	if (ud == &run.client)
+	if (ud == &run.client) {
+		/* The transport let go of what it held: ours to free. */
+		for (int i = 0; i < 64; i++) {
+			free(run.held[i]);
+			run.held[i] = NULL;
+		}
 		run.closed_client++;
+	}
 	else if (ud == &run.server)
 		run.closed_server++;
 	stop_when_done();
