@@ -207,6 +207,10 @@ START_TEST(test_packet)
 		ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r), -1);
 		buf[i / 8] ^= (uint8_t)(1u << (i % 8));
 	}
+	/* A packet number near the wrap (found by fuzz_udp_packet). */
+	n = make_packet(buf, 1ull << 62, 1000, data, sizeof(data));
+	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r), -1);
+	n = make_packet(buf, 42, 1000, data, sizeof(data));
 	/* Short, truncated, too long. */
 	ck_assert_int_eq(udp_pkt_open(buf, UDP_HDR_LEN - 1, &h, &r), -1);
 	ck_assert_int_eq(udp_pkt_open(buf, n - 1, &h, &r), -1);

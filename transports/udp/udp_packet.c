@@ -132,7 +132,8 @@ int udp_pkt_open(const uint8_t *buf, size_t len, struct udp_hdr *h, struct udp_r
 	h->scid = udp_rd_u64be(&r);
 	h->pn = udp_rd_u64be(&r);
 	want = (uint32_t)udp_rd_u32be(&r);
-	if (h->type < UDP_PKT_INIT || h->type > UDP_PKT_CLOSE)
+	/* Packet numbers stay below 2^62 (varints in ACKs); never near the wrap. */
+	if (h->type < UDP_PKT_INIT || h->type > UDP_PKT_CLOSE || h->pn >= 1ull << 62)
 		return -1;
 	crc = crc32c(0, buf, CRC_OFF);
 	crc = crc32c(crc, zero, sizeof(zero));
