@@ -36,6 +36,7 @@
 #define UDP_CONNECT_TIMEOUT_NS 10000000000ull
 #define UDP_LINGER_MAX_NS 10000000000ull  /* delivering what was queued before a close */
 #define UDP_ZOMBIE_NS 2000000000ull       /* answering a closed conn's peer with CLOSE */
+#define UDP_CLOSE_SENDS 3                 /* a CLOSE may be lost, and a peer with nothing to send never asks again */
 
 struct udp_sock {
 	struct lds_transport *tp;
@@ -119,6 +120,8 @@ struct lds_tp_conn {
 	uint64_t advertised;             /* the window's end last told the peer */
 	int probe;                       /* probes owed after a probe timeout */
 	int answer_close;                /* a packet came while closing: CLOSE again */
+	unsigned close_sends;            /* CLOSEs sent unprompted */
+	uint64_t close_next_ns;          /* when the next goes */
 	uint64_t bytes_sent, bytes_recv, dup_pkts, dropped;
 };
 

@@ -347,6 +347,8 @@ static void close_now(struct lds_tp_conn *c, uint64_t now)
 {
 	c->state = UDP_ST_CLOSING;
 	c->end_ns = now + UDP_ZOMBIE_NS;
+	c->close_sends = 1;
+	c->close_next_ns = now + udp_rec_pto(&c->rec);
 	udp_conn_send_hs(c, UDP_PKT_CLOSE, now);
 }
 
@@ -373,6 +375,11 @@ void udp_conn_tick(struct lds_tp_conn *c, uint64_t now)
 		tick_connecting(c, now);
 		return;
 	case UDP_ST_CLOSING:
+		if (c->close_sends < UDP_CLOSE_SENDS && now >= c->close_next_ns) {
+			c->close_sends++;
+			c->close_next_ns = now + udp_rec_pto(&c->rec);
+			c->answer_close = 1;
+		}
 		if (c->answer_close)
 			udp_conn_send_hs(c, UDP_PKT_CLOSE, now);
 		c->answer_close = 0;
