@@ -66,7 +66,7 @@ static struct udp_frames ack_of(const uint64_t (*r)[2], size_t n)
 
 /* Packet 3 is missing behind 4 and 5: not lost by count (2 newer), lost
  * by time once 9/8 of the RTT has passed; 6..9 never come, and the
- * probe timeout fires, backing off to at most a second. */
+ * probe timeout fires, backing off to at most half a second. */
 START_TEST(test_loss_time_threshold)
 {
 	struct udp_recovery rec;
@@ -98,7 +98,8 @@ START_TEST(test_loss_time_threshold)
 	pto1 = udp_rec_pto(&rec);
 	ck_assert_uint_eq(dl, 9 * MS + pto1);
 	ck_assert_int_eq(udp_rec_on_timeout(&rec, dl, &cbs), 1);
-	ck_assert_uint_eq(udp_rec_pto(&rec), 2 * pto1);
+	ck_assert_uint_eq(udp_rec_pto(&rec), 2 * pto1 < UDP_PTO_MAX_NS ? 2 * pto1 : UDP_PTO_MAX_NS);
+	ck_assert_uint_lt(pto1, UDP_PTO_MAX_NS);
 	for (int i = 0; i < 10; i++)
 		ck_assert_int_eq(udp_rec_on_timeout(&rec, udp_rec_deadline(&rec), &cbs), 1);
 	ck_assert_uint_eq(udp_rec_pto(&rec), UDP_PTO_MAX_NS);
@@ -265,7 +266,7 @@ START_TEST(test_cc_random_loss)
 }
 END_TEST
 
-/* A 3 s outage: probes go out at least every second, and once the path
+/* A 3 s outage: probes go out at least every half second, and once the path
  * returns the old rate comes back within a second. */
 START_TEST(test_cc_outage)
 {
@@ -277,7 +278,7 @@ START_TEST(test_cc_outage)
 	sim.outage = 1;
 	sent0 = sim.rec.next;
 	sim_run(&sim, 6000 * MS);
-	ck_assert_uint_ge(sim.rec.next - sent0, 3);               /* probes through the outage */
+	ck_assert_uint_ge(sim.rec.next - sent0, 6);               /* probes through the outage */
 	ck_assert_uint_ge(sim.cc.bw, bw / 2);
 	sim.outage = 0;
 	sim_run(&sim, 7000 * MS);

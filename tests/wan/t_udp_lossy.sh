@@ -2,9 +2,13 @@
 # A link over transport = "udp" through wanemu (issue 20): 100 Mbit/s, a
 # 100 ms round trip and 5 % random loss each way, then a 10 s black hole in
 # the middle of a transfer.  Every message arrives once, in order and
-# intact; traffic resumes within 2 s of the path's return.  The same
-# transfer over the default TCP link runs after it for comparison (both
-# rates printed; the benchmark of the issue's targets is make bench's).
+# intact; the lossy transfer keeps at least a third of the link rate (a
+# loss-halving controller gets well under a tenth here: about 1.2 MSS /
+# (RTT sqrt(loss)) per flow); traffic resumes within 2 s of the path's
+# return.  The same transfer over the default TCP link runs after it for
+# comparison.  Both rates are printed; the lossy transfers run without
+# sealing (encryption = "none") so that they measure the transports, not
+# how much the core lets one stream hold in flight while it seals.
 . "$(dirname "$0")/lds_lib.sh"
 UDP='transport = "udp";'
 write_conf clusterA clusterB connect 1 "$UDP"
@@ -12,7 +16,7 @@ if "$BIN/ldsd" --check -c "$T/clusterA.conf" 2>&1 | grep -q 'cannot carry links'
 	echo "SKIP: this ldsd's core does not drive message transports yet"
 	exit 77
 fi
-COUNT=${UDP_LOSSY_COUNT:-1500}
+COUNT=${UDP_LOSSY_COUNT:-6000}
 
 # transfer LABEL STREAMS EXTRA: COUNT messages of 64 KiB over a fresh pair.
 transfer() {
@@ -21,14 +25,18 @@ transfer() {
 	wait_pair
 	grep -q "$COUNT messages intact, in order and once" "$T/r.out" || fail "$1: receiver: $(cat "$T/r.out")"
 	echo "measured: $1: $(cat "$T/r.out")"
+	RATE=$(awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "bytes") b = $i; else if ($(i + 1) == "s,") t = $i}
+		END {printf "%.2f", b / t / 1e6}' "$T/r.out")
 	kill "$PID_clusterA" "$PID_clusterB"
 	wait "$PID_clusterA" "$PID_clusterB" 2> /dev/null
 	rm -f "$T"/*.sock "$T"/*.ctl
 	netbed_down
 	PORT=$((PORT + 1))
 }
-transfer "udp, 5 % loss, 100 ms" 1 "$UDP"
-transfer "tcp (4 streams, $(ldsd_cc=$(sysctl -n net.ipv4.tcp_available_congestion_control); grep -qw bbr <<< "$ldsd_cc" && echo bbr || echo kernel default)), 5 % loss, 100 ms" 4 ""
+transfer "udp, 5 % loss, 100 ms" 1 "$UDP encryption = \"none\";"
+awk -v r="$RATE" 'BEGIN {exit !(r >= 4.2)}' || fail "udp kept $RATE MB/s of the link's 12.5 under 5 % loss"
+transfer "tcp (4 streams, $(grep -qw bbr /proc/sys/net/ipv4/tcp_available_congestion_control && echo bbr ||
+	echo the kernel default)), 5 % loss, 100 ms" 4 'encryption = "none";'
 
 # An outage in the middle of a udp transfer.
 wan_clusters 1 'delay=50ms,rate=100mbit' "$UDP"

@@ -20,7 +20,7 @@
 #define UDP_PKT_THRESHOLD 3
 #define UDP_GRANULARITY_NS 1000000ull
 #define UDP_INITIAL_RTT_NS 100000000ull
-#define UDP_PTO_MAX_NS 1000000000ull  /* probes at least every second: back within 1 s of the path */
+#define UDP_PTO_MAX_NS 500000000ull   /* probes at least every 0.5 s: back within 1 s of the path */
 
 struct udp_sent {
 	uint64_t time_ns;
