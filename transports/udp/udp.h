@@ -27,6 +27,8 @@
 
 #define UDP_TICK_MS 1
 #define UDP_BATCH 32                 /* datagrams per recvmmsg/sendmmsg */
+#define UDP_GSO_SEGS 64              /* the kernel's limits on one UDP GSO send */
+#define UDP_GSO_BYTES 65000
 #define UDP_SOCK_BUCKETS 64
 #define UDP_CONNS_PER_SOURCE 64      /* conns one address may hold on a listener */
 #define UDP_CONNS_PER_LISTENER 4096
@@ -72,6 +74,7 @@ struct lds_transport {
 	size_t nconns;
 	struct lds_tp_conn *dead;        /* closed by the core, closed upcall owed */
 	uint8_t secret[32];              /* keys retry tokens */
+	int no_gso;                      /* the kernel refused UDP GSO: one packet per send */
 	struct udp_stats stats;
 	char step[64];
 	uint8_t rbuf[UDP_BATCH][UDP_PKT_MAX];

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <netinet/in.h>
+#include <netinet/udp.h>
 
 #include "udp.h"
 
@@ -88,28 +89,76 @@ void udp_sock_unref(struct udp_sock *s)
 	free(s);
 }
 
+/* Packets i.. that one UDP GSO send can carry: equal sizes, the last
+ * possibly shorter, within the kernel's 64 segments and 64 KiB. */
+static size_t gso_run(const struct lds_transport *tp, size_t i, size_t n)
+{
+	size_t k = i + 1, total = tp->olen[i];
+
+	if (tp->no_gso)
+		return 1;
+	while (k < n && k - i < UDP_GSO_SEGS && total + tp->olen[k] <= UDP_GSO_BYTES && tp->olen[k] <= tp->olen[i]) {
+		total += tp->olen[k];
+		if (tp->olen[k++] < tp->olen[i])
+			break;
+	}
+	return k - i;
+}
+
 int udp_sock_send(struct lds_tp_conn *c, size_t n)
 {
+	struct lds_transport *tp = c->tp;
 	struct mmsghdr mm[UDP_BATCH];
 	struct iovec iov[UDP_BATCH];
+	size_t count[UDP_BATCH], ne = 0, done = 0;
+	union {
+		struct cmsghdr h;
+		uint8_t b[CMSG_SPACE(sizeof(uint16_t))];
+	} cm[UDP_BATCH];
 	int r;
 
 	memset(mm, 0, n * sizeof(mm[0]));
-	for (size_t i = 0; i < n; i++) {
-		iov[i] = (struct iovec){ c->tp->obuf[i], c->tp->olen[i] };
-		mm[i].msg_hdr.msg_iov = &iov[i];
-		mm[i].msg_hdr.msg_iovlen = 1;
+	for (size_t i = 0; i < n; i++)
+		iov[i] = (struct iovec){ tp->obuf[i], tp->olen[i] };
+	/* Runs of equal packets go as one send each: the kernel cuts them
+	 * (UDP GSO), one pass down the stack instead of one per packet. */
+	for (size_t i = 0; i < n; i += count[ne++]) {
+		struct msghdr *h = &mm[ne].msg_hdr;
+
+		count[ne] = gso_run(tp, i, n);
+		h->msg_iov = &iov[i];
+		h->msg_iovlen = count[ne];
 		/* A listener's socket is shared: name the peer; a client's is connected. */
 		if (c->accepted) {
-			mm[i].msg_hdr.msg_name = &c->peer;
-			mm[i].msg_hdr.msg_namelen = c->peer_len;
+			h->msg_name = &c->peer;
+			h->msg_namelen = c->peer_len;
+		}
+		if (count[ne] > 1) {
+			uint16_t seg = (uint16_t)tp->olen[i];
+
+			memset(&cm[ne], 0, sizeof(cm[ne]));
+			h->msg_control = cm[ne].b;
+			h->msg_controllen = sizeof(cm[ne].b);
+			cm[ne].h.cmsg_level = IPPROTO_UDP;
+			cm[ne].h.cmsg_type = UDP_SEGMENT;
+			cm[ne].h.cmsg_len = CMSG_LEN(sizeof(seg));
+			memcpy(CMSG_DATA(&cm[ne].h), &seg, sizeof(seg));
 		}
 	}
 	do
-		r = sendmmsg(c->sock->fd, mm, (unsigned)n, MSG_DONTWAIT);
+		r = sendmmsg(c->sock->fd, mm, (unsigned)ne, MSG_DONTWAIT);
 	while (r < 0 && errno == EINTR);
-	if (r >= 0)
-		return r;
+	if (r >= 0) {
+		for (int e = 0; e < r; e++)
+			done += count[e];
+		return (int)done;
+	}
+	/* A device without segmentation offload or its software fallback:
+	 * one packet a send from now on; these go again. */
+	if ((errno == EIO || errno == EINVAL) && !tp->no_gso && ne < n) {
+		tp->no_gso = 1;
+		return 0;
+	}
 	/* A full buffer, or an ICMP error from an earlier packet (the path, not the conn). */
 	if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS || errno == EHOSTUNREACH ||
 	    errno == ENETUNREACH || errno == EMSGSIZE || errno == EPERM)
