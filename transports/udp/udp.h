@@ -29,6 +29,7 @@
 #define UDP_BATCH 32                 /* datagrams per recvmmsg/sendmmsg */
 #define UDP_GSO_SEGS 64              /* the kernel's limits on one UDP GSO send */
 #define UDP_GSO_BYTES 65000
+#define UDP_RBUF 65536               /* a receive buffer: packets the kernel coalesced (UDP GRO) */
 #define UDP_SOCK_BUCKETS 64
 #define UDP_CONNS_PER_SOURCE 64      /* conns one address may hold on a listener */
 #define UDP_CONNS_PER_LISTENER 4096
@@ -77,7 +78,7 @@ struct lds_transport {
 	int no_gso;                      /* the kernel refused UDP GSO: one packet per send */
 	struct udp_stats stats;
 	char step[64];
-	uint8_t rbuf[UDP_BATCH][UDP_PKT_MAX];
+	uint8_t rbuf[UDP_BATCH][UDP_RBUF];
 	uint8_t obuf[UDP_BATCH][UDP_PKT_MAX];
 	size_t olen[UDP_BATCH];
 };

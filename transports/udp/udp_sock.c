@@ -311,6 +311,20 @@ static void settle(struct lds_tp_conn **touched, size_t n, uint64_t now)
 		udp_conn_upcalls(touched[i]);
 }
 
+/* The segment size of a datagram the kernel coalesced (UDP GRO); 0 if
+ * it is one packet. */
+static size_t gro_size(const struct msghdr *h)
+{
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(h); cm; cm = CMSG_NXTHDR((struct msghdr *)h, cm))
+		if (cm->cmsg_level == IPPROTO_UDP && cm->cmsg_type == UDP_GRO && cm->cmsg_len >= CMSG_LEN(sizeof(int))) {
+			int v;
+
+			memcpy(&v, CMSG_DATA(cm), sizeof(v));
+			return v > 0 ? (size_t)v : 0;
+		}
+	return 0;
+}
+
 static void sock_event(int fd, unsigned events, void *arg)
 {
 	struct udp_sock *s = arg;
@@ -318,7 +332,11 @@ static void sock_event(int fd, unsigned events, void *arg)
 	struct mmsghdr mm[UDP_BATCH];
 	struct iovec iov[UDP_BATCH];
 	struct sockaddr_storage from[UDP_BATCH];
-	struct lds_tp_conn *touched[UDP_BATCH];
+	union {
+		struct cmsghdr h;
+		uint8_t b[CMSG_SPACE(sizeof(int))];
+	} cm[UDP_BATCH];
+	struct lds_tp_conn *touched[UDP_BATCH * UDP_GSO_SEGS];
 
 	s->refs++;              /* an upcall may close the last conn on it */
 	/* Bounded so that one busy socket cannot starve the loop. */
@@ -328,9 +346,10 @@ static void sock_event(int fd, unsigned events, void *arg)
 		int n;
 
 		for (int i = 0; i < UDP_BATCH; i++) {
-			iov[i] = (struct iovec){ tp->rbuf[i], UDP_PKT_MAX };
+			iov[i] = (struct iovec){ tp->rbuf[i], UDP_RBUF };
 			mm[i].msg_hdr = (struct msghdr){ .msg_name = &from[i], .msg_namelen = sizeof(from[i]),
-							 .msg_iov = &iov[i], .msg_iovlen = 1 };
+							 .msg_iov = &iov[i], .msg_iovlen = 1,
+							 .msg_control = cm[i].b, .msg_controllen = sizeof(cm[i].b) };
 		}
 		n = recvmmsg(fd, mm, UDP_BATCH, MSG_DONTWAIT, NULL);
 		if (n <= 0) {
@@ -347,18 +366,25 @@ static void sock_event(int fd, unsigned events, void *arg)
 			break;
 		}
 		for (int i = 0; i < n; i++) {
-			struct lds_tp_conn *c;
+			size_t len = mm[i].msg_len, seg = gro_size(&mm[i].msg_hdr);
 
 			if (mm[i].msg_hdr.msg_flags & MSG_TRUNC) {
 				tp->stats.bad++;
 				continue;
 			}
-			c = take_packet(s, tp->rbuf[i], mm[i].msg_len, &from[i], mm[i].msg_hdr.msg_namelen, now);
-			if (c == NULL)
-				continue;
-			c->bytes_recv += mm[i].msg_len;
-			if (nt == 0 || touched[nt - 1] != c)
-				touched[nt++] = c;
+			if (seg == 0 || seg > len)
+				seg = len;
+			for (size_t off = 0; off < len; off += seg) {
+				size_t pl = len - off < seg ? len - off : seg;
+				struct lds_tp_conn *c = take_packet(s, tp->rbuf[i] + off, pl, &from[i],
+								    mm[i].msg_hdr.msg_namelen, now);
+
+				if (c == NULL)
+					continue;
+				c->bytes_recv += pl;
+				if ((nt == 0 || touched[nt - 1] != c) && nt < sizeof(touched) / sizeof(touched[0]))
+					touched[nt++] = c;
+			}
 		}
 		settle(touched, nt, now);
 		if (n < UDP_BATCH)
@@ -407,6 +433,8 @@ int udp_sock_open(struct lds_transport *tp, const char *host, uint16_t port, int
 	 * kernel caps them at net.core.[rw]mem_max without a word. */
 	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	/* Coalesced receives where the kernel offers them (sock_event splits them). */
+	(void)setsockopt(fd, IPPROTO_UDP, UDP_GRO, &(int){ 1 }, sizeof(int));
 	*step = passive ? "bind" : "connect";
 	if (passive ? bind(fd, res->ai_addr, res->ai_addrlen) : connect(fd, res->ai_addr, res->ai_addrlen))
 		r = -errno;
