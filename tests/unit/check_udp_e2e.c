@@ -284,9 +284,16 @@ static void up_connected(struct lds_tp_conn *c, int err, void *ud)
 static void up_accepted(struct lds_tp_listener *l, struct lds_tp_conn *c, void *ud)
 {
 	ck_assert_ptr_eq(l, run.l);
+	struct lds_tp_opts o = { 0 };
+
 	run.accepted++;
 	run.server = c;
 	run.ops->set_userdata(c, &run.server);
+	/* Until the core knows the link, the client may send a small window only. */
+	ck_assert_uint_eq(udp_recvq_limit(&c->rq), UDP_WINDOW_PREAUTH);
+	ck_assert_uint_eq(c->advertised, UDP_WINDOW_PREAUTH);
+	ck_assert_int_eq(run.ops->set_opts(c, &o), 0);
+	ck_assert_uint_eq(udp_recvq_limit(&c->rq), UDP_WINDOW_DEFAULT);
 }
 
 static void up_sent(struct lds_tp_conn *c, void *ctx, void *ud)

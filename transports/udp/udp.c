@@ -214,12 +214,14 @@ static void udp_set_userdata(struct lds_tp_conn *c, void *ud)
 }
 
 /* The link's settings, once the core knows which link an accepted conn
- * serves.  The receive window stays as created (the peer was told it). */
+ * serves: the whole receive window opens (its size stays as created),
+ * the link's rate cap and idle timeout apply. */
 static int udp_set_opts(struct lds_tp_conn *c, const struct lds_tp_opts *o)
 {
 	struct udp_conf uc;
 
 	udp_conf_get(&uc, o->conf);
+	udp_recvq_open(&c->rq, c->rq.size);
 	c->conf.rate_max = uc.rate_max;
 	c->cc.rate_max = uc.rate_max;
 	c->conf.idle_timeout = uc.idle_timeout;

@@ -33,6 +33,7 @@
 #define UDP_SOCK_BUCKETS 64
 #define UDP_CONNS_PER_SOURCE 64      /* conns one address may hold on a listener */
 #define UDP_CONNS_PER_LISTENER 4096
+#define UDP_WINDOW_PREAUTH (256u << 10) /* an accepted conn's window until the core applies its link's settings */
 #define UDP_MAX_ACK_DELAY_NS 5000000ull
 #define UDP_ACK_EVERY 2              /* ack-eliciting packets per ACK */
 #define UDP_UNSENT_DEFAULT (1u << 20)

@@ -218,10 +218,10 @@ static int ack_due(const struct lds_tp_conn *c, uint64_t now)
 	       (rx->unacked && now - rx->first_unacked_ns >= UDP_MAX_ACK_DELAY_NS);
 }
 
-/* The window moved a quarter since the peer was last told. */
+/* The granted window moved a quarter since the peer was last told. */
 static int window_due(const struct lds_tp_conn *c)
 {
-	return udp_recvq_limit(&c->rq) - c->advertised >= c->rq.size / 4;
+	return udp_recvq_limit(&c->rq) - c->advertised >= c->rq.open / 4;
 }
 
 /* Builds one packet in tp->obuf[i]: what is owed and what may go.

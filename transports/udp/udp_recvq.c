@@ -13,7 +13,7 @@ int udp_recvq_init(struct udp_recvq *q, size_t window, size_t max_msg)
 	q->buf = malloc(window);
 	if (q->buf == NULL)
 		return -ENOMEM;
-	q->size = window;
+	q->size = q->open = window;
 	q->max_msg = max_msg;
 	udp_ranges_init(&q->above, HOLES_MAX);
 	return 0;
@@ -45,7 +45,12 @@ static void ring_io(const struct udp_recvq *q, uint64_t off, uint8_t *mem, size_
 
 uint64_t udp_recvq_limit(const struct udp_recvq *q)
 {
-	return q->base + q->size;
+	return q->base + q->open;
+}
+
+void udp_recvq_open(struct udp_recvq *q, size_t open)
+{
+	q->open = open < q->size ? open : q->size;
 }
 
 int udp_recvq_insert(struct udp_recvq *q, uint64_t off, const uint8_t *data, size_t len)

@@ -16,6 +16,7 @@
 struct udp_recvq {
 	uint8_t *buf;             /* stream offset o lives at buf[o % size] */
 	size_t size;              /* the receive window */
+	size_t open;              /* the part of it granted to the peer so far (<= size) */
 	size_t max_msg;
 	uint64_t base;            /* bytes handed up and done with */
 	uint64_t contig;          /* every byte below is here */
@@ -40,7 +41,9 @@ int udp_recvq_peek(struct udp_recvq *q, const uint8_t **data, size_t *len);
 int udp_recvq_ready(const struct udp_recvq *q);
 /* The core is done with the message peek returned. */
 void udp_recvq_done(struct udp_recvq *q);
-/* How far the peer may send: the window's end. */
+/* How far the peer may send: the granted window's end. */
 uint64_t udp_recvq_limit(const struct udp_recvq *q);
+/* Grants the peer open bytes of the window (at most its size). */
+void udp_recvq_open(struct udp_recvq *q, size_t open);
 
 #endif

@@ -252,6 +252,9 @@ static void take_init(struct udp_sock *s, const struct sockaddr_storage *from, s
 	c->peer_len = fl;
 	udp_peer_name(from, c->peer_name, sizeof(c->peer_name));
 	c->state = UDP_ST_OPEN;
+	/* Unknown to the core yet: a small window, so that a source with
+	 * tokens cannot make it hold much before the core's handshake. */
+	udp_recvq_open(&c->rq, UDP_WINDOW_PREAUTH);
 	if (f.has_max_data)
 		c->sq.peer_max = f.max_data;
 	udp_conn_send_hs(c, UDP_PKT_ACCEPT, now);
