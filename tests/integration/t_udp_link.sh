@@ -19,15 +19,19 @@ write_conf clusterB clusterA listen 4 "$UDP"
 start_ldsd clusterB
 start_ldsd clusterA
 wait_up clusterA 4
-start_pair 20000 "$RESTART_RECV_OPTS" "$RESTART_SEND_OPTS" -B 64k -T 120
+# Enough that the transfer outlasts the restart.
+N=80000
+start_pair $N "$RESTART_RECV_OPTS" "$RESTART_SEND_OPTS" -B 64k -T 180
 sleep 1
 st=$(ctl clusterA status --json)
 [ "$(jq -r '.links[0] | "\(.transport) \(.udp_window) \(.udp_mtu)"' <<< "$st")" = "udp 8388608 1232" ] ||
 	fail "status does not report the udp transport and its settings: $st"
+kill -0 "$rpid" 2> /dev/null || fail "the transfer ended before the restart: $(cat "$T/r.out")"
 kill -TERM "$PID_clusterB"; wait "$PID_clusterB" 2>/dev/null
 sleep 2
 start_ldsd clusterB
 wait_pair
-grep -q "peer gateway restarted" "$T/clusterA.log" || fail "clusterA did not detect the restart"
+grep -q "$N messages intact, in order and once" "$T/r.out" || fail "receiver: $(cat "$T/r.out")"
+wait_log "$T/clusterA.log" "peer gateway restarted" || fail "clusterA did not detect the restart"
 echo "measured: $(cat "$T/s.out")"
 echo "measured: $(cat "$T/r.out")"
