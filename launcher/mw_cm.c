@@ -310,6 +310,22 @@ static int launcher_says_gone(struct cm *c, const struct mw_msg *m, const char *
 	return c->away || forfeit(c) == 0 ? 0 : -1;
 }
 
+/* Main side, at STOP: the master needs nothing more, so the coarse task
+ * being packed and those queued here (not yet taken by ldsd) never leave;
+ * STOP follows at most prefetch_bytes of tasks already on the WAN. */
+static void drop_queued_tasks(struct cm *c)
+{
+	uint64_t bytes;
+	size_t n = mw_wan_drop_queued(c->wan, MW_MSG_TASK, &bytes);
+
+	c->nitems = 0;
+	c->coarse.len = 0;
+	if (!c->r->quiet)
+		printf("mw: cm (cluster %s): stop: dropped %zu queued coarse tasks (%.1f MiB) that had not left; "
+		       "%.1f MiB still on the WAN ahead of the stop\n", c->r->cluster, n, bytes / 1048576.0,
+		       mw_wan_inflight(c->wan) / 1048576.0);
+}
+
 static int run_main_side(struct cm *c)
 {
 	char hello[LDS_NAME_MAX + 8], src[LDS_NAME_MAX];
@@ -356,8 +372,7 @@ static int run_main_side(struct cm *c)
 			if (rc == 1 && !stopping) {
 				stopping = true;
 				stop_at = mw_now();
-				c->nitems = 0;
-				c->coarse.len = 0;
+				drop_queued_tasks(c);
 				h = (struct mw_hdr){ .type = MW_MSG_STOP };
 				if (wan_send(c, &h, NULL) != 0)
 					return 1;
@@ -506,6 +521,8 @@ int mw_cm_run(struct mw_run *r, struct mw_port *port, bool main_side)
 	c.wan = mw_wan_open(NULL, name, (int)(c.env.link_timeout * 1000), err, sizeof(err));
 	if (c.wan == NULL)
 		return fail(&c, "%s", err);
+	if (main_side)
+		mw_wan_set_inflight_max(c.wan, (size_t)c.env.prefetch_bytes);
 	/* The data cache is the main side's choice: the sub-master follows
 	 * the recipes it gets. */
 	c.caching = main_side && MW_HAS(r->app, task_blocks) && c.env.cache > 0;

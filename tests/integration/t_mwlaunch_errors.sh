@@ -55,6 +55,9 @@ check_bad "$app clusters = ( $a, { name = \"b\"; socket = \"/y\"; grain = 0; } )
 check_bad "$app clusters = ( $a, { name = \"b\"; socket = \"/y\"; cache_mib = -1; } );" 'cache_mib: -1 is out of range'
 check_bad "$app clusters = ( { name = \"a\"; main = true; socket = \"/x\"; cache_mib = 8; }, { name = \"b\"; socket = \"/y\"; } );" \
 	'cache_mib belong to remote clusters'
+check_bad "$app clusters = ( $a, { name = \"b\"; socket = \"/y\"; prefetch_mib = -2; } );" 'prefetch_mib: -2 is out of range'
+check_bad "$app clusters = ( { name = \"a\"; main = true; socket = \"/x\"; prefetch_mib = 8; }, { name = \"b\"; socket = \"/y\"; } );" \
+	'prefetch_mib, deadline, lease and cache_mib belong to remote clusters'
 check_bad "$app clusters = ( $a, { name = \"b\"; start = \"local\"; socket = \"/y\"; cpus = \"1;2\"; } );" \
 	'bad.conf:1: cpus: expected CPU numbers and ranges like "0" or "0-3,8"'
 check_bad "$app clusters = ( $a, { name = \"b\"; start = \"local\"; socket = \"/y\"; worker_cpus = \"0-\"; } );" \

@@ -131,6 +131,7 @@ static void rank(const struct job *j, unsigned c, const char *role, const struct
 			env(p, r, "MWL_REMOTE=%s", peer->name);
 			env(p, r, "MWL_GRAIN=%u", peer->grain);
 			env(p, r, "MWL_PREFETCH=%u", peer->prefetch);
+			env(p, r, "MWL_PREFETCH_BYTES=%.0f", peer->prefetch_mib * 1048576);
 		}
 		env(p, r, "MWL_LINK_TIMEOUT=%g", j->link_timeout);
 		env(p, r, "MWL_DEADLINE=%g", (peer ? peer : cl)->deadline);
