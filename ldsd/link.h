@@ -114,6 +114,8 @@ int link_set_stream_count(struct link *l, unsigned n);
 /* Status as JSON (one object) or text, for ldsctl. */
 void link_status_json(const struct link *l, FILE *out);
 void link_status_text(const struct link *l, FILE *out);
+/* Seconds since the link's last stream went down; 0 while one is up. */
+double link_down_for(const struct link *l);
 
 /* link.c */
 /* Fault injection for tests: breaks stream idx (-1: all) at once, or

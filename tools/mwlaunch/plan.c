@@ -283,6 +283,9 @@ int plan_request(const struct job *j, struct plan *p, const char *framework, str
 		return -1;
 	/* Whole seconds, rounded up: the gateway stops it no earlier than we would. */
 	req->timeout = (uint32_t)ceil(j->timeout);
+	/* The gateway's own check of what the cluster's CM does: a job whose
+	 * requester stays unreachable past the lease is stopped there too. */
+	req->lease = (uint32_t)ceil(p->cl->lease);
 	req->hosts = p->cl->hosts;
 	req->hostfile = p->cl->hostfile;
 	req->collect = PLAN_GW_REPORT;
