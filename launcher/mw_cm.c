@@ -326,6 +326,22 @@ static void drop_queued_tasks(struct cm *c)
 		       mw_wan_inflight(c->wan) / 1048576.0);
 }
 
+/* Why the peer CM may not answer, as the gateway sees its link to
+ * cluster (NULL: not known yet). */
+static const char *link_advice(struct cm *c, const char *cluster, char *buf, size_t len)
+{
+	char state[320];
+
+	if (cluster == NULL || *cluster == '\0') {
+		snprintf(buf, len, "is the gateway link up (ldsctl status)?");
+		return buf;
+	}
+	mw_wan_describe_peer(c->wan, cluster, state, sizeof(state));
+	snprintf(buf, len, "%s%s", state, strstr(state, " is up") ? ", so is its communication manager running?" :
+		 strstr(state, "is down") ? " (ldsctl status says more: a wrong key, address or port?)" : "");
+	return buf;
+}
+
 static int run_main_side(struct cm *c)
 {
 	char hello[LDS_NAME_MAX + 8], src[LDS_NAME_MAX];
@@ -396,10 +412,11 @@ static int run_main_side(struct cm *c)
 		if (stopping && c->dead)
 			return bye_to_master(c);
 		if (!c->linked && !c->dead && mw_now() - c->t_start > c->env.link_timeout) {
+			char link[400];
+
 			fprintf(stderr, "mw: cm (cluster %s): no answer from %s through the gateway within %.0f s "
-				"(link_timeout): is %s running, and is the gateway link up (ldsctl status: "
-				"wrong key, address or port)?\n", c->r->cluster, mw_wan_peer(c->wan),
-				c->env.link_timeout, c->env.remote);
+				"(link_timeout): %s\n", c->r->cluster, mw_wan_peer(c->wan), c->env.link_timeout,
+				link_advice(c, c->env.remote, link, sizeof(link)));
 			return 1;
 		}
 		if (c->linked && !c->away && !stopping && mw_now() - c->last_heard > c->env.deadline &&
@@ -496,9 +513,11 @@ static int run_remote_side(struct cm *c)
 			return 1;
 		}
 		if (!c->linked && mw_now() - c->t_start > c->env.link_timeout) {
+			char link[400];
+
 			fprintf(stderr, "mw: cm (cluster %s): the main cluster's communication manager did not "
-				"call within %.0f s (link_timeout): is the gateway link up (ldsctl status)?\n",
-				c->r->cluster, c->env.link_timeout);
+				"call within %.0f s (link_timeout): %s\n", c->r->cluster, c->env.link_timeout,
+				link_advice(c, c->env.main, link, sizeof(link)));
 			return 1;
 		}
 		if (!busy && mw_wan_wait(c->wan, NAP) < 0)

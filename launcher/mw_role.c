@@ -84,6 +84,7 @@ int mw_cm_env_read(struct mw_cm_env *e, const char *(*get)(const char *), char *
 	double prefetch_bytes = 16 << 20;
 
 	e->remote = get("MWL_REMOTE");
+	e->main = get("MWL_MAIN");
 	e->job = get("MWL_JOB");
 	if (e->job != NULL && *e->job == '\0')
 		e->job = NULL;

@@ -26,6 +26,7 @@ extern const char *const mw_role_names[5];
 /* A communication manager's settings from mwlaunch's environment. */
 struct mw_cm_env {
 	const char *remote;        /* MWL_REMOTE: the remote cluster (main side) */
+	const char *main;          /* MWL_MAIN: the main cluster (remote side); NULL if not set */
 	const char *job;           /* MWL_JOB: the job's id, 1..16 of [0-9a-f]; NULL: none (endpoints as before ids) */
 	unsigned grain;            /* MWL_GRAIN: fine tasks per coarse task, 1 .. 65536 */
 	unsigned prefetch;         /* MWL_PREFETCH: tasks it asks the master for, 1 .. 4096 */

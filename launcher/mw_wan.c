@@ -298,3 +298,20 @@ int mw_wan_flush(struct mw_wan *w, int timeout_ms)
 	rc = lds_flush(w->h, timeout_ms);
 	return rc < 0 ? failed(w, rc, w->peer) : 0;
 }
+
+const char *mw_wan_describe_peer(struct mw_wan *w, const char *cluster, char *buf, size_t len)
+{
+	struct lds_peer p;
+	int rc = lds_peer(w->h, cluster, &p, 2000);
+
+	if (rc < 0)
+		snprintf(buf, len, "the gateway did not say how its link to %s is (%s)", cluster, lds_strerror(rc));
+	else if (p.state == LDS_PEER_UNKNOWN)
+		snprintf(buf, len, "the gateway has no link to %s (not among its peers)", cluster);
+	else if (p.state == LDS_PEER_UP)
+		snprintf(buf, len, "the gateway's link to %s is up", cluster);
+	else
+		snprintf(buf, len, "the gateway's link to %s is down (for %u s%s%s)", cluster, p.down_s,
+			 p.why[0] ? "; last attempt: " : "", p.why);
+	return buf;
+}

@@ -116,6 +116,8 @@ void link_status_json(const struct link *l, FILE *out);
 void link_status_text(const struct link *l, FILE *out);
 /* Seconds since the link's last stream went down; 0 while one is up. */
 double link_down_for(const struct link *l);
+/* Why the last stream that never came up failed ("" if none did). */
+const char *link_last_error(const struct link *l);
 
 /* link.c */
 /* Fault injection for tests: breaks stream idx (-1: all) at once, or

@@ -73,6 +73,11 @@ double link_down_for(const struct link *l)
 	return l->down_since > 0 ? clock_wall_s() - l->down_since : 0;
 }
 
+const char *link_last_error(const struct link *l)
+{
+	return l->last_error;
+}
+
 static double link_downtime(const struct link *l)
 {
 	return l->downtime + (l->down_since > 0 ? clock_wall_s() - l->down_since : 0);

@@ -135,8 +135,10 @@ static void rank(const struct job *j, unsigned c, const char *role, const struct
 		}
 		env(p, r, "MWL_LINK_TIMEOUT=%g", j->link_timeout);
 		env(p, r, "MWL_DEADLINE=%g", (peer ? peer : cl)->deadline);
-		if (peer == NULL)
+		if (peer == NULL) {
 			env(p, r, "MWL_LEASE=%g", cl->lease);
+			env(p, r, "MWL_MAIN=%s", j->cl[j->main].name);
+		}
 		if (j->id[0])
 			env(p, r, "MWL_JOB=%s", j->id);
 	}
