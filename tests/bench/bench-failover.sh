@@ -28,15 +28,6 @@ machine bench-failover
 tasks=$(( (N / B) ** 3 ))
 echo "bench-failover: mw_matmul -n $N -b $B: $tasks tasks; link 20 ms RTT, 100 Mbit/s; 1 worker per cluster; deadline 30 s"
 
-# sub_master: the pid of this job's clusterB sub-master, once it runs.
-sub_master() {
-	local p
-	for p in $(pgrep -s 0 mw_matmul 2> /dev/null); do
-		tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null | grep -qx MWL_ROLE=submaster && { echo "$p"; return 0; }
-	done
-	return 1
-}
-
 declare -a t0s t1s shares margins
 for r in $(seq 1 "$RUNS"); do
 	mwlaunch_job || fail "run $r without failure: mwlaunch failed ($?): $(tail -30 "$T/out")"
@@ -46,7 +37,7 @@ for r in $(seq 1 "$RUNS"); do
 	mwlaunch_job & mpid=$!
 	sub=""
 	for _ in $(seq 1 6000); do
-		[ -n "$sub" ] || sub=$(sub_master) || sub=""
+		[ -n "$sub" ] || sub=$(role_pid submaster) || sub=""
 		[ -n "$sub" ] && grep -q "^\[clusterA:0\] mw: [0-9]*/$tasks tasks (\([5-9][0-9]\|100\)\." "$T/out" && break
 		kill -0 "$mpid" 2> /dev/null || break
 		sleep 0.05

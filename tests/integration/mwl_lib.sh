@@ -167,3 +167,13 @@ job_app() {
 	mkdir -p "$1" && cp "$MWBIN/mw_matmul" "$1/" && chmod 755 "$1" "$1/mw_matmul" && chmod 711 "$T" ||
 		fail "cannot set up $1"
 }
+
+# role_pid ROLE: a process of this test's job (our session) whose
+# MWL_ROLE is ROLE (master, worker, cm, submaster); 1 if none runs.
+role_pid() {
+	local p
+	for p in $(pgrep -s 0 -f "${APP:-$MWBIN/mw_matmul}" 2> /dev/null); do
+		tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null | grep -qx "MWL_ROLE=$1" && { echo "$p"; return 0; }
+	done
+	return 1
+}
