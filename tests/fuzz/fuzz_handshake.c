@@ -241,7 +241,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	d.sink = (struct daemon_sink){ .deliver = sink_deliver, .acked = sink_acked, .lost = sink_lost,
 				       .space = sink_space };
 	CHECK(daemon_init(&d, &cfg) == 0);
-	link_accept(&d, &fz_ops, c);
+	link_accept(&d, &fz_ops, NULL, c);
 	if (mode >= 1 && !c->closed) {
 		n = connector_hello(pre, sizeof(pre), nonce_c);
 		c->in = pre, c->in_len = n, c->in_off = 0;

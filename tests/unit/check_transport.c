@@ -198,13 +198,13 @@ static void nomsg_done(struct lds_tp_conn *c, struct lds_tp_msg *m)
 	(void)c, (void)m;
 }
 
-/* Links need a reliable ordered byte stream: a kind without one is
- * refused at --check time, not at start. */
+/* Links need reliable, ordered delivery, of bytes or of messages: a kind
+ * without it (datagrams) is refused at --check time, not at start. */
 START_TEST(test_caps_refused)
 {
 	struct lds_transport_ops o = mem_transport_ops;
 
-	o.name = "memmsg";
+	o.name = "memdgram";
 	o.caps.flags = LDS_TP_CAP_MESSAGE | LDS_TP_CAP_RELIABLE;
 	o.caps.max_msg = 9000;
 	o.send = NULL, o.push = NULL, o.recv = NULL, o.pending = NULL;
@@ -212,8 +212,9 @@ START_TEST(test_caps_refused)
 	ck_assert_int_eq(transport_register(&o), 0);
 	ck_assert(!config_transport_usable(&o));
 	ck_assert(config_transport_usable(&mem_transport_ops));
-	refused("transport = \"memmsg\";", "transport",
-		"transport \"memmsg\" cannot carry links: they need a reliable, ordered byte stream");
+	refused("transport = \"memdgram\";", "transport",
+		"transport \"memdgram\" cannot carry links: they need reliable, ordered delivery (a byte stream or "
+		"messages)");
 }
 END_TEST
 
