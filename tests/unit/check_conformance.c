@@ -5,8 +5,12 @@
  * random sizes arrive whole and in order (CRC-32C on both sides), a close
  * from either side ends the other's stream, and every close brings one
  * closed upcall, after the upcall it was made in, even when made inside
- * one.  The link-level half (blocks, loss, reconnects, restarts) is
- * check_link.c.
+ * one.  Message kinds (LDS_TP_CAP_MESSAGE) send messages of random sizes
+ * up to their max_msg from a ring of buffers, each rewritten only after
+ * its sent upcall, which must come once per message, in send order; the
+ * receiver checks each message's length (its boundaries are kept), and
+ * the sender closes only once every message is reported sent.  The
+ * link-level half (blocks, loss, reconnects, restarts) is check_link.c.
  */
 #include <check.h>
 #include <errno.h>
@@ -23,6 +27,7 @@
 #define TOTAL_BYTES (3u << 20)
 #define CHUNK_MAX 65536
 #define DEADLINE_MS 10000
+#define RING 8                       /* message kinds: messages sent, not yet reported sent */
 
 /* One run: a client conn sends, a server conn receives. */
 struct run {
@@ -40,6 +45,12 @@ struct run {
 	unsigned seed;
 	unsigned char chunk[CHUNK_MAX];
 	size_t chunk_len, chunk_off;
+	/* Message kinds: the ring of messages the transport holds. */
+	int msg;
+	unsigned char ring[RING][CHUNK_MAX];
+	unsigned ring_head, ring_n;
+	unsigned len_tx, len_rx;     /* the same sequence of message lengths, drawn on each side */
+	size_t msgs_sent, msgs_got, msgs_reported;
 	int timed_out;
 	int send_err;                /* what broke the client's stream, 0: nothing */
 	uint16_t port;
@@ -63,10 +74,58 @@ static void next_chunk(void)
 	run.chunk_off = 0;
 }
 
+/* The next message's length, from the sequence at *seed, for the bytes
+ * left of TOTAL_BYTES after done. */
+static size_t msg_len(unsigned *seed, size_t done)
+{
+	size_t max = run.ops->caps.max_msg < CHUNK_MAX ? run.ops->caps.max_msg : CHUNK_MAX;
+	size_t n = 1 + (size_t)rand_r(seed) % max;
+
+	return n < TOTAL_BYTES - done ? n : TOTAL_BYTES - done;
+}
+
+/* Message kinds: sends until the transport or the ring takes no more;
+ * closes the client once every message is reported sent. */
+static void client_send_msgs(void)
+{
+	while (run.sent < TOTAL_BYTES && run.ring_n < RING) {
+		unsigned char *m = run.ring[(run.ring_head + run.ring_n) % RING];
+		unsigned mark = run.len_tx;
+		size_t len = msg_len(&run.len_tx, run.sent);
+		struct iovec iov = { .iov_base = m, .iov_len = len };
+		int r;
+
+		for (size_t i = 0; i < len; i++)
+			m[i] = (unsigned char)rand_r(&run.seed);
+		r = run.ops->send_msg(run.client, &iov, 1, NULL, m);
+		if (r == -EAGAIN) {
+			/* The same length next time: the receiver expects it. */
+			run.len_tx = mark;
+			run.ops->want_write(run.client, 1);
+			return;
+		}
+		if (r < 0) {
+			run.send_err = r;
+			run.ops->close(run.client);
+			return;
+		}
+		run.crc_sent = crc32c(run.crc_sent, m, len);
+		run.sent += len;
+		run.msgs_sent++;
+		run.ring_n++;
+	}
+	if (run.sent == TOTAL_BYTES && run.ring_n == 0)
+		run.ops->close(run.client);
+}
+
 /* Sends until the transport takes no more; closes the client when all is
  * sent. */
 static void client_send(void)
 {
+	if (run.msg) {
+		client_send_msgs();
+		return;
+	}
 	while (run.sent < TOTAL_BYTES) {
 		struct iovec iov;
 		size_t n;
@@ -117,12 +176,37 @@ static void client_readable(struct lds_tp_conn *c)
 {
 	unsigned char b;
 	struct iovec iov = { .iov_base = &b, .iov_len = 1 };
+	struct lds_tp_msg m;
 	size_t n;
-	int r = run.ops->recv(c, &iov, 1, &n);
+	int r = run.msg ? run.ops->recv_msg(c, &m) : run.ops->recv(c, &iov, 1, &n);
 
 	ck_assert_int_ne(r, 0);
 	if (r != -EAGAIN)
 		run.ops->close(c);
+}
+
+/* Message kinds: each message whole, of the length the sender drew. */
+static void server_read_msgs(struct lds_tp_conn *c)
+{
+	for (int i = 0; i < 64; i++) {
+		struct lds_tp_msg m;
+		int r = run.ops->recv_msg(c, &m);
+
+		if (r == -EAGAIN)
+			break;
+		if (r == -EPIPE) {
+			run.eof = 1;
+			run.ops->close(c);
+			break;
+		}
+		ck_assert_int_eq(r, 0);
+		ck_assert_msg(m.len == msg_len(&run.len_rx, run.got), "%s: message %zu of %zu bytes, sent with another "
+			      "length", run.ops->name, run.msgs_got, m.len);
+		run.crc_got = crc32c(run.crc_got, m.data, m.len);
+		run.got += m.len;
+		run.msgs_got++;
+		run.ops->msg_done(c, &m);
+	}
 }
 
 static void up_readable(struct lds_tp_conn *c, void *ud)
@@ -138,6 +222,11 @@ static void up_readable(struct lds_tp_conn *c, void *ud)
 	ck_assert_ptr_eq(ud, &run.server);
 	if (run.close_in_readable) {
 		run.ops->close(c);
+		run.in_upcall--;
+		return;
+	}
+	if (run.msg) {
+		server_read_msgs(c);
 		run.in_upcall--;
 		return;
 	}
@@ -167,6 +256,21 @@ static void up_writable(struct lds_tp_conn *c, void *ud)
 	client_send();
 }
 
+/* Once per message, oldest first; its buffer may be rewritten now. */
+static void up_sent(struct lds_tp_conn *c, void *ctx, void *ud)
+{
+	ck_assert_ptr_eq(c, run.client);
+	ck_assert_uint_gt(run.ring_n, 0);
+	ck_assert_ptr_eq(ctx, run.ring[run.ring_head]);
+	memset(run.ring[run.ring_head], 0xa5, CHUNK_MAX);
+	run.ring_head = (run.ring_head + 1) % RING;
+	run.ring_n--;
+	run.msgs_reported++;
+	run.in_upcall++;
+	client_send_msgs();
+	run.in_upcall--;
+}
+
 static void up_closed(struct lds_tp_conn *c, void *ud)
 {
 	if (run.in_upcall)
@@ -189,6 +293,7 @@ static const struct lds_tp_upcalls upcalls = {
 	.accept_failed = up_accept_failed,
 	.readable = up_readable,
 	.writable = up_writable,
+	.sent = up_sent,
 	.closed = up_closed,
 };
 
@@ -209,6 +314,8 @@ static void start(int i)
 	run.ops = transport_at((size_t)i);
 	ck_assert_ptr_nonnull(run.ops);
 	run.seed = (unsigned)getpid();
+	run.msg = (run.ops->caps.flags & LDS_TP_CAP_MESSAGE) != 0;
+	run.len_tx = run.len_rx = run.seed * 31;
 	run.ev = evloop_new();
 	ck_assert_ptr_nonnull(run.ev);
 	tphost_init(&host, run.ev);
@@ -263,6 +370,9 @@ START_TEST(test_stream)
 	ck_assert_uint_eq(run.crc_got, run.crc_sent);
 	ck_assert_int_eq(run.eof, 1);
 	ck_assert_int_eq(run.send_err, 0);
+	ck_assert(!run.msg || run.msgs_sent > 0);
+	ck_assert_uint_eq(run.msgs_got, run.msgs_sent);
+	ck_assert_uint_eq(run.msgs_reported, run.msgs_sent);
 	finish();
 }
 END_TEST
@@ -287,8 +397,9 @@ Suite *make_conformance_suite(void)
 	int n = 0;
 
 	/* Registered in the suite's process, which each test's inherits. */
-	if (transport_find(mem_transport_ops.name) == NULL && transport_register(&mem_transport_ops) < 0)
-		fprintf(stderr, "conformance: cannot register the sample transport\n");
+	if ((transport_find(mem_transport_ops.name) == NULL && transport_register(&mem_transport_ops) < 0) ||
+	    (transport_find(memmsg_transport_ops.name) == NULL && transport_register(&memmsg_transport_ops) < 0))
+		fprintf(stderr, "conformance: cannot register the sample transports\n");
 	while (transport_at((size_t)n) != NULL)
 		n++;
 	tcase_set_timeout(tc, 30);
