@@ -453,6 +453,22 @@ START_TEST(t_delivery)
 }
 END_TEST
 
+/* A's send buffer holds seven blocks (a message may take half): each slot is filled again as soon
+ * as its block is acknowledged, so a block given back before the
+ * transport is done with it (memmsg holds what it sends several loop
+ * rounds) is rewritten under it. */
+START_TEST(t_small_sendbuf)
+{
+	setup_sealed_or_clear(_i);
+	run.a.cfg.peers[0].send_memory = 7 * BLOCK;
+	go();
+	run.send_to = 300;
+	run_until(all_acked);
+	assert_once(1, run.send_to, 1);
+	finish();
+}
+END_TEST
+
 /* B stops consuming: A's sends are refused (-ENOSPC) while B holds no
  * more than its recv_memory; once B consumes, everything arrives once. */
 static int backpressure_step(void)
@@ -811,6 +827,7 @@ Suite *make_link_suite(void)
 	 * (setup_sealed_or_clear). */
 	tcase_add_loop_test(tc, t_delivery, 0, 2 * nkinds);
 	tcase_add_loop_test(tc, t_break_in_flight, 0, 2 * nkinds);
+	tcase_add_loop_test(tc, t_small_sendbuf, 0, 2 * nkinds);
 	tcase_add_loop_test(tc, t_loss_in_flight, 0, 2 * nmem);
 	tcase_add_loop_test(tc, t_reorder, 0, 2 * nmem);
 	tcase_add_loop_test(tc, t_bad_frame, 0, 2 * nmem);

@@ -39,7 +39,7 @@
 #define MEM_MAX_CONNS 64
 #define MEM_MAX_LISTENERS 8
 #define MEMMSG_MAX (128u << 10)
-#define MEMMSG_HOLD_ROUNDS 3
+#define MEMMSG_HOLD_ROUNDS 8
 #define MEMMSG_HELD_MAX 128        /* messages a conn holds before send_msg says -EAGAIN */
 #define MEMMSG_IOV_MAX 16
 #define MEMMSG_REGIONS 128
