@@ -3,7 +3,8 @@
  * an ops table of another size is refused, a sample transport (tp_mem.c)
  * is one registration away from ldsd.conf, its settings are parsed,
  * checked and printed by the config code, another transport's setting or a
- * transport not built in is refused with FILE:LINE: SETTING.
+ * transport not built in is refused with FILE:LINE: SETTING, and so is a
+ * block_size whose DATA frame a message transport cannot carry.
  */
 #include <check.h>
 #include <errno.h>
@@ -218,6 +219,37 @@ START_TEST(test_caps_refused)
 }
 END_TEST
 
+/* A message transport carries whole frames: a block whose DATA frame
+ * (sealed: with its tag) exceeds max_msg is refused, naming block_size
+ * and both sizes; one byte less fits. */
+START_TEST(test_max_msg_refused)
+{
+	const size_t max = memmsg_transport_ops.caps.max_msg;
+	char line[128], msg[256];
+
+	ck_assert_int_eq(transport_register(&memmsg_transport_ops), 0);
+	snprintf(line, sizeof(line), "transport = \"memmsg\"; block_size = %zu;", max);
+	snprintf(msg, sizeof(msg), "a block of %zu bytes makes DATA frames of %zu bytes sealed, larger than transport "
+		 "\"memmsg\" carries in one message (max_msg %zu); make block_size at most %zu", max,
+		 max + WIRE_DATA_HDR_LEN + WIRE_TAG_LEN, max, max - WIRE_DATA_HDR_LEN - WIRE_TAG_LEN);
+	refused(line, "block_size", msg);
+	snprintf(line, sizeof(line), "transport = \"memmsg\"; encryption = \"none\"; block_size = %zu;",
+		 max - WIRE_DATA_HDR_LEN + 1);
+	snprintf(msg, sizeof(msg), "a block of %zu bytes makes DATA frames of %zu bytes, larger than transport "
+		 "\"memmsg\" carries in one message (max_msg %zu); make block_size at most %zu",
+		 max - WIRE_DATA_HDR_LEN + 1, max + 1, max, max - WIRE_DATA_HDR_LEN);
+	refused(line, "block_size", msg);
+	snprintf(line, sizeof(line), "transport = \"memmsg\"; block_size = %zu;", max - WIRE_DATA_HDR_LEN - WIRE_TAG_LEN);
+	ck_assert_msg(load_peer(line) == 0, "%s", terr);
+	snprintf(line, sizeof(line), "transport = \"memmsg\"; encryption = \"none\"; block_size = %zu;",
+		 max - WIRE_DATA_HDR_LEN);
+	ck_assert_msg(load_peer(line) == 0, "%s", terr);
+	/* Byte streams have no such bound. */
+	ck_assert_msg(load_peer("transport = \"mem\"; block_size = \"16M\"; send_memory = \"64M\"; "
+				"recv_memory = \"64M\";") == 0, "%s", terr);
+}
+END_TEST
+
 /* A transport writes its own status keys: TCP its congestion control and
  * buffer, the sample its window. */
 START_TEST(test_status_keys)
@@ -276,6 +308,7 @@ Suite *make_transport_suite(void)
 	tcase_add_test(tc, test_mem_settings);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_caps_refused);
+	tcase_add_test(tc, test_max_msg_refused);
 	tcase_add_test(tc, test_status_keys);
 	tcase_add_test(tc, test_peer_set);
 	suite_add_tcase(s, tc);
