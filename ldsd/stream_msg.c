@@ -145,8 +145,10 @@ static void stream_msg_flush(struct stream *s)
 		int n, r;
 
 		/* Full: the next sent upcall flushes again. */
-		if (q->count == MSGQ_MAX)
+		if (q->count == MSGQ_MAX) {
+			s->ops->want_write(s->conn, 0);
 			return;
+		}
 		n = msg_compose(s, q, m, iov, desc);
 		if (n < 0) {
 			s->failed = n;
@@ -213,7 +215,7 @@ void stream_sent(struct lds_tp_conn *c, void *ctx, void *ud)
  * lends it until msg_done) and handed up.  0, or -1 if s was closed. */
 static int msg_parse(struct stream *s, struct stream_msgq *q)
 {
-	uint8_t *p = (uint8_t *)q->rx.data;
+	uint8_t *p = (uint8_t *)q->rx.data;      /* writable: transport.h, struct lds_tp_msg */
 	size_t len = q->rx.len, off = 0;
 	char why[128];
 
