@@ -84,20 +84,45 @@ static size_t msg_len(unsigned *seed, size_t done)
 	return n < TOTAL_BYTES - done ? n : TOTAL_BYTES - done;
 }
 
-/* Message kinds: sends until the transport or the ring takes no more;
- * closes the client once every message is reported sent. */
-static void client_send_msgs(void)
+/* One write of the client's, of what iov is set to: the rest of the
+ * chunk (*n bytes taken), or the next message of the ring (whole). */
+static int client_write(struct iovec *iov, size_t *n)
+{
+	unsigned char *m = run.ring[(run.ring_head + run.ring_n) % RING];
+	int r;
+
+	if (!run.msg) {
+		if (run.chunk_off == run.chunk_len)
+			next_chunk();
+		iov->iov_base = run.chunk + run.chunk_off;
+		iov->iov_len = run.chunk_len - run.chunk_off;
+		r = run.ops->send(run.client, iov, 1, 0, n);
+		if (r == 0)
+			run.chunk_off += *n;
+		return r;
+	}
+	iov->iov_base = m;
+	iov->iov_len = *n = msg_len(&run.len_tx, run.sent);
+	for (size_t i = 0; i < *n; i++)
+		m[i] = (unsigned char)rand_r(&run.seed);
+	r = run.ops->send_msg(run.client, iov, 1, NULL, m);
+	if (r == 0) {
+		run.msgs_sent++;
+		run.ring_n++;
+	}
+	return r;
+}
+
+/* Sends until the transport (or, message kinds, the ring) takes no more;
+ * closes the client when all is sent (and reported sent). */
+static void client_send(void)
 {
 	while (run.sent < TOTAL_BYTES && run.ring_n < RING) {
-		unsigned char *m = run.ring[(run.ring_head + run.ring_n) % RING];
 		unsigned mark = run.len_tx;
-		size_t len = msg_len(&run.len_tx, run.sent);
-		struct iovec iov = { .iov_base = m, .iov_len = len };
-		int r;
+		struct iovec iov;
+		size_t n;
+		int r = client_write(&iov, &n);
 
-		for (size_t i = 0; i < len; i++)
-			m[i] = (unsigned char)rand_r(&run.seed);
-		r = run.ops->send_msg(run.client, &iov, 1, NULL, m);
 		if (r == -EAGAIN) {
 			/* The same length next time: the receiver expects it. */
 			run.len_tx = mark;
@@ -109,47 +134,11 @@ static void client_send_msgs(void)
 			run.ops->close(run.client);
 			return;
 		}
-		run.crc_sent = crc32c(run.crc_sent, m, len);
-		run.sent += len;
-		run.msgs_sent++;
-		run.ring_n++;
+		run.crc_sent = crc32c(run.crc_sent, iov.iov_base, n);
+		run.sent += n;
 	}
 	if (run.sent == TOTAL_BYTES && run.ring_n == 0)
 		run.ops->close(run.client);
-}
-
-/* Sends until the transport takes no more; closes the client when all is
- * sent. */
-static void client_send(void)
-{
-	if (run.msg) {
-		client_send_msgs();
-		return;
-	}
-	while (run.sent < TOTAL_BYTES) {
-		struct iovec iov;
-		size_t n;
-		int r;
-
-		if (run.chunk_off == run.chunk_len)
-			next_chunk();
-		iov.iov_base = run.chunk + run.chunk_off;
-		iov.iov_len = run.chunk_len - run.chunk_off;
-		r = run.ops->send(run.client, &iov, 1, 0, &n);
-		if (r == -EAGAIN) {
-			run.ops->want_write(run.client, 1);
-			return;
-		}
-		if (r < 0) {
-			run.send_err = r;
-			run.ops->close(run.client);
-			return;
-		}
-		run.crc_sent = crc32c(run.crc_sent, iov.iov_base, n);
-		run.chunk_off += n;
-		run.sent += n;
-	}
-	run.ops->close(run.client);
 }
 
 static void up_connected(struct lds_tp_conn *c, int err, void *ud)
@@ -185,28 +174,28 @@ static void client_readable(struct lds_tp_conn *c)
 		run.ops->close(c);
 }
 
-/* Message kinds: each message whole, of the length the sender drew. */
-static void server_read_msgs(struct lds_tp_conn *c)
+/* One read of the server's: 0 with the bytes at *p, *n (a message kind's
+ * message, whole, of the length the sender drew: msg_done after), or
+ * what recv or recv_msg said. */
+static int server_read(struct lds_tp_conn *c, unsigned char *buf, size_t len, struct lds_tp_msg *m,
+		       const unsigned char **p, size_t *n)
 {
-	for (int i = 0; i < 64; i++) {
-		struct lds_tp_msg m;
-		int r = run.ops->recv_msg(c, &m);
+	struct iovec iov = { .iov_base = buf, .iov_len = 1 + (size_t)rand_r(&run.seed) % len };
+	int r;
 
-		if (r == -EAGAIN)
-			break;
-		if (r == -EPIPE) {
-			run.eof = 1;
-			run.ops->close(c);
-			break;
-		}
-		ck_assert_int_eq(r, 0);
-		ck_assert_msg(m.len == msg_len(&run.len_rx, run.got), "%s: message %zu of %zu bytes, sent with another "
-			      "length", run.ops->name, run.msgs_got, m.len);
-		run.crc_got = crc32c(run.crc_got, m.data, m.len);
-		run.got += m.len;
-		run.msgs_got++;
-		run.ops->msg_done(c, &m);
+	if (!run.msg) {
+		*p = buf;
+		return run.ops->recv(c, &iov, 1, n);
 	}
+	r = run.ops->recv_msg(c, m);
+	if (r < 0)
+		return r;
+	ck_assert_msg(m->len == msg_len(&run.len_rx, run.got), "%s: message %zu of %zu bytes, sent with another length",
+		      run.ops->name, run.msgs_got, m->len);
+	run.msgs_got++;
+	*p = m->data;
+	*n = m->len;
+	return 0;
 }
 
 static void up_readable(struct lds_tp_conn *c, void *ud)
@@ -225,15 +214,11 @@ static void up_readable(struct lds_tp_conn *c, void *ud)
 		run.in_upcall--;
 		return;
 	}
-	if (run.msg) {
-		server_read_msgs(c);
-		run.in_upcall--;
-		return;
-	}
 	for (int i = 0; i < 64; i++) {
-		struct iovec iov = { .iov_base = buf, .iov_len = 1 + (size_t)rand_r(&run.seed) % sizeof(buf) };
+		struct lds_tp_msg m;
+		const unsigned char *p;
 		size_t n;
-		int r = run.ops->recv(c, &iov, 1, &n);
+		int r = server_read(c, buf, sizeof(buf), &m, &p, &n);
 
 		if (r == -EAGAIN)
 			break;
@@ -243,8 +228,10 @@ static void up_readable(struct lds_tp_conn *c, void *ud)
 			break;
 		}
 		ck_assert_int_eq(r, 0);
-		run.crc_got = crc32c(run.crc_got, buf, n);
+		run.crc_got = crc32c(run.crc_got, p, n);
 		run.got += n;
+		if (run.msg)
+			run.ops->msg_done(c, &m);
 	}
 	run.in_upcall--;
 }
@@ -267,7 +254,7 @@ static void up_sent(struct lds_tp_conn *c, void *ctx, void *ud)
 	run.ring_n--;
 	run.msgs_reported++;
 	run.in_upcall++;
-	client_send_msgs();
+	client_send();
 	run.in_upcall--;
 }
 
