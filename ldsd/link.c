@@ -376,6 +376,7 @@ void link_accept(struct daemon *d, const struct lds_transport_ops *ops, struct l
 	struct stream *s = stream_new(d, ops, tp, &link_stream_upcalls, ST_WAIT_HELLO);
 
 	if (s == NULL) {
+		ops->set_userdata(c, NULL);
 		ops->close(c);
 		return;
 	}
