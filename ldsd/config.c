@@ -738,7 +738,8 @@ static const struct lds_transport_ops *peer_transport(struct cfgctx *c, const co
 		return NULL;
 	}
 	if (!config_transport_usable(ops)) {
-		cfg_fail(c, ts, NULL, "transport \"%s\" cannot carry links: they need a reliable, ordered byte stream",
+		cfg_fail(c, ts, NULL, "transport \"%s\" cannot carry links: they need reliable, ordered "
+			 "delivery (a byte stream or messages)",
 		     name);
 		return NULL;
 	}
@@ -1085,9 +1086,9 @@ void config_peer_defaults(struct config_peer *p)
 
 int config_transport_usable(const struct lds_transport_ops *ops)
 {
-	const unsigned need = LDS_TP_CAP_STREAM | LDS_TP_CAP_ORDERED | LDS_TP_CAP_RELIABLE;
+	const unsigned need = LDS_TP_CAP_ORDERED | LDS_TP_CAP_RELIABLE;
 
-	return (ops->caps.flags & need) == need;
+	return (ops->caps.flags & need) == need && (ops->caps.flags & (LDS_TP_CAP_STREAM | LDS_TP_CAP_MESSAGE));
 }
 
 void config_handshake_defaults(struct config_handshake *h)

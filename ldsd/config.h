@@ -206,8 +206,8 @@ void config_handshake_defaults(struct config_handshake *h);
  * Returns 0, or -1 with the reason, naming the file, in err. */
 int config_read_key(struct config_peer *p, char *err, size_t errlen);
 
-/* A transport the core's links can use: a reliable, ordered byte stream
- * (its caps). */
+/* A transport the core's links can use: reliable and ordered, carrying a
+ * byte stream or messages (its caps). */
 int config_transport_usable(const struct lds_transport_ops *ops);
 
 /* Sets the setting name of p's transport (docs/transports.md) from value

@@ -338,6 +338,8 @@ void hs_accept(struct stream *s, struct lds_tp_conn *c)
 	if (s->ops->query && s->ops->query(c, &info) == 0)
 		snprintf(s->peer_addr, sizeof(s->peer_addr), "%s", info.peer);
 	if (admission_admit(s->d->adm, s->peer_addr, s->created_ns) < 0) {
+		/* Its closed upcall names nothing of ours (stream_closed). */
+		s->ops->set_userdata(c, NULL);
 		s->ops->close(c);
 		stream_free(s);
 		return;

@@ -65,7 +65,8 @@ void link_peer_lost(struct link *l, struct rb_msg *m);
 int link_idle(const struct link *l);
 
 /* A conn accepted on a listener: the link is found from its HELLO. */
-void link_accept(struct daemon *d, const struct lds_transport_ops *ops, struct lds_tp_conn *c);
+void link_accept(struct daemon *d, const struct lds_transport_ops *ops, struct lds_transport *tp,
+		 struct lds_tp_conn *c);
 
 /* Periodic work: keepalives, inactivity, reconnects, ACK refresh. */
 void link_tick(struct link *l, uint64_t now_ns);

@@ -128,7 +128,8 @@ struct lds_tp_opts {
 };
 
 /* A received message (message kinds): the transport's memory, valid and
- * unchanged until msg_done. */
+ * unchanged by the transport until msg_done.  The core may write into it
+ * meanwhile (it opens sealed frames in place), so it must be writable. */
 struct lds_tp_msg {
 	const uint8_t *data;
 	size_t len;

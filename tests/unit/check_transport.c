@@ -3,7 +3,8 @@
  * an ops table of another size is refused, a sample transport (tp_mem.c)
  * is one registration away from ldsd.conf, its settings are parsed,
  * checked and printed by the config code, another transport's setting or a
- * transport not built in is refused with FILE:LINE: SETTING.
+ * transport not built in is refused with FILE:LINE: SETTING, and so is a
+ * block_size whose DATA frame a message transport cannot carry.
  */
 #include <check.h>
 #include <errno.h>
@@ -198,13 +199,13 @@ static void nomsg_done(struct lds_tp_conn *c, struct lds_tp_msg *m)
 	(void)c, (void)m;
 }
 
-/* Links need a reliable ordered byte stream: a kind without one is
- * refused at --check time, not at start. */
+/* Links need reliable, ordered delivery, of bytes or of messages: a kind
+ * without it (datagrams) is refused at --check time, not at start. */
 START_TEST(test_caps_refused)
 {
 	struct lds_transport_ops o = mem_transport_ops;
 
-	o.name = "memmsg";
+	o.name = "memdgram";
 	o.caps.flags = LDS_TP_CAP_MESSAGE | LDS_TP_CAP_RELIABLE;
 	o.caps.max_msg = 9000;
 	o.send = NULL, o.push = NULL, o.recv = NULL, o.pending = NULL;
@@ -212,8 +213,40 @@ START_TEST(test_caps_refused)
 	ck_assert_int_eq(transport_register(&o), 0);
 	ck_assert(!config_transport_usable(&o));
 	ck_assert(config_transport_usable(&mem_transport_ops));
-	refused("transport = \"memmsg\";", "transport",
-		"transport \"memmsg\" cannot carry links: they need a reliable, ordered byte stream");
+	refused("transport = \"memdgram\";", "transport",
+		"transport \"memdgram\" cannot carry links: they need reliable, ordered delivery (a byte stream or "
+		"messages)");
+}
+END_TEST
+
+/* A message transport carries whole frames: a block whose DATA frame
+ * (sealed: with its tag) exceeds max_msg is refused, naming block_size
+ * and both sizes; one byte less fits. */
+START_TEST(test_max_msg_refused)
+{
+	const size_t max = memmsg_transport_ops.caps.max_msg;
+	char line[128], msg[256];
+
+	ck_assert_int_eq(transport_register(&memmsg_transport_ops), 0);
+	snprintf(line, sizeof(line), "transport = \"memmsg\"; block_size = %zu;", max);
+	snprintf(msg, sizeof(msg), "a block of %zu bytes makes DATA frames of %zu bytes sealed, larger than transport "
+		 "\"memmsg\" carries in one message (max_msg %zu); make block_size at most %zu", max,
+		 max + WIRE_DATA_HDR_LEN + WIRE_TAG_LEN, max, max - WIRE_DATA_HDR_LEN - WIRE_TAG_LEN);
+	refused(line, "block_size", msg);
+	snprintf(line, sizeof(line), "transport = \"memmsg\"; encryption = \"none\"; block_size = %zu;",
+		 max - WIRE_DATA_HDR_LEN + 1);
+	snprintf(msg, sizeof(msg), "a block of %zu bytes makes DATA frames of %zu bytes, larger than transport "
+		 "\"memmsg\" carries in one message (max_msg %zu); make block_size at most %zu",
+		 max - WIRE_DATA_HDR_LEN + 1, max + 1, max, max - WIRE_DATA_HDR_LEN);
+	refused(line, "block_size", msg);
+	snprintf(line, sizeof(line), "transport = \"memmsg\"; block_size = %zu;", max - WIRE_DATA_HDR_LEN - WIRE_TAG_LEN);
+	ck_assert_msg(load_peer(line) == 0, "%s", terr);
+	snprintf(line, sizeof(line), "transport = \"memmsg\"; encryption = \"none\"; block_size = %zu;",
+		 max - WIRE_DATA_HDR_LEN);
+	ck_assert_msg(load_peer(line) == 0, "%s", terr);
+	/* Byte streams have no such bound. */
+	ck_assert_msg(load_peer("transport = \"mem\"; block_size = \"16M\"; send_memory = \"64M\"; "
+				"recv_memory = \"64M\";") == 0, "%s", terr);
 }
 END_TEST
 
@@ -275,6 +308,7 @@ Suite *make_transport_suite(void)
 	tcase_add_test(tc, test_mem_settings);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_caps_refused);
+	tcase_add_test(tc, test_max_msg_refused);
 	tcase_add_test(tc, test_status_keys);
 	tcase_add_test(tc, test_peer_set);
 	suite_add_tcase(s, tc);
