@@ -508,7 +508,7 @@ static void link_connect_slot(struct link *l, unsigned idx)
 		/* Waiting for the lookup, or the name does not resolve. */
 		l->next_try_ns[idx] = UINT64_MAX;
 		if (r < 0) {
-			snprintf(l->last_error, sizeof(l->last_error), "%.95s", l->dial.lookup_error);
+			snprintf(l->last_error, sizeof(l->last_error), "%.239s", l->dial.lookup_error);
 			link_reconnect_later(l, (int)idx, clock_now_ns());
 		}
 		return;

@@ -315,7 +315,7 @@ int stream_deliver(struct stream *s, struct wire_frame *f)
 	if (f->type == WIRE_BYE && wire_decode_bye(f, &reason) == 0 && reason == WIRE_REFUSE_RETIRED)
 		s->retired = 1;
 	stream_close(s, s->retired ? "retired by the peer: it wants fewer streams"
-		     : f->type == WIRE_BYE ? "peer said goodbye" : "protocol error",
+		     : f->type == WIRE_BYE ? "peer said goodbye" : s->close_why[0] ? s->close_why : "protocol error",
 		     f->type != WIRE_BYE);
 	return -1;
 }

@@ -116,6 +116,7 @@ struct stream {
 	int blocked;
 	int corked;                  /* the last send said LDS_TP_MORE */
 	int retired;                 /* closed because fewer streams are wanted: not a failure */
+	char close_why[200];         /* why a frame handler refused the stream ("" = a protocol error) */
 	int failed;                  /* -errno of a failed write, handled by the caller */
 	int stalled;                 /* fault injection: neither read nor written */
 	int data_train;              /* the last frame read was DATA: see stream_read_size */

@@ -23,7 +23,7 @@ mwlaunch_timed
 grep -q "no answer from clusterB/cm-[0-9a-f]\{16\} through the gateway within 4 s" "$T/out" ||
 	fail "wrong key: no clear error: $(tail -30 "$T/out")"
 # ...which says why, as the gateway knows it: before, only ldsd's log did.
-why=$(grep -o "the gateway's link to clusterB is down (for [0-9]* s; last attempt: .*)" "$T/out") ||
+why=$(grep -o "the gateway's link to clusterB is down (for [0-9]* s; last attempt: .*failed authentication (wrong key?.*)" "$T/out") ||
 	fail "wrong key: the CM did not say what the gateway knows: $(grep 'no answer' "$T/out")"
 echo "measured: the main CM said: $why"
 grep -q "^mwlaunch: cluster cluster[AB] failed" "$T/out" || fail "wrong key: failing cluster not named"
