@@ -1085,9 +1085,9 @@ void config_peer_defaults(struct config_peer *p)
 
 int config_transport_usable(const struct lds_transport_ops *ops)
 {
-	const unsigned need = LDS_TP_CAP_STREAM | LDS_TP_CAP_ORDERED | LDS_TP_CAP_RELIABLE;
+	const unsigned need = LDS_TP_CAP_ORDERED | LDS_TP_CAP_RELIABLE;
 
-	return (ops->caps.flags & need) == need;
+	return (ops->caps.flags & need) == need && (ops->caps.flags & (LDS_TP_CAP_STREAM | LDS_TP_CAP_MESSAGE));
 }
 
 void config_handshake_defaults(struct config_handshake *h)

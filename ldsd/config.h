@@ -207,7 +207,7 @@ void config_handshake_defaults(struct config_handshake *h);
 int config_read_key(struct config_peer *p, char *err, size_t errlen);
 
 /* A transport the core's links can use: a reliable, ordered byte stream
- * (its caps). */
+ * or message kind (its caps). */
 int config_transport_usable(const struct lds_transport_ops *ops);
 
 /* Sets the setting name of p's transport (docs/transports.md) from value

@@ -290,6 +290,13 @@ struct lds_transport_ops {
 	/* A few words on conf for the link's one-line summary, in buf;
 	 * returns buf.  NULL: none. */
 	const char *(*describe)(const void *conf, char *buf, size_t len);
+	/* Optional (NULL: the kind runs wherever it is built).  Whether this
+	 * machine can run the kind now: 0, or -errno (-ENODEV: the hardware
+	 * is absent) with one line in buf saying what is missing and what to
+	 * use instead.  init fails with the same error; the core logs the
+	 * line for each peer and listener of the kind and serves the others,
+	 * and `ldsd --check` prints it as a warning. */
+	int (*probe)(char *buf, size_t len);
 };
 
 /* The most bytes a kind's settings block may take (ops->conf_size). */

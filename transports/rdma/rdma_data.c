@@ -1,0 +1,383 @@
+/*
+ * rdma_data.c - the RDMA transport's data path: the core's messages out
+ * as chunks under credits, received ones up in order, completions and the
+ * upcalls they bring (rdma_int.h).
+ *
+ * Every send is signalled and the completion queue is shared by sends and
+ * receives; a work request's id says which: receives carry RECV_WR and
+ * their buffer's index, sends their sequence in rdma_sendq (an errored
+ * completion's opcode is undefined, so it cannot tell).  Receive buffers
+ * stay posted or with the core: a one-chunk message is handed up in its
+ * buffer and the buffer posted again at msg_done; chunks of a longer one
+ * are copied out and their buffers posted at once, their credits granted
+ * at once too unless a reassembled message already waits for the core
+ * (then at its msg_done: what the peer can make us hold stays bounded).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rdma_int.h"
+
+#define RECV_WR (1ull << 63)
+#define CQ_BATCH 16          /* completions per poll */
+#define CQ_ACK_BATCH 16      /* completion events acknowledged together */
+
+static void flag(struct lds_tp_conn *c, int err)
+{
+	if (c->err == 0)
+		c->err = err;
+}
+
+static int post_recv(struct lds_tp_conn *c, uint32_t i)
+{
+	struct ibv_sge sge = { .addr = (uintptr_t)rdma_pool_buf(&c->rx, i), .length = (uint32_t)c->rx.size,
+			       .lkey = ((struct ibv_mr *)c->rx.mr)->lkey };
+	struct ibv_recv_wr wr = { .wr_id = RECV_WR | i, .sg_list = &sge, .num_sge = 1 }, *bad;
+	int r = ibv_post_recv(c->id->qp, &wr, &bad);
+
+	return -r;
+}
+
+int rdma_data_start(struct lds_tp_conn *c)
+{
+	int64_t i;
+	int r;
+
+	while ((i = rdma_pool_take(&c->rx)) >= 0)
+		if ((r = post_recv(c, (uint32_t)i)) < 0)
+			return r;
+	return 0;
+}
+
+void rdma_data_free(struct lds_tp_conn *c)
+{
+	for (uint32_t k = 0; k < c->ready_n && c->ready; k++) {
+		struct rdma_ready *e = &c->ready[(c->ready_head + k) % c->ready_cap];
+
+		if (e->buf < 0)
+			free(e->data);
+	}
+	free(c->ready);
+	c->ready = NULL;
+	c->ready_n = 0;
+	rdma_reasm_fini(&c->ra);
+}
+
+/* Posts one message from send slot `slot`: its header there, its payload
+ * either there too (copied) or in the core's registered memory. */
+static int post_send(struct lds_tp_conn *c, uint32_t slot, const struct rp_hdr *h, const struct rdma_chunk *ch,
+		     void *ctx)
+{
+	uint8_t *buf = rdma_pool_buf(&c->tx, slot);
+	struct ibv_sge sge[RDMA_CHUNK_IOV + 1];
+	struct ibv_send_wr wr = { .wr_id = c->sq.tail, .sg_list = sge, .num_sge = 1, .opcode = IBV_WR_SEND,
+				  .send_flags = IBV_SEND_SIGNALED }, *bad;
+	size_t total = RP_HDR_LEN + h->len;
+	int r;
+
+	rp_hdr_encode(h, buf);
+	sge[0] = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = RP_HDR_LEN, .lkey = ((struct ibv_mr *)c->tx.mr)->lkey };
+	if (ch && ch->registered && (uint32_t)ch->nseg + 1 <= c->max_sge && total > c->inline_max) {
+		for (int i = 0; i < ch->nseg; i++) {
+			const struct rdma_mreg *mr = ch->seg[i].desc;
+
+			sge[wr.num_sge++] = (struct ibv_sge){ .addr = (uintptr_t)ch->seg[i].base,
+							      .length = (uint32_t)ch->seg[i].len,
+							      .lkey = mr->mr[c->pdi]->lkey };
+		}
+	} else if (ch) {
+		rdma_chunk_copy(ch, buf + RP_HDR_LEN);
+		sge[0].length = (uint32_t)total;
+	}
+	if (total <= c->inline_max)
+		wr.send_flags |= IBV_SEND_INLINE;
+	r = ibv_post_send(c->id->qp, &wr, &bad);
+	if (r != 0)
+		return -r;
+	rdma_sendq_push(&c->sq, slot, ctx);
+	return 0;
+}
+
+/* Posts what credits and send slots allow: chunks of the message being
+ * sent, then a credit-only message if grants are due. */
+static void pump(struct lds_tp_conn *c)
+{
+	while (c->state == RS_UP && c->err == 0 && !rdma_sendq_full(&c->sq) && c->tx.nfree > 0) {
+		struct rdma_chunk ch;
+		struct rp_hdr h = { 0 };
+		int64_t slot;
+		int data = rdma_chunker_busy(&c->ck) && rdma_credit_avail(&c->cr) > RDMA_CREDIT_RESERVE;
+		int r;
+
+		if (!data && !rdma_credit_update_due(&c->cr))
+			return;
+		if (rdma_credit_take(&c->cr, data, &h.credits) < 0)
+			return;
+		slot = rdma_pool_take(&c->tx);
+		if (data) {
+			(void)rdma_chunker_next(&c->ck, c->chunk, &ch);
+			h.type = RP_DATA;
+			h.flags = ch.flags;
+			h.len = (uint32_t)ch.len;
+			h.total = (uint32_t)c->ck.total;
+			r = post_send(c, (uint32_t)slot, &h, &ch, ch.flags & RP_F_LAST ? c->ck.ctx : NULL);
+			if (r == 0) {
+				rdma_chunker_advance(&c->ck, &ch);
+				c->sent_bytes += ch.len;
+			}
+		} else {
+			h.type = RP_CREDIT;
+			r = post_send(c, (uint32_t)slot, &h, NULL, NULL);
+		}
+		if (r < 0) {
+			(void)rdma_pool_give(&c->tx, (uint32_t)slot);
+			flag(c, r);
+		}
+	}
+}
+
+int rdma_send_msg(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, void *const *desc, void *ctx)
+{
+	int r;
+
+	if (c->err)
+		return c->err;
+	if (c->state != RS_UP || c->eof)
+		return -EPIPE;
+	if (rdma_chunker_busy(&c->ck))
+		return -EAGAIN;
+	r = rdma_chunker_start(&c->ck, iov, iovcnt, desc, ctx, RDMA_MAX_MSG);
+	if (r < 0)
+		return r;
+	pump(c);
+	return 0;
+}
+
+static void ready_push(struct lds_tp_conn *c, uint8_t *data, size_t len, int64_t buf)
+{
+	if (c->ready_n == c->ready_cap) {
+		/* Credits bound the queue: a peer that got here lied. */
+		if (buf < 0)
+			free(data);
+		flag(c, -EPROTO);
+		return;
+	}
+	c->ready[(c->ready_head + c->ready_n++) % c->ready_cap] = (struct rdma_ready){ .data = data, .len = len,
+										      .buf = buf };
+	c->ready_copies += buf < 0;
+}
+
+static void grant(struct lds_tp_conn *c, unsigned n)
+{
+	if (rdma_credit_release(&c->cr, n) < 0)
+		flag(c, -EPROTO);
+}
+
+/* A message arrived in receive buffer i. */
+static void recv_one(struct lds_tp_conn *c, uint32_t i, size_t got)
+{
+	uint8_t *buf = rdma_pool_buf(&c->rx, i), *msg = NULL;
+	struct rp_hdr h;
+	size_t len = 0;
+	int r, done = 0;
+
+	if (rp_hdr_decode(buf, got, RDMA_MAX_MSG, &h) < 0 || rdma_credit_arrived(&c->cr) < 0 ||
+	    rdma_credit_heard(&c->cr, h.credits) < 0) {
+		flag(c, -EPROTO);
+		return;
+	}
+	c->recv_bytes += h.len;
+	if (h.type == RP_DATA) {
+		r = rdma_reasm_whole(&c->ra, &h);
+		if (r == 1) {
+			ready_push(c, buf + RP_HDR_LEN, h.len, i);
+			return;
+		}
+		done = r < 0 ? r : rdma_reasm_add(&c->ra, &h, buf + RP_HDR_LEN, &msg, &len);
+		if (done < 0) {
+			flag(c, done == -ENOMEM ? done : -EPROTO);
+			return;
+		}
+	}
+	/* A credit message, or a chunk copied out: its buffer goes back now. */
+	if ((r = post_recv(c, i)) < 0) {
+		flag(c, r);
+		return;
+	}
+	if (h.type == RP_DATA && c->ready_copies > 0)
+		c->owed++;
+	else
+		grant(c, 1);
+	if (done == 1)
+		ready_push(c, msg, len, -1);
+}
+
+int rdma_recv_msg(struct lds_tp_conn *c, struct lds_tp_msg *m)
+{
+	const struct rdma_ready *e;
+
+	if (c->ready_n == 0) {
+		if (c->err)
+			return c->err;
+		return c->eof || c->state != RS_UP ? -EPIPE : -EAGAIN;
+	}
+	e = &c->ready[c->ready_head];
+	m->data = e->data;
+	m->len = e->len;
+	m->tp_priv = NULL;
+	c->ready_out = 1;
+	return 0;
+}
+
+void rdma_msg_done(struct lds_tp_conn *c, struct lds_tp_msg *m)
+{
+	struct rdma_ready *e;
+	int r;
+
+	if (!c->ready_out || c->ready_n == 0)
+		return;
+	e = &c->ready[c->ready_head];
+	c->ready_head = (c->ready_head + 1) % c->ready_cap;
+	c->ready_n--;
+	c->ready_out = 0;
+	if (e->buf >= 0) {
+		if (c->state == RS_UP && (r = post_recv(c, (uint32_t)e->buf)) < 0)
+			flag(c, r);
+		else
+			grant(c, 1);
+	} else {
+		free(e->data);
+		if (--c->ready_copies == 0) {
+			grant(c, c->owed);
+			c->owed = 0;
+		}
+	}
+	pump(c);
+}
+
+/* One completion; upcalls (sent) may close the conn. */
+static void complete(struct lds_tp_conn *c, const struct ibv_wc *wc)
+{
+	struct rdma_sendq_done d;
+	int ok = wc->status == IBV_WC_SUCCESS;
+
+	/* After the peer's disconnect, what was posted comes back flushed:
+	 * the end of the conn (-EPIPE), not an error. */
+	if (!ok && !(c->eof && wc->status == IBV_WC_WR_FLUSH_ERR))
+		flag(c, wc->status == IBV_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO);
+	if (wc->wr_id & RECV_WR) {
+		if (ok && c->err == 0)
+			recv_one(c, (uint32_t)(wc->wr_id & ~RECV_WR), wc->byte_len);
+		return;
+	}
+	if (rdma_sendq_complete(&c->sq, wc->wr_id, ok, &d) < 0) {
+		flag(c, -EPROTO);
+		return;
+	}
+	(void)rdma_pool_give(&c->tx, d.slot);
+	if (d.ctx && c->tp->up.sent)
+		c->tp->up.sent(c, d.ctx, c->ud);
+}
+
+/* Handles what the completion queue holds; stops if an upcall closed c. */
+static void drain(struct lds_tp_conn *c)
+{
+	struct ibv_wc wc[CQ_BATCH];
+	int n;
+
+	do {
+		n = ibv_poll_cq(c->cq, CQ_BATCH, wc);
+		for (int i = 0; i < n && c->state == RS_UP; i++)
+			complete(c, &wc[i]);
+	} while (n == CQ_BATCH && c->state == RS_UP);
+	if (n < 0)
+		flag(c, -EIO);
+}
+
+int rdma_data_progress(struct lds_tp_conn *c)
+{
+	struct lds_transport *tp = c->tp;
+	int readable;
+
+	/* Drain, re-arm, drain again: a completion that came between the
+	 * first drain and the re-arm raises no event. */
+	drain(c);
+	if (c->state == RS_UP && ibv_req_notify_cq(c->cq, 0) != 0)
+		flag(c, -EIO);
+	drain(c);
+	pump(c);
+	readable = !c->no_read && !c->ready_out && (c->ready_n > 0 || c->err || c->eof);
+	if (c->state == RS_UP && readable)
+		tp->up.readable(c, c->ud);
+	if (c->state == RS_UP && c->want_w && !rdma_chunker_busy(&c->ck) && c->err == 0 && !c->eof)
+		tp->up.writable(c, c->ud);
+	/* Messages still queued for a reader: hand them up next round. */
+	return c->state == RS_UP && !c->no_read && !c->ready_out && c->ready_n > 0;
+}
+
+void rdma_data_cq_event(int fd, unsigned events, void *arg)
+{
+	struct lds_tp_conn *c = arg;
+	struct ibv_cq *cq;
+	void *ctx;
+
+	while (ibv_get_cq_event(c->cc, &cq, &ctx) == 0)
+		c->cq_events++;
+	if (c->cq_events >= CQ_ACK_BATCH) {
+		ibv_ack_cq_events(c->cq, c->cq_events);
+		c->cq_events = 0;
+	}
+	if (c->state == RS_UP)
+		(void)rdma_data_progress(c);
+	else if (c->state != RS_DEAD)
+		(void)ibv_req_notify_cq(c->cq, 0);   /* the pending hook polls it once the conn is up */
+}
+
+int rdma_mem_reg(struct lds_transport *tp, void *addr, size_t len, void **desc)
+{
+	struct rdma_mreg *m = calloc(1, sizeof(*m) + (size_t)tp->ndevs * sizeof(m->mr[0]));
+	int r = 0;
+
+	if (m == NULL)
+		return -ENOMEM;
+	/* Every device's: a conn may come on any of them. */
+	for (m->n = 0; m->n < tp->ndevs; m->n++) {
+		m->mr[m->n] = ibv_reg_mr(tp->pd[m->n], addr, len, IBV_ACCESS_LOCAL_WRITE);
+		if (m->mr[m->n] == NULL) {
+			r = errno ? -errno : -ENOMEM;
+			rdma_mem_dereg(tp, m);
+			return r;
+		}
+	}
+	*desc = m;
+	return 0;
+}
+
+void rdma_mem_dereg(struct lds_transport *tp, void *desc)
+{
+	struct rdma_mreg *m = desc;
+
+	for (int i = 0; i < m->n; i++)
+		ibv_dereg_mr(m->mr[i]);
+	free(m);
+}
+
+void rdma_want_write(struct lds_tp_conn *c, int on)
+{
+	c->want_w = !!on;
+}
+
+void rdma_want_read(struct lds_tp_conn *c, int on)
+{
+	c->no_read = !on;
+}
+
+int rdma_query(struct lds_tp_conn *c, struct lds_tp_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	info->bytes_sent = c->sent_bytes;
+	info->bytes_recv = c->recv_bytes;
+	snprintf(info->peer, sizeof(info->peer), "%s", c->peer);
+	return 0;
+}

@@ -1,0 +1,130 @@
+/*
+ * rdma_int.h - the RDMA transport's state, shared by rdma.c (instances,
+ * the connection manager, set-up and teardown) and rdma_data.c (the data
+ * path: sends, receives, completions, upcalls).  Private to
+ * transports/rdma/.
+ *
+ * One instance holds the connection manager's event channel (one fd for
+ * every listener and conn) and a protection domain per RDMA device, so
+ * that memory the core registers (mem_reg) is usable by any conn.  Each
+ * conn has its own completion channel (an fd), completion queue, RC queue
+ * pair and two registered pools: receive buffers, all posted, and send
+ * slots.  The data-path rules are rdma_credit.h's, rdma_chunk.h's and
+ * rdma_sendq.h's.
+ */
+#ifndef LDS_RDMA_INT_H
+#define LDS_RDMA_INT_H
+
+#include <infiniband/verbs.h>
+#include <rdma/rdma_cma.h>
+
+#include "rdma_chunk.h"
+#include "rdma_conf.h"
+#include "rdma_credit.h"
+#include "rdma_pool.h"
+#include "rdma_proto.h"
+#include "rdma_sendq.h"
+#include "transports/transport.h"
+
+/* The largest core message: above any frame the core builds (a 16 MiB
+ * block and its headers). */
+#define RDMA_MAX_MSG (32u << 20)
+
+struct lds_transport {
+	struct lds_tp_host host;
+	struct lds_tp_upcalls up;
+	struct rdma_event_channel *cm;  /* every id's events */
+	struct ibv_context **devs;      /* rdma_get_devices: the contexts the CM's ids use */
+	struct ibv_pd **pd;             /* one per device */
+	int ndevs;
+	int pending_id;                 /* before-sleep hook: completions, upcalls, reaping */
+	struct lds_tp_conn *conns;      /* every conn not yet freed */
+	struct lds_tp_listener *listeners;
+	char step[64];                  /* the last failed connect step (transport.h) */
+};
+
+/* What mem_reg hands the core: the region registered with every device. */
+struct rdma_mreg {
+	int n;
+	struct ibv_mr *mr[];
+};
+
+enum rdma_state {
+	RS_RESOLVING,   /* connect: address, then route */
+	RS_CONNECTING,  /* connect sent, waiting for ESTABLISHED */
+	RS_ACCEPTING,   /* accepted a request, waiting for ESTABLISHED */
+	RS_UP,          /* handed to the core */
+	RS_DEAD,        /* closed: freed by the pending hook */
+};
+
+/* A received message waiting for the core (recv_msg, msg_done). */
+struct rdma_ready {
+	uint8_t *data;
+	size_t len;
+	int64_t buf;    /* its receive buffer, reposted at msg_done; -1: a reassembled copy (data malloc'd) */
+};
+
+struct lds_tp_conn {
+	struct lds_transport *tp;
+	struct lds_tp_conn *next;       /* tp->conns */
+	enum rdma_state state;
+	struct rdma_cm_id *id;
+	struct lds_tp_listener *l;      /* RS_ACCEPTING: the listener it came to */
+	void *ud;
+	int pdi;                        /* tp->pd index of the conn's device */
+	struct rdma_conf conf;
+	struct ibv_comp_channel *cc;
+	struct ibv_cq *cq;
+	unsigned cq_events;             /* got, not yet acked (ibv_ack_cq_events in batches) */
+	int timer;                      /* connect deadline; 0: none */
+	struct rdma_pool rx, tx;        /* receive buffers, send slots; mr: their registrations */
+	uint32_t max_sge;               /* the send queue's gather list */
+	uint32_t inline_max;            /* what the queue pair allows inline */
+	size_t chunk;                   /* payload bytes per chunk: both sides' buffers minus a header */
+	struct rdma_credit cr;
+	struct rdma_sendq sq;
+	struct rdma_chunker ck;
+	struct rdma_reasm ra;
+	struct rdma_ready *ready;       /* ring of received messages, in order */
+	uint32_t ready_cap, ready_head, ready_n;
+	int ready_out;                  /* the head is with the core (recv_msg) */
+	unsigned ready_copies;          /* reassembled messages in the ring */
+	unsigned owed;                  /* chunk buffers granted once those are consumed */
+	int want_w, no_read;
+	int err;                        /* the conn is broken: -errno for recv_msg and send_msg */
+	int eof;                        /* the peer disconnected */
+	int silent;                     /* never handed to the core: freed with no closed upcall */
+	uint64_t sent_bytes, recv_bytes;
+	char peer[64];
+};
+
+struct lds_tp_listener {
+	struct lds_transport *tp;
+	struct lds_tp_listener *next;   /* tp->listeners */
+	struct rdma_cm_id *id;
+	struct rdma_conf conf;          /* accepted conns' settings: o->conf or the defaults */
+	int paused;
+	void *ud;
+};
+
+
+/* rdma_data.c */
+/* Posts every receive buffer; 0 or -errno. */
+int rdma_data_start(struct lds_tp_conn *c);
+/* The completion channel's fd callback. */
+void rdma_data_cq_event(int fd, unsigned events, void *arg);
+/* Drains the completion queue, re-arms it and drains again; then the
+ * upcalls due.  Returns > 0 while work remains for the next round. */
+int rdma_data_progress(struct lds_tp_conn *c);
+/* Lets go of received messages still queued. */
+void rdma_data_free(struct lds_tp_conn *c);
+int rdma_send_msg(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, void *const *desc, void *ctx);
+int rdma_recv_msg(struct lds_tp_conn *c, struct lds_tp_msg *m);
+void rdma_msg_done(struct lds_tp_conn *c, struct lds_tp_msg *m);
+int rdma_mem_reg(struct lds_transport *tp, void *addr, size_t len, void **desc);
+void rdma_mem_dereg(struct lds_transport *tp, void *desc);
+void rdma_want_write(struct lds_tp_conn *c, int on);
+void rdma_want_read(struct lds_tp_conn *c, int on);
+int rdma_query(struct lds_tp_conn *c, struct lds_tp_info *info);
+
+#endif
