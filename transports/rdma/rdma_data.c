@@ -107,12 +107,10 @@ static void pump(struct lds_tp_conn *c)
 		struct rdma_chunk ch;
 		struct rp_hdr h = { 0 };
 		int64_t slot;
-		int data = rdma_chunker_busy(&c->ck) && rdma_credit_avail(&c->cr) > RDMA_CREDIT_RESERVE;
+		int data = rdma_chunker_busy(&c->ck) && rdma_credit_take(&c->cr, 1, &h.credits) == 0;
 		int r;
 
-		if (!data && !rdma_credit_update_due(&c->cr))
-			return;
-		if (rdma_credit_take(&c->cr, data, &h.credits) < 0)
+		if (!data && (!rdma_credit_update_due(&c->cr) || rdma_credit_take(&c->cr, 0, &h.credits) < 0))
 			return;
 		slot = rdma_pool_take(&c->tx);
 		if (data) {
