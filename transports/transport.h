@@ -269,7 +269,10 @@ struct lds_transport_ops {
 	/* LDS_TP_CAP_REGMEM kinds (else NULL): registers [addr, addr+len) with
 	 * the instance for sends and sets *desc for send_msg; 0 or -errno.
 	 * The core registers long-lived buffers once, never on the data path,
-	 * and deregisters them only when no message using them is held. */
+	 * and deregisters them only when no message using them is held.
+	 * Registration pins whole pages and (RDMA: ibv_fork_init) hides them
+	 * from a forked child: register page-aligned memory holding nothing
+	 * else. */
 	int (*mem_reg)(struct lds_transport *tp, void *addr, size_t len, void **desc);
 	void (*mem_dereg)(struct lds_transport *tp, void *desc);
 	/* Turns writable upcalls on or off. */

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <arpa/inet.h>
 
 #include "rdma_int.h"
@@ -29,6 +30,7 @@
 #define RDMA_CONNECT_MS 10000       /* the whole connect, likewise */
 #define RDMA_CM_BATCH 32            /* events handled per wake-up */
 #define RDMA_BACKLOG 128
+#define RDMA_DEADLINE_MS 250        /* how often connect deadlines are checked */
 
 static const char nodev_msg[] = "no RDMA device found (ibv_get_device_list returned none); use transport tcp";
 
@@ -48,6 +50,7 @@ static int rdma_probe(char *buf, size_t len)
 
 static void rdma_conn_free(struct lds_tp_conn *c);
 static int rdma_pending(void *arg);
+static void rdma_deadlines(uint64_t now_ns, void *arg);
 static void rdma_cm_event(int fd, unsigned events, void *arg);
 
 static void rdma_fini(struct lds_transport *tp)
@@ -63,6 +66,8 @@ static void rdma_fini(struct lds_transport *tp)
 	}
 	if (tp->pending_id > 0)
 		tp->host.pending_del(tp->host.ctx, tp->pending_id);
+	if (tp->timer > 0)
+		tp->host.timer_del(tp->host.ctx, tp->timer);
 	if (tp->cm) {
 		tp->host.unwatch(tp->host.ctx, tp->cm->fd);
 		rdma_destroy_event_channel(tp->cm);
@@ -130,6 +135,12 @@ static int rdma_init(struct lds_transport **out, const struct lds_tp_host *host,
 		tp->pending_id = 0;
 		goto fail;
 	}
+	tp->timer = host->timer_add(host->ctx, RDMA_DEADLINE_MS, rdma_deadlines, tp);
+	if (tp->timer < 0) {
+		r = tp->timer;
+		tp->timer = 0;
+		goto fail;
+	}
 	*out = tp;
 	return 0;
 fail:
@@ -193,9 +204,6 @@ static void rdma_conn_teardown(struct lds_tp_conn *c)
 {
 	struct lds_transport *tp = c->tp;
 
-	if (c->timer > 0)
-		tp->host.timer_del(tp->host.ctx, c->timer);
-	c->timer = 0;
 	if (c->cc)
 		tp->host.unwatch(tp->host.ctx, c->cc->fd);
 	/* From here on the adapter touches none of the conn's memory. */
@@ -333,7 +341,7 @@ static void rdma_conn_free(struct lds_tp_conn *c)
 	free(c);
 }
 
-/* Ends a conn on an error: the core's reads it and closes the conn; one
+/* Ends a conn on an error: the core reads it and closes the conn; one
  * the core never had is freed by the pending hook (an outgoing one's
  * connect upcall told first). */
 static void rdma_conn_fail(struct lds_tp_conn *c, int err)
@@ -357,12 +365,15 @@ static void rdma_conn_fail(struct lds_tp_conn *c, int err)
 		tp->up.connected(NULL, err, c->ud);
 }
 
-static void rdma_connect_timeout(uint64_t now_ns, void *arg)
+/* Connects past their deadline fail: the connection manager's own
+ * timeouts (REQ retries) can run for minutes. */
+static void rdma_deadlines(uint64_t now_ns, void *arg)
 {
-	struct lds_tp_conn *c = arg;
+	struct lds_transport *tp = arg;
 
-	if (c->state < RS_UP)
-		rdma_conn_fail(c, -ETIMEDOUT);
+	for (struct lds_tp_conn *c = tp->conns; c; c = c->next)
+		if ((c->state == RS_RESOLVING || c->state == RS_CONNECTING) && now_ns > c->deadline_ns)
+			rdma_conn_fail(c, -ETIMEDOUT);
 }
 
 static void rdma_on_request(struct lds_transport *tp, struct rdma_cm_id *listen_id, struct rdma_cm_id *id,
@@ -379,7 +390,8 @@ static void rdma_on_request(struct lds_transport *tp, struct rdma_cm_id *listen_
 		l = l->next;
 	/* Paused (out of descriptors or memory): refused at once, the
 	 * connection manager having no backlog to leave it in. */
-	if (l == NULL || l->paused || rp_priv_decode(priv, plen, &peer) < 0 || (c = rdma_conn_new(tp, &l->conf, NULL)) == NULL) {
+	if (l == NULL || l->paused || rp_priv_decode(priv, plen, &peer) < 0 ||
+	    (c = rdma_conn_new(tp, &l->conf, NULL)) == NULL) {
 		rdma_reject(id, NULL, 0);
 		rdma_destroy_id(id);
 		return;
@@ -412,9 +424,6 @@ static void rdma_on_established(struct lds_tp_conn *c, const uint8_t *priv, size
 		}
 		rdma_conn_peer(c, &peer);
 	}
-	if (c->timer > 0)
-		tp->host.timer_del(tp->host.ctx, c->timer);
-	c->timer = 0;
 	rdma_peer_name(c);
 	c->state = RS_UP;
 	c->l = NULL;
@@ -576,7 +585,8 @@ static int rdma_connect_op(struct lds_transport *tp, const char *host, uint16_t 
 {
 	struct sockaddr_storage ss;
 	struct lds_tp_conn *c;
-	unsigned ms = o && o->connect_timeout > 0 ? (unsigned)(o->connect_timeout * 1000.0) : RDMA_CONNECT_MS;
+	struct timespec now;
+	uint64_t ms = o && o->connect_timeout > 0 ? (unsigned)(o->connect_timeout * 1000.0) : RDMA_CONNECT_MS;
 	int r;
 
 	*step = "address";
@@ -596,12 +606,8 @@ static int rdma_connect_op(struct lds_transport *tp, const char *host, uint16_t 
 		r = -errno;
 		goto fail;
 	}
-	c->timer = tp->host.timer_add(tp->host.ctx, ms ? ms : 1, rdma_connect_timeout, c);
-	if (c->timer < 0) {
-		r = c->timer;
-		c->timer = 0;
-		goto fail;
-	}
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	c->deadline_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec + ms * 1000000ull;
 	c->state = RS_RESOLVING;
 	*out = c;
 	return 0;

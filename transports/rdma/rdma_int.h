@@ -38,6 +38,7 @@ struct lds_transport {
 	struct ibv_pd **pd;             /* one per device */
 	int ndevs;
 	int pending_id;                 /* before-sleep hook: completions, upcalls, reaping */
+	int timer;                      /* connect deadlines, checked a few times a second */
 	struct lds_tp_conn *conns;      /* every conn not yet freed */
 	struct lds_tp_listener *listeners;
 	char step[64];                  /* the last failed connect step (transport.h) */
@@ -76,7 +77,7 @@ struct lds_tp_conn {
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
 	unsigned cq_events;             /* got, not yet acked (ibv_ack_cq_events in batches) */
-	int timer;                      /* connect deadline; 0: none */
+	uint64_t deadline_ns;           /* connecting: fails with -ETIMEDOUT past this (monotonic) */
 	struct rdma_pool rx, tx;        /* receive buffers, send slots; mr: their registrations */
 	uint32_t max_sge;               /* the send queue's gather list */
 	uint32_t inline_max;            /* what the queue pair allows inline */
