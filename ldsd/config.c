@@ -1090,6 +1090,20 @@ int config_transport_usable(const struct lds_transport_ops *ops)
 	return (ops->caps.flags & need) == need && (ops->caps.flags & (LDS_TP_CAP_STREAM | LDS_TP_CAP_MESSAGE));
 }
 
+int config_peer_set_transport(struct config_peer *p, const char *name, char *err, size_t errlen)
+{
+	const struct lds_transport_ops *ops = transport_find(name);
+
+	if (ops == NULL || !config_transport_usable(ops) || strlen(name) >= sizeof(p->transport)) {
+		snprintf(err, errlen, "transport \"%s\" %s; available: %s", name,
+			 ops ? "cannot carry links" : "is not built in", transport_names());
+		return -1;
+	}
+	snprintf(p->transport, sizeof(p->transport), "%s", name);
+	peer_transport_defaults(p, ops);
+	return 0;
+}
+
 void config_handshake_defaults(struct config_handshake *h)
 {
 	*h = handshake_defaults;

@@ -209,6 +209,10 @@ int config_read_key(struct config_peer *p, char *err, size_t errlen);
 /* A transport the core's links can use: a reliable, ordered byte stream
  * or message kind (its caps). */
 int config_transport_usable(const struct lds_transport_ops *ops);
+/* Gives p the transport name with that transport's default settings, as
+ * `transport = NAME;` in a file would: 0, or -1 with err filled (not built
+ * in, or cannot carry links). */
+int config_peer_set_transport(struct config_peer *p, const char *name, char *err, size_t errlen);
 
 /* Sets the setting name of p's transport (docs/transports.md) from value
  * as ldsd.conf would write it, without quotes ("cubic", "4M"), with the
