@@ -58,7 +58,7 @@ LDSD_SRC   := $(filter-out ldsd/main.c ldsd/exec_trampoline.c,$(wildcard ldsd/*.
 # the header, settings) needs no device and is always built and tested;
 # the verbs glue is built, and the kind registered, where rdma-core's
 # headers and libraries are (tools/install-deps.sh installs them).
-RDMA_VERBS_SRC := transports/rdma/rdma.c transports/rdma/rdma_data.c
+RDMA_VERBS_SRC := transports/rdma/rdma.c transports/rdma/rdx_data.c
 HAVE_RDMA := $(shell pkg-config --exists libibverbs librdmacm 2>/dev/null && \
 	printf '\043include <infiniband/verbs.h>\n\043include <rdma/rdma_cma.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
 LDSD_SRC   += $(filter-out $(RDMA_VERBS_SRC),$(wildcard transports/rdma/*.c))

@@ -1,7 +1,7 @@
 /*
  * check_rdma_chunk.c - the RDMA transport's wire header and private data
- * (rdma_proto.c) with bad input, and messages cut into chunks and put
- * back together (rdma_chunk.c): random sizes over several iovecs arrive
+ * (rdx_proto.c) with bad input, and messages cut into chunks and put
+ * back together (rdx_chunk.c): random sizes over several iovecs arrive
  * byte for byte; chunks out of place are refused.
  */
 #include <check.h>
@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "suites.h"
-#include "transports/rdma/rdma_chunk.h"
-#include "transports/rdma/rdma_proto.h"
+#include "transports/rdma/rdx_chunk.h"
+#include "transports/rdma/rdx_proto.h"
 
 #define MAXMSG (1u << 20)
 
@@ -97,9 +97,9 @@ static uint8_t *roundtrip(const uint8_t *msg, size_t n, int parts, size_t room, 
 {
 	struct iovec iov[RDMA_CHUNK_IOV];
 	void *desc[RDMA_CHUNK_IOV];
-	struct rdma_chunker k;
-	struct rdma_reasm r = { 0 };
-	struct rdma_chunk c;
+	struct rdx_chunker k;
+	struct rdx_reasm r = { 0 };
+	struct rdx_chunk c;
 	uint8_t *wire = malloc(RP_HDR_LEN + room), *out = NULL, *whole = NULL;
 	size_t at = 0;
 
@@ -110,9 +110,9 @@ static uint8_t *roundtrip(const uint8_t *msg, size_t n, int parts, size_t room, 
 		desc[i] = i % 2 ? NULL : (void *)&desc[i];
 		at += len;
 	}
-	ck_assert_int_eq(rdma_chunker_start(&k, iov, parts, desc, (void *)msg, MAXMSG), 0);
+	ck_assert_int_eq(rdx_chunker_start(&k, iov, parts, desc, (void *)msg, MAXMSG), 0);
 	*chunks = *zero_copy = 0;
-	while (rdma_chunker_next(&k, room, &c) == 0) {
+	while (rdx_chunker_next(&k, room, &c) == 0) {
 		struct rp_hdr h = { .type = RP_DATA, .flags = c.flags, .len = (uint32_t)c.len, .total = (uint32_t)k.total }, d;
 		size_t seglen = 0;
 		int w;
@@ -123,11 +123,11 @@ static uint8_t *roundtrip(const uint8_t *msg, size_t n, int parts, size_t room, 
 		ck_assert_uint_eq(seglen, c.len);
 		*zero_copy += c.registered;
 		rp_hdr_encode(&h, wire);
-		rdma_chunk_copy(&c, wire + RP_HDR_LEN);
-		rdma_chunker_advance(&k, &c);
+		rdx_chunk_copy(&c, wire + RP_HDR_LEN);
+		rdx_chunker_advance(&k, &c);
 		(*chunks)++;
 		ck_assert_int_eq(rp_hdr_decode(wire, RP_HDR_LEN + c.len, MAXMSG, &d), 0);
-		w = rdma_reasm_whole(&r, &d);
+		w = rdx_reasm_whole(&r, &d);
 		ck_assert_int_ge(w, 0);
 		if (w == 1) {
 			whole = malloc(d.len);
@@ -135,13 +135,13 @@ static uint8_t *roundtrip(const uint8_t *msg, size_t n, int parts, size_t room, 
 			*outlen = d.len;
 			continue;
 		}
-		w = rdma_reasm_add(&r, &d, wire + RP_HDR_LEN, &out, outlen);
+		w = rdx_reasm_add(&r, &d, wire + RP_HDR_LEN, &out, outlen);
 		ck_assert_int_eq(w, (d.flags & RP_F_LAST) ? 1 : 0);
 	}
-	ck_assert(!rdma_chunker_busy(&k));
+	ck_assert(!rdx_chunker_busy(&k));
 	ck_assert_ptr_eq(k.ctx, msg);
 	free(wire);
-	rdma_reasm_fini(&r);
+	rdx_reasm_fini(&r);
 	return whole ? whole : out;
 }
 
@@ -183,30 +183,30 @@ START_TEST(test_chunker_limits)
 	static uint8_t a[100], b[100];
 	struct iovec iov[RDMA_CHUNK_IOV + 1];
 	void *desc[2] = { a, NULL };
-	struct rdma_chunker k;
-	struct rdma_chunk c;
+	struct rdx_chunker k;
+	struct rdx_chunk c;
 
 	for (int i = 0; i <= RDMA_CHUNK_IOV; i++)
 		iov[i] = (struct iovec){ .iov_base = a, .iov_len = 1 };
-	ck_assert_int_eq(rdma_chunker_start(&k, iov, RDMA_CHUNK_IOV + 1, NULL, NULL, MAXMSG), -EINVAL);
-	ck_assert_int_eq(rdma_chunker_start(&k, iov, 0, NULL, NULL, MAXMSG), -EINVAL);
+	ck_assert_int_eq(rdx_chunker_start(&k, iov, RDMA_CHUNK_IOV + 1, NULL, NULL, MAXMSG), -EINVAL);
+	ck_assert_int_eq(rdx_chunker_start(&k, iov, 0, NULL, NULL, MAXMSG), -EINVAL);
 	iov[0].iov_len = 0;
-	ck_assert_int_eq(rdma_chunker_start(&k, iov, 1, NULL, NULL, MAXMSG), -EMSGSIZE);
+	ck_assert_int_eq(rdx_chunker_start(&k, iov, 1, NULL, NULL, MAXMSG), -EMSGSIZE);
 	iov[0] = (struct iovec){ .iov_base = a, .iov_len = 100 };
 	iov[1] = (struct iovec){ .iov_base = b, .iov_len = 100 };
-	ck_assert_int_eq(rdma_chunker_start(&k, iov, 2, NULL, NULL, 199), -EMSGSIZE);
-	ck_assert_int_eq(rdma_chunker_start(&k, iov, 2, desc, NULL, 200), 0);
-	ck_assert_int_eq(rdma_chunker_next(&k, 60, &c), 0);
+	ck_assert_int_eq(rdx_chunker_start(&k, iov, 2, NULL, NULL, 199), -EMSGSIZE);
+	ck_assert_int_eq(rdx_chunker_start(&k, iov, 2, desc, NULL, 200), 0);
+	ck_assert_int_eq(rdx_chunker_next(&k, 60, &c), 0);
 	ck_assert(c.registered && c.nseg == 1 && c.flags == RP_F_FIRST);
-	rdma_chunker_advance(&k, &c);
-	ck_assert_int_eq(rdma_chunker_next(&k, 60, &c), 0);
+	rdx_chunker_advance(&k, &c);
+	ck_assert_int_eq(rdx_chunker_next(&k, 60, &c), 0);
 	ck_assert(!c.registered && c.nseg == 2 && c.flags == 0);
 	ck_assert(c.seg[0].base == a + 60 && c.seg[0].len == 40 && c.seg[1].base == b && c.seg[1].len == 20);
-	rdma_chunker_advance(&k, &c);
-	ck_assert_int_eq(rdma_chunker_next(&k, 1000, &c), 0);
+	rdx_chunker_advance(&k, &c);
+	ck_assert_int_eq(rdx_chunker_next(&k, 1000, &c), 0);
 	ck_assert(c.flags == RP_F_LAST && c.len == 80);
-	rdma_chunker_advance(&k, &c);
-	ck_assert_int_eq(rdma_chunker_next(&k, 1000, &c), -ENOENT);
+	rdx_chunker_advance(&k, &c);
+	ck_assert_int_eq(rdx_chunker_next(&k, 1000, &c), -ENOENT);
 }
 END_TEST
 
@@ -216,7 +216,7 @@ END_TEST
 START_TEST(test_reasm_refusals)
 {
 	static const uint8_t p[10];
-	struct rdma_reasm r = { 0 };
+	struct rdx_reasm r = { 0 };
 	uint8_t *m;
 	size_t n;
 	struct rp_hdr first = { .type = RP_DATA, .flags = RP_F_FIRST, .len = 4, .total = 10 };
@@ -224,33 +224,33 @@ START_TEST(test_reasm_refusals)
 	struct rp_hdr last = { .type = RP_DATA, .flags = RP_F_LAST, .len = 2, .total = 10 };
 	struct rp_hdr whole = { .type = RP_DATA, .flags = RP_F_FIRST | RP_F_LAST, .len = 3, .total = 3 };
 
-	ck_assert_int_eq(rdma_reasm_add(&r, &mid, p, &m, &n), -EBADMSG);
-	ck_assert_int_eq(rdma_reasm_add(&r, &last, p, &m, &n), -EBADMSG);
-	ck_assert_int_eq(rdma_reasm_whole(&r, &whole), 1);
-	ck_assert_int_eq(rdma_reasm_add(&r, &first, p, &m, &n), 0);
-	ck_assert_int_eq(rdma_reasm_whole(&r, &whole), -EBADMSG);
-	ck_assert_int_eq(rdma_reasm_add(&r, &first, p, &m, &n), -EBADMSG);
+	ck_assert_int_eq(rdx_reasm_add(&r, &mid, p, &m, &n), -EBADMSG);
+	ck_assert_int_eq(rdx_reasm_add(&r, &last, p, &m, &n), -EBADMSG);
+	ck_assert_int_eq(rdx_reasm_whole(&r, &whole), 1);
+	ck_assert_int_eq(rdx_reasm_add(&r, &first, p, &m, &n), 0);
+	ck_assert_int_eq(rdx_reasm_whole(&r, &whole), -EBADMSG);
+	ck_assert_int_eq(rdx_reasm_add(&r, &first, p, &m, &n), -EBADMSG);
 	mid.total = 11;
-	ck_assert_int_eq(rdma_reasm_add(&r, &mid, p, &m, &n), -EBADMSG);
+	ck_assert_int_eq(rdx_reasm_add(&r, &mid, p, &m, &n), -EBADMSG);
 	mid.total = 10;
-	ck_assert_int_eq(rdma_reasm_add(&r, &mid, p, &m, &n), 0);
-	ck_assert_int_eq(rdma_reasm_add(&r, &last, p, &m, &n), 1);   /* 4 + 4 + 2 */
+	ck_assert_int_eq(rdx_reasm_add(&r, &mid, p, &m, &n), 0);
+	ck_assert_int_eq(rdx_reasm_add(&r, &last, p, &m, &n), 1);   /* 4 + 4 + 2 */
 	ck_assert_uint_eq(n, 10);
 	free(m);
-	ck_assert_int_eq(rdma_reasm_add(&r, &first, p, &m, &n), 0);
-	ck_assert_int_eq(rdma_reasm_add(&r, &last, p, &m, &n), -EBADMSG);   /* 4 + 2: short of 10 */
-	rdma_reasm_fini(&r);
-	ck_assert_int_eq(rdma_reasm_add(&r, &first, p, &m, &n), 0);
+	ck_assert_int_eq(rdx_reasm_add(&r, &first, p, &m, &n), 0);
+	ck_assert_int_eq(rdx_reasm_add(&r, &last, p, &m, &n), -EBADMSG);   /* 4 + 2: short of 10 */
+	rdx_reasm_fini(&r);
+	ck_assert_int_eq(rdx_reasm_add(&r, &first, p, &m, &n), 0);
 	mid.len = 6;
-	ck_assert_int_eq(rdma_reasm_add(&r, &mid, p, &m, &n), -EBADMSG);   /* reaches the total, not last */
-	rdma_reasm_fini(&r);
-	ck_assert_int_eq(rdma_reasm_add(&r, &first, p, &m, &n), 0);
+	ck_assert_int_eq(rdx_reasm_add(&r, &mid, p, &m, &n), -EBADMSG);   /* reaches the total, not last */
+	rdx_reasm_fini(&r);
+	ck_assert_int_eq(rdx_reasm_add(&r, &first, p, &m, &n), 0);
 	mid.len = 7;
-	ck_assert_int_eq(rdma_reasm_add(&r, &mid, p, &m, &n), -EBADMSG);   /* past the total */
-	rdma_reasm_fini(&r);
-	ck_assert_int_eq(rdma_reasm_add(&r, &first, p, &m, &n), 0);
+	ck_assert_int_eq(rdx_reasm_add(&r, &mid, p, &m, &n), -EBADMSG);   /* past the total */
+	rdx_reasm_fini(&r);
+	ck_assert_int_eq(rdx_reasm_add(&r, &first, p, &m, &n), 0);
 	last.len = 6;
-	ck_assert_int_eq(rdma_reasm_add(&r, &last, p, &m, &n), 1);
+	ck_assert_int_eq(rdx_reasm_add(&r, &last, p, &m, &n), 1);
 	ck_assert_uint_eq(n, 10);
 	ck_assert_ptr_null(r.buf);
 	free(m);

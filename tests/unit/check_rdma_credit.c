@@ -1,6 +1,6 @@
 /*
  * check_rdma_credit.c - the RDMA transport's credit-based flow control
- * (transports/rdma/rdma_credit.c): credits granted and spent, piggybacked
+ * (transports/rdma/rdx_credit.c): credits granted and spent, piggybacked
  * grants, the reserve kept for a credit-only message, lies refused,
  * wrap-around of the 16-bit counts, and two simulated peers exchanging
  * data under random reading that never send without a credit, never
@@ -12,31 +12,31 @@
 #include <string.h>
 
 #include "suites.h"
-#include "transports/rdma/rdma_credit.h"
+#include "transports/rdma/rdx_credit.h"
 
 /* A sender spends its peer's depth down to the reserve; a credit-only
  * message may take the reserve; then nothing. */
 START_TEST(test_spend)
 {
-	struct rdma_credit c;
+	struct rdx_credit c;
 	uint16_t st;
 
-	rdma_credit_init(&c, 8, 4);
-	ck_assert_uint_eq(rdma_credit_avail(&c), 4);
+	rdx_credit_init(&c, 8, 4);
+	ck_assert_uint_eq(rdx_credit_avail(&c), 4);
 	for (int i = 0; i < 3; i++)
-		ck_assert_int_eq(rdma_credit_take(&c, 1, &st), 0);
-	ck_assert_uint_eq(rdma_credit_avail(&c), 1);
-	ck_assert_int_eq(rdma_credit_take(&c, 1, &st), -EAGAIN);   /* the reserve */
-	ck_assert_uint_eq(rdma_credit_avail(&c), 1);
-	ck_assert_int_eq(rdma_credit_take(&c, 0, &st), 0);
-	ck_assert_int_eq(rdma_credit_take(&c, 0, &st), -EAGAIN);
-	ck_assert_uint_eq(rdma_credit_avail(&c), 0);
+		ck_assert_int_eq(rdx_credit_take(&c, 1, &st), 0);
+	ck_assert_uint_eq(rdx_credit_avail(&c), 1);
+	ck_assert_int_eq(rdx_credit_take(&c, 1, &st), -EAGAIN);   /* the reserve */
+	ck_assert_uint_eq(rdx_credit_avail(&c), 1);
+	ck_assert_int_eq(rdx_credit_take(&c, 0, &st), 0);
+	ck_assert_int_eq(rdx_credit_take(&c, 0, &st), -EAGAIN);
+	ck_assert_uint_eq(rdx_credit_avail(&c), 0);
 	/* The peer grants 2 more (its count: 4 at the start, now 6). */
-	ck_assert_int_eq(rdma_credit_heard(&c, 6), 0);
-	ck_assert_uint_eq(rdma_credit_avail(&c), 2);
+	ck_assert_int_eq(rdx_credit_heard(&c, 6), 0);
+	ck_assert_uint_eq(rdx_credit_avail(&c), 2);
 	/* A stale grant (an older count) changes nothing and is no lie. */
-	ck_assert_int_eq(rdma_credit_heard(&c, 6), 0);
-	ck_assert_uint_eq(rdma_credit_avail(&c), 2);
+	ck_assert_int_eq(rdx_credit_heard(&c, 6), 0);
+	ck_assert_uint_eq(rdx_credit_avail(&c), 2);
 }
 END_TEST
 
@@ -45,29 +45,29 @@ END_TEST
  * `threshold` grants wait and a credit is there for it. */
 START_TEST(test_piggyback)
 {
-	struct rdma_credit c;
+	struct rdx_credit c;
 	uint16_t st;
 
-	rdma_credit_init(&c, 16, 16);
+	rdx_credit_init(&c, 16, 16);
 	ck_assert_uint_eq(c.threshold, 4);
 	for (int i = 0; i < 5; i++)
-		ck_assert_int_eq(rdma_credit_arrived(&c), 0);
-	ck_assert_int_eq(rdma_credit_release(&c, 3), 0);
-	ck_assert_uint_eq(rdma_credit_untold(&c), 3);
-	ck_assert(!rdma_credit_update_due(&c));
-	ck_assert_int_eq(rdma_credit_take(&c, 1, &st), 0);
+		ck_assert_int_eq(rdx_credit_arrived(&c), 0);
+	ck_assert_int_eq(rdx_credit_release(&c, 3), 0);
+	ck_assert_uint_eq(rdx_credit_untold(&c), 3);
+	ck_assert(!rdx_credit_update_due(&c));
+	ck_assert_int_eq(rdx_credit_take(&c, 1, &st), 0);
 	ck_assert_uint_eq(st, 16 + 3);   /* depth plus the 3 released */
-	ck_assert_uint_eq(rdma_credit_untold(&c), 0);
-	ck_assert_int_eq(rdma_credit_release(&c, 2), 0);
-	ck_assert_int_eq(rdma_credit_release(&c, 1), -EINVAL);   /* only 5 arrived */
-	ck_assert(!rdma_credit_update_due(&c));
+	ck_assert_uint_eq(rdx_credit_untold(&c), 0);
+	ck_assert_int_eq(rdx_credit_release(&c, 2), 0);
+	ck_assert_int_eq(rdx_credit_release(&c, 1), -EINVAL);   /* only 5 arrived */
+	ck_assert(!rdx_credit_update_due(&c));
 	for (int i = 0; i < 2; i++)
-		ck_assert_int_eq(rdma_credit_arrived(&c), 0);
-	ck_assert_int_eq(rdma_credit_release(&c, 2), 0);
-	ck_assert(rdma_credit_update_due(&c));
-	ck_assert_int_eq(rdma_credit_take(&c, 0, &st), 0);
+		ck_assert_int_eq(rdx_credit_arrived(&c), 0);
+	ck_assert_int_eq(rdx_credit_release(&c, 2), 0);
+	ck_assert(rdx_credit_update_due(&c));
+	ck_assert_int_eq(rdx_credit_take(&c, 0, &st), 0);
 	ck_assert_uint_eq(st, 16 + 7);
-	ck_assert(!rdma_credit_update_due(&c));
+	ck_assert(!rdx_credit_update_due(&c));
 }
 END_TEST
 
@@ -75,16 +75,16 @@ END_TEST
  * has, or a grant that goes back. */
 START_TEST(test_lies)
 {
-	struct rdma_credit c;
+	struct rdx_credit c;
 
-	rdma_credit_init(&c, 4, 4);
+	rdx_credit_init(&c, 4, 4);
 	for (int i = 0; i < 4; i++)
-		ck_assert_int_eq(rdma_credit_arrived(&c), 0);
-	ck_assert_int_eq(rdma_credit_arrived(&c), -EPROTO);   /* a fifth message into four buffers */
-	ck_assert_int_eq(rdma_credit_heard(&c, 5), -EPROTO);  /* 5 credits from a depth of 4 */
-	ck_assert_int_eq(rdma_credit_heard(&c, 3), -EPROTO);  /* back from 4 */
-	ck_assert_uint_eq(rdma_credit_avail(&c), 4);           /* nothing changed */
-	ck_assert_int_eq(rdma_credit_heard(&c, 4), 0);
+		ck_assert_int_eq(rdx_credit_arrived(&c), 0);
+	ck_assert_int_eq(rdx_credit_arrived(&c), -EPROTO);   /* a fifth message into four buffers */
+	ck_assert_int_eq(rdx_credit_heard(&c, 5), -EPROTO);  /* 5 credits from a depth of 4 */
+	ck_assert_int_eq(rdx_credit_heard(&c, 3), -EPROTO);  /* back from 4 */
+	ck_assert_uint_eq(rdx_credit_avail(&c), 4);           /* nothing changed */
+	ck_assert_int_eq(rdx_credit_heard(&c, 4), 0);
 }
 END_TEST
 
@@ -92,22 +92,22 @@ END_TEST
  * one at a time, credits exact throughout. */
 START_TEST(test_wrap)
 {
-	struct rdma_credit a, b;
+	struct rdx_credit a, b;
 	uint16_t st;
 
-	rdma_credit_init(&a, 8, 8);
-	rdma_credit_init(&b, 8, 8);
+	rdx_credit_init(&a, 8, 8);
+	rdx_credit_init(&b, 8, 8);
 	for (int i = 0; i < 200000; i++) {
-		ck_assert_int_eq(rdma_credit_take(&a, 1, &st), 0);
-		ck_assert_int_eq(rdma_credit_heard(&b, st), 0);
-		ck_assert_int_eq(rdma_credit_arrived(&b), 0);
-		ck_assert_int_eq(rdma_credit_release(&b, 1), 0);
-		ck_assert_int_eq(rdma_credit_take(&b, 1, &st), 0);
-		ck_assert_int_eq(rdma_credit_heard(&a, st), 0);
-		ck_assert_int_eq(rdma_credit_arrived(&a), 0);
-		ck_assert_int_eq(rdma_credit_release(&a, 1), 0);
-		ck_assert_uint_eq(rdma_credit_avail(&a), 8);
-		ck_assert_uint_eq(rdma_credit_avail(&b), 7);
+		ck_assert_int_eq(rdx_credit_take(&a, 1, &st), 0);
+		ck_assert_int_eq(rdx_credit_heard(&b, st), 0);
+		ck_assert_int_eq(rdx_credit_arrived(&b), 0);
+		ck_assert_int_eq(rdx_credit_release(&b, 1), 0);
+		ck_assert_int_eq(rdx_credit_take(&b, 1, &st), 0);
+		ck_assert_int_eq(rdx_credit_heard(&a, st), 0);
+		ck_assert_int_eq(rdx_credit_arrived(&a), 0);
+		ck_assert_int_eq(rdx_credit_release(&a, 1), 0);
+		ck_assert_uint_eq(rdx_credit_avail(&a), 8);
+		ck_assert_uint_eq(rdx_credit_avail(&b), 7);
 	}
 	ck_assert_uint_ne(a.used, 200000);   /* it did wrap */
 }
@@ -123,7 +123,7 @@ END_TEST
 #define SIM_Q 64
 
 struct sim_peer {
-	struct rdma_credit cr;
+	struct rdx_credit cr;
 	unsigned to_send;       /* data messages left to send */
 	unsigned got;           /* data messages received */
 	unsigned held;          /* received, not yet released by the core */
@@ -135,12 +135,12 @@ struct sim_peer {
 static void sim_send(struct sim_peer *p)
 {
 	uint16_t st;
-	int data = p->to_send > 0 && rdma_credit_take(&p->cr, 1, &st) == 0;
+	int data = p->to_send > 0 && rdx_credit_take(&p->cr, 1, &st) == 0;
 
 	if (!data) {
-		if (!rdma_credit_update_due(&p->cr))
+		if (!rdx_credit_update_due(&p->cr))
 			return;
-		ck_assert_int_eq(rdma_credit_take(&p->cr, 0, &st), 0);
+		ck_assert_int_eq(rdx_credit_take(&p->cr, 0, &st), 0);
 	}
 	ck_assert_uint_lt(p->qn, SIM_Q);
 	p->q[(p->qh + p->qn++) % SIM_Q].stamp = st;
@@ -156,22 +156,22 @@ static void sim_deliver(struct sim_peer *from, struct sim_peer *to)
 	if (from->qn == 0)
 		return;
 	data = from->q[from->qh].data;
-	ck_assert_int_eq(rdma_credit_arrived(&to->cr), 0);
-	ck_assert_int_eq(rdma_credit_heard(&to->cr, from->q[from->qh].stamp), 0);
+	ck_assert_int_eq(rdx_credit_arrived(&to->cr), 0);
+	ck_assert_int_eq(rdx_credit_heard(&to->cr, from->q[from->qh].stamp), 0);
 	from->qh = (from->qh + 1) % SIM_Q;
 	from->qn--;
 	if (data) {
 		to->got++;
 		to->held++;
 	} else {
-		ck_assert_int_eq(rdma_credit_release(&to->cr, 1), 0);
+		ck_assert_int_eq(rdx_credit_release(&to->cr, 1), 0);
 	}
 }
 
 static void sim_release(struct sim_peer *p, unsigned n)
 {
 	n = n < p->held ? n : p->held;
-	ck_assert_int_eq(rdma_credit_release(&p->cr, n), 0);
+	ck_assert_int_eq(rdx_credit_release(&p->cr, n), 0);
 	p->held -= n;
 }
 
@@ -182,13 +182,13 @@ static void simulate(uint16_t depth_a, uint16_t depth_b, unsigned hold, unsigned
 
 	memset(&a, 0, sizeof(a));
 	memset(&b, 0, sizeof(b));
-	rdma_credit_init(&a.cr, depth_a, depth_b);
-	rdma_credit_init(&b.cr, depth_b, depth_a);
+	rdx_credit_init(&a.cr, depth_a, depth_b);
+	rdx_credit_init(&b.cr, depth_b, depth_a);
 	a.to_send = SIM_DATA;
 	b.to_send = SIM_DATA / 3;
 	while (a.got < SIM_DATA / 3 || b.got < SIM_DATA) {
 		ck_assert_msg(++steps < 10000000, "deadlock: a got %u, b got %u, credits a %u b %u", a.got, b.got,
-			      rdma_credit_avail(&a.cr), rdma_credit_avail(&b.cr));
+			      rdx_credit_avail(&a.cr), rdx_credit_avail(&b.cr));
 		switch (rand_r(&seed) % 6) {
 		case 0: sim_send(&a); break;
 		case 1: sim_send(&b); break;

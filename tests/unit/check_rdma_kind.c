@@ -26,7 +26,7 @@
 #include "ldsd/evloop.h"
 #include "ldsd/link.h"
 #include "ldsd/tphost.h"
-#include "transports/rdma/rdma_conf.h"
+#include "transports/rdma/rdx_conf.h"
 
 #define NODEV "no RDMA device found (ibv_get_device_list returned none); use transport tcp"
 
@@ -99,13 +99,13 @@ END_TEST
  * pinned-memory check refused with file:line and setting. */
 START_TEST(test_settings)
 {
-	const struct rdma_conf *rc;
+	const struct rdx_conf *rc;
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f;
 
 	ck_assert_msg(load("") == 0, "%s", err);
-	rc = (const struct rdma_conf *)(const void *)cfg.peers[1].tp_conf;
+	rc = (const struct rdx_conf *)(const void *)cfg.peers[1].tp_conf;
 	ck_assert_uint_eq(rc->buffer_size, RDMA_DEF_BUFFER_SIZE);
 	ck_assert_uint_eq(rc->buffers, RDMA_DEF_BUFFERS);
 	ck_assert_uint_eq(rc->inline_max, RDMA_DEF_INLINE);

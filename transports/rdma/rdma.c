@@ -4,16 +4,17 @@
  *
  * A message kind (transport.h): the core's messages go as two-sided sends
  * from registered memory, chunked to the peer's receive buffers, under
- * credit-based flow control (rdma_data.c).  This file owns the instance,
+ * credit-based flow control (rdx_data.c).  This file owns the instance,
  * the connection manager's events (resolve address and route, connect or
  * accept with the buffers' sizes as private data, established,
- * disconnected) and each conn's resources, built by rdma_conn_setup and
- * undone by rdma_conn_teardown, which is safe on a half-built conn (the
+ * disconnected) and each conn's resources, built by rdx_conn_setup and
+ * undone by rdx_conn_teardown, which is safe on a half-built conn (the
  * ladder of rping.c).  Events are acknowledged as soon as what they carry
  * is copied, so that destroying an id never waits for one.  A conn is
  * freed only from the before-sleep hook, so that close is safe inside any
  * upcall; its queue pair is destroyed first, after which the adapter
- * touches none of its memory nor the core's.
+ * touches none of its memory nor the core's.  Our symbols take the prefix
+ * rdx_ (files rdx_*.c): rdma_ and ibv_ are librdmacm's and libibverbs'.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -24,7 +25,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 
-#include "rdma_int.h"
+#include "rdx_int.h"
 
 #define RDMA_RESOLVE_MS 2000        /* address and route resolution, when no connect timeout is set */
 #define RDMA_CONNECT_MS 10000       /* the whole connect, likewise */
@@ -34,7 +35,7 @@
 
 static const char nodev_msg[] = "no RDMA device found (ibv_get_device_list returned none); use transport tcp";
 
-static int rdma_probe(char *buf, size_t len)
+static int rdx_probe(char *buf, size_t len)
 {
 	int n = 0;
 	struct ibv_device **l = ibv_get_device_list(&n);
@@ -48,12 +49,12 @@ static int rdma_probe(char *buf, size_t len)
 	return 0;
 }
 
-static void rdma_conn_free(struct lds_tp_conn *c);
-static int rdma_pending(void *arg);
-static void rdma_deadlines(uint64_t now_ns, void *arg);
-static void rdma_cm_event(int fd, unsigned events, void *arg);
+static void rdx_conn_free(struct lds_tp_conn *c);
+static int rdx_pending(void *arg);
+static void rdx_deadlines(uint64_t now_ns, void *arg);
+static void rdx_cm_event(int fd, unsigned events, void *arg);
 
-static void rdma_fini(struct lds_transport *tp)
+static void rdx_fini(struct lds_transport *tp)
 {
 	while (tp->conns) {
 		struct lds_tp_conn *c = tp->conns;
@@ -62,7 +63,7 @@ static void rdma_fini(struct lds_transport *tp)
 		 * to the core go silently. */
 		if (c->state == RS_DEAD && tp->up.closed && !c->silent)
 			tp->up.closed(c, c->ud);
-		rdma_conn_free(c);
+		rdx_conn_free(c);
 	}
 	if (tp->pending_id > 0)
 		tp->host.pending_del(tp->host.ctx, tp->pending_id);
@@ -81,7 +82,7 @@ static void rdma_fini(struct lds_transport *tp)
 	free(tp);
 }
 
-static int rdma_init(struct lds_transport **out, const struct lds_tp_host *host, const struct lds_tp_upcalls *up)
+static int rdx_init(struct lds_transport **out, const struct lds_tp_host *host, const struct lds_tp_upcalls *up)
 {
 	struct lds_transport *tp;
 	char why[128];
@@ -93,7 +94,7 @@ static int rdma_init(struct lds_transport **out, const struct lds_tp_host *host,
 	r = ibv_fork_init();
 	if (r != 0)
 		return -r;
-	r = rdma_probe(why, sizeof(why));
+	r = rdx_probe(why, sizeof(why));
 	if (r < 0)
 		return r;
 	tp = calloc(1, sizeof(*tp));
@@ -122,20 +123,20 @@ static int rdma_init(struct lds_transport **out, const struct lds_tp_host *host,
 		goto fail;
 	}
 	if (fcntl(tp->cm->fd, F_SETFL, fcntl(tp->cm->fd, F_GETFL) | O_NONBLOCK) < 0 ||
-	    (r = host->watch(host->ctx, tp->cm->fd, TP_EV_READ, rdma_cm_event, tp)) < 0) {
+	    (r = host->watch(host->ctx, tp->cm->fd, TP_EV_READ, rdx_cm_event, tp)) < 0) {
 		r = r < 0 ? r : -errno;
 		host->unwatch(host->ctx, tp->cm->fd);
 		rdma_destroy_event_channel(tp->cm);
 		tp->cm = NULL;
 		goto fail;
 	}
-	tp->pending_id = host->pending_add(host->ctx, rdma_pending, tp);
+	tp->pending_id = host->pending_add(host->ctx, rdx_pending, tp);
 	if (tp->pending_id < 0) {
 		r = tp->pending_id;
 		tp->pending_id = 0;
 		goto fail;
 	}
-	tp->timer = host->timer_add(host->ctx, RDMA_DEADLINE_MS, rdma_deadlines, tp);
+	tp->timer = host->timer_add(host->ctx, RDMA_DEADLINE_MS, rdx_deadlines, tp);
 	if (tp->timer < 0) {
 		r = tp->timer;
 		tp->timer = 0;
@@ -144,12 +145,12 @@ static int rdma_init(struct lds_transport **out, const struct lds_tp_host *host,
 	*out = tp;
 	return 0;
 fail:
-	rdma_fini(tp);
+	rdx_fini(tp);
 	return r;
 }
 
 /* host:port as a socket address; host numeric unless passive. */
-static int rdma_addr(const char *host, uint16_t port, int passive, struct sockaddr_storage *ss)
+static int rdx_addr(const char *host, uint16_t port, int passive, struct sockaddr_storage *ss)
 {
 	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
 				  .ai_flags = passive ? AI_PASSIVE : AI_NUMERICHOST };
@@ -166,7 +167,7 @@ static int rdma_addr(const char *host, uint16_t port, int passive, struct sockad
 	return 0;
 }
 
-static void rdma_peer_name(struct lds_tp_conn *c)
+static void rdx_peer_name(struct lds_tp_conn *c)
 {
 	struct sockaddr *sa = rdma_get_peer_addr(c->id);
 	char host[INET6_ADDRSTRLEN] = "?", port[8] = "?";
@@ -176,7 +177,7 @@ static void rdma_peer_name(struct lds_tp_conn *c)
 	snprintf(c->peer, sizeof(c->peer), sa->sa_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
 }
 
-static struct lds_tp_conn *rdma_conn_new(struct lds_transport *tp, const void *conf, void *ud)
+static struct lds_tp_conn *rdx_conn_new(struct lds_transport *tp, const void *conf, void *ud)
 {
 	struct lds_tp_conn *c = calloc(1, sizeof(*c));
 
@@ -186,21 +187,21 @@ static struct lds_tp_conn *rdma_conn_new(struct lds_transport *tp, const void *c
 	c->ud = ud;
 	c->pdi = -1;
 	if (conf)
-		c->conf = *(const struct rdma_conf *)conf;
+		c->conf = *(const struct rdx_conf *)conf;
 	else
-		rdma_conf_defaults(&c->conf);
+		rdx_conf_defaults(&c->conf);
 	c->next = tp->conns;
 	tp->conns = c;
 	return c;
 }
 
-static void rdma_give_slot(void *pool, uint32_t slot)
+static void rdx_give_slot(void *pool, uint32_t slot)
 {
-	(void)rdma_pool_give(pool, slot);
+	(void)rdx_pool_give(pool, slot);
 }
 
-/* Undoes rdma_conn_setup in reverse, whatever it got to. */
-static void rdma_conn_teardown(struct lds_tp_conn *c)
+/* Undoes rdx_conn_setup in reverse, whatever it got to. */
+static void rdx_conn_teardown(struct lds_tp_conn *c)
 {
 	struct lds_transport *tp = c->tp;
 
@@ -210,10 +211,10 @@ static void rdma_conn_teardown(struct lds_tp_conn *c)
 	if (c->id && c->id->qp)
 		rdma_destroy_qp(c->id);
 	if (c->sq.e) {
-		rdma_sendq_flush(&c->sq, rdma_give_slot, &c->tx);
-		rdma_sendq_fini(&c->sq);
+		rdx_sendq_flush(&c->sq, rdx_give_slot, &c->tx);
+		rdx_sendq_fini(&c->sq);
 	}
-	rdma_data_free(c);
+	rdx_data_free(c);
 	if (c->cq) {
 		ibv_ack_cq_events(c->cq, c->cq_events);
 		ibv_destroy_cq(c->cq);
@@ -224,8 +225,8 @@ static void rdma_conn_teardown(struct lds_tp_conn *c)
 		ibv_dereg_mr(c->rx.mr);
 	if (c->tx.mr)
 		ibv_dereg_mr(c->tx.mr);
-	rdma_pool_fini(&c->rx);
-	rdma_pool_fini(&c->tx);
+	rdx_pool_fini(&c->rx);
+	rdx_pool_fini(&c->tx);
 	if (c->id)
 		rdma_destroy_id(c->id);
 	c->id = NULL;
@@ -234,9 +235,9 @@ static void rdma_conn_teardown(struct lds_tp_conn *c)
 }
 
 /* A pool of the conn's buffers, registered for local access. */
-static int rdma_pool_setup(struct lds_tp_conn *c, struct rdma_pool *p)
+static int rdx_pool_setup(struct lds_tp_conn *c, struct rdx_pool *p)
 {
-	int r = rdma_pool_init(p, c->conf.buffers, c->conf.buffer_size);
+	int r = rdx_pool_init(p, c->conf.buffers, c->conf.buffer_size);
 	struct ibv_mr *mr;
 
 	if (r < 0)
@@ -248,8 +249,8 @@ static int rdma_pool_setup(struct lds_tp_conn *c, struct rdma_pool *p)
 
 /* The conn's completion channel, completion queue, pools, queue pair and
  * posted receives, for its id's device.  0, or -errno with *step set;
- * rdma_conn_teardown undoes what was done either way. */
-static int rdma_conn_setup(struct lds_tp_conn *c, const char **step)
+ * rdx_conn_teardown undoes what was done either way. */
+static int rdx_conn_setup(struct lds_tp_conn *c, const char **step)
 {
 	struct lds_transport *tp = c->tp;
 	struct ibv_device_attr da;
@@ -277,8 +278,8 @@ static int rdma_conn_setup(struct lds_tp_conn *c, const char **step)
 	if ((r = ibv_req_notify_cq(c->cq, 0)) != 0)
 		return -r;
 	*step = "memory registration";
-	if ((r = rdma_pool_setup(c, &c->rx)) < 0 || (r = rdma_pool_setup(c, &c->tx)) < 0 ||
-	    (r = rdma_sendq_init(&c->sq, c->tx.n)) < 0)
+	if ((r = rdx_pool_setup(c, &c->rx)) < 0 || (r = rdx_pool_setup(c, &c->tx)) < 0 ||
+	    (r = rdx_sendq_init(&c->sq, c->tx.n)) < 0)
 		return r;
 	c->ready_cap = 2 * c->rx.n + 2;
 	c->ready = calloc(c->ready_cap, sizeof(*c->ready));
@@ -303,22 +304,22 @@ static int rdma_conn_setup(struct lds_tp_conn *c, const char **step)
 	}
 	c->inline_max = qa.cap.max_inline_data;
 	*step = "receive buffers";
-	if ((r = rdma_data_start(c)) < 0)
+	if ((r = rdx_data_start(c)) < 0)
 		return r;
 	*step = "completion channel";
-	return tp->host.watch(tp->host.ctx, c->cc->fd, TP_EV_READ, rdma_data_cq_event, c);
+	return tp->host.watch(tp->host.ctx, c->cc->fd, TP_EV_READ, rdx_data_cq_event, c);
 }
 
 /* What the peer's private data says: chunk size and credits. */
-static void rdma_conn_peer(struct lds_tp_conn *c, const struct rp_priv *peer)
+static void rdx_conn_peer(struct lds_tp_conn *c, const struct rp_priv *peer)
 {
 	size_t mine = c->conf.buffer_size, theirs = peer->buf_size;
 
 	c->chunk = (mine < theirs ? mine : theirs) - RP_HDR_LEN;
-	rdma_credit_init(&c->cr, (uint16_t)c->rx.n, peer->depth);
+	rdx_credit_init(&c->cr, (uint16_t)c->rx.n, peer->depth);
 }
 
-static void rdma_conn_priv(const struct lds_tp_conn *c, uint8_t *buf, struct rdma_conn_param *p)
+static void rdx_conn_priv(const struct lds_tp_conn *c, uint8_t *buf, struct rdma_conn_param *p)
 {
 	struct rp_priv mine = { .buf_size = (uint32_t)c->conf.buffer_size, .depth = (uint16_t)c->rx.n };
 
@@ -330,11 +331,11 @@ static void rdma_conn_priv(const struct lds_tp_conn *c, uint8_t *buf, struct rdm
 	p->rnr_retry_count = 7;   /* credits make receiver-not-ready a bug; retry rather than fail */
 }
 
-static void rdma_conn_free(struct lds_tp_conn *c)
+static void rdx_conn_free(struct lds_tp_conn *c)
 {
 	struct lds_tp_conn **pp = &c->tp->conns;
 
-	rdma_conn_teardown(c);
+	rdx_conn_teardown(c);
 	while (*pp != c)
 		pp = &(*pp)->next;
 	*pp = c->next;
@@ -344,10 +345,10 @@ static void rdma_conn_free(struct lds_tp_conn *c)
 /* Ends a conn on an error: the core reads it and closes the conn; one
  * the core never had is freed by the pending hook (an outgoing one's
  * connect upcall told first). */
-static void rdma_conn_fail(struct lds_tp_conn *c, int err)
+static void rdx_conn_fail(struct lds_tp_conn *c, int err)
 {
 	struct lds_transport *tp = c->tp;
-	enum rdma_state was = c->state;
+	enum rdx_state was = c->state;
 
 	if (was == RS_DEAD)
 		return;
@@ -367,16 +368,16 @@ static void rdma_conn_fail(struct lds_tp_conn *c, int err)
 
 /* Connects past their deadline fail: the connection manager's own
  * timeouts (REQ retries) can run for minutes. */
-static void rdma_deadlines(uint64_t now_ns, void *arg)
+static void rdx_deadlines(uint64_t now_ns, void *arg)
 {
 	struct lds_transport *tp = arg;
 
 	for (struct lds_tp_conn *c = tp->conns; c; c = c->next)
 		if ((c->state == RS_RESOLVING || c->state == RS_CONNECTING) && now_ns > c->deadline_ns)
-			rdma_conn_fail(c, -ETIMEDOUT);
+			rdx_conn_fail(c, -ETIMEDOUT);
 }
 
-static void rdma_on_request(struct lds_transport *tp, struct rdma_cm_id *listen_id, struct rdma_cm_id *id,
+static void rdx_on_request(struct lds_transport *tp, struct rdma_cm_id *listen_id, struct rdma_cm_id *id,
 			    const uint8_t *priv, size_t plen)
 {
 	struct lds_tp_listener *l = tp->listeners;
@@ -391,7 +392,7 @@ static void rdma_on_request(struct lds_transport *tp, struct rdma_cm_id *listen_
 	/* Paused (out of descriptors or memory): refused at once, the
 	 * connection manager having no backlog to leave it in. */
 	if (l == NULL || l->paused || rp_priv_decode(priv, plen, &peer) < 0 ||
-	    (c = rdma_conn_new(tp, &l->conf, NULL)) == NULL) {
+	    (c = rdx_conn_new(tp, &l->conf, NULL)) == NULL) {
 		rdma_reject(id, NULL, 0);
 		rdma_destroy_id(id);
 		return;
@@ -400,18 +401,18 @@ static void rdma_on_request(struct lds_transport *tp, struct rdma_cm_id *listen_
 	id->context = c;
 	c->l = l;
 	c->state = RS_ACCEPTING;
-	if (rdma_conn_setup(c, &step) < 0) {
+	if (rdx_conn_setup(c, &step) < 0) {
 		rdma_reject(id, NULL, 0);
-		rdma_conn_fail(c, -EIO);
+		rdx_conn_fail(c, -EIO);
 		return;
 	}
-	rdma_conn_peer(c, &peer);
-	rdma_conn_priv(c, mine, &param);
+	rdx_conn_peer(c, &peer);
+	rdx_conn_priv(c, mine, &param);
 	if (rdma_accept(id, &param) != 0)
-		rdma_conn_fail(c, -errno);
+		rdx_conn_fail(c, -errno);
 }
 
-static void rdma_on_established(struct lds_tp_conn *c, const uint8_t *priv, size_t plen)
+static void rdx_on_established(struct lds_tp_conn *c, const uint8_t *priv, size_t plen)
 {
 	struct lds_transport *tp = c->tp;
 	struct lds_tp_listener *l = c->l;
@@ -419,12 +420,12 @@ static void rdma_on_established(struct lds_tp_conn *c, const uint8_t *priv, size
 
 	if (c->state == RS_CONNECTING) {
 		if (rp_priv_decode(priv, plen, &peer) < 0) {
-			rdma_conn_fail(c, -EPROTO);
+			rdx_conn_fail(c, -EPROTO);
 			return;
 		}
-		rdma_conn_peer(c, &peer);
+		rdx_conn_peer(c, &peer);
 	}
-	rdma_peer_name(c);
+	rdx_peer_name(c);
 	c->state = RS_UP;
 	c->l = NULL;
 	if (l)
@@ -434,7 +435,7 @@ static void rdma_on_established(struct lds_tp_conn *c, const uint8_t *priv, size
 }
 
 /* An event for a conn's id (not a connect request). */
-static void rdma_on_event(struct lds_tp_conn *c, enum rdma_cm_event_type type, const uint8_t *priv, size_t plen)
+static void rdx_on_event(struct lds_tp_conn *c, enum rdma_cm_event_type type, const uint8_t *priv, size_t plen)
 {
 	struct rdma_conn_param param;
 	uint8_t mine[RP_PRIV_LEN];
@@ -446,52 +447,52 @@ static void rdma_on_event(struct lds_tp_conn *c, enum rdma_cm_event_type type, c
 	switch (type) {
 	case RDMA_CM_EVENT_ADDR_RESOLVED:
 		if (rdma_resolve_route(c->id, RDMA_RESOLVE_MS) != 0)
-			rdma_conn_fail(c, -errno);
+			rdx_conn_fail(c, -errno);
 		break;
 	case RDMA_CM_EVENT_ROUTE_RESOLVED:
-		if ((r = rdma_conn_setup(c, &step)) < 0) {
-			rdma_conn_fail(c, r);
+		if ((r = rdx_conn_setup(c, &step)) < 0) {
+			rdx_conn_fail(c, r);
 			break;
 		}
-		rdma_conn_priv(c, mine, &param);
+		rdx_conn_priv(c, mine, &param);
 		c->state = RS_CONNECTING;
 		if (rdma_connect(c->id, &param) != 0)
-			rdma_conn_fail(c, -errno);
+			rdx_conn_fail(c, -errno);
 		break;
 	case RDMA_CM_EVENT_ESTABLISHED:
 		if (c->state == RS_CONNECTING || c->state == RS_ACCEPTING)
-			rdma_on_established(c, priv, plen);
+			rdx_on_established(c, priv, plen);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
-		rdma_conn_fail(c, -EADDRNOTAVAIL);
+		rdx_conn_fail(c, -EADDRNOTAVAIL);
 		break;
 	case RDMA_CM_EVENT_ROUTE_ERROR:
-		rdma_conn_fail(c, -ENETUNREACH);
+		rdx_conn_fail(c, -ENETUNREACH);
 		break;
 	case RDMA_CM_EVENT_UNREACHABLE:
-		rdma_conn_fail(c, -EHOSTUNREACH);
+		rdx_conn_fail(c, -EHOSTUNREACH);
 		break;
 	case RDMA_CM_EVENT_REJECTED:
-		rdma_conn_fail(c, -ECONNREFUSED);
+		rdx_conn_fail(c, -ECONNREFUSED);
 		break;
 	case RDMA_CM_EVENT_CONNECT_ERROR:
-		rdma_conn_fail(c, -ECONNRESET);
+		rdx_conn_fail(c, -ECONNRESET);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		rdma_conn_fail(c, -ENODEV);
+		rdx_conn_fail(c, -ENODEV);
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		if (c->state == RS_UP)
 			c->eof = 1;   /* what arrived before is still handed up, then -EPIPE */
 		else
-			rdma_conn_fail(c, -ECONNRESET);
+			rdx_conn_fail(c, -ECONNRESET);
 		break;
 	default:
 		break;   /* TIMEWAIT_EXIT and the like: nothing to do */
 	}
 }
 
-static void rdma_cm_event(int fd, unsigned events, void *arg)
+static void rdx_cm_event(int fd, unsigned events, void *arg)
 {
 	struct lds_transport *tp = arg;
 
@@ -516,18 +517,18 @@ static void rdma_cm_event(int fd, unsigned events, void *arg)
 		 * waits for its events' acknowledgements. */
 		rdma_ack_cm_event(ev);
 		if (type == RDMA_CM_EVENT_CONNECT_REQUEST)
-			rdma_on_request(tp, listen_id, id, priv, plen);
+			rdx_on_request(tp, listen_id, id, priv, plen);
 		else
-			rdma_on_event(id->context, type, priv, plen);   /* listeners' ids have none */
+			rdx_on_event(id->context, type, priv, plen);   /* listeners' ids have none */
 	}
 }
 
-static int rdma_listen_op(struct lds_transport *tp, const char *addr, uint16_t port, const struct lds_tp_opts *o,
+static int rdx_listen_op(struct lds_transport *tp, const char *addr, uint16_t port, const struct lds_tp_opts *o,
 			  void *ud, struct lds_tp_listener **out)
 {
 	struct sockaddr_storage ss;
 	struct lds_tp_listener *l;
-	int r = rdma_addr(addr, port, 1, &ss);
+	int r = rdx_addr(addr, port, 1, &ss);
 
 	if (r < 0)
 		return r;
@@ -537,9 +538,9 @@ static int rdma_listen_op(struct lds_transport *tp, const char *addr, uint16_t p
 	l->tp = tp;
 	l->ud = ud;
 	if (o && o->conf)
-		l->conf = *(const struct rdma_conf *)o->conf;
+		l->conf = *(const struct rdx_conf *)o->conf;
 	else
-		rdma_conf_defaults(&l->conf);
+		rdx_conf_defaults(&l->conf);
 	/* No context: its connect requests' ids inherit it, and they are
 	 * conns. */
 	if (rdma_create_id(tp->cm, &l->id, NULL, RDMA_PS_TCP) != 0) {
@@ -559,7 +560,7 @@ static int rdma_listen_op(struct lds_transport *tp, const char *addr, uint16_t p
 	return 0;
 }
 
-static void rdma_listener_close(struct lds_tp_listener *l)
+static void rdx_listener_close(struct lds_tp_listener *l)
 {
 	struct lds_tp_listener **pp = &l->tp->listeners;
 
@@ -569,18 +570,18 @@ static void rdma_listener_close(struct lds_tp_listener *l)
 	/* Conns it accepted that are not yet established go with it. */
 	for (struct lds_tp_conn *c = l->tp->conns; c; c = c->next)
 		if (c->state == RS_ACCEPTING && c->l == l)
-			rdma_conn_fail(c, -ECONNABORTED);
+			rdx_conn_fail(c, -ECONNABORTED);
 	rdma_destroy_id(l->id);
 	free(l);
 }
 
-static int rdma_listener_pause(struct lds_tp_listener *l, int paused)
+static int rdx_listener_pause(struct lds_tp_listener *l, int paused)
 {
 	l->paused = paused;
 	return 0;
 }
 
-static int rdma_connect_op(struct lds_transport *tp, const char *host, uint16_t port, const struct lds_tp_opts *o,
+static int rdx_connect_op(struct lds_transport *tp, const char *host, uint16_t port, const struct lds_tp_opts *o,
 			   void *ud, struct lds_tp_conn **out, const char **step)
 {
 	struct sockaddr_storage ss;
@@ -590,10 +591,10 @@ static int rdma_connect_op(struct lds_transport *tp, const char *host, uint16_t 
 	int r;
 
 	*step = "address";
-	r = rdma_addr(host, port, 0, &ss);
+	r = rdx_addr(host, port, 0, &ss);
 	if (r < 0)
 		return r;
-	c = rdma_conn_new(tp, o ? o->conf : NULL, ud);
+	c = rdx_conn_new(tp, o ? o->conf : NULL, ud);
 	if (c == NULL)
 		return -ENOMEM;
 	*step = "rdma_create_id";
@@ -612,16 +613,16 @@ static int rdma_connect_op(struct lds_transport *tp, const char *host, uint16_t 
 	*out = c;
 	return 0;
 fail:
-	rdma_conn_free(c);
+	rdx_conn_free(c);
 	return r;
 }
 
-static void rdma_set_userdata(struct lds_tp_conn *c, void *ud)
+static void rdx_set_userdata(struct lds_tp_conn *c, void *ud)
 {
 	c->ud = ud;
 }
 
-static void rdma_close(struct lds_tp_conn *c)
+static void rdx_close(struct lds_tp_conn *c)
 {
 	/* The peer hears of it (DREQ); what was posted is flushed when the
 	 * pending hook destroys the queue pair. */
@@ -634,14 +635,14 @@ static void rdma_close(struct lds_tp_conn *c)
 
 /* Before the loop sleeps: completions and upcalls of live conns, then the
  * closed ones freed, each closed upcall after its conn is gone. */
-static int rdma_pending(void *arg)
+static int rdx_pending(void *arg)
 {
 	struct lds_transport *tp = arg;
 	int work = 0;
 
 	for (struct lds_tp_conn *c = tp->conns; c; c = c->next)
 		if (c->state == RS_UP)
-			work |= rdma_data_progress(c) > 0;
+			work |= rdx_data_progress(c) > 0;
 	for (struct lds_tp_conn *c = tp->conns, *next; c; c = next) {
 		void *ud = c->ud;
 		int told = !c->silent;
@@ -649,7 +650,7 @@ static int rdma_pending(void *arg)
 		next = c->next;   /* upcalls mark conns dead or add new ones at the head: never free them */
 		if (c->state != RS_DEAD)
 			continue;
-		rdma_conn_free(c);
+		rdx_conn_free(c);
 		if (told && tp->up.closed)
 			tp->up.closed(c, ud);
 	}
@@ -664,27 +665,27 @@ const struct lds_transport_ops rdma_transport_ops = {
 	 * the wire only, the core's covers the path through host memory. */
 	.caps = { .flags = LDS_TP_CAP_MESSAGE | LDS_TP_CAP_ORDERED | LDS_TP_CAP_RELIABLE | LDS_TP_CAP_REGMEM,
 		  .max_msg = RDMA_MAX_MSG },
-	.options = rdma_options,
-	.conf_size = sizeof(struct rdma_conf),
-	.conf_defaults = rdma_conf_defaults,
-	.check = rdma_conf_check,
-	.init = rdma_init,
-	.fini = rdma_fini,
-	.listen = rdma_listen_op,
-	.listener_close = rdma_listener_close,
-	.listener_pause = rdma_listener_pause,
-	.connect = rdma_connect_op,
-	.set_userdata = rdma_set_userdata,
-	.send_msg = rdma_send_msg,
-	.recv_msg = rdma_recv_msg,
-	.msg_done = rdma_msg_done,
-	.mem_reg = rdma_mem_reg,
-	.mem_dereg = rdma_mem_dereg,
-	.want_write = rdma_want_write,
-	.want_read = rdma_want_read,
-	.close = rdma_close,
-	.query = rdma_query,
-	.status = rdma_conf_status,
-	.describe = rdma_conf_describe,
-	.probe = rdma_probe,
+	.options = rdx_options,
+	.conf_size = sizeof(struct rdx_conf),
+	.conf_defaults = rdx_conf_defaults,
+	.check = rdx_conf_check,
+	.init = rdx_init,
+	.fini = rdx_fini,
+	.listen = rdx_listen_op,
+	.listener_close = rdx_listener_close,
+	.listener_pause = rdx_listener_pause,
+	.connect = rdx_connect_op,
+	.set_userdata = rdx_set_userdata,
+	.send_msg = rdx_send_msg,
+	.recv_msg = rdx_recv_msg,
+	.msg_done = rdx_msg_done,
+	.mem_reg = rdx_mem_reg,
+	.mem_dereg = rdx_mem_dereg,
+	.want_write = rdx_want_write,
+	.want_read = rdx_want_read,
+	.close = rdx_close,
+	.query = rdx_query,
+	.status = rdx_conf_status,
+	.describe = rdx_conf_describe,
+	.probe = rdx_probe,
 };

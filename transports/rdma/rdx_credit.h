@@ -1,5 +1,5 @@
 /*
- * rdma_credit.h - credit-based flow control of one RDMA conn.
+ * rdx_credit.h - credit-based flow control of one RDMA conn.
  *
  * A two-sided send needs a receive buffer posted at the peer, or the
  * peer's queue pair fails (receiver not ready).  Each side counts, mod
@@ -18,14 +18,14 @@
  * messages, which cost a credit each, never answer each other forever.
  * Pure bookkeeping: no verbs, unit-tested (tests/unit/check_rdma_credit.c).
  */
-#ifndef LDS_RDMA_CREDIT_H
-#define LDS_RDMA_CREDIT_H
+#ifndef LDS_RDX_CREDIT_H
+#define LDS_RDX_CREDIT_H
 
 #include <stdint.h>
 
 #define RDMA_CREDIT_RESERVE 1u
 
-struct rdma_credit {
+struct rdx_credit {
 	uint16_t peer_depth;  /* the peer's receive buffers for us (its private data) */
 	uint16_t granted;     /* the peer's grant, as last heard */
 	uint16_t used;        /* messages we have sent */
@@ -36,27 +36,27 @@ struct rdma_credit {
 	uint16_t threshold;   /* grants waiting that call for a credit-only message */
 };
 
-/* depth and peer_depth in RP_MIN_DEPTH..RP_MAX_DEPTH (rdma_proto.h). */
-void rdma_credit_init(struct rdma_credit *c, uint16_t depth, uint16_t peer_depth);
+/* depth and peer_depth in RP_MIN_DEPTH..RP_MAX_DEPTH (rdx_proto.h). */
+void rdx_credit_init(struct rdx_credit *c, uint16_t depth, uint16_t peer_depth);
 /* Messages we may send now (0..peer_depth). */
-unsigned rdma_credit_avail(const struct rdma_credit *c);
+unsigned rdx_credit_avail(const struct rdx_credit *c);
 /* Spends a credit for a message (data != 0: a data chunk, which must
  * leave the reserve; 0: a credit-only message) and sets *stamp to the
  * grant its header carries.  0, or -EAGAIN: no credit, nothing spent. */
-int rdma_credit_take(struct rdma_credit *c, int data, uint16_t *stamp);
+int rdx_credit_take(struct rdx_credit *c, int data, uint16_t *stamp);
 /* The peer's grant from a message's header: 0, or -EPROTO for a grant
  * that goes back or gives more credits than the peer has buffers. */
-int rdma_credit_heard(struct rdma_credit *c, uint16_t grant);
+int rdx_credit_heard(struct rdx_credit *c, uint16_t grant);
 /* A message arrived in one of our buffers: 0, or -EPROTO when the peer
  * had no credit for it. */
-int rdma_credit_arrived(struct rdma_credit *c);
+int rdx_credit_arrived(struct rdx_credit *c);
 /* n buffers of arrived messages are posted again and may be granted: 0,
  * or -EINVAL for more than arrived and not yet released. */
-int rdma_credit_release(struct rdma_credit *c, unsigned n);
+int rdx_credit_release(struct rdx_credit *c, unsigned n);
 /* Grants waiting to be told (released, not yet stamped on a message). */
-unsigned rdma_credit_untold(const struct rdma_credit *c);
+unsigned rdx_credit_untold(const struct rdx_credit *c);
 /* A credit-only message is due (threshold grants wait) and a credit is
  * there for it. */
-int rdma_credit_update_due(const struct rdma_credit *c);
+int rdx_credit_update_due(const struct rdx_credit *c);
 
 #endif

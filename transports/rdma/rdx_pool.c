@@ -1,12 +1,12 @@
-/* rdma_pool.c - buffers cut from one slab; see rdma_pool.h. */
+/* rdx_pool.c - buffers cut from one slab; see rdx_pool.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "rdma_pool.h"
+#include "rdx_pool.h"
 
-int rdma_pool_init(struct rdma_pool *p, uint32_t n, size_t size)
+int rdx_pool_init(struct rdx_pool *p, uint32_t n, size_t size)
 {
 	long pg = sysconf(_SC_PAGESIZE);
 	size_t page = pg > 0 ? (size_t)pg : 4096;
@@ -21,7 +21,7 @@ int rdma_pool_init(struct rdma_pool *p, uint32_t n, size_t size)
 	p->free = calloc(n, sizeof(*p->free));
 	p->taken = calloc(n, 1);
 	if (p->free == NULL || p->taken == NULL || posix_memalign(&slab, page, p->len) != 0) {
-		rdma_pool_fini(p);
+		rdx_pool_fini(p);
 		return -ENOMEM;
 	}
 	p->base = slab;
@@ -32,7 +32,7 @@ int rdma_pool_init(struct rdma_pool *p, uint32_t n, size_t size)
 	return 0;
 }
 
-void rdma_pool_fini(struct rdma_pool *p)
+void rdx_pool_fini(struct rdx_pool *p)
 {
 	free(p->base);
 	free(p->free);
@@ -40,7 +40,7 @@ void rdma_pool_fini(struct rdma_pool *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int64_t rdma_pool_take(struct rdma_pool *p)
+int64_t rdx_pool_take(struct rdx_pool *p)
 {
 	uint32_t i;
 
@@ -51,7 +51,7 @@ int64_t rdma_pool_take(struct rdma_pool *p)
 	return i;
 }
 
-int rdma_pool_give(struct rdma_pool *p, uint32_t i)
+int rdx_pool_give(struct rdx_pool *p, uint32_t i)
 {
 	if (i >= p->n || !p->taken[i])
 		return -EINVAL;
@@ -60,12 +60,12 @@ int rdma_pool_give(struct rdma_pool *p, uint32_t i)
 	return 0;
 }
 
-uint8_t *rdma_pool_buf(const struct rdma_pool *p, uint32_t i)
+uint8_t *rdx_pool_buf(const struct rdx_pool *p, uint32_t i)
 {
 	return p->base + (size_t)i * p->stride;
 }
 
-int64_t rdma_pool_index(const struct rdma_pool *p, const void *b)
+int64_t rdx_pool_index(const struct rdx_pool *p, const void *b)
 {
 	const uint8_t *u = b;
 	size_t off;

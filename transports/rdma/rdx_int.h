@@ -1,6 +1,6 @@
 /*
- * rdma_int.h - the RDMA transport's state, shared by rdma.c (instances,
- * the connection manager, set-up and teardown) and rdma_data.c (the data
+ * rdx_int.h - the RDMA transport's state, shared by rdma.c (instances,
+ * the connection manager, set-up and teardown) and rdx_data.c (the data
  * path: sends, receives, completions, upcalls).  Private to
  * transports/rdma/.
  *
@@ -9,21 +9,21 @@
  * that memory the core registers (mem_reg) is usable by any conn.  Each
  * conn has its own completion channel (an fd), completion queue, RC queue
  * pair and two registered pools: receive buffers, all posted, and send
- * slots.  The data-path rules are rdma_credit.h's, rdma_chunk.h's and
- * rdma_sendq.h's.
+ * slots.  The data-path rules are rdx_credit.h's, rdx_chunk.h's and
+ * rdx_sendq.h's.
  */
-#ifndef LDS_RDMA_INT_H
-#define LDS_RDMA_INT_H
+#ifndef LDS_RDX_INT_H
+#define LDS_RDX_INT_H
 
 #include <infiniband/verbs.h>
 #include <rdma/rdma_cma.h>
 
-#include "rdma_chunk.h"
-#include "rdma_conf.h"
-#include "rdma_credit.h"
-#include "rdma_pool.h"
-#include "rdma_proto.h"
-#include "rdma_sendq.h"
+#include "rdx_chunk.h"
+#include "rdx_conf.h"
+#include "rdx_credit.h"
+#include "rdx_pool.h"
+#include "rdx_proto.h"
+#include "rdx_sendq.h"
 #include "transports/transport.h"
 
 /* The largest core message: above any frame the core builds (a 16 MiB
@@ -45,12 +45,12 @@ struct lds_transport {
 };
 
 /* What mem_reg hands the core: the region registered with every device. */
-struct rdma_mreg {
+struct rdx_mreg {
 	int n;
 	struct ibv_mr *mr[];
 };
 
-enum rdma_state {
+enum rdx_state {
 	RS_RESOLVING,   /* connect: address, then route */
 	RS_CONNECTING,  /* connect sent, waiting for ESTABLISHED */
 	RS_ACCEPTING,   /* accepted a request, waiting for ESTABLISHED */
@@ -59,7 +59,7 @@ enum rdma_state {
 };
 
 /* A received message waiting for the core (recv_msg, msg_done). */
-struct rdma_ready {
+struct rdx_ready {
 	uint8_t *data;
 	size_t len;
 	int64_t buf;    /* its receive buffer, reposted at msg_done; -1: a reassembled copy (data malloc'd) */
@@ -68,25 +68,25 @@ struct rdma_ready {
 struct lds_tp_conn {
 	struct lds_transport *tp;
 	struct lds_tp_conn *next;       /* tp->conns */
-	enum rdma_state state;
+	enum rdx_state state;
 	struct rdma_cm_id *id;
 	struct lds_tp_listener *l;      /* RS_ACCEPTING: the listener it came to */
 	void *ud;
 	int pdi;                        /* tp->pd index of the conn's device */
-	struct rdma_conf conf;
+	struct rdx_conf conf;
 	struct ibv_comp_channel *cc;
 	struct ibv_cq *cq;
 	unsigned cq_events;             /* got, not yet acked (ibv_ack_cq_events in batches) */
 	uint64_t deadline_ns;           /* connecting: fails with -ETIMEDOUT past this (monotonic) */
-	struct rdma_pool rx, tx;        /* receive buffers, send slots; mr: their registrations */
+	struct rdx_pool rx, tx;        /* receive buffers, send slots; mr: their registrations */
 	uint32_t max_sge;               /* the send queue's gather list */
 	uint32_t inline_max;            /* what the queue pair allows inline */
 	size_t chunk;                   /* payload bytes per chunk: both sides' buffers minus a header */
-	struct rdma_credit cr;
-	struct rdma_sendq sq;
-	struct rdma_chunker ck;
-	struct rdma_reasm ra;
-	struct rdma_ready *ready;       /* ring of received messages, in order */
+	struct rdx_credit cr;
+	struct rdx_sendq sq;
+	struct rdx_chunker ck;
+	struct rdx_reasm ra;
+	struct rdx_ready *ready;       /* ring of received messages, in order */
 	uint32_t ready_cap, ready_head, ready_n;
 	int ready_out;                  /* the head is with the core (recv_msg) */
 	unsigned ready_copies;          /* reassembled messages in the ring */
@@ -103,29 +103,29 @@ struct lds_tp_listener {
 	struct lds_transport *tp;
 	struct lds_tp_listener *next;   /* tp->listeners */
 	struct rdma_cm_id *id;
-	struct rdma_conf conf;          /* accepted conns' settings: o->conf or the defaults */
+	struct rdx_conf conf;          /* accepted conns' settings: o->conf or the defaults */
 	int paused;
 	void *ud;
 };
 
 
-/* rdma_data.c */
+/* rdx_data.c */
 /* Posts every receive buffer; 0 or -errno. */
-int rdma_data_start(struct lds_tp_conn *c);
+int rdx_data_start(struct lds_tp_conn *c);
 /* The completion channel's fd callback. */
-void rdma_data_cq_event(int fd, unsigned events, void *arg);
+void rdx_data_cq_event(int fd, unsigned events, void *arg);
 /* Drains the completion queue, re-arms it and drains again; then the
  * upcalls due.  Returns > 0 while work remains for the next round. */
-int rdma_data_progress(struct lds_tp_conn *c);
+int rdx_data_progress(struct lds_tp_conn *c);
 /* Lets go of received messages still queued. */
-void rdma_data_free(struct lds_tp_conn *c);
-int rdma_send_msg(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, void *const *desc, void *ctx);
-int rdma_recv_msg(struct lds_tp_conn *c, struct lds_tp_msg *m);
-void rdma_msg_done(struct lds_tp_conn *c, struct lds_tp_msg *m);
-int rdma_mem_reg(struct lds_transport *tp, void *addr, size_t len, void **desc);
-void rdma_mem_dereg(struct lds_transport *tp, void *desc);
-void rdma_want_write(struct lds_tp_conn *c, int on);
-void rdma_want_read(struct lds_tp_conn *c, int on);
-int rdma_query(struct lds_tp_conn *c, struct lds_tp_info *info);
+void rdx_data_free(struct lds_tp_conn *c);
+int rdx_send_msg(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, void *const *desc, void *ctx);
+int rdx_recv_msg(struct lds_tp_conn *c, struct lds_tp_msg *m);
+void rdx_msg_done(struct lds_tp_conn *c, struct lds_tp_msg *m);
+int rdx_mem_reg(struct lds_transport *tp, void *addr, size_t len, void **desc);
+void rdx_mem_dereg(struct lds_transport *tp, void *desc);
+void rdx_want_write(struct lds_tp_conn *c, int on);
+void rdx_want_read(struct lds_tp_conn *c, int on);
+int rdx_query(struct lds_tp_conn *c, struct lds_tp_info *info);
 
 #endif

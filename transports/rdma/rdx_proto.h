@@ -1,17 +1,17 @@
 /*
- * rdma_proto.h - what the RDMA transport puts on the wire: the header at
+ * rdx_proto.h - what the RDMA transport puts on the wire: the header at
  * the start of every message it sends (one receive buffer each), and the
  * private data of the connection manager's connect and accept.
  *
  * A core message larger than one receive buffer goes as several chunks,
  * two-sided sends in order on the one queue pair (docs/rdma.md says why not
  * RDMA writes with immediate data).  Every header carries the sender's
- * credit count (rdma_credit.h), so credits ride on data; a credit-only
+ * credit count (rdx_credit.h), so credits ride on data; a credit-only
  * message carries nothing else.  Big-endian throughout; decoders check
  * every field against what the receiver allows and never trust a length.
  */
-#ifndef LDS_RDMA_PROTO_H
-#define LDS_RDMA_PROTO_H
+#ifndef LDS_RDX_PROTO_H
+#define LDS_RDX_PROTO_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -29,7 +29,7 @@ enum rp_type {
 struct rp_hdr {
 	uint8_t type;      /* enum rp_type */
 	uint8_t flags;     /* RP_F_*; 0 for RP_CREDIT */
-	uint16_t credits;  /* the sender's cumulative grant, mod 2^16 (rdma_credit.h) */
+	uint16_t credits;  /* the sender's cumulative grant, mod 2^16 (rdx_credit.h) */
 	uint32_t len;      /* payload bytes after the header */
 	uint32_t total;    /* RP_DATA: the whole message's length, the same in every chunk */
 };
@@ -50,7 +50,7 @@ int rp_hdr_decode(const uint8_t *buf, size_t got, size_t max_msg, struct rp_hdr 
 #define RP_VERSION 1u
 #define RP_MIN_BUF 1024u       /* a buffer must hold a header and a useful chunk */
 #define RP_MAX_BUF (1u << 24)
-#define RP_MIN_DEPTH 4u        /* rdma_credit.h keeps one credit back */
+#define RP_MIN_DEPTH 4u        /* rdx_credit.h keeps one credit back */
 #define RP_MAX_DEPTH 16384u    /* far below 2^15: cumulative counts mod 2^16 stay unambiguous */
 
 struct rp_priv {

@@ -1,5 +1,5 @@
 /*
- * rdma_pool.h - fixed-size buffers cut from one slab, for the RDMA
+ * rdx_pool.h - fixed-size buffers cut from one slab, for the RDMA
  * transport's receive buffers and send slots.
  *
  * The slab is allocated once, page-aligned and a whole number of pages,
@@ -11,15 +11,15 @@
  * back refuses a pointer that is not a taken buffer of this pool.  Pure
  * memory management, no verbs (tests/unit/check_rdma_pool.c).
  */
-#ifndef LDS_RDMA_POOL_H
-#define LDS_RDMA_POOL_H
+#ifndef LDS_RDX_POOL_H
+#define LDS_RDX_POOL_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #define RDMA_POOL_ALIGN 64u
 
-struct rdma_pool {
+struct rdx_pool {
 	uint8_t *base;       /* the slab */
 	size_t len;          /* its length: whole pages */
 	size_t stride;       /* bytes between buffers: size rounded up to RDMA_POOL_ALIGN */
@@ -32,19 +32,19 @@ struct rdma_pool {
 };
 
 /* n (>= 1) buffers of size (>= 1) bytes: 0, or -ENOMEM, -EINVAL. */
-int rdma_pool_init(struct rdma_pool *p, uint32_t n, size_t size);
+int rdx_pool_init(struct rdx_pool *p, uint32_t n, size_t size);
 /* Frees the slab; safe on a zeroed or half-built pool.  The caller has
  * deregistered it. */
-void rdma_pool_fini(struct rdma_pool *p);
+void rdx_pool_fini(struct rdx_pool *p);
 /* A free buffer's index, or -1 when all are taken. */
-int64_t rdma_pool_take(struct rdma_pool *p);
+int64_t rdx_pool_take(struct rdx_pool *p);
 /* Gives buffer i back: 0, or -EINVAL for an index out of range or a
  * buffer not taken. */
-int rdma_pool_give(struct rdma_pool *p, uint32_t i);
+int rdx_pool_give(struct rdx_pool *p, uint32_t i);
 /* Buffer i's memory. */
-uint8_t *rdma_pool_buf(const struct rdma_pool *p, uint32_t i);
+uint8_t *rdx_pool_buf(const struct rdx_pool *p, uint32_t i);
 /* The index of the buffer starting at b: >= 0, or -1 for a pointer that is
  * not one of this pool's buffers. */
-int64_t rdma_pool_index(const struct rdma_pool *p, const void *b);
+int64_t rdx_pool_index(const struct rdx_pool *p, const void *b);
 
 #endif

@@ -1,11 +1,11 @@
-/* rdma_chunk.c - messages into chunks and back; see rdma_chunk.h. */
+/* rdx_chunk.c - messages into chunks and back; see rdx_chunk.h. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdma_chunk.h"
+#include "rdx_chunk.h"
 
-int rdma_chunker_start(struct rdma_chunker *k, const struct iovec *iov, int iovcnt, void *const *desc, void *ctx,
+int rdx_chunker_start(struct rdx_chunker *k, const struct iovec *iov, int iovcnt, void *const *desc, void *ctx,
 		       size_t max_msg)
 {
 	size_t total = 0;
@@ -18,7 +18,7 @@ int rdma_chunker_start(struct rdma_chunker *k, const struct iovec *iov, int iovc
 			continue;
 		if (iov[i].iov_len > max_msg - total)
 			return -EMSGSIZE;
-		k->iov[n++] = (struct rdma_seg){ .base = iov[i].iov_base, .len = iov[i].iov_len,
+		k->iov[n++] = (struct rdx_seg){ .base = iov[i].iov_base, .len = iov[i].iov_len,
 						 .desc = desc ? desc[i] : NULL };
 		total += iov[i].iov_len;
 	}
@@ -33,17 +33,17 @@ int rdma_chunker_start(struct rdma_chunker *k, const struct iovec *iov, int iovc
 	return 0;
 }
 
-int rdma_chunker_busy(const struct rdma_chunker *k)
+int rdx_chunker_busy(const struct rdx_chunker *k)
 {
 	return k->off < k->total;
 }
 
-int rdma_chunker_next(const struct rdma_chunker *k, size_t room, struct rdma_chunk *c)
+int rdx_chunker_next(const struct rdx_chunker *k, size_t room, struct rdx_chunk *c)
 {
 	int i = k->cur;
 	size_t at = k->cur_off;
 
-	if (!rdma_chunker_busy(k) || room == 0)
+	if (!rdx_chunker_busy(k) || room == 0)
 		return -ENOENT;
 	c->nseg = 0;
 	c->len = 0;
@@ -53,7 +53,7 @@ int rdma_chunker_next(const struct rdma_chunker *k, size_t room, struct rdma_chu
 
 		if (n > room - c->len)
 			n = room - c->len;
-		c->seg[c->nseg++] = (struct rdma_seg){ .base = k->iov[i].base + at, .len = n, .desc = k->iov[i].desc };
+		c->seg[c->nseg++] = (struct rdx_seg){ .base = k->iov[i].base + at, .len = n, .desc = k->iov[i].desc };
 		c->registered &= k->iov[i].desc != NULL;
 		c->len += n;
 		i++;
@@ -63,7 +63,7 @@ int rdma_chunker_next(const struct rdma_chunker *k, size_t room, struct rdma_chu
 	return 0;
 }
 
-void rdma_chunker_advance(struct rdma_chunker *k, const struct rdma_chunk *c)
+void rdx_chunker_advance(struct rdx_chunker *k, const struct rdx_chunk *c)
 {
 	size_t left = c->len;
 
@@ -81,7 +81,7 @@ void rdma_chunker_advance(struct rdma_chunker *k, const struct rdma_chunk *c)
 	}
 }
 
-void rdma_chunk_copy(const struct rdma_chunk *c, uint8_t *dst)
+void rdx_chunk_copy(const struct rdx_chunk *c, uint8_t *dst)
 {
 	for (int i = 0; i < c->nseg; i++) {
 		memcpy(dst, c->seg[i].base, c->seg[i].len);
@@ -89,14 +89,14 @@ void rdma_chunk_copy(const struct rdma_chunk *c, uint8_t *dst)
 	}
 }
 
-int rdma_reasm_whole(const struct rdma_reasm *r, const struct rp_hdr *h)
+int rdx_reasm_whole(const struct rdx_reasm *r, const struct rp_hdr *h)
 {
 	if (h->flags != (RP_F_FIRST | RP_F_LAST))
 		return 0;
 	return r->buf == NULL ? 1 : -EBADMSG;
 }
 
-int rdma_reasm_add(struct rdma_reasm *r, const struct rp_hdr *h, const uint8_t *payload, uint8_t **msg, size_t *len)
+int rdx_reasm_add(struct rdx_reasm *r, const struct rp_hdr *h, const uint8_t *payload, uint8_t **msg, size_t *len)
 {
 	if ((h->flags & RP_F_FIRST) != 0) {
 		if (r->buf != NULL)
@@ -123,7 +123,7 @@ int rdma_reasm_add(struct rdma_reasm *r, const struct rp_hdr *h, const uint8_t *
 	return 1;
 }
 
-void rdma_reasm_fini(struct rdma_reasm *r)
+void rdx_reasm_fini(struct rdx_reasm *r)
 {
 	free(r->buf);
 	r->buf = NULL;

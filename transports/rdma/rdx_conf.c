@@ -1,36 +1,36 @@
 /*
- * rdma_conf.c - the RDMA transport's peer settings: rdma_buffer_size,
+ * rdx_conf.c - the RDMA transport's peer settings: rdma_buffer_size,
  * rdma_buffers, rdma_inline (docs/rdma.md), their defaults, the checks
  * across them, and their part of a link's status.
  */
 #include <stdio.h>
 
-#include "rdma_conf.h"
-#include "rdma_proto.h"
+#include "rdx_conf.h"
+#include "rdx_proto.h"
 
-const struct lds_tp_option rdma_options[] = {
-	{ .name = "rdma_buffer_size", .type = LDS_TP_OPT_BYTES, .off = offsetof(struct rdma_conf, buffer_size),
+const struct lds_tp_option rdx_options[] = {
+	{ .name = "rdma_buffer_size", .type = LDS_TP_OPT_BYTES, .off = offsetof(struct rdx_conf, buffer_size),
 	  .size = sizeof(size_t), .min = RP_MIN_BUF, .max = RP_MAX_BUF },
 	/* Far below RP_MAX_DEPTH: each buffer is pinned memory. */
-	{ .name = "rdma_buffers", .type = LDS_TP_OPT_UINT, .off = offsetof(struct rdma_conf, buffers),
+	{ .name = "rdma_buffers", .type = LDS_TP_OPT_UINT, .off = offsetof(struct rdx_conf, buffers),
 	  .size = sizeof(unsigned), .min = RP_MIN_DEPTH, .max = 4096 },
-	{ .name = "rdma_inline", .type = LDS_TP_OPT_BYTES, .off = offsetof(struct rdma_conf, inline_max),
+	{ .name = "rdma_inline", .type = LDS_TP_OPT_BYTES, .off = offsetof(struct rdx_conf, inline_max),
 	  .size = sizeof(size_t), .min = 0, .max = RDMA_MAX_INLINE },
 	{ .name = NULL },
 };
 
-void rdma_conf_defaults(void *conf)
+void rdx_conf_defaults(void *conf)
 {
-	struct rdma_conf *rc = conf;
+	struct rdx_conf *rc = conf;
 
 	rc->buffer_size = RDMA_DEF_BUFFER_SIZE;
 	rc->buffers = RDMA_DEF_BUFFERS;
 	rc->inline_max = RDMA_DEF_INLINE;
 }
 
-int rdma_conf_check(const void *conf, struct lds_tp_conf_error *e)
+int rdx_conf_check(const void *conf, struct lds_tp_conf_error *e)
 {
-	const struct rdma_conf *rc = conf;
+	const struct rdx_conf *rc = conf;
 
 	/* Two pools of buffers per conn, pinned: say so before the kernel's
 	 * memlock limit does, at the first connect. */
@@ -43,20 +43,20 @@ int rdma_conf_check(const void *conf, struct lds_tp_conf_error *e)
 	return 0;
 }
 
-void rdma_conf_status(const void *conf, FILE *out)
+void rdx_conf_status(const void *conf, FILE *out)
 {
-	const struct rdma_conf *rc = conf;
+	const struct rdx_conf *rc = conf;
 
 	fprintf(out, ",\"rdma_buffer_size\":%zu,\"rdma_buffers\":%u,\"rdma_inline\":%zu", rc->buffer_size,
 		rc->buffers, rc->inline_max);
 }
 
-const char *rdma_conf_describe(const void *conf, char *buf, size_t len)
+const char *rdx_conf_describe(const void *conf, char *buf, size_t len)
 {
-	const struct rdma_conf *rc = conf;
+	const struct rdx_conf *rc = conf;
 
 	snprintf(buf, len, "%u x %zu bytes", rc->buffers, rc->buffer_size);
 	return buf;
 }
 
-_Static_assert(sizeof(struct rdma_conf) <= LDS_TP_CONF_MAX, "RDMA's settings do not fit");
+_Static_assert(sizeof(struct rdx_conf) <= LDS_TP_CONF_MAX, "RDMA's settings do not fit");

@@ -1,7 +1,7 @@
-/* rdma_proto.c - the RDMA transport's header and private data; see rdma_proto.h. */
+/* rdx_proto.c - the RDMA transport's header and private data; see rdx_proto.h. */
 #include <errno.h>
 
-#include "rdma_proto.h"
+#include "rdx_proto.h"
 
 static void put16(uint8_t *p, uint16_t v)
 {

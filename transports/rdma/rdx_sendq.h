@@ -1,5 +1,5 @@
 /*
- * rdma_sendq.h - the send work requests an RDMA conn has posted and not
+ * rdx_sendq.h - the send work requests an RDMA conn has posted and not
  * yet seen complete, in posting order.
  *
  * Each entry is one chunk or credit-only message and the send slot it
@@ -12,18 +12,18 @@
  * core gets those back through upcalls->closed and resends them on
  * another conn.  Pure bookkeeping, no verbs (check_rdma_sendq.c).
  */
-#ifndef LDS_RDMA_SENDQ_H
-#define LDS_RDMA_SENDQ_H
+#ifndef LDS_RDX_SENDQ_H
+#define LDS_RDX_SENDQ_H
 
 #include <stdint.h>
 
-struct rdma_sendq_ent {
-	uint32_t slot;       /* the send slot (rdma_pool index) */
+struct rdx_sendq_ent {
+	uint32_t slot;       /* the send slot (rdx_pool index) */
 	void *ctx;           /* the core's message, on its last chunk; else NULL */
 };
 
-struct rdma_sendq {
-	struct rdma_sendq_ent *e;
+struct rdx_sendq {
+	struct rdx_sendq_ent *e;
 	uint32_t cap;        /* entries: the send queue's depth */
 	uint64_t head;       /* sequence (wr_id) of the oldest posted entry */
 	uint64_t tail;       /* sequence the next entry gets */
@@ -31,27 +31,27 @@ struct rdma_sendq {
 };
 
 /* Outcome of one completion. */
-struct rdma_sendq_done {
+struct rdx_sendq_done {
 	uint32_t slot;       /* give this send slot back */
 	void *ctx;           /* non-NULL: report this message sent */
 };
 
-int rdma_sendq_init(struct rdma_sendq *q, uint32_t cap);
-void rdma_sendq_fini(struct rdma_sendq *q);
+int rdx_sendq_init(struct rdx_sendq *q, uint32_t cap);
+void rdx_sendq_fini(struct rdx_sendq *q);
 /* Room for another entry. */
-int rdma_sendq_full(const struct rdma_sendq *q);
+int rdx_sendq_full(const struct rdx_sendq *q);
 /* Entries posted and not completed. */
-uint32_t rdma_sendq_outstanding(const struct rdma_sendq *q);
+uint32_t rdx_sendq_outstanding(const struct rdx_sendq *q);
 /* Records a posted send; returns its wr_id.  The caller checked
- * rdma_sendq_full. */
-uint64_t rdma_sendq_push(struct rdma_sendq *q, uint32_t slot, void *ctx);
+ * rdx_sendq_full. */
+uint64_t rdx_sendq_push(struct rdx_sendq *q, uint32_t slot, void *ctx);
 /* The completion of wr_id, ok or not: 0 with *d filled, or -EPROTO for a
  * wr_id that is not the oldest outstanding one (nothing changes). */
-int rdma_sendq_complete(struct rdma_sendq *q, uint64_t wr_id, int ok, struct rdma_sendq_done *d);
+int rdx_sendq_complete(struct rdx_sendq *q, uint64_t wr_id, int ok, struct rdx_sendq_done *d);
 /* After the queue pair is destroyed (no send can complete any more):
  * calls give(arg, slot) for every entry still outstanding, empties the
  * queue and returns how many core messages it held (never reported
  * sent). */
-unsigned rdma_sendq_flush(struct rdma_sendq *q, void (*give)(void *arg, uint32_t slot), void *arg);
+unsigned rdx_sendq_flush(struct rdx_sendq *q, void (*give)(void *arg, uint32_t slot), void *arg);
 
 #endif

@@ -1,11 +1,11 @@
 /*
- * rdma_data.c - the RDMA transport's data path: the core's messages out
+ * rdx_data.c - the RDMA transport's data path: the core's messages out
  * as chunks under credits, received ones up in order, completions and the
- * upcalls they bring (rdma_int.h).
+ * upcalls they bring (rdx_int.h).
  *
  * Every send is signalled and the completion queue is shared by sends and
  * receives; a work request's id says which: receives carry RECV_WR and
- * their buffer's index, sends their sequence in rdma_sendq (an errored
+ * their buffer's index, sends their sequence in rdx_sendq (an errored
  * completion's opcode is undefined, so it cannot tell).  Receive buffers
  * stay posted or with the core: a one-chunk message is handed up in its
  * buffer and the buffer posted again at msg_done; chunks of a longer one
@@ -17,7 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "rdma_int.h"
+#include "rdx_int.h"
 
 #define RECV_WR (1ull << 63)
 #define CQ_BATCH 16          /* completions per poll */
@@ -31,7 +31,7 @@ static void flag(struct lds_tp_conn *c, int err)
 
 static int post_recv(struct lds_tp_conn *c, uint32_t i)
 {
-	struct ibv_sge sge = { .addr = (uintptr_t)rdma_pool_buf(&c->rx, i), .length = (uint32_t)c->rx.size,
+	struct ibv_sge sge = { .addr = (uintptr_t)rdx_pool_buf(&c->rx, i), .length = (uint32_t)c->rx.size,
 			       .lkey = ((struct ibv_mr *)c->rx.mr)->lkey };
 	struct ibv_recv_wr wr = { .wr_id = RECV_WR | i, .sg_list = &sge, .num_sge = 1 }, *bad;
 	int r = ibv_post_recv(c->id->qp, &wr, &bad);
@@ -39,21 +39,21 @@ static int post_recv(struct lds_tp_conn *c, uint32_t i)
 	return -r;
 }
 
-int rdma_data_start(struct lds_tp_conn *c)
+int rdx_data_start(struct lds_tp_conn *c)
 {
 	int64_t i;
 	int r;
 
-	while ((i = rdma_pool_take(&c->rx)) >= 0)
+	while ((i = rdx_pool_take(&c->rx)) >= 0)
 		if ((r = post_recv(c, (uint32_t)i)) < 0)
 			return r;
 	return 0;
 }
 
-void rdma_data_free(struct lds_tp_conn *c)
+void rdx_data_free(struct lds_tp_conn *c)
 {
 	for (uint32_t k = 0; k < c->ready_n && c->ready; k++) {
-		struct rdma_ready *e = &c->ready[(c->ready_head + k) % c->ready_cap];
+		struct rdx_ready *e = &c->ready[(c->ready_head + k) % c->ready_cap];
 
 		if (e->buf < 0)
 			free(e->data);
@@ -61,15 +61,15 @@ void rdma_data_free(struct lds_tp_conn *c)
 	free(c->ready);
 	c->ready = NULL;
 	c->ready_n = 0;
-	rdma_reasm_fini(&c->ra);
+	rdx_reasm_fini(&c->ra);
 }
 
 /* Posts one message from send slot `slot`: its header there, its payload
  * either there too (copied) or in the core's registered memory. */
-static int post_send(struct lds_tp_conn *c, uint32_t slot, const struct rp_hdr *h, const struct rdma_chunk *ch,
+static int post_send(struct lds_tp_conn *c, uint32_t slot, const struct rp_hdr *h, const struct rdx_chunk *ch,
 		     void *ctx)
 {
-	uint8_t *buf = rdma_pool_buf(&c->tx, slot);
+	uint8_t *buf = rdx_pool_buf(&c->tx, slot);
 	struct ibv_sge sge[RDMA_CHUNK_IOV + 1];
 	struct ibv_send_wr wr = { .wr_id = c->sq.tail, .sg_list = sge, .num_sge = 1, .opcode = IBV_WR_SEND,
 				  .send_flags = IBV_SEND_SIGNALED }, *bad;
@@ -80,14 +80,14 @@ static int post_send(struct lds_tp_conn *c, uint32_t slot, const struct rp_hdr *
 	sge[0] = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = RP_HDR_LEN, .lkey = ((struct ibv_mr *)c->tx.mr)->lkey };
 	if (ch && ch->registered && (uint32_t)ch->nseg + 1 <= c->max_sge && total > c->inline_max) {
 		for (int i = 0; i < ch->nseg; i++) {
-			const struct rdma_mreg *mr = ch->seg[i].desc;
+			const struct rdx_mreg *mr = ch->seg[i].desc;
 
 			sge[wr.num_sge++] = (struct ibv_sge){ .addr = (uintptr_t)ch->seg[i].base,
 							      .length = (uint32_t)ch->seg[i].len,
 							      .lkey = mr->mr[c->pdi]->lkey };
 		}
 	} else if (ch) {
-		rdma_chunk_copy(ch, buf + RP_HDR_LEN);
+		rdx_chunk_copy(ch, buf + RP_HDR_LEN);
 		sge[0].length = (uint32_t)total;
 	}
 	if (total <= c->inline_max)
@@ -95,7 +95,7 @@ static int post_send(struct lds_tp_conn *c, uint32_t slot, const struct rp_hdr *
 	r = ibv_post_send(c->id->qp, &wr, &bad);
 	if (r != 0)
 		return -r;
-	rdma_sendq_push(&c->sq, slot, ctx);
+	rdx_sendq_push(&c->sq, slot, ctx);
 	return 0;
 }
 
@@ -103,25 +103,25 @@ static int post_send(struct lds_tp_conn *c, uint32_t slot, const struct rp_hdr *
  * sent, then a credit-only message if grants are due. */
 static void pump(struct lds_tp_conn *c)
 {
-	while (c->state == RS_UP && c->err == 0 && !rdma_sendq_full(&c->sq) && c->tx.nfree > 0) {
-		struct rdma_chunk ch;
+	while (c->state == RS_UP && c->err == 0 && !rdx_sendq_full(&c->sq) && c->tx.nfree > 0) {
+		struct rdx_chunk ch;
 		struct rp_hdr h = { 0 };
 		int64_t slot;
-		int data = rdma_chunker_busy(&c->ck) && rdma_credit_take(&c->cr, 1, &h.credits) == 0;
+		int data = rdx_chunker_busy(&c->ck) && rdx_credit_take(&c->cr, 1, &h.credits) == 0;
 		int r;
 
-		if (!data && (!rdma_credit_update_due(&c->cr) || rdma_credit_take(&c->cr, 0, &h.credits) < 0))
+		if (!data && (!rdx_credit_update_due(&c->cr) || rdx_credit_take(&c->cr, 0, &h.credits) < 0))
 			return;
-		slot = rdma_pool_take(&c->tx);
+		slot = rdx_pool_take(&c->tx);
 		if (data) {
-			(void)rdma_chunker_next(&c->ck, c->chunk, &ch);
+			(void)rdx_chunker_next(&c->ck, c->chunk, &ch);
 			h.type = RP_DATA;
 			h.flags = ch.flags;
 			h.len = (uint32_t)ch.len;
 			h.total = (uint32_t)c->ck.total;
 			r = post_send(c, (uint32_t)slot, &h, &ch, ch.flags & RP_F_LAST ? c->ck.ctx : NULL);
 			if (r == 0) {
-				rdma_chunker_advance(&c->ck, &ch);
+				rdx_chunker_advance(&c->ck, &ch);
 				c->sent_bytes += ch.len;
 			}
 		} else {
@@ -129,13 +129,13 @@ static void pump(struct lds_tp_conn *c)
 			r = post_send(c, (uint32_t)slot, &h, NULL, NULL);
 		}
 		if (r < 0) {
-			(void)rdma_pool_give(&c->tx, (uint32_t)slot);
+			(void)rdx_pool_give(&c->tx, (uint32_t)slot);
 			flag(c, r);
 		}
 	}
 }
 
-int rdma_send_msg(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, void *const *desc, void *ctx)
+int rdx_send_msg(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, void *const *desc, void *ctx)
 {
 	int r;
 
@@ -143,9 +143,9 @@ int rdma_send_msg(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, vo
 		return c->err;
 	if (c->state != RS_UP || c->eof)
 		return -EPIPE;
-	if (rdma_chunker_busy(&c->ck))
+	if (rdx_chunker_busy(&c->ck))
 		return -EAGAIN;
-	r = rdma_chunker_start(&c->ck, iov, iovcnt, desc, ctx, RDMA_MAX_MSG);
+	r = rdx_chunker_start(&c->ck, iov, iovcnt, desc, ctx, RDMA_MAX_MSG);
 	if (r < 0)
 		return r;
 	pump(c);
@@ -161,38 +161,38 @@ static void ready_push(struct lds_tp_conn *c, uint8_t *data, size_t len, int64_t
 		flag(c, -EPROTO);
 		return;
 	}
-	c->ready[(c->ready_head + c->ready_n++) % c->ready_cap] = (struct rdma_ready){ .data = data, .len = len,
+	c->ready[(c->ready_head + c->ready_n++) % c->ready_cap] = (struct rdx_ready){ .data = data, .len = len,
 										      .buf = buf };
 	c->ready_copies += buf < 0;
 }
 
 static void grant(struct lds_tp_conn *c, unsigned n)
 {
-	if (rdma_credit_release(&c->cr, n) < 0)
+	if (rdx_credit_release(&c->cr, n) < 0)
 		flag(c, -EPROTO);
 }
 
 /* A message arrived in receive buffer i. */
 static void recv_one(struct lds_tp_conn *c, uint32_t i, size_t got)
 {
-	uint8_t *buf = rdma_pool_buf(&c->rx, i), *msg = NULL;
+	uint8_t *buf = rdx_pool_buf(&c->rx, i), *msg = NULL;
 	struct rp_hdr h;
 	size_t len = 0;
 	int r, done = 0;
 
-	if (rp_hdr_decode(buf, got, RDMA_MAX_MSG, &h) < 0 || rdma_credit_arrived(&c->cr) < 0 ||
-	    rdma_credit_heard(&c->cr, h.credits) < 0) {
+	if (rp_hdr_decode(buf, got, RDMA_MAX_MSG, &h) < 0 || rdx_credit_arrived(&c->cr) < 0 ||
+	    rdx_credit_heard(&c->cr, h.credits) < 0) {
 		flag(c, -EPROTO);
 		return;
 	}
 	c->recv_bytes += h.len;
 	if (h.type == RP_DATA) {
-		r = rdma_reasm_whole(&c->ra, &h);
+		r = rdx_reasm_whole(&c->ra, &h);
 		if (r == 1) {
 			ready_push(c, buf + RP_HDR_LEN, h.len, i);
 			return;
 		}
-		done = r < 0 ? r : rdma_reasm_add(&c->ra, &h, buf + RP_HDR_LEN, &msg, &len);
+		done = r < 0 ? r : rdx_reasm_add(&c->ra, &h, buf + RP_HDR_LEN, &msg, &len);
 		if (done < 0) {
 			flag(c, done == -ENOMEM ? done : -EPROTO);
 			return;
@@ -211,9 +211,9 @@ static void recv_one(struct lds_tp_conn *c, uint32_t i, size_t got)
 		ready_push(c, msg, len, -1);
 }
 
-int rdma_recv_msg(struct lds_tp_conn *c, struct lds_tp_msg *m)
+int rdx_recv_msg(struct lds_tp_conn *c, struct lds_tp_msg *m)
 {
-	const struct rdma_ready *e;
+	const struct rdx_ready *e;
 
 	if (c->ready_n == 0) {
 		if (c->err)
@@ -228,9 +228,9 @@ int rdma_recv_msg(struct lds_tp_conn *c, struct lds_tp_msg *m)
 	return 0;
 }
 
-void rdma_msg_done(struct lds_tp_conn *c, struct lds_tp_msg *m)
+void rdx_msg_done(struct lds_tp_conn *c, struct lds_tp_msg *m)
 {
-	struct rdma_ready *e;
+	struct rdx_ready *e;
 	int r;
 
 	if (!c->ready_out || c->ready_n == 0)
@@ -257,7 +257,7 @@ void rdma_msg_done(struct lds_tp_conn *c, struct lds_tp_msg *m)
 /* One completion; upcalls (sent) may close the conn. */
 static void complete(struct lds_tp_conn *c, const struct ibv_wc *wc)
 {
-	struct rdma_sendq_done d;
+	struct rdx_sendq_done d;
 	int ok = wc->status == IBV_WC_SUCCESS;
 
 	/* After the peer's disconnect, what was posted comes back flushed:
@@ -269,11 +269,11 @@ static void complete(struct lds_tp_conn *c, const struct ibv_wc *wc)
 			recv_one(c, (uint32_t)(wc->wr_id & ~RECV_WR), wc->byte_len);
 		return;
 	}
-	if (rdma_sendq_complete(&c->sq, wc->wr_id, ok, &d) < 0) {
+	if (rdx_sendq_complete(&c->sq, wc->wr_id, ok, &d) < 0) {
 		flag(c, -EPROTO);
 		return;
 	}
-	(void)rdma_pool_give(&c->tx, d.slot);
+	(void)rdx_pool_give(&c->tx, d.slot);
 	if (d.ctx && c->tp->up.sent)
 		c->tp->up.sent(c, d.ctx, c->ud);
 }
@@ -293,7 +293,7 @@ static void drain(struct lds_tp_conn *c)
 		flag(c, -EIO);
 }
 
-int rdma_data_progress(struct lds_tp_conn *c)
+int rdx_data_progress(struct lds_tp_conn *c)
 {
 	struct lds_transport *tp = c->tp;
 	int readable;
@@ -308,13 +308,13 @@ int rdma_data_progress(struct lds_tp_conn *c)
 	readable = !c->no_read && !c->ready_out && (c->ready_n > 0 || c->err || c->eof);
 	if (c->state == RS_UP && readable)
 		tp->up.readable(c, c->ud);
-	if (c->state == RS_UP && c->want_w && !rdma_chunker_busy(&c->ck) && c->err == 0 && !c->eof)
+	if (c->state == RS_UP && c->want_w && !rdx_chunker_busy(&c->ck) && c->err == 0 && !c->eof)
 		tp->up.writable(c, c->ud);
 	/* Messages still queued for a reader: hand them up next round. */
 	return c->state == RS_UP && !c->no_read && !c->ready_out && c->ready_n > 0;
 }
 
-void rdma_data_cq_event(int fd, unsigned events, void *arg)
+void rdx_data_cq_event(int fd, unsigned events, void *arg)
 {
 	struct lds_tp_conn *c = arg;
 	struct ibv_cq *cq;
@@ -327,14 +327,14 @@ void rdma_data_cq_event(int fd, unsigned events, void *arg)
 		c->cq_events = 0;
 	}
 	if (c->state == RS_UP)
-		(void)rdma_data_progress(c);
+		(void)rdx_data_progress(c);
 	else if (c->state != RS_DEAD)
 		(void)ibv_req_notify_cq(c->cq, 0);   /* the pending hook polls it once the conn is up */
 }
 
-int rdma_mem_reg(struct lds_transport *tp, void *addr, size_t len, void **desc)
+int rdx_mem_reg(struct lds_transport *tp, void *addr, size_t len, void **desc)
 {
-	struct rdma_mreg *m = calloc(1, sizeof(*m) + (size_t)tp->ndevs * sizeof(m->mr[0]));
+	struct rdx_mreg *m = calloc(1, sizeof(*m) + (size_t)tp->ndevs * sizeof(m->mr[0]));
 	int r = 0;
 
 	if (m == NULL)
@@ -344,7 +344,7 @@ int rdma_mem_reg(struct lds_transport *tp, void *addr, size_t len, void **desc)
 		m->mr[m->n] = ibv_reg_mr(tp->pd[m->n], addr, len, IBV_ACCESS_LOCAL_WRITE);
 		if (m->mr[m->n] == NULL) {
 			r = errno ? -errno : -ENOMEM;
-			rdma_mem_dereg(tp, m);
+			rdx_mem_dereg(tp, m);
 			return r;
 		}
 	}
@@ -352,26 +352,26 @@ int rdma_mem_reg(struct lds_transport *tp, void *addr, size_t len, void **desc)
 	return 0;
 }
 
-void rdma_mem_dereg(struct lds_transport *tp, void *desc)
+void rdx_mem_dereg(struct lds_transport *tp, void *desc)
 {
-	struct rdma_mreg *m = desc;
+	struct rdx_mreg *m = desc;
 
 	for (int i = 0; i < m->n; i++)
 		ibv_dereg_mr(m->mr[i]);
 	free(m);
 }
 
-void rdma_want_write(struct lds_tp_conn *c, int on)
+void rdx_want_write(struct lds_tp_conn *c, int on)
 {
 	c->want_w = !!on;
 }
 
-void rdma_want_read(struct lds_tp_conn *c, int on)
+void rdx_want_read(struct lds_tp_conn *c, int on)
 {
 	c->no_read = !on;
 }
 
-int rdma_query(struct lds_tp_conn *c, struct lds_tp_info *info)
+int rdx_query(struct lds_tp_conn *c, struct lds_tp_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->bytes_sent = c->sent_bytes;
