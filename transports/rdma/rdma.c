@@ -434,6 +434,16 @@ static void rdx_on_established(struct lds_tp_conn *c, const uint8_t *priv, size_
 		tp->up.connected(c, 0, c->ud);
 }
 
+/* The connection manager's failure events, as errno values. */
+static const struct {
+	enum rdma_cm_event_type type;
+	int err;
+} cm_errors[] = {
+	{ RDMA_CM_EVENT_ADDR_ERROR, EADDRNOTAVAIL },   { RDMA_CM_EVENT_ROUTE_ERROR, ENETUNREACH },
+	{ RDMA_CM_EVENT_UNREACHABLE, EHOSTUNREACH },   { RDMA_CM_EVENT_REJECTED, ECONNREFUSED },
+	{ RDMA_CM_EVENT_CONNECT_ERROR, ECONNRESET },    { RDMA_CM_EVENT_DEVICE_REMOVAL, ENODEV },
+};
+
 /* An event for a conn's id (not a connect request). */
 static void rdx_on_event(struct lds_tp_conn *c, enum rdma_cm_event_type type, const uint8_t *priv, size_t plen)
 {
@@ -463,24 +473,6 @@ static void rdx_on_event(struct lds_tp_conn *c, enum rdma_cm_event_type type, co
 		if (c->state == RS_CONNECTING || c->state == RS_ACCEPTING)
 			rdx_on_established(c, priv, plen);
 		break;
-	case RDMA_CM_EVENT_ADDR_ERROR:
-		rdx_conn_fail(c, -EADDRNOTAVAIL);
-		break;
-	case RDMA_CM_EVENT_ROUTE_ERROR:
-		rdx_conn_fail(c, -ENETUNREACH);
-		break;
-	case RDMA_CM_EVENT_UNREACHABLE:
-		rdx_conn_fail(c, -EHOSTUNREACH);
-		break;
-	case RDMA_CM_EVENT_REJECTED:
-		rdx_conn_fail(c, -ECONNREFUSED);
-		break;
-	case RDMA_CM_EVENT_CONNECT_ERROR:
-		rdx_conn_fail(c, -ECONNRESET);
-		break;
-	case RDMA_CM_EVENT_DEVICE_REMOVAL:
-		rdx_conn_fail(c, -ENODEV);
-		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		if (c->state == RS_UP)
 			c->eof = 1;   /* what arrived before is still handed up, then -EPIPE */
@@ -488,7 +480,11 @@ static void rdx_on_event(struct lds_tp_conn *c, enum rdma_cm_event_type type, co
 			rdx_conn_fail(c, -ECONNRESET);
 		break;
 	default:
-		break;   /* TIMEWAIT_EXIT and the like: nothing to do */
+		/* Failures end the conn; TIMEWAIT_EXIT and the like: nothing. */
+		for (size_t i = 0; i < sizeof(cm_errors) / sizeof(cm_errors[0]); i++)
+			if (cm_errors[i].type == type)
+				rdx_conn_fail(c, -cm_errors[i].err);
+		break;
 	}
 }
 
