@@ -78,7 +78,7 @@ struct lds_tp_conn {
 	struct ibv_cq *cq;
 	unsigned cq_events;             /* got, not yet acked (ibv_ack_cq_events in batches) */
 	uint64_t deadline_ns;           /* connecting: fails with -ETIMEDOUT past this (monotonic) */
-	struct rdx_pool rx, tx;        /* receive buffers, send slots; mr: their registrations */
+	struct rdx_pool rx, tx;         /* receive buffers, send slots; mr: their registrations */
 	uint32_t max_sge;               /* the send queue's gather list */
 	uint32_t inline_max;            /* what the queue pair allows inline */
 	size_t chunk;                   /* payload bytes per chunk: both sides' buffers minus a header */
@@ -86,7 +86,7 @@ struct lds_tp_conn {
 	struct rdx_sendq sq;
 	struct rdx_chunker ck;
 	struct rdx_reasm ra;
-	struct rdx_ready *ready;       /* ring of received messages, in order */
+	struct rdx_ready *ready;        /* ring of received messages, in order */
 	uint32_t ready_cap, ready_head, ready_n;
 	int ready_out;                  /* the head is with the core (recv_msg) */
 	unsigned ready_copies;          /* reassembled messages in the ring */
@@ -103,11 +103,10 @@ struct lds_tp_listener {
 	struct lds_transport *tp;
 	struct lds_tp_listener *next;   /* tp->listeners */
 	struct rdma_cm_id *id;
-	struct rdx_conf conf;          /* accepted conns' settings: o->conf or the defaults */
+	struct rdx_conf conf;           /* accepted conns' settings: o->conf or the defaults */
 	int paused;
 	void *ud;
 };
-
 
 /* rdx_data.c */
 /* Posts every receive buffer; 0 or -errno. */
