@@ -37,6 +37,7 @@ Suite *make_rdma_pool_suite(void);
 Suite *make_rdma_credit_suite(void);
 Suite *make_rdma_chunk_suite(void);
 Suite *make_rdma_sendq_suite(void);
+Suite *make_rdma_recvq_suite(void);
 Suite *make_rdma_kind_suite(void);
 
 #endif

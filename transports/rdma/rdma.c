@@ -214,7 +214,7 @@ static void rdx_conn_teardown(struct lds_tp_conn *c)
 		rdx_sendq_flush(&c->sq, rdx_give_slot, &c->tx);
 		rdx_sendq_fini(&c->sq);
 	}
-	rdx_data_free(c);
+	rdx_recvq_fini(&c->rq);
 	if (c->cq) {
 		ibv_ack_cq_events(c->cq, c->cq_events);
 		ibv_destroy_cq(c->cq);
@@ -279,12 +279,8 @@ static int rdx_conn_setup(struct lds_tp_conn *c, const char **step)
 		return -r;
 	*step = "memory registration";
 	if ((r = rdx_pool_setup(c, &c->rx)) < 0 || (r = rdx_pool_setup(c, &c->tx)) < 0 ||
-	    (r = rdx_sendq_init(&c->sq, c->tx.n)) < 0)
+	    (r = rdx_sendq_init(&c->sq, c->tx.n)) < 0 || (r = rdx_recvq_init(&c->rq, c->rx.n, RDMA_MAX_MSG)) < 0)
 		return r;
-	c->ready_cap = 2 * c->rx.n + 2;
-	c->ready = calloc(c->ready_cap, sizeof(*c->ready));
-	if (c->ready == NULL)
-		return -ENOMEM;
 	*step = "queue pair";
 	c->max_sge = (uint32_t)(da.max_sge < RDMA_CHUNK_IOV + 1 ? da.max_sge : RDMA_CHUNK_IOV + 1);
 	memset(&qa, 0, sizeof(qa));

@@ -7,11 +7,7 @@
  * receives; a work request's id says which: receives carry RECV_WR and
  * their buffer's index, sends their sequence in rdx_sendq (an errored
  * completion's opcode is undefined, so it cannot tell).  Receive buffers
- * stay posted or with the core: a one-chunk message is handed up in its
- * buffer and the buffer posted again at msg_done; chunks of a longer one
- * are copied out and their buffers posted at once, their credits granted
- * at once too unless a reassembled message already waits for the core
- * (then at its msg_done: what the peer can make us hold stays bounded).
+ * stay posted or with the core; rdx_recvq says when each goes back.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -48,20 +44,6 @@ int rdx_data_start(struct lds_tp_conn *c)
 		if ((r = post_recv(c, (uint32_t)i)) < 0)
 			return r;
 	return 0;
-}
-
-void rdx_data_free(struct lds_tp_conn *c)
-{
-	for (uint32_t k = 0; k < c->ready_n && c->ready; k++) {
-		struct rdx_ready *e = &c->ready[(c->ready_head + k) % c->ready_cap];
-
-		if (e->buf < 0)
-			free(e->data);
-	}
-	free(c->ready);
-	c->ready = NULL;
-	c->ready_n = 0;
-	rdx_reasm_fini(&c->ra);
 }
 
 /* Posts one message from send slot `slot`: its header there, its payload
@@ -152,105 +134,39 @@ int rdx_send_msg(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, voi
 	return 0;
 }
 
-static void ready_push(struct lds_tp_conn *c, uint8_t *data, size_t len, int64_t buf)
-{
-	if (c->ready_n == c->ready_cap) {
-		/* Credits bound the queue: a peer that got here lied. */
-		if (buf < 0)
-			free(data);
-		flag(c, -EPROTO);
-		return;
-	}
-	c->ready[(c->ready_head + c->ready_n++) % c->ready_cap] = (struct rdx_ready){ .data = data, .len = len,
-										      .buf = buf };
-	c->ready_copies += buf < 0;
-}
-
-static void grant(struct lds_tp_conn *c, unsigned n)
-{
-	if (rdx_credit_release(&c->cr, n) < 0)
-		flag(c, -EPROTO);
-}
-
 /* A message arrived in receive buffer i. */
 static void recv_one(struct lds_tp_conn *c, uint32_t i, size_t got)
 {
-	uint8_t *buf = rdx_pool_buf(&c->rx, i), *msg = NULL;
-	struct rp_hdr h;
-	size_t len = 0;
-	int r, done = 0;
+	int repost, r = rdx_recvq_arrived(&c->rq, &c->cr, i, rdx_pool_buf(&c->rx, i), got, &repost);
 
-	if (rp_hdr_decode(buf, got, RDMA_MAX_MSG, &h) < 0 || rdx_credit_arrived(&c->cr) < 0 ||
-	    rdx_credit_heard(&c->cr, h.credits) < 0) {
-		flag(c, -EPROTO);
-		return;
-	}
-	c->recv_bytes += h.len;
-	if (h.type == RP_DATA) {
-		r = rdx_reasm_whole(&c->ra, &h);
-		if (r == 1) {
-			ready_push(c, buf + RP_HDR_LEN, h.len, i);
-			return;
-		}
-		done = r < 0 ? r : rdx_reasm_add(&c->ra, &h, buf + RP_HDR_LEN, &msg, &len);
-		if (done < 0) {
-			flag(c, done == -ENOMEM ? done : -EPROTO);
-			return;
-		}
-	}
-	/* A credit message, or a chunk copied out: its buffer goes back now. */
-	if ((r = post_recv(c, i)) < 0) {
+	if (r == 0 && repost)
+		r = post_recv(c, i);
+	if (r < 0)
 		flag(c, r);
-		return;
-	}
-	if (h.type == RP_DATA && c->ready_copies > 0)
-		c->owed++;
-	else
-		grant(c, 1);
-	if (done == 1)
-		ready_push(c, msg, len, -1);
 }
 
 int rdx_recv_msg(struct lds_tp_conn *c, struct lds_tp_msg *m)
 {
-	const struct rdx_ready *e;
-
-	if (c->ready_n == 0) {
-		if (c->err)
-			return c->err;
-		return c->eof || c->state != RS_UP ? -EPIPE : -EAGAIN;
+	if (rdx_recvq_peek(&c->rq, &m->data, &m->len) == 0) {
+		m->tp_priv = NULL;
+		return 0;
 	}
-	e = &c->ready[c->ready_head];
-	m->data = e->data;
-	m->len = e->len;
-	m->tp_priv = NULL;
-	c->ready_out = 1;
-	return 0;
+	if (c->err)
+		return c->err;
+	return c->eof || c->state != RS_UP ? -EPIPE : -EAGAIN;
 }
 
 void rdx_msg_done(struct lds_tp_conn *c, struct lds_tp_msg *m)
 {
-	struct rdx_ready *e;
-	int r;
+	int64_t buf;
+	int r = rdx_recvq_done(&c->rq, &c->cr, &buf);
 
-	if (!c->ready_out || c->ready_n == 0)
-		return;
-	e = &c->ready[c->ready_head];
-	c->ready_head = (c->ready_head + 1) % c->ready_cap;
-	c->ready_n--;
-	c->ready_out = 0;
-	if (e->buf >= 0) {
-		if (c->state == RS_UP && (r = post_recv(c, (uint32_t)e->buf)) < 0)
-			flag(c, r);
-		else
-			grant(c, 1);
-	} else {
-		free(e->data);
-		if (--c->ready_copies == 0) {
-			grant(c, c->owed);
-			c->owed = 0;
-		}
-	}
+	if (r == -EINVAL)
+		return;   /* nothing was out */
+	if (r == 0 && buf >= 0 && c->state == RS_UP)
+		r = post_recv(c, (uint32_t)buf);
+	if (r < 0)
+		flag(c, r);
 	pump(c);
 }
 
@@ -305,13 +221,13 @@ int rdx_data_progress(struct lds_tp_conn *c)
 		flag(c, -EIO);
 	drain(c);
 	pump(c);
-	readable = !c->no_read && !c->ready_out && (c->ready_n > 0 || c->err || c->eof);
+	readable = !c->no_read && !c->rq.out && (c->rq.n > 0 || c->err || c->eof);
 	if (c->state == RS_UP && readable)
 		tp->up.readable(c, c->ud);
 	if (c->state == RS_UP && c->want_w && !rdx_chunker_busy(&c->ck) && c->err == 0 && !c->eof)
 		tp->up.writable(c, c->ud);
 	/* Messages still queued for a reader: hand them up next round. */
-	return c->state == RS_UP && !c->no_read && !c->ready_out && c->ready_n > 0;
+	return c->state == RS_UP && !c->no_read && !c->rq.out && c->rq.n > 0;
 }
 
 void rdx_data_cq_event(int fd, unsigned events, void *arg)
@@ -375,7 +291,7 @@ int rdx_query(struct lds_tp_conn *c, struct lds_tp_info *info)
 {
 	memset(info, 0, sizeof(*info));
 	info->bytes_sent = c->sent_bytes;
-	info->bytes_recv = c->recv_bytes;
+	info->bytes_recv = c->rq.bytes;
 	snprintf(info->peer, sizeof(info->peer), "%s", c->peer);
 	return 0;
 }

@@ -9,8 +9,8 @@
  * that memory the core registers (mem_reg) is usable by any conn.  Each
  * conn has its own completion channel (an fd), completion queue, RC queue
  * pair and two registered pools: receive buffers, all posted, and send
- * slots.  The data-path rules are rdx_credit.h's, rdx_chunk.h's and
- * rdx_sendq.h's.
+ * slots.  The data-path rules are rdx_credit.h's, rdx_chunk.h's,
+ * rdx_sendq.h's and rdx_recvq.h's.
  */
 #ifndef LDS_RDX_INT_H
 #define LDS_RDX_INT_H
@@ -23,6 +23,7 @@
 #include "rdx_credit.h"
 #include "rdx_pool.h"
 #include "rdx_proto.h"
+#include "rdx_recvq.h"
 #include "rdx_sendq.h"
 #include "transports/transport.h"
 
@@ -58,13 +59,6 @@ enum rdx_state {
 	RS_DEAD,        /* closed: freed by the pending hook */
 };
 
-/* A received message waiting for the core (recv_msg, msg_done). */
-struct rdx_ready {
-	uint8_t *data;
-	size_t len;
-	int64_t buf;    /* its receive buffer, reposted at msg_done; -1: a reassembled copy (data malloc'd) */
-};
-
 struct lds_tp_conn {
 	struct lds_transport *tp;
 	struct lds_tp_conn *next;       /* tp->conns */
@@ -85,17 +79,12 @@ struct lds_tp_conn {
 	struct rdx_credit cr;
 	struct rdx_sendq sq;
 	struct rdx_chunker ck;
-	struct rdx_reasm ra;
-	struct rdx_ready *ready;        /* ring of received messages, in order */
-	uint32_t ready_cap, ready_head, ready_n;
-	int ready_out;                  /* the head is with the core (recv_msg) */
-	unsigned ready_copies;          /* reassembled messages in the ring */
-	unsigned owed;                  /* chunk buffers granted once those are consumed */
+	struct rdx_recvq rq;            /* received, not yet done with by the core */
 	int want_w, no_read;
 	int err;                        /* the conn is broken: -errno for recv_msg and send_msg */
 	int eof;                        /* the peer disconnected */
 	int silent;                     /* never handed to the core: freed with no closed upcall */
-	uint64_t sent_bytes, recv_bytes;
+	uint64_t sent_bytes;
 	char peer[64];
 };
 
@@ -116,8 +105,6 @@ void rdx_data_cq_event(int fd, unsigned events, void *arg);
 /* Drains the completion queue, re-arms it and drains again; then the
  * upcalls due.  Returns > 0 while work remains for the next round. */
 int rdx_data_progress(struct lds_tp_conn *c);
-/* Lets go of received messages still queued. */
-void rdx_data_free(struct lds_tp_conn *c);
 int rdx_send_msg(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, void *const *desc, void *ctx);
 int rdx_recv_msg(struct lds_tp_conn *c, struct lds_tp_msg *m);
 void rdx_msg_done(struct lds_tp_conn *c, struct lds_tp_msg *m);
