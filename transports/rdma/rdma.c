@@ -32,6 +32,7 @@
 #define RDMA_CM_BATCH 32            /* events handled per wake-up */
 #define RDMA_BACKLOG 128
 #define RDMA_DEADLINE_MS 250        /* how often connect deadlines are checked */
+#define RDMA_MAX_ACCEPTING 64       /* accepted, not yet established: each has pinned its buffers */
 
 static const char nodev_msg[] = "no RDMA device found (ibv_get_device_list returned none); use transport tcp";
 
@@ -47,6 +48,14 @@ static int rdx_probe(char *buf, size_t len)
 		return -ENODEV;
 	}
 	return 0;
+}
+
+static uint64_t rdx_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static void rdx_conn_free(struct lds_tp_conn *c);
@@ -362,15 +371,26 @@ static void rdx_conn_fail(struct lds_tp_conn *c, int err)
 		tp->up.connected(NULL, err, c->ud);
 }
 
-/* Connects past their deadline fail: the connection manager's own
- * timeouts (REQ retries) can run for minutes. */
+/* Connects and accepts past their deadline fail: the connection
+ * manager's own timeouts (REQ retries) can run for minutes, and an
+ * accepted conn holds pinned memory until it is established. */
 static void rdx_deadlines(uint64_t now_ns, void *arg)
 {
 	struct lds_transport *tp = arg;
 
 	for (struct lds_tp_conn *c = tp->conns; c; c = c->next)
-		if ((c->state == RS_RESOLVING || c->state == RS_CONNECTING) && now_ns > c->deadline_ns)
+		if (c->state < RS_UP && now_ns > c->deadline_ns)
 			rdx_conn_fail(c, -ETIMEDOUT);
+}
+
+/* Conns accepted and not yet established. */
+static unsigned rdx_accepting(const struct lds_transport *tp)
+{
+	unsigned n = 0;
+
+	for (const struct lds_tp_conn *c = tp->conns; c; c = c->next)
+		n += c->state == RS_ACCEPTING;
+	return n;
 }
 
 static void rdx_on_request(struct lds_transport *tp, struct rdma_cm_id *listen_id, struct rdma_cm_id *id,
@@ -385,10 +405,11 @@ static void rdx_on_request(struct lds_transport *tp, struct rdma_cm_id *listen_i
 
 	while (l && l->id != listen_id)
 		l = l->next;
-	/* Paused (out of descriptors or memory): refused at once, the
-	 * connection manager having no backlog to leave it in. */
-	if (l == NULL || l->paused || rp_priv_decode(priv, plen, &peer) < 0 ||
-	    (c = rdx_conn_new(tp, &l->conf, NULL)) == NULL) {
+	/* Paused (out of descriptors or memory), or too many half-open:
+	 * refused at once, the connection manager having no backlog to leave
+	 * it in. */
+	if (l == NULL || l->paused || rdx_accepting(tp) >= RDMA_MAX_ACCEPTING ||
+	    rp_priv_decode(priv, plen, &peer) < 0 || (c = rdx_conn_new(tp, &l->conf, NULL)) == NULL) {
 		rdma_reject(id, NULL, 0);
 		rdma_destroy_id(id);
 		return;
@@ -397,6 +418,7 @@ static void rdx_on_request(struct lds_transport *tp, struct rdma_cm_id *listen_i
 	id->context = c;
 	c->l = l;
 	c->state = RS_ACCEPTING;
+	c->deadline_ns = rdx_now_ns() + RDMA_CONNECT_MS * 1000000ull;
 	if (rdx_conn_setup(c, &step) < 0) {
 		rdma_reject(id, NULL, 0);
 		rdx_conn_fail(c, -EIO);
@@ -578,7 +600,6 @@ static int rdx_connect_op(struct lds_transport *tp, const char *host, uint16_t p
 {
 	struct sockaddr_storage ss;
 	struct lds_tp_conn *c;
-	struct timespec now;
 	uint64_t ms = o && o->connect_timeout > 0 ? (unsigned)(o->connect_timeout * 1000.0) : RDMA_CONNECT_MS;
 	int r;
 
@@ -599,8 +620,7 @@ static int rdx_connect_op(struct lds_transport *tp, const char *host, uint16_t p
 		r = -errno;
 		goto fail;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	c->deadline_ns = (uint64_t)now.tv_sec * 1000000000ull + (uint64_t)now.tv_nsec + ms * 1000000ull;
+	c->deadline_ns = rdx_now_ns() + ms * 1000000ull;
 	c->state = RS_RESOLVING;
 	*out = c;
 	return 0;
