@@ -1090,6 +1090,19 @@ int config_transport_usable(const struct lds_transport_ops *ops)
 	return (ops->caps.flags & need) == need && (ops->caps.flags & (LDS_TP_CAP_STREAM | LDS_TP_CAP_MESSAGE));
 }
 
+void config_handshake_defaults(struct config_handshake *h)
+{
+	*h = handshake_defaults;
+}
+
+const struct config_peer *config_peer_find(const struct config *cfg, const char *name)
+{
+	for (size_t i = 0; i < cfg->npeers; i++)
+		if (strcmp(cfg->peers[i].cluster, name) == 0)
+			return &cfg->peers[i];
+	return NULL;
+}
+
 int config_peer_set_transport(struct config_peer *p, const char *name, char *err, size_t errlen)
 {
 	const struct lds_transport_ops *ops = transport_find(name);
@@ -1102,17 +1115,4 @@ int config_peer_set_transport(struct config_peer *p, const char *name, char *err
 	snprintf(p->transport, sizeof(p->transport), "%s", name);
 	peer_transport_defaults(p, ops);
 	return 0;
-}
-
-void config_handshake_defaults(struct config_handshake *h)
-{
-	*h = handshake_defaults;
-}
-
-const struct config_peer *config_peer_find(const struct config *cfg, const char *name)
-{
-	for (size_t i = 0; i < cfg->npeers; i++)
-		if (strcmp(cfg->peers[i].cluster, name) == 0)
-			return &cfg->peers[i];
-	return NULL;
 }
