@@ -2,16 +2,17 @@
 # RDMA without a device (issue 22): a gateway with a tcp peer and an rdma
 # peer - clusterA connects over both, clusterB listens on both - says, for
 # each rdma peer and listener, exactly why it cannot run it and what to
-# use instead, and serves its tcp link: checksummed messages cross it.
-# `ldsd --check` warns of the same and still passes the file.  Skipped
+# use instead, and serves its tcp link: checksummed messages cross it,
+# also after a reload that adds another rdma peer.  `ldsd --check` warns of
+# the same and still passes the file.  Skipped
 # where this ldsd has no rdma kind (built without rdma-core) or where a
 # device exists (then the kind runs: the conformance suite covers it).
 . "$(dirname "$0")/lib.sh"
 MSG='no RDMA device found (ibv_get_device_list returned none); use transport tcp'
 
 make_key "$T/key"
-# two_peers NAME ROLE OTHER: NAME's tcp peer OTHER and an rdma peer
-# clusterC, both in ROLE.
+# two_peers NAME ROLE OTHER [PEER]: NAME's tcp peer OTHER and an rdma peer
+# clusterC, both in ROLE, and PEER (a group and its comma) after them.
 two_peers() {
 	cat > "$T/$1.conf" <<EOC
 cluster = "$1";
@@ -20,7 +21,7 @@ control_socket = "$T/$1.ctl";
 drain_timeout = 5.0;
 peers = ( { cluster = "$3"; role = "$2"; address = "127.0.0.1"; port = $PORT; streams = 2; key_file = "$T/key"; },
           { cluster = "clusterC"; role = "$2"; address = "127.0.0.1"; port = $((PORT + 1)); key_file = "$T/key";
-            transport = "rdma"; rdma_buffers = 16; } );
+            transport = "rdma"; rdma_buffers = 16; } ${4:-} );
 EOC
 }
 two_peers clusterA connect clusterB
@@ -48,8 +49,15 @@ for g in clusterA clusterB; do
 	[ "$n" -ge 1 ] || fail "$g did not log '$MSG'"
 	grep -qF "$g.conf:6: peers: cluster clusterC: no link" "$T/$g.log" || fail "$g did not name the peer left out"
 done
+# A reload that adds another rdma peer says so again and keeps the link.
+two_peers clusterA connect clusterB ", { cluster = \"clusterD\"; role = \"connect\"; address = \"127.0.0.1\";
+          port = $((PORT + 2)); key_file = \"$T/key\"; transport = \"rdma\"; }"
+n=$(grep -cF "rdma transport: $MSG" "$T/clusterA.log")
+kill -HUP "$PID_clusterA"
+wait_log "$T/clusterA.log" "cluster clusterD: transport \"rdma\" cannot start" || fail "the reload did not refuse clusterD's link"
+[ "$(grep -cF "rdma transport: $MSG" "$T/clusterA.log")" -gt "$n" ] || fail "the reload did not say why"
 start_pair 200 "" "" -B 4k -T 60
 wait_pair
 grep -q "200 messages" "$T/r.out" || fail "receiver: $(cat "$T/r.out")"
 kill -0 "$PID_clusterA" && kill -0 "$PID_clusterB" || fail "a gateway exited"
-echo "measured: both gateways logged '$MSG' and served their tcp link: $(cat "$T/r.out")"
+echo "measured: both gateways logged '$MSG' (at start and at a reload adding an rdma peer) and served their tcp link: $(cat "$T/r.out")"
