@@ -1103,3 +1103,17 @@ const struct config_peer *config_peer_find(const struct config *cfg, const char 
 			return &cfg->peers[i];
 	return NULL;
 }
+
+int config_peer_set_transport(struct config_peer *p, const char *name, char *err, size_t errlen)
+{
+	const struct lds_transport_ops *ops = transport_find(name);
+
+	if (ops == NULL || !config_transport_usable(ops) || strlen(name) >= sizeof(p->transport)) {
+		snprintf(err, errlen, "transport \"%s\" %s; available: %s", name,
+			 ops ? "cannot carry links" : "is not built in", transport_names());
+		return -1;
+	}
+	snprintf(p->transport, sizeof(p->transport), "%s", name);
+	peer_transport_defaults(p, ops);
+	return 0;
+}

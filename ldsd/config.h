@@ -232,4 +232,9 @@ size_t config_mem_max(const char **what);
 /* The peer whose cluster is name, or NULL. */
 const struct config_peer *config_peer_find(const struct config *cfg, const char *name);
 
+/* Gives p the transport name with that transport's default settings, as
+ * `transport = NAME;` in a file would (ldsbench --direct --transport): 0,
+ * or -1 with err filled (not built in, or cannot carry links). */
+int config_peer_set_transport(struct config_peer *p, const char *name, char *err, size_t errlen);
+
 #endif

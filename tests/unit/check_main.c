@@ -22,6 +22,8 @@ static Suite *(*const suites[])(void) = {
 	make_conformance_suite,
 	make_handshake_suite,
 	make_link_suite,
+	make_rdma_pool_suite, make_rdma_credit_suite, make_rdma_chunk_suite, make_rdma_sendq_suite,
+	make_rdma_recvq_suite, make_rdma_kind_suite,
 };
 
 struct tally {

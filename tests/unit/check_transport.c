@@ -130,15 +130,20 @@ START_TEST(test_size_refused)
 }
 END_TEST
 
-/* Names come from the table, the built-in ones first. */
+/* Names come from the table, the built-in ones first (tcp, then those
+ * this build has: rdma where rdma-core is installed). */
 START_TEST(test_registry)
 {
-	ck_assert_str_eq(transport_names(), "tcp, mem");
+	size_t n = 0;
+	const char *names = transport_names();
+
+	while (transport_at(n + 1) != NULL)
+		n++;
 	ck_assert_str_eq(transport_at(0)->name, "tcp");
-	ck_assert_ptr_eq(transport_at(1), &mem_transport_ops);
-	ck_assert_ptr_null(transport_at(2));
+	ck_assert_ptr_eq(transport_at(n), &mem_transport_ops);
+	ck_assert_msg(strncmp(names, "tcp, ", 5) == 0 && strcmp(names + strlen(names) - 5, ", mem") == 0, "%s", names);
 	ck_assert_ptr_eq(transport_find("mem"), &mem_transport_ops);
-	ck_assert_ptr_null(transport_find("udp"));
+	ck_assert_ptr_null(transport_find("quic"));
 	ck_assert(transport_find("tcp")->caps.flags & LDS_TP_CAP_STREAM);
 	ck_assert(!(transport_find("tcp")->caps.flags & LDS_TP_CAP_INTEGRITY));
 }
@@ -167,7 +172,10 @@ END_TEST
 /* Every refusal names the file, line and setting. */
 START_TEST(test_refusals)
 {
-	refused("transport = \"udp\";", "transport", "transport \"udp\" is not built in; available: tcp, mem");
+	char avail[300];
+
+	snprintf(avail, sizeof(avail), "transport \"quic\" is not built in; available: %s", transport_names());
+	refused("transport = \"quic\";", "transport", avail);
 	refused("transport = \"mem\"; congestion = \"reno\";", "congestion",
 		"a setting of transport \"tcp\", not of this peer's transport \"mem\"");
 	refused("transport = \"mem\"; tcp_buffer = 0;", "tcp_buffer",

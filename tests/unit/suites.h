@@ -33,5 +33,11 @@ Suite *make_transport_suite(void);
 Suite *make_conformance_suite(void);
 Suite *make_handshake_suite(void);
 Suite *make_link_suite(void);
+Suite *make_rdma_pool_suite(void);
+Suite *make_rdma_credit_suite(void);
+Suite *make_rdma_chunk_suite(void);
+Suite *make_rdma_sendq_suite(void);
+Suite *make_rdma_recvq_suite(void);
+Suite *make_rdma_kind_suite(void);
 
 #endif
