@@ -40,7 +40,7 @@ CSTD     := -std=gnu11
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 VERSION_DEF := -DLDS_VERSION='"$(VERSION)"'
-ALL_CFLAGS = $(CSTD) $(WARN) $(CPPFLAGS) $(CFLAGS) -fPIC -D_GNU_SOURCE $(VERSION_DEF) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP
+ALL_CFLAGS = $(CSTD) $(WARN) $(CPPFLAGS) $(CFLAGS) -fPIC -D_GNU_SOURCE $(VERSION_DEF) $(RDMA_DEF) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP
 LDLIBS_D := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 # liblds needs only libcrypto (the key check of TCP clients, clientauth.c).
@@ -53,8 +53,21 @@ CRYPTO_LIBS := $(shell pkg-config --libs libcrypto 2>/dev/null)
 # into the same library, for mwpredict, mwlaunch and the unit tests.
 MODEL_SRC  := launcher/model.c launcher/modelconf.c launcher/modelout.c
 LDSD_SRC   := $(filter-out ldsd/main.c ldsd/exec_trampoline.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) \
-	$(wildcard transports/*/*.c) libclient/clientproto.c \
+	$(wildcard transports/udp/*.c) libclient/clientproto.c \
 	libclient/idset.c libclient/keyfile.c libclient/clientauth.c $(MODEL_SRC)
+# The RDMA transport (transports/rdma): its logic (pools, credits, chunks,
+# the header, settings) needs no device and is always built and tested;
+# the verbs glue is built, and the kind registered, where rdma-core's
+# headers and libraries are (tools/install-deps.sh installs them).
+RDMA_VERBS_SRC := transports/rdma/rdma.c transports/rdma/rdx_data.c
+HAVE_RDMA := $(shell pkg-config --exists libibverbs librdmacm 2>/dev/null && \
+	printf '\043include <infiniband/verbs.h>\n\043include <rdma/rdma_cma.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+LDSD_SRC   += $(filter-out $(RDMA_VERBS_SRC),$(wildcard transports/rdma/*.c))
+ifeq ($(HAVE_RDMA),1)
+LDSD_SRC   += $(RDMA_VERBS_SRC)
+RDMA_DEF   := -DLDS_HAVE_RDMA
+LDLIBS_D   += $(shell pkg-config --libs libibverbs librdmacm)
+endif
 LIBLDS_SRC := $(wildcard libclient/*.c) ldsd/wire.c ldsd/crc32c.c
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 # The master-worker runtime: modules without MPI are also unit-tested (and
@@ -221,7 +234,7 @@ FUZZ_LIB_SRC := $(sort $(LDSD_SRC) $(LIBLDS_SRC))
 $(BUILD)/fuzzobj/%.o: %.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/FUZZ $<")
-	$(Q)clang $(CSTD) -g -O1 -D_GNU_SOURCE $(VERSION_DEF) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(FUZZ_SAN) -MMD -MP -c -o $@ $<
+	$(Q)clang $(CSTD) -g -O1 -D_GNU_SOURCE $(VERSION_DEF) $(RDMA_DEF) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(FUZZ_SAN) -MMD -MP -c -o $@ $<
 
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzzobj/tests/fuzz/fuzz_%.o $(patsubst %.c,$(BUILD)/fuzzobj/%.o,$(FUZZ_LIB_SRC))
 	@mkdir -p $(@D)

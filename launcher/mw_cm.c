@@ -310,6 +310,38 @@ static int launcher_says_gone(struct cm *c, const struct mw_msg *m, const char *
 	return c->away || forfeit(c) == 0 ? 0 : -1;
 }
 
+/* Main side, at STOP: the master needs nothing more, so the coarse task
+ * being packed and those queued here (not yet taken by ldsd) never leave;
+ * STOP follows at most prefetch_bytes of tasks already on the WAN. */
+static void drop_queued_tasks(struct cm *c)
+{
+	uint64_t bytes;
+	size_t n = mw_wan_drop_queued(c->wan, MW_MSG_TASK, &bytes);
+
+	c->nitems = 0;
+	c->coarse.len = 0;
+	if (!c->r->quiet)
+		printf("mw: cm (cluster %s): stop: dropped %zu queued coarse tasks (%.1f MiB) that had not left; "
+		       "%.1f MiB still on the WAN ahead of the stop\n", c->r->cluster, n, bytes / 1048576.0,
+		       mw_wan_inflight(c->wan) / 1048576.0);
+}
+
+/* Why the peer CM may not answer, as the gateway sees its link to
+ * cluster (NULL: not known yet). */
+static const char *link_advice(struct cm *c, const char *cluster, char *buf, size_t len)
+{
+	char state[320];
+
+	if (cluster == NULL || *cluster == '\0') {
+		snprintf(buf, len, "is the gateway link up (ldsctl status)?");
+		return buf;
+	}
+	mw_wan_describe_peer(c->wan, cluster, state, sizeof(state));
+	snprintf(buf, len, "%s%s", state, strstr(state, " is up") ? ", so is its communication manager running?" :
+		 strstr(state, "is down") ? " (ldsctl status says more: a wrong key, address or port?)" : "");
+	return buf;
+}
+
 static int run_main_side(struct cm *c)
 {
 	char hello[LDS_NAME_MAX + 8], src[LDS_NAME_MAX];
@@ -356,8 +388,7 @@ static int run_main_side(struct cm *c)
 			if (rc == 1 && !stopping) {
 				stopping = true;
 				stop_at = mw_now();
-				c->nitems = 0;
-				c->coarse.len = 0;
+				drop_queued_tasks(c);
 				h = (struct mw_hdr){ .type = MW_MSG_STOP };
 				if (wan_send(c, &h, NULL) != 0)
 					return 1;
@@ -381,10 +412,11 @@ static int run_main_side(struct cm *c)
 		if (stopping && c->dead)
 			return bye_to_master(c);
 		if (!c->linked && !c->dead && mw_now() - c->t_start > c->env.link_timeout) {
+			char link[400];
+
 			fprintf(stderr, "mw: cm (cluster %s): no answer from %s through the gateway within %.0f s "
-				"(link_timeout): is %s running, and is the gateway link up (ldsctl status: "
-				"wrong key, address or port)?\n", c->r->cluster, mw_wan_peer(c->wan),
-				c->env.link_timeout, c->env.remote);
+				"(link_timeout): %s\n", c->r->cluster, mw_wan_peer(c->wan), c->env.link_timeout,
+				link_advice(c, c->env.remote, link, sizeof(link)));
 			return 1;
 		}
 		if (c->linked && !c->away && !stopping && mw_now() - c->last_heard > c->env.deadline &&
@@ -481,9 +513,11 @@ static int run_remote_side(struct cm *c)
 			return 1;
 		}
 		if (!c->linked && mw_now() - c->t_start > c->env.link_timeout) {
+			char link[400];
+
 			fprintf(stderr, "mw: cm (cluster %s): the main cluster's communication manager did not "
-				"call within %.0f s (link_timeout): is the gateway link up (ldsctl status)?\n",
-				c->r->cluster, c->env.link_timeout);
+				"call within %.0f s (link_timeout): %s\n", c->r->cluster, c->env.link_timeout,
+				link_advice(c, c->env.main, link, sizeof(link)));
 			return 1;
 		}
 		if (!busy && mw_wan_wait(c->wan, NAP) < 0)
@@ -506,6 +540,8 @@ int mw_cm_run(struct mw_run *r, struct mw_port *port, bool main_side)
 	c.wan = mw_wan_open(NULL, name, (int)(c.env.link_timeout * 1000), err, sizeof(err));
 	if (c.wan == NULL)
 		return fail(&c, "%s", err);
+	if (main_side)
+		mw_wan_set_inflight_max(c.wan, (size_t)c.env.prefetch_bytes);
 	/* The data cache is the main side's choice: the sub-master follows
 	 * the recipes it gets. */
 	c.caching = main_side && MW_HAS(r->app, task_blocks) && c.env.cache > 0;

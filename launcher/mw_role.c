@@ -81,8 +81,10 @@ static int number(const char *(*get)(const char *), const char *name, double lo,
 int mw_cm_env_read(struct mw_cm_env *e, const char *(*get)(const char *), char *err, size_t errlen)
 {
 	double grain = 1, prefetch = 64, link = 60, deadline = 60, lease = 180, cache = 64 << 20;
+	double prefetch_bytes = 16 << 20;
 
 	e->remote = get("MWL_REMOTE");
+	e->main = get("MWL_MAIN");
 	e->job = get("MWL_JOB");
 	if (e->job != NULL && *e->job == '\0')
 		e->job = NULL;
@@ -92,6 +94,7 @@ int mw_cm_env_read(struct mw_cm_env *e, const char *(*get)(const char *), char *
 	}
 	if (number(get, "MWL_GRAIN", 1, 65536, &grain, err, errlen) < 0 ||
 	    number(get, "MWL_PREFETCH", 1, 4096, &prefetch, err, errlen) < 0 ||
+	    number(get, "MWL_PREFETCH_BYTES", 0, 1e12, &prefetch_bytes, err, errlen) < 0 ||
 	    number(get, "MWL_LINK_TIMEOUT", 0.1, 1e6, &link, err, errlen) < 0 ||
 	    number(get, "MWL_DEADLINE", 0.1, 1e6, &deadline, err, errlen) < 0 ||
 	    number(get, "MWL_LEASE", 1, 1e7, &lease, err, errlen) < 0 ||
@@ -103,6 +106,7 @@ int mw_cm_env_read(struct mw_cm_env *e, const char *(*get)(const char *), char *
 	}
 	e->grain = (unsigned)grain;
 	e->prefetch = (unsigned)prefetch;
+	e->prefetch_bytes = prefetch_bytes;
 	e->link_timeout = link;
 	e->deadline = deadline;
 	e->lease = lease;

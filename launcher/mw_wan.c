@@ -29,6 +29,8 @@ struct mw_wan {
 	size_t nqueued;
 	struct sent *sent;         /* a ring, oldest first */
 	size_t shead, sn, scap;
+	size_t inflight;           /* bytes of the remembered messages */
+	size_t inflight_max;       /* 0: no limit but ldsd's */
 	uint64_t bytes_out, bytes_in;
 	char err[512];
 };
@@ -103,6 +105,7 @@ static void settle(struct mw_wan *w)
 
 	while (w->sn > 0 && w->sent[w->shead].id <= upto) {
 		w->bytes_out += w->sent[w->shead].len;
+		w->inflight -= w->sent[w->shead].len;
 		w->shead = (w->shead + 1) % w->scap;
 		w->sn--;
 	}
@@ -123,6 +126,7 @@ static int remember(struct mw_wan *w, uint64_t id, size_t len)
 		return -ENOMEM;
 	w->sent = ring;
 	w->sent[(w->shead + w->sn++) % w->scap] = (struct sent){ id, len };
+	w->inflight += len;
 	return 0;
 }
 
@@ -136,9 +140,13 @@ int mw_wan_pump(struct mw_wan *w)
 	struct queued *q;
 	int n = 0, rc;
 
+	settle(w);
 	while ((q = w->head) != NULL) {
 		uint64_t id;
 
+		/* Past the limit only the first message in flight goes. */
+		if (w->inflight_max > 0 && w->sn > 0 && w->inflight + q->len > w->inflight_max)
+			break;
 		rc = lds_send_nb(w->h, w->peer, q->data, q->len, &id);
 		if (rc == -EAGAIN)
 			break;
@@ -154,6 +162,41 @@ int mw_wan_pump(struct mw_wan *w)
 		n++;
 	}
 	settle(w);
+	return n;
+}
+
+void mw_wan_set_inflight_max(struct mw_wan *w, size_t bytes)
+{
+	w->inflight_max = bytes;
+}
+
+size_t mw_wan_inflight(struct mw_wan *w)
+{
+	settle(w);
+	return w->inflight;
+}
+
+size_t mw_wan_drop_queued(struct mw_wan *w, uint8_t type, uint64_t *bytes)
+{
+	struct queued **pp = &w->head, *q;
+	size_t n = 0;
+
+	*bytes = 0;
+	w->tail = NULL;
+	while ((q = *pp) != NULL) {
+		struct mw_hdr h;
+
+		if (mw_hdr_decode(q->data, q->len, &h) == 0 && h.type == type) {
+			*pp = q->next;
+			*bytes += q->len;
+			free(q);
+			w->nqueued--;
+			n++;
+			continue;
+		}
+		w->tail = q;
+		pp = &q->next;
+	}
 	return n;
 }
 
@@ -254,4 +297,21 @@ int mw_wan_flush(struct mw_wan *w, int timeout_ms)
 	}
 	rc = lds_flush(w->h, timeout_ms);
 	return rc < 0 ? failed(w, rc, w->peer) : 0;
+}
+
+const char *mw_wan_describe_peer(struct mw_wan *w, const char *cluster, char *buf, size_t len)
+{
+	struct lds_peer p;
+	int rc = lds_peer(w->h, cluster, &p, 2000);
+
+	if (rc < 0)
+		snprintf(buf, len, "the gateway did not say how its link to %s is (%s)", cluster, lds_strerror(rc));
+	else if (p.state == LDS_PEER_UNKNOWN)
+		snprintf(buf, len, "the gateway has no link to %s (not among its peers)", cluster);
+	else if (p.state == LDS_PEER_UP)
+		snprintf(buf, len, "the gateway's link to %s is up", cluster);
+	else
+		snprintf(buf, len, "the gateway's link to %s is down (for %u s%s%s)", cluster, p.down_s,
+			 p.why[0] ? "; last attempt: " : "", p.why);
+	return buf;
 }

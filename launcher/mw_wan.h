@@ -39,6 +39,15 @@ int mw_wan_send(struct mw_wan *w, const struct mw_hdr *h, const void *data);
 int mw_wan_pump(struct mw_wan *w);
 /* Messages queued here, not yet taken by ldsd. */
 size_t mw_wan_queued(const struct mw_wan *w);
+/* Hands ldsd no more while bytes of messages it took are not yet
+ * acknowledged by the remote gateway (at least one message goes; 0: no
+ * limit but ldsd's): what waits here can still be dropped, what ldsd
+ * took crosses the WAN.  And those bytes now. */
+void mw_wan_set_inflight_max(struct mw_wan *w, size_t bytes);
+size_t mw_wan_inflight(struct mw_wan *w);
+/* Drops the queued messages of that type (not yet taken by ldsd): how
+ * many, and their bytes in *bytes. */
+size_t mw_wan_drop_queued(struct mw_wan *w, uint8_t type, uint64_t *bytes);
 /* Bytes of messages the remote gateway acknowledged (they crossed the
  * WAN), and of messages received. */
 uint64_t mw_wan_bytes_out(struct mw_wan *w);
@@ -51,6 +60,10 @@ int mw_wan_poll(struct mw_wan *w, struct mw_msg *m, char src[LDS_NAME_MAX]);
 /* Blocks until the gateway has something for us, at most seconds.
  * 0 or < 0. */
 int mw_wan_wait(struct mw_wan *w, double seconds);
+/* What the gateway says of its link to cluster, in words for a message:
+ * "its link to B is up", "... is down (for N s; last attempt: WHY)", or
+ * why it could not say.  Returns buf. */
+const char *mw_wan_describe_peer(struct mw_wan *w, const char *cluster, char *buf, size_t len);
 /* Waits until ldsd took every queued message, at most timeout_ms.  0,
  * -ETIMEDOUT or another error. */
 int mw_wan_flush(struct mw_wan *w, int timeout_ms);

@@ -13,6 +13,7 @@
 #include "cfgerr.h"
 #include "config.h"
 #include "execmsg.h"
+#include "seal.h"
 #include "libclient/lds.h"
 
 /* Needs the whole file read: cluster may come after peers. */
@@ -313,12 +314,33 @@ static int check_handshake(struct cfgctx *c, const config_t *lc, struct config_h
 	return 0;
 }
 
+/* A message transport carries whole frames: a peer's largest, a DATA frame
+ * of a full block (sealed: with its tag), must fit in one message. */
+static int check_peer_messages(struct cfgctx *c, const config_t *lc, const struct config *cfg)
+{
+	const config_setting_t *list = config_lookup(lc, "peers");
+
+	for (size_t i = 0; i < cfg->npeers; i++) {
+		const struct config_peer *p = &cfg->peers[i];
+		const struct lds_transport_ops *ops = transport_find(p->transport);
+		size_t frame = WIRE_DATA_HDR_LEN + p->block_size + (p->encryption == CONFIG_ENC_AEAD ? SEAL_OVERHEAD : 0);
+
+		if (ops == NULL || !(ops->caps.flags & LDS_TP_CAP_MESSAGE) || frame <= ops->caps.max_msg)
+			continue;
+		return cfg_fail(c, cfg_blame(config_setting_get_elem(list, (unsigned)i), "block_size", "transport"),
+				NULL, "a block of %zu bytes makes DATA frames of %zu bytes%s, larger than transport \"%s\" "
+				"carries in one message (max_msg %zu); make block_size at most %zu", p->block_size, frame,
+				p->encryption == CONFIG_ENC_AEAD ? " sealed" : "", ops->name, ops->caps.max_msg,
+				p->block_size - (frame - ops->caps.max_msg));
+	}
+	return 0;
+}
 
 int cfgcheck_file(struct cfgctx *c, const config_t *lc, struct config *cfg)
 {
 	if (check_handshake(c, lc, &cfg->handshake) < 0)
 		return -1;
-	if (check_peer_names(c, lc, cfg) < 0)
+	if (check_peer_names(c, lc, cfg) < 0 || check_peer_messages(c, lc, cfg) < 0)
 		return -1;
 	if (cfg->exec.enabled && check_exec(c, lc, cfg) < 0)
 		return -1;

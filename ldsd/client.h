@@ -99,6 +99,8 @@ int client_ctl_append(struct client *c, const struct cp_msg *m);
 void client_tell_closing(int fd, int err, const char *text);
 void client_send_error(struct client *c, uint64_t id, int err, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
+/* Answers PEERQ: the state of the link to cluster. */
+void client_answer_peer(struct client *c, const char *cluster);
 void client_flush_acks(struct client *c);
 /* Watches the socket for what the client's state needs now. */
 void client_set_events(struct client *c);

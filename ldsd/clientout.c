@@ -80,6 +80,23 @@ void client_send_error(struct client *c, uint64_t id, int err, const char *fmt, 
 		log_warnx("client %s: could not queue error \"%s\"", c->peer, m.text);
 }
 
+void client_answer_peer(struct client *c, const char *cluster)
+{
+	struct link *l = link_find(c->cs->d, cluster);
+	struct cp_msg m = { .type = CP_PEER, .state = CP_PEER_UNKNOWN };
+	double down;
+
+	snprintf(m.name, sizeof(m.name), "%s", cluster);
+	if (l != NULL) {
+		down = link_down_for(l);
+		m.state = down > 0 ? CP_PEER_DOWN : CP_PEER_UP;
+		m.seconds = down > UINT32_MAX ? UINT32_MAX : (uint32_t)down;
+		snprintf(m.text, sizeof(m.text), "%s", link_last_error(l));
+	}
+	if (client_ctl_append(c, &m) < 0)
+		log_warnx("client %s: could not queue the state of peer %s", c->peer, cluster);
+}
+
 void client_flush_acks(struct client *c)
 {
 	struct cp_msg m = { .type = CP_ACKED };

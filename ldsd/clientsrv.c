@@ -488,6 +488,8 @@ static int client_process(struct client *c)
 			c->bytes_in += m.payload_len;
 		} else if (m.type == CP_RESUME) {
 			client_on_resume(c, &m);
+		} else if (m.type == CP_PEERQ) {
+			client_answer_peer(c, m.name);
 		} else if (m.type == CP_BYE) {
 			ret = -1;
 			break;

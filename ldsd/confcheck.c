@@ -18,3 +18,20 @@ int confcheck_names(const struct config *cfg, char *err, size_t errlen)
 	}
 	return 0;
 }
+
+int confcheck_transports(const struct config *cfg, FILE *out)
+{
+	int n = 0;
+
+	for (size_t i = 0; i < cfg->npeers; i++) {
+		const struct config_peer *p = &cfg->peers[i];
+		const struct lds_transport_ops *ops = transport_find(p->transport);
+		char why[256];
+
+		if (ops && ops->probe && ops->probe(why, sizeof(why)) < 0) {
+			fprintf(out, "ldsd: warning: %s:%d: peers.[%zu].transport: %s\n", cfg->file, p->line, i, why);
+			n++;
+		}
+	}
+	return n;
+}

@@ -9,11 +9,17 @@
 #define LDS_CONFCHECK_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "config.h"
 
 /* Every peer's address resolves (blocking lookups).  Returns 0, or -1 with
  * "FILE:LINE: peers.[i].address: ..." in err. */
 int confcheck_names(const struct config *cfg, char *err, size_t errlen);
+/* Warns on out, "ldsd: warning: FILE:LINE: peers.[i].transport: ...", of
+ * each peer whose transport this machine cannot run now (ops->probe: RDMA
+ * without a device); the daemon would serve the other peers.  Returns the
+ * number of warnings. */
+int confcheck_transports(const struct config *cfg, FILE *out);
 
 #endif

@@ -738,7 +738,8 @@ static const struct lds_transport_ops *peer_transport(struct cfgctx *c, const co
 		return NULL;
 	}
 	if (!config_transport_usable(ops)) {
-		cfg_fail(c, ts, NULL, "transport \"%s\" cannot carry links: they need a reliable, ordered byte stream",
+		cfg_fail(c, ts, NULL, "transport \"%s\" cannot carry links: they need reliable, ordered "
+			 "delivery (a byte stream or messages)",
 		     name);
 		return NULL;
 	}
@@ -1085,9 +1086,9 @@ void config_peer_defaults(struct config_peer *p)
 
 int config_transport_usable(const struct lds_transport_ops *ops)
 {
-	const unsigned need = LDS_TP_CAP_STREAM | LDS_TP_CAP_ORDERED | LDS_TP_CAP_RELIABLE;
+	const unsigned need = LDS_TP_CAP_ORDERED | LDS_TP_CAP_RELIABLE;
 
-	return (ops->caps.flags & need) == need;
+	return (ops->caps.flags & need) == need && (ops->caps.flags & (LDS_TP_CAP_STREAM | LDS_TP_CAP_MESSAGE));
 }
 
 void config_handshake_defaults(struct config_handshake *h)
@@ -1101,4 +1102,18 @@ const struct config_peer *config_peer_find(const struct config *cfg, const char 
 		if (strcmp(cfg->peers[i].cluster, name) == 0)
 			return &cfg->peers[i];
 	return NULL;
+}
+
+int config_peer_set_transport(struct config_peer *p, const char *name, char *err, size_t errlen)
+{
+	const struct lds_transport_ops *ops = transport_find(name);
+
+	if (ops == NULL || !config_transport_usable(ops) || strlen(name) >= sizeof(p->transport)) {
+		snprintf(err, errlen, "transport \"%s\" %s; available: %s", name,
+			 ops ? "cannot carry links" : "is not built in", transport_names());
+		return -1;
+	}
+	snprintf(p->transport, sizeof(p->transport), "%s", name);
+	peer_transport_defaults(p, ops);
+	return 0;
 }

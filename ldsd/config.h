@@ -206,8 +206,8 @@ void config_handshake_defaults(struct config_handshake *h);
  * Returns 0, or -1 with the reason, naming the file, in err. */
 int config_read_key(struct config_peer *p, char *err, size_t errlen);
 
-/* A transport the core's links can use: a reliable, ordered byte stream
- * (its caps). */
+/* A transport the core's links can use: reliable and ordered, carrying a
+ * byte stream or messages (its caps). */
 int config_transport_usable(const struct lds_transport_ops *ops);
 
 /* Sets the setting name of p's transport (docs/transports.md) from value
@@ -231,5 +231,10 @@ size_t config_mem_max(const char **what);
 
 /* The peer whose cluster is name, or NULL. */
 const struct config_peer *config_peer_find(const struct config *cfg, const char *name);
+
+/* Gives p the transport name with that transport's default settings, as
+ * `transport = NAME;` in a file would (ldsbench --direct --transport): 0,
+ * or -1 with err filled (not built in, or cannot carry links). */
+int config_peer_set_transport(struct config_peer *p, const char *name, char *err, size_t errlen);
 
 #endif

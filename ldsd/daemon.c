@@ -27,12 +27,31 @@ struct lds_transport *daemon_transport(struct daemon *d, const struct lds_transp
 	t = &d->transports[d->ntransports];
 	r = ops->init(&t->tp, &d->host, &link_upcalls);
 	if (r < 0) {
-		log_warnx("%s transport: %s", ops->name, strerror(-r));
+		char why[256];
+
+		/* The kind's own words for what this machine lacks. */
+		if (ops->probe == NULL || ops->probe(why, sizeof(why)) == 0)
+			snprintf(why, sizeof(why), "%s", strerror(-r));
+		log_warnx("%s transport: %s", ops->name, why);
 		return NULL;
 	}
 	t->ops = ops;
 	d->ntransports++;
 	return t->tp;
+}
+
+/* A peer whose transport this machine cannot run (RDMA without a device)
+ * gets no link, and the daemon serves the others; daemon_transport said
+ * why. */
+static int daemon_peer_runnable(struct daemon *d, const struct config_peer *p)
+{
+	const struct lds_transport_ops *ops = transport_find(p->transport);
+
+	if (ops == NULL || daemon_transport(d, ops) != NULL)
+		return 1;   /* link_new reports the rest */
+	log_warnx("%s:%d: peers: cluster %s: no link: transport \"%s\" cannot run on this machine; the other "
+		  "peers are served", d->cfg->file, p->line, p->cluster, p->transport);
+	return 0;
 }
 
 int daemon_init(struct daemon *d, struct config *cfg)
@@ -69,8 +88,10 @@ int daemon_init(struct daemon *d, struct config *cfg)
 	}
 	tphost_init(&d->host, d->ev);
 	for (size_t i = 0; i < cfg->npeers; i++) {
-		d->links[i] = link_new(d, &cfg->peers[i]);
-		if (d->links[i] == NULL)
+		if (!daemon_peer_runnable(d, &cfg->peers[i]))
+			continue;
+		d->links[d->nlinks] = link_new(d, &cfg->peers[i]);
+		if (d->links[d->nlinks] == NULL)
 			return -1;
 		d->nlinks++;
 	}
@@ -130,6 +151,12 @@ static int daemon_listen(struct daemon *d)
 		snprintf(dl->address, sizeof(dl->address), "%s", p->address);
 		dl->port = p->port;
 		dl->l = NULL;
+		if (dl->ops && tp == NULL) {
+			/* daemon_transport said why; the peer has no link either. */
+			log_warnx("%s:%d: peers: cluster %s: not listening on %s:%u: transport \"%s\" cannot run on "
+				  "this machine", d->cfg->file, p->line, p->cluster, p->address, p->port, p->transport);
+			continue;
+		}
 		r = tp ? dl->ops->listen(tp, p->address, p->port, &o, dl, &dl->l) : -ENOPROTOOPT;
 		if (r < 0) {
 			log_warnx("%s:%d: peers: cluster %s: cannot listen on %s:%u: %s", d->cfg->file, p->line,

@@ -85,11 +85,13 @@ struct daemon {
  * cfg and fills d->sink before daemon_start. */
 
 /* Event loop (unless d->ev is set), instance id, transports, one link per
- * configured peer (not started).  Returns 0, or -1 after logging what
- * failed. */
+ * configured peer (not started), except for peers whose transport this
+ * machine cannot run (ops->probe: RDMA without a device), which are logged
+ * and left out.  Returns 0, or -1 after logging what failed. */
 int daemon_init(struct daemon *d, struct config *cfg);
-/* Listens for the listen-role peers, then starts connecting the
- * connect-role ones.  Returns 0, or -1 after logging. */
+/* Listens for the listen-role peers (not those whose transport cannot
+ * run here: logged), then starts connecting the connect-role ones.
+ * Returns 0, or -1 after logging. */
 int daemon_start(struct daemon *d);
 /* Applies a reloaded configuration's peers; cfg becomes d->cfg (the caller
  * frees the old one after this returns, and has kept in cfg the settings

@@ -115,6 +115,7 @@ static void w_start(struct ewr *w, const struct exec_start *s)
 	w_uint(w, s->uid, 4);
 	w_str(w, s->user, 1, EXEC_USER_MAX, 0);
 	w_uint(w, s->timeout, 4);
+	w_uint(w, s->lease, 4);
 	w_str(w, s->hosts, 2, EXEC_MAX_STR, 1);
 	w_str(w, s->hostfile, 2, EXEC_MAX_STR, 1);
 	w_str(w, s->collect, 1, EXEC_FILE_NAME_MAX, 1);
@@ -279,6 +280,7 @@ static void r_start(struct erd *r, struct exec_start *s)
 	if (r->arena && !exec_user_name_valid(s->user))
 		r->bad = 1;
 	s->timeout = (uint32_t)r_uint(r, 4);
+	s->lease = (uint32_t)r_uint(r, 4);
 	s->hosts = r_str(r, 2, EXEC_MAX_STR, 1);
 	s->hostfile = r_str(r, 2, EXEC_MAX_STR, 1);
 	s->collect = r_str(r, 1, EXEC_FILE_NAME_MAX, 1);

@@ -23,7 +23,7 @@
 
 #define EXEC_ENDPOINT      "ldsd.exec"   /* name part of the service's endpoint */
 #define EXEC_RESERVED      "ldsd."       /* endpoint names no client may open */
-#define EXEC_VERSION       2u            /* 2: START names its requester */
+#define EXEC_VERSION       3u            /* 2: START names its requester; 3: and its lease */
 #define EXEC_MAX_MSG       (1u << 20)    /* largest message of any type */
 #define EXEC_MAX_RANKS     4096u
 #define EXEC_MAX_ARGS      64u           /* per rank */
@@ -75,6 +75,8 @@ struct exec_start {
 	const char *user;           /* ...and its user name there (exec_user_name_valid); both
 				     * vouched for by the requesting gateway (execpolicy_vouch) */
 	uint32_t timeout;           /* s; 0 = the gateway's limit */
+	uint32_t lease;             /* s; the gateway stops the job when the requester's link has been
+				     * down this long; 0 = never (the time limit only) */
 	const char *hosts;          /* mpirun -H list, or "" */
 	const char *hostfile;       /* mpirun --hostfile on the gateway, or "" */
 	const char *collect;        /* file of the job's directory to send back at the end, or "" */

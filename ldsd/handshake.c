@@ -1,5 +1,6 @@
 /* handshake.c - the handshake's state machine and unauthenticated conns; see handshake.h. */
 #include <errno.h>
+#include <stdarg.h>
 #include <string.h>
 
 #include "admission.h"
@@ -31,14 +32,25 @@ static uint32_t hs_max_msg(const struct link *l)
 	return (uint32_t)(l->cfg->recv_memory / 2 > WIRE_MAX_MSG ? WIRE_MAX_MSG : l->cfg->recv_memory / 2);
 }
 
-static void hs_log_refused(struct link *l, const char *msg, uint64_t code)
+/* The handshake of s failed for a reason its link's status and clients
+ * should see (lds_peer): kept as the stream's reason to close, and logged. */
+static void hs_log_refused(struct stream *s, uint64_t code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void hs_log_refused(struct stream *s, uint64_t code, const char *fmt, ...)
 {
+	struct link *l = s->link;
+	char msg[768];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	snprintf(s->close_why, sizeof(s->close_why), "%.199s", msg);
 	/* Repeated refusals while reconnecting would flood the log: say it
 	 * once per distinct reason until the link comes up again. */
 	if (l->refused_logged == code)
 		return;
 	l->refused_logged = code;
-	log_warnx("%s", msg);
+	log_warnx("link %s: %s", s->name, msg);
 }
 
 /* The listener refuses an unauthenticated stream: reason goes to the peer,
@@ -157,7 +169,6 @@ static int hs_on_challenge(const struct hs_upcalls *up, struct stream *s, const 
 	struct wire_challenge c;
 	struct wire_auth a;
 	uint8_t buf[WIRE_HDR_LEN + WIRE_MAC_LEN];
-	char msg[1024];
 	size_t n;
 
 	if (wire_decode_challenge(f, &c) < 0) {
@@ -165,26 +176,22 @@ static int hs_on_challenge(const struct hs_upcalls *up, struct stream *s, const 
 		return -1;
 	}
 	if (strcmp(c.from, l->cfg->cluster) != 0) {
-		snprintf(msg, sizeof(msg), "link %s: %s answered as cluster \"%s\"; check address/port in %s",
-			 s->name, s->peer_addr, c.from, d->cfg->file);
-		hs_log_refused(l, msg, 1000);
+		hs_log_refused(s, 1000, "%s answered as cluster \"%s\"; check address/port in %s", s->peer_addr, c.from,
+			       d->cfg->file);
 		stream_refuse(s, WIRE_REFUSE_CLUSTER, "unexpected cluster name");
 		return -1;
 	}
 	if (c.encryption != hs_encryption(l)) {
-		snprintf(msg, sizeof(msg), "link %s: %s answered with encryption = \"%s\", this gateway has \"%s\" "
-			 "(%s): set the same on both gateways", s->name, s->peer_addr,
-			 hs_encryption_name(c.encryption), hs_encryption_name(hs_encryption(l)), d->cfg->file);
-		hs_log_refused(l, msg, 1003);
+		hs_log_refused(s, 1003, "%s answered with encryption = \"%s\", this gateway has \"%s\" (%s): set the "
+			       "same on both gateways", s->peer_addr, hs_encryption_name(c.encryption),
+			       hs_encryption_name(hs_encryption(l)), d->cfg->file);
 		stream_refuse(s, WIRE_REFUSE_ENCRYPTION, "encryption mismatch");
 		return -1;
 	}
 	if (auth_transcript(s->hello, s->hello_len, f->payload, f->len, s->th) < 0 ||
 	    !auth_verify(AUTH_LISTENER, l->cfg->key, l->cfg->key_len, s->th, c.mac)) {
-		snprintf(msg, sizeof(msg), "link %s: %s failed authentication (wrong key? compare %s on both gateways; "
-			 "else the handshake was altered on the way)",
-			 s->name, s->peer_addr, l->cfg->key_file);
-		hs_log_refused(l, msg, 1001);
+		hs_log_refused(s, 1001, "%s failed authentication (wrong key? compare %s on both gateways; else the "
+			       "handshake was altered on the way)", s->peer_addr, l->cfg->key_file);
 		/* Tell the listener, so that both logs say what is wrong. */
 		stream_refuse(s, WIRE_REFUSE_AUTH, "authentication failed: your proof does not verify with our key");
 		return -1;
@@ -269,9 +276,7 @@ static int hs_on_refuse(const struct hs_upcalls *up, struct stream *s, const str
 	} else if (s->link == NULL) {
 		log_warnx("connection from %s refused us: %s", s->peer_addr, r.reason);
 	} else {
-		snprintf(msg, sizeof(msg), "link %s: peer %s refused the connection: %s", s->name,
-			 s->peer_addr, r.reason);
-		hs_log_refused(s->link, msg, r.code);
+		hs_log_refused(s, r.code, "peer %s refused the connection: %s", s->peer_addr, r.reason);
 	}
 	return -1;
 }
@@ -338,6 +343,8 @@ void hs_accept(struct stream *s, struct lds_tp_conn *c)
 	if (s->ops->query && s->ops->query(c, &info) == 0)
 		snprintf(s->peer_addr, sizeof(s->peer_addr), "%s", info.peer);
 	if (admission_admit(s->d->adm, s->peer_addr, s->created_ns) < 0) {
+		/* Its closed upcall names nothing of ours (stream_closed). */
+		s->ops->set_userdata(c, NULL);
 		s->ops->close(c);
 		stream_free(s);
 		return;

@@ -44,6 +44,7 @@ struct job {
 	uint64_t held_ns;                /* since when */
 	uint64_t start_ns, end_ns;       /* end_ns: the time limit */
 	uint64_t kill_ns;                /* SIGKILL due after a stop; 0 none */
+	uint32_t lease;                  /* s the requester's link may be down; 0: no limit */
 	bool tree_killed;                /* the job's processes got SIGKILL; the supervisor is next */
 	uint64_t linger_ns;              /* after the end: stop waiting for output EOF */
 	bool stopping, ended, exit_sent;
@@ -295,6 +296,13 @@ static void job_tick(struct job *j, uint64_t now)
 	if (!j->ended) {
 		if (now >= j->end_ns)
 			job_stop(j, "it ran into its time limit");
+		if (j->lease > 0 && link_down_for(j->link) > j->lease) {
+			char why[sizeof(j->stop_why)];
+
+			snprintf(why, sizeof(why), "cluster %.40s, which asked for it, has been unreachable for over "
+				 "%" PRIu32 " s, its lease", link_name(j->link), j->lease);
+			job_stop(j, why);
+		}
 		if (j->kill_ns && now >= j->kill_ns && !j->tree_killed) {
 			log_warnx("exec: job %" PRIu64 " of %s did not end within %llu s of SIGTERM: SIGKILL", j->seq,
 				  j->requester, JX_KILL_AFTER_NS / 1000000000);
@@ -449,7 +457,7 @@ static void jx_start(struct jobexec *jx, struct link *l, const char *src, const 
 		r = -ENOMEM;
 	} else if ((r = execpolicy_check(x, link_name(l), &m->start, progs, why, sizeof(why))) == 0) {
 		*j = (struct job){ .jx = jx, .seq = ++jx->seq, .link = l, .id = m->job, .start_ns = now,
-				   .fd = { -1, -1, -1 } };
+				   .lease = m->start.lease, .fd = { -1, -1, -1 } };
 		snprintf(j->requester, sizeof(j->requester), "%s", src);
 		snprintf(j->user, sizeof(j->user), "%s", m->start.user);
 		limit = m->start.timeout > 0 && m->start.timeout < x->max_time ? m->start.timeout : x->max_time;
@@ -463,9 +471,9 @@ static void jx_start(struct jobexec *jx, struct link *l, const char *src, const 
 		return;
 	}
 	log_info("exec: job %" PRIu64 " of %s (its job %" PRIu32 ", user %s uid %" PRIu32 " there): mpirun pid %d, "
-		 "%u ranks of %s as user %s (uid %u, gid %u) in %s, at most %.0f s", j->seq, src, m->job,
-		 m->start.user, m->start.uid, (int)j->pid, m->start.nranks, m->start.ranks[0].program, x->user,
-		 (unsigned)x->uid, (unsigned)x->gid, j->dir, limit);
+		 "%u ranks of %s as user %s (uid %u, gid %u) in %s, at most %.0f s, lease %" PRIu32 " s", j->seq, src,
+		 m->job, m->start.user, m->start.uid, (int)j->pid, m->start.nranks, m->start.ranks[0].program, x->user,
+		 (unsigned)x->uid, (unsigned)x->gid, j->dir, limit, j->lease);
 	snprintf(ok.text, sizeof(ok.text), "job %" PRIu64 " of cluster %s: mpirun pid %d, %u ranks, as user %s",
 		 j->seq, jx->d->cfg->cluster, (int)j->pid, m->start.nranks, x->user);
 	jx_post(jx, l, src, &ok, &j->held, &j->held_len);

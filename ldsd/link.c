@@ -356,7 +356,8 @@ static void transport_accepted(struct lds_tp_listener *lis, struct lds_tp_conn *
 {
 	struct daemon_listener *dl = ud;
 
-	link_accept(dl->d, dl->ops, c);
+	/* The listener's kind has its instance already. */
+	link_accept(dl->d, dl->ops, daemon_transport(dl->d, dl->ops), c);
 }
 
 const struct lds_tp_upcalls link_upcalls = {
@@ -365,13 +366,17 @@ const struct lds_tp_upcalls link_upcalls = {
 	.accept_failed = daemon_accept_failed,
 	.readable = stream_readable,
 	.writable = stream_writable,
+	.sent = stream_sent,
+	.closed = stream_closed,
 };
 
-void link_accept(struct daemon *d, const struct lds_transport_ops *ops, struct lds_tp_conn *c)
+void link_accept(struct daemon *d, const struct lds_transport_ops *ops, struct lds_transport *tp,
+		 struct lds_tp_conn *c)
 {
-	struct stream *s = stream_new(d, ops, &link_stream_upcalls, ST_WAIT_HELLO);
+	struct stream *s = stream_new(d, ops, tp, &link_stream_upcalls, ST_WAIT_HELLO);
 
 	if (s == NULL) {
+		ops->set_userdata(c, NULL);
 		ops->close(c);
 		return;
 	}
@@ -445,6 +450,7 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg)
 		return NULL;
 	}
 	l->sb.no_hdr = cfg->encryption == CONFIG_ENC_AEAD;
+	stream_reg_sendbuf(l->ops, l->tp, &l->sb);
 	l->down_since = clock_wall_s();
 	return l;
 }
@@ -457,6 +463,8 @@ void link_free(struct link *l)
 		if (l->streams[i])
 			stream_close(l->streams[i], "shutting down", 0);
 	dial_fini(&l->dial);
+	if (l->tp)
+		stream_dereg_sendbuf(l->ops, l->tp, &l->sb);
 	sendbuf_free(&l->sb);
 	recvbuf_free(&l->rb);
 	lostrep_free(&l->lr);
@@ -500,12 +508,12 @@ static void link_connect_slot(struct link *l, unsigned idx)
 		/* Waiting for the lookup, or the name does not resolve. */
 		l->next_try_ns[idx] = UINT64_MAX;
 		if (r < 0) {
-			snprintf(l->last_error, sizeof(l->last_error), "%.95s", l->dial.lookup_error);
+			snprintf(l->last_error, sizeof(l->last_error), "%.239s", l->dial.lookup_error);
 			link_reconnect_later(l, (int)idx, clock_now_ns());
 		}
 		return;
 	}
-	s = stream_new(l->d, l->ops, &link_stream_upcalls, ST_CONNECTING);
+	s = stream_new(l->d, l->ops, l->tp, &link_stream_upcalls, ST_CONNECTING);
 	if (s == NULL)
 		return;
 	stream_bind(s, l, l->cfg->cluster, &l->sb, l->cfg->block_size);

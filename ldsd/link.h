@@ -65,7 +65,8 @@ void link_peer_lost(struct link *l, struct rb_msg *m);
 int link_idle(const struct link *l);
 
 /* A conn accepted on a listener: the link is found from its HELLO. */
-void link_accept(struct daemon *d, const struct lds_transport_ops *ops, struct lds_tp_conn *c);
+void link_accept(struct daemon *d, const struct lds_transport_ops *ops, struct lds_transport *tp,
+		 struct lds_tp_conn *c);
 
 /* Periodic work: keepalives, inactivity, reconnects, ACK refresh. */
 void link_tick(struct link *l, uint64_t now_ns);
@@ -114,6 +115,10 @@ int link_set_stream_count(struct link *l, unsigned n);
 /* Status as JSON (one object) or text, for ldsctl. */
 void link_status_json(const struct link *l, FILE *out);
 void link_status_text(const struct link *l, FILE *out);
+/* Seconds since the link's last stream went down; 0 while one is up. */
+double link_down_for(const struct link *l);
+/* Why the last stream that never came up failed ("" if none did). */
+const char *link_last_error(const struct link *l);
 
 /* link.c */
 /* Fault injection for tests: breaks stream idx (-1: all) at once, or

@@ -76,7 +76,7 @@ struct link {
 	double downtime;             /* seconds with no stream up, since start */
 	struct failure faillog[FAILLOG_MAX];
 	unsigned nfail;              /* total failures; faillog holds the last FAILLOG_MAX */
-	char last_error[96];         /* why the last stream that never came up failed */
+	char last_error[240];        /* why the last stream that never came up failed */
 };
 
 /* linkauto.c */

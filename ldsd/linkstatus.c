@@ -68,6 +68,16 @@ static double link_rtt_ms(const struct link *l)
 	return l->rtt_samples > 0 ? (double)l->srtt_us / 1000.0 : link_transport_rtt_ms(l);
 }
 
+double link_down_for(const struct link *l)
+{
+	return l->down_since > 0 ? clock_wall_s() - l->down_since : 0;
+}
+
+const char *link_last_error(const struct link *l)
+{
+	return l->last_error;
+}
+
 static double link_downtime(const struct link *l)
 {
 	return l->downtime + (l->down_since > 0 ? clock_wall_s() - l->down_since : 0);

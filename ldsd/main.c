@@ -194,6 +194,7 @@ static int ldsd(const char *file, const char *pidfile, int fg, int debug, int ch
 			fprintf(stderr, "ldsd: %s\n", err);
 			return EXIT_CONFIG;
 		}
+		(void)confcheck_transports(cfg, stderr);
 		config_print(cfg, stdout);
 		fprintf(stderr, "ldsd: %s: configuration OK\n", file);
 		return EXIT_OK;

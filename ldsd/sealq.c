@@ -11,6 +11,8 @@ static int sealq_room(struct sealq *q, size_t need)
 	size_t cap = q->cap ? q->cap : 65536;
 	uint8_t *p;
 
+	if (!sealq_fits(q, need))
+		return -ENOBUFS;
 	if (q->off > 0 && q->len + need > q->cap) {
 		memmove(q->buf, q->buf + q->off, q->len - q->off);
 		q->len -= q->off;
@@ -71,6 +73,43 @@ void sealq_sent(struct sealq *q, size_t n)
 	q->off += n;
 	if (q->off >= q->len)
 		q->off = q->len = 0;
+}
+
+int sealq_fits(const struct sealq *q, size_t need)
+{
+	if (q->held > 0)
+		return q->len + need <= q->cap;
+	return !q->fixed || sealq_pending(q) + need <= q->cap;
+}
+
+void sealq_take(struct sealq *q, size_t n)
+{
+	q->off += n;
+	q->held += n;
+}
+
+void sealq_release(struct sealq *q, size_t n)
+{
+	q->held -= n;
+	if (q->held == 0 && q->off >= q->len)
+		q->off = q->len = 0;
+}
+
+int sealq_fix(struct sealq *q, size_t cap)
+{
+	uint8_t *p;
+
+	if (cap < q->cap)
+		cap = q->cap;
+	if (cap > q->cap) {
+		p = realloc(q->buf, cap);
+		if (p == NULL)
+			return -ENOMEM;
+		q->buf = p;
+		q->cap = cap;
+	}
+	q->fixed = 1;
+	return 0;
 }
 
 void sealq_free(struct sealq *q)

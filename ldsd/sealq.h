@@ -7,6 +7,12 @@
  * data blocks alike are written from here, in turn, and never reordered.
  * Before the stream has keys (the handshake) frames are queued in clear.
  * Memory: the queue grows to what is pending; the caller bounds it.
+ *
+ * On a message transport the queue's bytes are sent from where they lie
+ * and must stay there until the transport is done with them (transport.h,
+ * send_msg): bytes taken (sealq_take) are held until given back
+ * (sealq_release), in the order taken; while any are held, nothing in
+ * the queue moves, and a put that does not fit behind them is refused.
  */
 #ifndef LDS_SEALQ_H
 #define LDS_SEALQ_H
@@ -20,6 +26,8 @@ struct sealq {
 	struct seal seal;           /* the stream's keys; none until seal_init */
 	uint8_t *buf;
 	size_t off, len, cap;       /* bytes [off, len) wait to be written */
+	size_t held;                /* bytes [off - held, off) are taken, not yet released */
+	int fixed;                  /* buf never moves (sealq_fix: registered with a transport) */
 };
 
 /* Bytes waiting to be written, from sealq_data(). */
@@ -47,6 +55,16 @@ int sealq_put_data(struct sealq *q, uint64_t seq, const uint8_t *block, uint32_t
 
 /* n bytes of sealq_data() were written. */
 void sealq_sent(struct sealq *q, size_t n);
+
+/* Message transports: n bytes of sealq_data() were handed over and must
+ * not move until sealq_release gives them back (oldest first). */
+void sealq_take(struct sealq *q, size_t n);
+void sealq_release(struct sealq *q, size_t n);
+/* True if need more bytes can be queued now (without moving held ones). */
+int sealq_fits(const struct sealq *q, size_t need);
+/* Makes the buffer cap bytes, once, and never moves it again: nothing
+ * may be held.  0 or -ENOMEM. */
+int sealq_fix(struct sealq *q, size_t cap);
 
 /* Frees the buffer and the keys; q is then empty and keyless. */
 void sealq_free(struct sealq *q);

@@ -22,24 +22,27 @@ int sendbuf_init(struct sendbuf *sb, size_t block_size, size_t mem)
 	sb->slots = calloc(sb->nslots, sizeof(*sb->slots));
 	sb->msgs = calloc(sb->max_msgs, sizeof(*sb->msgs));
 	sb->fill_iov = calloc(sb->nslots + 2, sizeof(*sb->fill_iov));
-	if (sb->slots == NULL || sb->msgs == NULL || sb->fill_iov == NULL) {
+	/* Pages are touched only as blocks fill them. */
+	sb->blocks = malloc(sb->mem);
+	if (sb->slots == NULL || sb->msgs == NULL || sb->fill_iov == NULL || sb->blocks == NULL) {
 		sendbuf_free(sb);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < sb->nslots; i++)
+	for (size_t i = 0; i < sb->nslots; i++) {
 		sb->slots[i].stream = -1;
+		sb->slots[i].data = sb->blocks + i * block_size;
+	}
 	return 0;
 }
 
 void sendbuf_free(struct sendbuf *sb)
 {
-	if (sb->slots)
-		for (size_t i = 0; i < sb->nslots; i++)
-			free(sb->slots[i].data);
+	free(sb->blocks);
 	free(sb->slots);
 	free(sb->msgs);
 	free(sb->fill_iov);
 	sb->slots = NULL;
+	sb->blocks = NULL;
 	sb->msgs = NULL;
 	sb->fill_iov = NULL;
 }
@@ -86,11 +89,6 @@ static struct sb_block *sb_open_block(struct sendbuf *sb)
 {
 	struct sb_block *b = sb_slot(sb, sb->next);
 
-	if (b->data == NULL) {
-		b->data = malloc(sb->block_size);
-		if (b->data == NULL)
-			return NULL;
-	}
 	b->seq = sb->next++;
 	b->state = SB_OPEN;
 	b->stream = -1;
@@ -126,19 +124,15 @@ struct sb_mark {
 
 /* Takes n bytes of block space after what is appended so far, opening
  * blocks as needed but sealing none (their bytes are not there yet), and
- * describes it in sb->fill_iov.  Returns the number of regions, or
- * -ENOMEM (the caller undoes what was taken). */
+ * describes it in sb->fill_iov.  Returns the number of regions. */
 static int sb_reserve(struct sendbuf *sb, size_t n)
 {
 	int k = 0;
 
 	while (n > 0) {
 		struct sb_block *b = sb->open ? sb_slot(sb, sb->next - 1) : sb_open_block(sb);
-		size_t take;
+		size_t take = sb->block_size - b->len;
 
-		if (b == NULL)
-			return -ENOMEM;
-		take = sb->block_size - b->len;
 		if (take > n)
 			take = n;
 		sb->fill_iov[k].iov_base = b->data + b->len;
@@ -202,6 +196,7 @@ int sendbuf_append_from(struct sendbuf *sb, const struct wire_record *rec, sb_fi
 	struct sb_mark mark = { .next = sb->next, .open = sb->open };
 	size_t need;
 	struct sb_msg *m;
+	struct iovec *iov;
 	int n, r;
 
 	if (hl == 0)
@@ -214,26 +209,21 @@ int sendbuf_append_from(struct sendbuf *sb, const struct wire_record *rec, sb_fi
 	if (mark.open)
 		mark.open_len = sb_slot(sb, sb->next - 1)->len;
 	n = sb_reserve(sb, need);
-	r = n < 0 ? n : 0;
-	if (r == 0) {
-		/* The header takes the first hl bytes of the regions. */
-		struct iovec *iov = sb->fill_iov;
-		size_t left = hl;
+	/* The header takes the first hl bytes of the regions. */
+	iov = sb->fill_iov;
+	for (size_t left = hl; left > 0;) {
+		size_t take = iov->iov_len < left ? iov->iov_len : left;
 
-		while (left > 0) {
-			size_t take = iov->iov_len < left ? iov->iov_len : left;
-
-			memcpy(iov->iov_base, hdr + (hl - left), take);
-			iov->iov_base = (uint8_t *)iov->iov_base + take;
-			iov->iov_len -= take;
-			left -= take;
-			if (iov->iov_len == 0) {
-				iov++;
-				n--;
-			}
+		memcpy(iov->iov_base, hdr + (hl - left), take);
+		iov->iov_base = (uint8_t *)iov->iov_base + take;
+		iov->iov_len -= take;
+		left -= take;
+		if (iov->iov_len == 0) {
+			iov++;
+			n--;
 		}
-		r = fill(arg, iov, n);
 	}
+	r = fill(arg, iov, n);
 	if (r < 0) {
 		sb_undo(sb, &mark);
 		return r;

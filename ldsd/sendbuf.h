@@ -59,6 +59,9 @@ struct sendbuf {
 	int no_hdr;
 	size_t nslots;          /* mem / block_size */
 	struct sb_block *slots; /* ring indexed by seq % nslots */
+	uint8_t *blocks;        /* the slots' payloads, block_size bytes each: one region, registered once
+				   with a transport that wants it (reg_*, the transport's, NULL if none) */
+	void *reg_blocks, *reg_slots;
 	uint64_t base;          /* lowest seq still held */
 	uint64_t next;          /* next seq to create (the open block if any is next-1) */
 	int open;               /* block next-1 is SB_OPEN */

@@ -4,10 +4,13 @@
  * Private to the link's modules (link_int.h).  A stream frames what it is given (control frames queued,
  * data blocks taken from the send buffer in batches, sealed or in clear),
  * reads and parses what arrives, and reports up through the upcalls it was
- * made with; it never calls the link.  Calls go one way:
+ * made with; it never calls the link.  A byte stream transport's frames
+ * go through stream_bytes.c, a message transport's through stream_msg.c
+ * (whole frames per message, sent from where they lie): stream_framer.h.
+ * Calls go one way:
  *
  *     link.c -> handshake.c -> stream.c -> transport, sendbuf, sealq
- *     link.c -------------------^
+ *     link.c -------------------^     \-> (framer table) stream_bytes.c, stream_msg.c
  *
  * Upcalls may close the stream only where their comment says so; a write
  * error never closes it from inside stream_flush (the caller checks
@@ -46,6 +49,8 @@ extern const char *const stream_state_names[ST_COUNT];
 struct daemon;
 struct link;
 struct stream;
+struct stream_framer;
+struct stream_msgq;
 
 /* What a stream reports to its owner.  s is valid throughout each call. */
 struct stream_upcalls {
@@ -74,6 +79,9 @@ struct stream {
 	struct link *link;           /* NULL while an accepted conn is unidentified; never used here */
 	const struct stream_upcalls *up;
 	const struct lds_transport_ops *ops;
+	struct lds_transport *tp;    /* the conn's instance (mem_reg) */
+	const struct stream_framer *fr; /* byte stream or messages, as ops->caps say */
+	struct stream_msgq *mq;      /* message framer's: messages the transport holds (stream_msg.c) */
 	struct lds_tp_conn *conn;
 	int idx;
 	enum stream_state st;        /* set only by stream_new and stream_set_state */
@@ -84,7 +92,8 @@ struct stream {
 	uint8_t hello[HELLO_MAX];
 	size_t hello_len;
 	uint8_t th[AUTH_TH_LEN];
-	int aead;                    /* encryption = "aead": all output goes through sq */
+	int aead;                    /* encryption = "aead": all output goes through sq
+					(on message kinds, control frames always do) */
 	struct sealq sq;
 	int sq_more;                 /* sq ends with a full batch and more blocks wait */
 	char peer_addr[CONFIG_ADDR_MAX + 8];
@@ -107,6 +116,7 @@ struct stream {
 	int blocked;
 	int corked;                  /* the last send said LDS_TP_MORE */
 	int retired;                 /* closed because fewer streams are wanted: not a failure */
+	char close_why[200];         /* why a frame handler refused the stream ("" = a protocol error) */
 	int failed;                  /* -errno of a failed write, handled by the caller */
 	int stalled;                 /* fault injection: neither read nor written */
 	int data_train;              /* the last frame read was DATA: see stream_read_size */
@@ -117,10 +127,10 @@ struct stream {
 	struct stream *next_pending; /* list of accepted conns not yet authenticated (handshake.c) */
 };
 
-/* A stream in state st (ST_CONNECTING or ST_WAIT_HELLO), no conn yet;
- * NULL if out of memory. */
-struct stream *stream_new(struct daemon *d, const struct lds_transport_ops *ops, const struct stream_upcalls *up,
-			  enum stream_state st);
+/* A stream in state st (ST_CONNECTING or ST_WAIT_HELLO), no conn yet, of
+ * instance tp of kind ops; NULL if out of memory. */
+struct stream *stream_new(struct daemon *d, const struct lds_transport_ops *ops, struct lds_transport *tp,
+			  const struct stream_upcalls *up, enum stream_state st);
 /* The stream belongs to link l (named name): its blocks come from sb. */
 void stream_bind(struct stream *s, struct link *l, const char *name, struct sendbuf *sb, size_t block_size);
 /* The one place a stream changes state: logs the change and why; to
@@ -140,7 +150,8 @@ void stream_bye(struct stream *s, enum wire_refuse reason);
 void stream_flush(struct stream *s);
 /* Closes s if a write failed; returns 1 if it did (s is gone). */
 int stream_failed(struct stream *s);
-/* Reports down, closes the conn, frees s. */
+/* Reports down, closes the conn, frees s (once the transport let go of
+ * what it holds of s: stream_closed). */
 void stream_close(struct stream *s, const char *why, int level_warn);
 /* Frees a stream that was never reported on (its conn already closed). */
 void stream_free(struct stream *s);
@@ -154,8 +165,17 @@ int stream_query(const struct stream *s, struct lds_tp_info *info);
  * none knows. */
 void stream_rtts(struct stream *const *v, unsigned n, uint32_t *now_us, uint32_t *min_us);
 
-/* Transport upcalls (ud is the stream). */
+/* Transport upcalls (ud is the stream; NULL in closed: nothing held). */
 void stream_readable(struct lds_tp_conn *c, void *ud);
 void stream_writable(struct lds_tp_conn *c, void *ud);
+void stream_sent(struct lds_tp_conn *c, void *ctx, void *ud);
+void stream_closed(struct lds_tp_conn *c, void *ud);
+
+/* Registered memory (LDS_TP_CAP_REGMEM kinds; else nothing is done): the
+ * send buffer's blocks registered with instance tp once, when the link
+ * is made; and let go when it ends, after its streams are closed (what a
+ * closing conn still holds of it is then given back to no one). */
+void stream_reg_sendbuf(const struct lds_transport_ops *ops, struct lds_transport *tp, struct sendbuf *sb);
+void stream_dereg_sendbuf(const struct lds_transport_ops *ops, struct lds_transport *tp, struct sendbuf *sb);
 
 #endif

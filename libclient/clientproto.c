@@ -17,6 +17,8 @@ const char *const cp_type_names[CP_TYPE_MAX] = {
 	[CP_RESUME] = "RESUME",
 	[CP_CHALLENGE] = "CHALLENGE",
 	[CP_PROOF] = "PROOF",
+	[CP_PEERQ] = "PEERQ",
+	[CP_PEER] = "PEER",
 };
 
 /* ---- reading: a cursor that turns every overrun into one sticky error ---- */
@@ -185,6 +187,17 @@ int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m)
 		if (m->count == 0)
 			c.bad = 1;
 		break;
+	case CP_PEERQ:
+		rc_name(&c, m->name, sizeof(m->name), 0);
+		break;
+	case CP_PEER:
+		rc_name(&c, m->name, sizeof(m->name), 0);
+		m->state = (uint8_t)rc_uint(&c, 1);
+		m->seconds = (uint32_t)rc_uint(&c, 4);
+		rc_str(&c, 2, m->text, sizeof(m->text), 1);
+		if (m->state >= CP_PEER_STATE_MAX)
+			c.bad = 1;
+		break;
 	case CP_CHALLENGE:
 	case CP_PROOF:
 		rc_bytes(&c, m->nonce, sizeof(m->nonce));
@@ -324,6 +337,15 @@ size_t cp_encode(uint8_t *buf, size_t cap, const struct cp_msg *m)
 	case CP_RESUME:
 		wc_uint(&c, m->count, 8);
 		wc_name(&c, m->name);
+		break;
+	case CP_PEERQ:
+		wc_name(&c, m->name);
+		break;
+	case CP_PEER:
+		wc_name(&c, m->name);
+		wc_uint(&c, m->state, 1);
+		wc_uint(&c, m->seconds, 4);
+		wc_str(&c, 2, m->text, sizeof(m->text), CP_TEXT_MAX);
 		break;
 	case CP_CHALLENGE:
 	case CP_PROOF:

@@ -42,9 +42,20 @@ enum cp_type {
 			* LOST frames naming that peer; see clientsrv.h "fence" */
 	CP_CHALLENGE,  /* d->c  u8[32] daemon nonce: first frame over TCP (clientauth.h) */
 	CP_PROOF,      /* both  u8[32] client nonce, u8[32] MAC: the client's answer, then the daemon's */
+	CP_PEERQ,      /* c->d  str cluster: how is the link to it? */
+	CP_PEER,       /* d->c  str cluster, u8 state (enum cp_peer_state), u32 seconds down (0 when up),
+			* str16 why the last attempt failed ("" none): the answer */
 	CP_TYPE_MAX
 };
 extern const char *const cp_type_names[CP_TYPE_MAX];
+
+/* PEER's state: the link to that cluster. */
+enum cp_peer_state {
+	CP_PEER_UNKNOWN = 0,   /* no such peer in the gateway's configuration */
+	CP_PEER_UP,            /* a stream is up */
+	CP_PEER_DOWN,          /* none is: since the last went, or since start */
+	CP_PEER_STATE_MAX
+};
 
 struct cp_hdr {
 	uint32_t len;
@@ -62,10 +73,13 @@ struct cp_msg {
 	uint64_t incarnation;      /* HELLO: the handle's; DELIVER: the sender's */
 	uint64_t first, last;      /* ACKED, LOST (inclusive) */
 	uint64_t count;            /* RESUME */
+	uint8_t state;             /* PEER: enum cp_peer_state */
+	uint32_t seconds;          /* PEER: down that long */
 	int32_t err;               /* ERROR: positive errno */
-	char name[WIRE_ENDPOINT_MAX + 1];   /* HELLO name, WELCOME cluster, SEND dst, DELIVER src, LOST/RESUME peer */
+	char name[WIRE_ENDPOINT_MAX + 1];   /* HELLO name, WELCOME cluster, SEND dst, DELIVER src, LOST/RESUME/
+					     * PEERQ/PEER peer */
 	char endpoint[WIRE_ENDPOINT_MAX + 1]; /* WELCOME: full "cluster/name" */
-	char text[CP_TEXT_MAX + 1];         /* LOST reason, ERROR text */
+	char text[CP_TEXT_MAX + 1];         /* LOST reason, ERROR text, PEER last failure */
 	uint8_t nonce[CPAUTH_NONCE_LEN];   /* CHALLENGE: the daemon's; PROOF: the client's */
 	uint8_t mac[CPAUTH_MAC_LEN];       /* PROOF */
 	const uint8_t *payload;    /* SEND, DELIVER */

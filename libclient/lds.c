@@ -120,6 +120,13 @@ struct lds {
 	size_t ntaken;
 	size_t ev_stale;          /* events queued before the last reconnect */
 
+	/* lds_peer's question: sent once no message is half written. */
+	struct {
+		char name[WIRE_NAME_MAX + 1];
+		int due, answered;
+		struct lds_peer ans;
+	} pq;
+
 	struct lds_event *ev;     /* ring */
 	size_t ev_head, ev_n, ev_cap;
 
@@ -374,6 +381,15 @@ static int handle_frame(struct lds *h, const struct cp_hdr *hdr, const uint8_t *
 	case CP_LOST:
 	case CP_ERROR:
 		return on_outcome(h, &m);
+	case CP_PEER:
+		/* An answer to an earlier question that timed out is dropped. */
+		if (strcmp(m.name, h->pq.name) == 0 && !h->pq.due) {
+			h->pq.ans.state = (enum lds_peer_state)m.state;
+			h->pq.ans.down_s = m.seconds;
+			snprintf(h->pq.ans.why, sizeof(h->pq.ans.why), "%s", m.text);
+			h->pq.answered = 1;
+		}
+		return 0;
 	default:
 		return fail(h, -EPROTO);
 	}
@@ -507,13 +523,28 @@ static int out_next_resume(struct lds *h)
 	return 1;
 }
 
+/* Starts lds_peer's question if it is due and the output is free; 1 if
+ * it did. */
+static int out_next_peerq(struct lds *h)
+{
+	struct cp_msg m = { .type = CP_PEERQ };
+
+	if (h->out.active || !h->pq.due)
+		return 0;
+	memcpy(m.name, h->pq.name, sizeof(h->pq.name));
+	if (out_set(h, &m, NULL, 0) < 0)
+		return 0;
+	h->pq.due = 0;
+	return 1;
+}
+
 /* Writes as much of the pending frame as the socket takes now; the payload
  * goes straight from its buffer, never copied. */
 static int write_out(struct lds *h)
 {
 	struct outmsg *o = &h->out;
 
-	while (o->active || out_next_resume(h)) {
+	while (o->active || out_next_resume(h) || out_next_peerq(h)) {
 		struct iovec iov[2];
 		struct msghdr mh = { .msg_iov = iov };
 		ssize_t n;
@@ -546,7 +577,7 @@ static int pump(struct lds *h, int64_t deadline)
 	struct pollfd p = { .fd = h->fd, .events = POLLIN };
 	int n;
 
-	if (h->out.active || resume_due(h))
+	if (h->out.active || resume_due(h) || h->pq.due)
 		p.events |= POLLOUT;
 	n = poll(&p, 1, poll_ms(deadline));
 	if (n < 0)
@@ -579,7 +610,7 @@ static int is_welcomed(const struct lds *h, uint64_t arg)
 static int out_idle(const struct lds *h, uint64_t arg)
 {
 	(void)arg;
-	return !h->out.active && resume_due(h) == NULL;
+	return !h->out.active && resume_due(h) == NULL && !h->pq.due;
 }
 
 static int has_msg(const struct lds *h, uint64_t arg)
@@ -1212,6 +1243,29 @@ int lds_wait_settled(struct lds *h, uint64_t id, int timeout_ms)
 void lds_get_stats(const struct lds *h, struct lds_stats *st)
 {
 	*st = h->st;
+}
+
+static int peer_answered(const struct lds *h, uint64_t unused)
+{
+	(void)unused;
+	return h->pq.answered;
+}
+
+int lds_peer(struct lds *h, const char *cluster, struct lds_peer *p, int timeout_ms)
+{
+	int rc;
+
+	if (cluster == NULL || !wire_name_valid(cluster))
+		return -EINVAL;
+	if (h->err)
+		return h->err;
+	snprintf(h->pq.name, sizeof(h->pq.name), "%s", cluster);
+	h->pq.due = 1;
+	h->pq.answered = 0;
+	rc = timed(wait_for(h, peer_answered, 0, deadline_after(timeout_ms)), timeout_ms);
+	if (rc == 0)
+		*p = h->pq.ans;
+	return rc;
 }
 
 const char *lds_strerror(int err)

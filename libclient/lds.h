@@ -173,6 +173,23 @@ uint64_t lds_settled_upto(const struct lds *h);
 int lds_wait_settled(struct lds *h, uint64_t id, int timeout_ms);
 void lds_get_stats(const struct lds *h, struct lds_stats *st);
 
+/* The gateway's link to a peer cluster, as lds_peer reports it. */
+enum lds_peer_state {
+	LDS_PEER_UNKNOWN,         /* the gateway has no such peer */
+	LDS_PEER_UP,              /* at least one stream of the link is up */
+	LDS_PEER_DOWN             /* none is */
+};
+struct lds_peer {
+	enum lds_peer_state state;
+	unsigned down_s;          /* LDS_PEER_DOWN: since when, in seconds (the last stream, or the start) */
+	char why[256];            /* why its last connection attempt failed, e.g. a refused key; "" if none */
+};
+/* Asks the gateway how its link to cluster is: for a message that says
+ * why a peer does not answer instead of guessing.  timeout_ms as for
+ * lds_recv.  0 with *p filled, -EINVAL (not a cluster name), -ETIMEDOUT,
+ * or a connection error. */
+int lds_peer(struct lds *h, const char *cluster, struct lds_peer *p, int timeout_ms);
+
 /* Describes a negative errno returned by liblds. */
 const char *lds_strerror(int err);
 

@@ -7,11 +7,17 @@
 
 extern const struct lds_transport_ops tcp_transport_ops;
 extern const struct lds_transport_ops udp_transport_ops;
+#ifdef LDS_HAVE_RDMA
+extern const struct lds_transport_ops rdma_transport_ops;
+#endif
 
 /* Built in: one line per transport compiled into this build. */
 static const struct lds_transport_ops *const builtin[] = {
 	&tcp_transport_ops,
 	&udp_transport_ops,
+#ifdef LDS_HAVE_RDMA
+	&rdma_transport_ops,   /* where rdma-core is installed (Makefile) */
+#endif
 };
 #define NBUILTIN (sizeof(builtin) / sizeof(builtin[0]))
 

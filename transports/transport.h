@@ -128,7 +128,8 @@ struct lds_tp_opts {
 };
 
 /* A received message (message kinds): the transport's memory, valid and
- * unchanged until msg_done. */
+ * unchanged by the transport until msg_done.  The core may write into it
+ * meanwhile (it opens sealed frames in place), so it must be writable. */
 struct lds_tp_msg {
 	const uint8_t *data;
 	size_t len;
@@ -269,7 +270,10 @@ struct lds_transport_ops {
 	/* LDS_TP_CAP_REGMEM kinds (else NULL): registers [addr, addr+len) with
 	 * the instance for sends and sets *desc for send_msg; 0 or -errno.
 	 * The core registers long-lived buffers once, never on the data path,
-	 * and deregisters them only when no message using them is held. */
+	 * and deregisters them only when no message using them is held.
+	 * Registration pins whole pages and (RDMA: ibv_fork_init) hides them
+	 * from a forked child: register page-aligned memory holding nothing
+	 * else. */
 	int (*mem_reg)(struct lds_transport *tp, void *addr, size_t len, void **desc);
 	void (*mem_dereg)(struct lds_transport *tp, void *desc);
 	/* Turns writable upcalls on or off. */
@@ -290,6 +294,13 @@ struct lds_transport_ops {
 	/* A few words on conf for the link's one-line summary, in buf;
 	 * returns buf.  NULL: none. */
 	const char *(*describe)(const void *conf, char *buf, size_t len);
+	/* Optional (NULL: the kind runs wherever it is built).  Whether this
+	 * machine can run the kind now: 0, or -errno (-ENODEV: the hardware
+	 * is absent) with one line in buf saying what is missing and what to
+	 * use instead.  init fails with the same error; the core logs the
+	 * line for each peer and listener of the kind and serves the others,
+	 * and `ldsd --check` prints it as a warning. */
+	int (*probe)(char *buf, size_t len);
 };
 
 /* The most bytes a kind's settings block may take (ops->conf_size). */

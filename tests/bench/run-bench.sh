@@ -9,6 +9,7 @@
 #      bench-wanemu.sh runs
 # Then wanemu's forwarding (bench-wanemu.sh), the master-worker runtime
 # (bench-mw.sh), mw_matmul on two clusters over wanemu (bench-mwlaunch.sh),
+# failover with a remote cluster killed mid-run (bench-failover.sh),
 # the model's prediction against measured runs (bench-predict.sh) and LDS
 # against iperf3 over wanemu (bench-wan.sh), each with its own table.
 # QUICK=1 shortens everything (make bench-quick); DEAD_SECS=N sets how
@@ -127,6 +128,12 @@ part "the master-worker runtime"
 echo
 BUILD=${BUILD:-build} QUICK=$QUICK RUNS=1 "$(dirname "$0")/bench-mwlaunch.sh"
 part "two clusters over wanemu"
+
+# Failover with a remote cluster killed mid-run (issue 24); one run here,
+# its figures of record are bench-failover.sh's own three.
+echo
+BUILD=${BUILD:-build} QUICK=$QUICK RUNS=1 "$(dirname "$0")/bench-failover.sh"
+part "failover"
 
 # The model's prediction against measured runs over wanemu (issue 7).
 # One measured run per case here: the three calibrations per case

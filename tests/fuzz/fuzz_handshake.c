@@ -14,9 +14,13 @@
  *                the cluster names, not the key);
  *             2: a valid HELLO and the right AUTH first (a peer with the
  *                key), then the input as frames of an up stream;
- *   bits 2-7  the chunk size recv hands out, 1 to 64 bytes times 4.
+ *   bits 2-6  the chunk size recv hands out, 1 to 32 bytes times 4;
+ *   bit 7     a message transport instead (stream_msg.c): the input is
+ *             messages, each a 16-bit big-endian length and its bytes
+ *             (the HELLO and AUTH of modes 1 and 2 one message each);
+ *             what the daemon sends is reported sent after each round.
  * Then the handshake deadline passes (daemon_tick an hour later) and the
- * conn ends.  The daemon must never crash or leak, and must not hold more
+ * conn ends (message mode: its closed upcall comes then).  The daemon must never crash or leak, and must not hold more
  * than ADMISSION_RX_MAX bytes before authentication (checked through the
  * bytes it takes with recv).
  */
@@ -49,6 +53,11 @@ struct lds_tp_conn {
 	uint8_t out[4096];
 	size_t out_len;
 	int closed;
+	int whole;                   /* message mode: in is one message (the HELLO, AUTH prefixes) */
+	int lent;                    /* message mode: a message is the daemon's until msg_done */
+	uint8_t msg[1 << 16];        /* ...copied here: the daemon may write into it */
+	void *sent[64];              /* message mode: messages taken, not yet reported sent */
+	unsigned nsent;
 };
 
 static void fz_set_userdata(struct lds_tp_conn *c, void *ud)
@@ -72,6 +81,47 @@ static int fz_send(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, u
 		*sent += iov[i].iov_len; /* the rest is taken and forgotten */
 	}
 	return 0;
+}
+
+static int fz_send_msg(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, void *const *desc, void *ctx)
+{
+	size_t n;
+
+	if (c->nsent == sizeof(c->sent) / sizeof(c->sent[0]))
+		return -EAGAIN;
+	CHECK(fz_send(c, iov, iovcnt, 0, &n) == 0 && n > 0 && n <= 1 << 16);
+	c->sent[c->nsent++] = ctx;
+	return 0;
+}
+
+/* The next message: the whole input, or its next length-prefixed part
+ * (cut short at the end of the input). */
+static int fz_recv_msg(struct lds_tp_conn *c, struct lds_tp_msg *m)
+{
+	size_t n = c->in_len - c->in_off;
+
+	CHECK(!c->lent);
+	if (n == 0)
+		return c->in == NULL ? -EPIPE : -EAGAIN;
+	if (!c->whole) {
+		size_t want = n >= 2 ? (size_t)c->in[c->in_off] << 8 | c->in[c->in_off + 1] : 0;
+
+		c->in_off += n >= 2 ? 2 : n;
+		n = c->in_len - c->in_off < want ? c->in_len - c->in_off : want;
+		if (n == 0)
+			return -EAGAIN;
+	}
+	memcpy(c->msg, c->in + c->in_off, n);
+	c->in_off += n;
+	*m = (struct lds_tp_msg){ .data = c->msg, .len = n };
+	c->lent = 1;
+	return 0;
+}
+
+static void fz_msg_done(struct lds_tp_conn *c, struct lds_tp_msg *m)
+{
+	CHECK(c->lent && m->data == c->msg);
+	c->lent = 0;
 }
 
 static void fz_push(struct lds_tp_conn *c)
@@ -133,6 +183,21 @@ static const struct lds_transport_ops fz_ops = {
 	.query = fz_query,
 };
 
+static const struct lds_transport_ops fz_msg_ops = {
+	.size = LDS_TP_OPS_SIZE,
+	.name = "tcp",
+	.caps = { .flags = LDS_TP_CAP_MESSAGE | LDS_TP_CAP_ORDERED | LDS_TP_CAP_RELIABLE, .max_msg = 1 << 16 },
+	.set_userdata = fz_set_userdata,
+	.set_opts = fz_set_opts,
+	.send_msg = fz_send_msg,
+	.recv_msg = fz_recv_msg,
+	.msg_done = fz_msg_done,
+	.want_write = fz_want,
+	.want_read = fz_want,
+	.close = fz_close,
+	.query = fz_query,
+};
+
 static void sink_deliver(void *arg, struct link *from, struct rb_msg *m)
 {
 	link_delivered(from, m);
@@ -174,14 +239,18 @@ static void make_config(struct config *cfg)
 	cfg->npeers = 1;
 }
 
-/* Reads everything c has to give, as the event loop would; returns 0 once
- * the daemon closed c. */
+/* Reads everything c has to give, as the event loop would, reporting
+ * what it sent as sent after each round; returns 0 once the daemon
+ * closed c. */
 static int drive(struct lds_tp_conn *c)
 {
 	for (int rounds = 0; rounds < 100000 && !c->closed; rounds++) {
 		size_t before = c->in_off;
 
 		link_upcalls.readable(c, c->ud);
+		for (unsigned i = 0; i < c->nsent && !c->closed; i++)
+			link_upcalls.sent(c, c->sent[i], c->ud);
+		c->nsent = 0;
 		if (c->in_off == before)
 			break;
 	}
@@ -237,11 +306,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	mode = data[0] & 3;
 	c = calloc(1, sizeof(*c));
 	CHECK(c != NULL);
-	c->chunk = (size_t)((data[0] >> 2) + 1) * 4;
+	c->chunk = (size_t)(((data[0] >> 2) & 31) + 1) * 4;
 	d.sink = (struct daemon_sink){ .deliver = sink_deliver, .acked = sink_acked, .lost = sink_lost,
 				       .space = sink_space };
 	CHECK(daemon_init(&d, &cfg) == 0);
-	link_accept(&d, &fz_ops, c);
+	link_accept(&d, data[0] & 0x80 ? &fz_msg_ops : &fz_ops, NULL, c);
+	c->whole = 1;
 	if (mode >= 1 && !c->closed) {
 		n = connector_hello(pre, sizeof(pre), nonce_c);
 		c->in = pre, c->in_len = n, c->in_off = 0;
@@ -252,6 +322,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			CHECK(drive(c));
 		}
 	}
+	c->whole = 0;
 	c->in = data + 1, c->in_len = size - 1, c->in_off = 0;
 	if (!c->closed && drive(c)) {
 		/* Before authentication a stream takes one HELLO and then at
@@ -263,6 +334,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		c->in = NULL, c->in_len = c->in_off = 0;
 		drive(c);
 	}
+	/* As a transport would once the conn is gone. */
+	if (c->closed)
+		link_upcalls.closed(c, c->ud);
 	daemon_fini(&d);
 	free(c);
 	return 0;

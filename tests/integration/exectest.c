@@ -3,13 +3,14 @@
  * program as a one-rank job, through the local ldsd, and reports what
  * comes back.
  *
- *   exectest -s SOCK -c CLUSTER [-T SECONDS] [-e NAME=VALUE]... [-P SECONDS]
- *            [-S SECONDS] [-l] [-r HEX] [-u USER] [-U UID] PROGRAM [ARG...]
+ *   exectest -s SOCK -c CLUSTER [-T SECONDS] [-L SECONDS] [-e NAME=VALUE]...
+ *            [-P SECONDS] [-S SECONDS] [-l] [-r HEX] [-u USER] [-U UID] PROGRAM [ARG...]
  *
  * Prints "STARTED text", the job's output as it comes (stdout lines to
  * stdout, stderr to stderr; with -l only "LINES n LAST text" at the end),
  * then "BYTES n" (output bytes received) and "EXIT status text", or
- * "REFUSED errno text".  -P waits that long
+ * "REFUSED errno text".  -L asks for that lease (the gateway stops the job
+ * when our link has been down that long).  -P waits that long
  * before reading anything (the gateway must hold the job back), -S sends
  * STOP that long after STARTED, -r sends the given hex bytes as the
  * request instead of a START, -u and -U name another requester than the
@@ -34,14 +35,14 @@ struct opts {
 	long uid;
 	const char *env[EXEC_MAX_ENV];
 	unsigned nenv;
-	double timeout, pause, stop_after;
+	double timeout, pause, stop_after, lease;
 	int count_lines;
 };
 
 static int usage(void)
 {
-	fprintf(stderr, "usage: exectest -s SOCK -c CLUSTER [-T S] [-e NAME=VALUE]... [-P S] [-S S] [-l] [-r HEX] "
-		"[-u USER] [-U UID] PROGRAM [ARG...]\n");
+	fprintf(stderr, "usage: exectest -s SOCK -c CLUSTER [-T S] [-L S] [-e NAME=VALUE]... [-P S] [-S S] [-l] "
+		"[-r HEX] [-u USER] [-U UID] PROGRAM [ARG...]\n");
 	return 2;
 }
 
@@ -181,11 +182,12 @@ int main(int argc, char **argv)
 	struct lds *h;
 	int ch, err = 0, rc;
 
-	while ((ch = getopt(argc, argv, "+s:c:T:e:P:S:lr:u:U:")) != -1) {
+	while ((ch = getopt(argc, argv, "+s:c:T:L:e:P:S:lr:u:U:")) != -1) {
 		switch (ch) {
 		case 's': o.sock = optarg; break;
 		case 'c': o.cluster = optarg; break;
 		case 'T': o.timeout = strtod(optarg, NULL); break;
+		case 'L': o.lease = strtod(optarg, NULL); break;
 		case 'e':
 			if (o.nenv == EXEC_MAX_ENV)
 				return usage();
@@ -215,7 +217,8 @@ int main(int argc, char **argv)
 		rank.env = o.env;
 		rank.nenv = o.nenv;
 		m.start = (struct exec_start){ .uid = o.uid >= 0 ? (uint32_t)o.uid : (uint32_t)getuid(),
-					       .user = o.user ? o.user : pw ? pw->pw_name : "?", .timeout = (uint32_t)o.timeout, .hosts = "", .hostfile = "",
+					       .user = o.user ? o.user : pw ? pw->pw_name : "?", .timeout = (uint32_t)o.timeout,
+					       .lease = (uint32_t)o.lease, .hosts = "", .hostfile = "",
 					       .collect = "", .ranks = &rank, .nranks = 1 };
 	}
 	rc = o.raw ? send_raw(h, dst, o.raw) : send_exec(h, dst, &m);

@@ -75,7 +75,7 @@ cpus() { echo "${1:+cpus = \"$1\";} ${2:+worker_cpus = \"$2\";}"; }
 
 # write_job N "APP-ARGS" [EXTRA-JOB-SETTINGS]: $T/job.conf for mw_matmul
 # (or APP) over the star; WORKERS (per cluster; MAIN_WORKERS for clusterA),
-# GRAIN, PREFETCH, DEADLINE, CACHE_MIB, STATS_IV (StatisticsInterval),
+# GRAIN, PREFETCH, PREFETCH_MIB, DEADLINE, CACHE_MIB, STATS_IV (StatisticsInterval),
 # LOAD_BALANCE (LoadBalance; unset: the runtime's default), FRAMEWORK
 # (extra entries), CPUS and WORKER_CPUS (the remote clusters'
 # cpus and worker_cpus; MAIN_CPUS, MAIN_WORKER_CPUS clusterA's) tune it,
@@ -90,7 +90,7 @@ write_job() {
 			cl="{ name = \"clusterA\"; main = true; workers = ${MAIN_WORKERS:-${WORKERS:-1}}; socket = \"$T/clusterA.sock\"; $(cpus "${MAIN_CPUS:-}" "${MAIN_WORKER_CPUS:-}") }"
 		else
 			cl="$cl, { name = \"${CLUSTERS[$k]}\"; workers = ${WORKERS:-1}; socket = \"$T/${CLUSTERS[$k]}.sock\";
-			   start = \"${START:-local}\"; grain = ${GRAIN:-4}; prefetch = ${PREFETCH:-32};
+			   start = \"${START:-local}\"; grain = ${GRAIN:-4}; prefetch = ${PREFETCH:-32}; ${PREFETCH_MIB:+prefetch_mib = $PREFETCH_MIB;}
 			   deadline = ${DEADLINE:-10.0}; ${CACHE_MIB:+cache_mib = $CACHE_MIB;} $(cpus "${CPUS:-}" "${WORKER_CPUS:-}") }"
 		fi
 	done
@@ -166,4 +166,14 @@ job_user() {
 job_app() {
 	mkdir -p "$1" && cp "$MWBIN/mw_matmul" "$1/" && chmod 755 "$1" "$1/mw_matmul" && chmod 711 "$T" ||
 		fail "cannot set up $1"
+}
+
+# role_pid ROLE: a process of this test's job (our session) whose
+# MWL_ROLE is ROLE (master, worker, cm, submaster); 1 if none runs.
+role_pid() {
+	local p
+	for p in $(pgrep -s 0 -f "${APP:-$MWBIN/mw_matmul}" 2> /dev/null); do
+		tr '\0' '\n' < "/proc/$p/environ" 2> /dev/null | grep -qx "MWL_ROLE=$1" && { echo "$p"; return 0; }
+	done
+	return 1
 }

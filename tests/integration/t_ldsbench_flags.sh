@@ -156,6 +156,17 @@ expect 2 "--reverse and --bidir exclude each other" "$B" send --direct "127.0.0.
 expect 2 "recv takes no" "$B" recv --direct "$DPORT" -R
 expect 2 "--port 0: want 1..65535" "$B" send --direct 127.0.0.1 -p 0
 expect 1 "--congestion nosuchcc: not available" "$B" send --direct 127.0.0.1 -p "$DPORT" -C nosuchcc -t 1
+# --transport: a name not built in, and rdma on a machine without a device,
+# refused before any link with the daemon's words.
+expect 1 '--transport quic: transport "quic" is not built in; available: tcp' "$B" send --direct 127.0.0.1 -p "$DPORT" \
+	--transport quic
+expect 2 "--transport are for --direct" "$B" send -s "$T/clusterA.sock" -T clusterB/bench --transport tcp
+if "$B" recv --direct "$DPORT" --transport rdma -t 1 2>&1 | grep -q 'no RDMA device'; then
+	expect 1 "--transport rdma: no RDMA device found (ibv_get_device_list returned none); use transport tcp" \
+		"$B" send --direct 127.0.0.1 -p "$DPORT" --transport rdma -t 1
+else
+	echo "note: --transport rdma without a device: not checked (rdma not built in, or a device exists)"
+fi
 # The old short -w (--wait) is the window now: seconds are refused as a size.
 expect 2 "--window 2: want 4k or more" "$B" send --direct 127.0.0.1 -p "$DPORT" -w 2
 # An algorithm the kernel has but a user without CAP_NET_ADMIN may not set:

@@ -22,6 +22,10 @@ mwlaunch_timed
 [ "$rc" = 1 ] || fail "wrong key: exit $rc, expected 1: $(tail -20 "$T/out")"
 grep -q "no answer from clusterB/cm-[0-9a-f]\{16\} through the gateway within 4 s" "$T/out" ||
 	fail "wrong key: no clear error: $(tail -30 "$T/out")"
+# ...which says why, as the gateway knows it: before, only ldsd's log did.
+why=$(grep -o "the gateway's link to clusterB is down (for [0-9]* s; last attempt: .*failed authentication (wrong key?.*)" "$T/out") ||
+	fail "wrong key: the CM did not say what the gateway knows: $(grep 'no answer' "$T/out")"
+echo "measured: the main CM said: $why"
 grep -q "^mwlaunch: cluster cluster[AB] failed" "$T/out" || fail "wrong key: failing cluster not named"
 [ "$secs" -lt 40 ] || fail "wrong key: took $secs s"
 jq -e '.status == "failed"' "$T/job.json" > /dev/null || fail "wrong key: JSON status: $(cat "$T/job.json")"
@@ -55,6 +59,9 @@ check_bad "$app clusters = ( $a, { name = \"b\"; socket = \"/y\"; grain = 0; } )
 check_bad "$app clusters = ( $a, { name = \"b\"; socket = \"/y\"; cache_mib = -1; } );" 'cache_mib: -1 is out of range'
 check_bad "$app clusters = ( { name = \"a\"; main = true; socket = \"/x\"; cache_mib = 8; }, { name = \"b\"; socket = \"/y\"; } );" \
 	'cache_mib belong to remote clusters'
+check_bad "$app clusters = ( $a, { name = \"b\"; socket = \"/y\"; prefetch_mib = -2; } );" 'prefetch_mib: -2 is out of range'
+check_bad "$app clusters = ( { name = \"a\"; main = true; socket = \"/x\"; prefetch_mib = 8; }, { name = \"b\"; socket = \"/y\"; } );" \
+	'prefetch_mib, deadline, lease and cache_mib belong to remote clusters'
 check_bad "$app clusters = ( $a, { name = \"b\"; start = \"local\"; socket = \"/y\"; cpus = \"1;2\"; } );" \
 	'bad.conf:1: cpus: expected CPU numbers and ranges like "0" or "0-3,8"'
 check_bad "$app clusters = ( $a, { name = \"b\"; start = \"local\"; socket = \"/y\"; worker_cpus = \"0-\"; } );" \

@@ -142,7 +142,7 @@ refused clusterB 1 'environment entry "PATH=/tmp" of rank 0 is not allowed' -e P
 timeout 40 $EXEC -c clusterB /usr/bin/id : /bin/sh > "$T/x.out" 2>&1
 grep -q "<stderr>:':': no such user\|<stderr>:/usr/bin/id: ':': no such user" "$T/x.out" && grep -q "^EXIT 1 " "$T/x.out" ||
 	fail "\":\" did not reach id as its argument: $(cat "$T/x.out")"
-refused clusterB 74 "malformed request of 8 bytes" -r 0201000000070000
+refused clusterB 74 "malformed request of 8 bytes" -r 0301000000070000
 refused clusterB 93 "another version of the exec protocol" -r 0101000000070000
 refused clusterC 1 "cluster clusterA may not start jobs on cluster clusterC" /usr/bin/id
 refused clusterD 38 "the gateway of cluster clusterD runs no jobs" /usr/bin/id

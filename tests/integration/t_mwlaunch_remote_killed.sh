@@ -16,12 +16,10 @@ star_clusters 2 2
 # on_remote_failure is left at its default, "continue".
 ON_REMOTE_FAILURE=default DEADLINE=30 write_job 2 "-n 1024 -b 64 --verify"
 mwlaunch_job & mpid=$!
-# The sub-master: a descendant of our mwlaunch with MWL_ROLE=submaster.
+# The sub-master, once it has work.
 sub=""
 for _ in $(seq 1 100); do
-	for p in $(pgrep -s 0 mw_matmul 2>/dev/null); do
-		tr '\0' '\n' < "/proc/$p/environ" 2>/dev/null | grep -qx MWL_ROLE=submaster && sub=$p
-	done
+	[ -n "$sub" ] || sub=$(role_pid submaster) || sub=""
 	[ -n "$sub" ] && grep -q "clusterB:0\] mw: [0-9]*/" "$T/out" && break
 	sleep 0.1
 done

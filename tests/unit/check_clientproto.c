@@ -55,6 +55,15 @@ static void sample(uint8_t type, struct cp_msg *m)
 		m->count = 77;
 		strcpy(m->name, "clusterB");
 		break;
+	case CP_PEERQ:
+		strcpy(m->name, "clusterB");
+		break;
+	case CP_PEER:
+		strcpy(m->name, "clusterB");
+		m->state = CP_PEER_DOWN;
+		m->seconds = 0x01020304;
+		strcpy(m->text, "auth-sent: refused: authentication failed (wrong key?)");
+		break;
 	case CP_CHALLENGE:
 	case CP_PROOF:
 		for (size_t i = 0; i < sizeof(m->nonce); i++)
@@ -322,6 +331,25 @@ START_TEST(t_fields)
 	m.name[0] = '\0';
 	n = frame_of(&m, buf, sizeof(buf));
 	ck_assert_int_eq(decode_exact(CP_SEND, buf + CP_HDR_LEN, n - CP_HDR_LEN, &out, &copy), -EBADMSG);
+	free(copy);
+
+	/* A PEER's state is one the protocol names; its text may be empty. */
+	sample(CP_PEER, &m);
+	m.state = CP_PEER_STATE_MAX;
+	n = cp_encode(buf, sizeof(buf), &m);
+	ck_assert_int_eq(decode_exact(CP_PEER, buf + CP_HDR_LEN, n - CP_HDR_LEN, &out, &copy), -EBADMSG);
+	free(copy);
+	m.state = CP_PEER_UP;
+	m.text[0] = '\0';
+	n = cp_encode(buf, sizeof(buf), &m);
+	ck_assert_int_eq(decode_exact(CP_PEER, buf + CP_HDR_LEN, n - CP_HDR_LEN, &out, &copy), 0);
+	ck_assert_uint_eq(out.state, CP_PEER_UP);
+	free(copy);
+	/* A PEERQ names a cluster. */
+	sample(CP_PEERQ, &m);
+	m.name[0] = '\0';
+	n = cp_encode(buf, sizeof(buf), &m);
+	ck_assert_int_eq(decode_exact(CP_PEERQ, buf + CP_HDR_LEN, n - CP_HDR_LEN, &out, &copy), -EBADMSG);
 	free(copy);
 
 	/* The type comes from the header: an unknown one decodes nothing. */

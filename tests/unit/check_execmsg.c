@@ -20,6 +20,7 @@ static void sample_start(struct exec_msg *m, struct exec_rank ranks[2])
 	m->start.uid = 1000;
 	m->start.user = "alice";
 	m->start.timeout = 3600;
+	m->start.lease = 90;
 	m->start.hosts = "b01,b02:4";
 	m->start.hostfile = "";
 	m->start.collect = "report.json";
@@ -67,6 +68,7 @@ START_TEST(test_start_round_trip)
 	ck_assert_uint_eq(d.start.uid, 1000);
 	ck_assert_str_eq(d.start.user, "alice");
 	ck_assert_uint_eq(d.start.timeout, 3600);
+	ck_assert_uint_eq(d.start.lease, 90);
 	ck_assert_str_eq(d.start.hosts, "b01,b02:4");
 	ck_assert_str_eq(d.start.hostfile, "");
 	ck_assert_str_eq(d.start.collect, "report.json");
@@ -220,7 +222,7 @@ START_TEST(test_encode_refuses)
 }
 END_TEST
 
-#define REQ (6 + 4 + 1 + 5)   /* header, uid, user "alice" */
+#define REQ (6 + 4 + 1 + 5 + 4)   /* header, uid, user "alice", timeout */
 
 /* Hand-made hostile STARTs: counts beyond the limits or the bytes there,
  * a NUL or control character inside a string, a bad file name. */
@@ -234,7 +236,7 @@ START_TEST(test_hostile_start)
 	sample_start(&m, ranks);
 	buf = encode(&m, &n);
 	/* hosts' first byte: after the 6-byte header, uid, user, timeout,
-	 * hosts' length. */
+	 * lease, hosts' length. */
 	at = REQ + 4 + 2;
 	buf[at] = '\0';
 	ck_assert_int_eq(exec_decode(buf, n, &d), -EBADMSG);

@@ -173,7 +173,7 @@ static int log_has(const char *what)
 
 static struct stream *fake_stream(enum stream_state st)
 {
-	struct stream *s = stream_new(NULL, &fk_ops, &no_up, st);
+	struct stream *s = stream_new(NULL, &fk_ops, NULL, &no_up, st);
 
 	ck_assert_ptr_nonnull(s);
 	s->conn = &conn;

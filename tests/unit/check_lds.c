@@ -518,6 +518,50 @@ START_TEST(t_open_tcp_daemon_picks_name)
 }
 END_TEST
 
+/* lds_peer: the question goes out once no message is half written; an
+ * answer about another cluster and a delivery in between are not the
+ * answer, and the delivery is still received. */
+static void s_peer(struct fake *f)
+{
+	struct cp_msg other = { .type = CP_PEER, .state = CP_PEER_UP }, ans = { .type = CP_PEER, .state = CP_PEER_DOWN,
+										 .seconds = 42 };
+	struct fk_frame fr;
+
+	if (fk_welcome(f, "clusterA") < 0 || fk_read_frame(f, &fr, CP_PEERQ) < 0)
+		return;
+	free(fr.body);
+	if (strcmp(fr.m.name, "clusterB") != 0) {
+		FK_ERR(f, "PEERQ for another cluster");
+		return;
+	}
+	strcpy(other.name, "clusterC");
+	strcpy(ans.name, "clusterB");
+	strcpy(ans.text, "auth-sent: refused: authentication failed");
+	if (fk_send(f, &other) == 0 && fk_deliver(f, "clusterB/x", 1, "hi", 2) == 0 && fk_send(f, &ans) == 0)
+		fk_bye(f);
+}
+
+START_TEST(t_peer)
+{
+	struct fake f = { .max_msg = 1u << 20 };
+	struct lds_peer p;
+	struct lds_msg m;
+	struct lds *h;
+
+	fake_start(&f, s_peer);
+	h = open_ok(&f, "cm");
+	ck_assert_int_eq(lds_peer(h, "not/a cluster", &p, WAIT_MS), -EINVAL);
+	ck_assert_int_eq(lds_peer(h, "clusterB", &p, WAIT_MS), 0);
+	ck_assert_int_eq(p.state, LDS_PEER_DOWN);
+	ck_assert_uint_eq(p.down_s, 42);
+	ck_assert_str_eq(p.why, "auth-sent: refused: authentication failed");
+	ck_assert_int_eq(lds_recv(h, &m, WAIT_MS), 0);
+	ck_assert_uint_eq(m.len, 2);
+	ck_assert_int_eq(lds_close(h), 0);
+	fake_stop(&f);
+}
+END_TEST
+
 /* The client goes away: the end of its stream, within IO_TIMEOUT_S. */
 static void s_eof(struct fake *f)
 {
@@ -1608,6 +1652,7 @@ Suite *make_lds_suite(void)
 
 	tcase_set_timeout(api, 60);
 	tcase_add_test(api, t_open_close);
+	tcase_add_test(api, t_peer);
 	tcase_add_test(api, t_open_tcp_daemon_picks_name);
 	tcase_add_test(api, t_open_tcp_key);
 	tcase_add_test(api, t_open_socket_from_env);

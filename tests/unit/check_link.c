@@ -2,7 +2,8 @@
  * check_link.c - the link (ldsd/link.c and the modules link_int.h lists)
  * between two whole daemons in this process: clusterA connects, clusterB
  * listens, one event loop drives both, over every registered transport
- * that can carry a link (tcp on loopback, and the tests' tp_mem.c).  The
+ * that can carry a link (tcp on loopback, and the tests' tp_mem.c: its byte
+ * stream "mem" and its message twin "memmsg"), sealed and in clear.  The
  * link-level half of the conformance suite (check_conformance.c is the
  * transport-level one): what a sender on A is promised, checked on what
  * arrives at B.
@@ -13,6 +14,7 @@
  * lost) and that none gets two.  Faults are made at chosen moments: a
  * stream closed (link_fault_break) or its conn reset with blocks in flight
  * (tp_mem_break), a conn held while the others overtake it (tp_mem_hold),
+ * bytes no peer sent (tp_mem_inject: a message cut inside a frame),
  * a receiver that stops consuming, a wrong key or setting, B torn down and
  * started again with a new instance id.
  *
@@ -83,9 +85,10 @@ static struct run {
 	size_t ooo_max;                 /* most out-of-order bytes B held */
 } run;
 
-/* The kinds that can carry a link (config_transport_usable), by index. */
+/* The kinds that can carry a link (config_transport_usable), by index:
+ * tp_mem's first (nmem of them), whose faults some tests need. */
 static const struct lds_transport_ops *kinds[8];
-static int nkinds;
+static int nkinds, nmem;
 
 /* ---- messages ------------------------------------------------------------ */
 
@@ -415,11 +418,20 @@ static int all_acked(void)
 	return run.next_id == run.send_to && run.acked + run.lost == run.send_to;
 }
 
-/* Over kind i, sends n messages (the steps may add more) until step says
- * done; each arrived once, in order, and was acknowledged once. */
+/* Kind i / 2, sealed (i even) or in clear (odd). */
+static void setup_sealed_or_clear(int i)
+{
+	setup(i / 2);
+	if (i % 2)
+		run.a.cfg.peers[0].encryption = run.b.cfg.peers[0].encryption = CONFIG_ENC_NONE;
+}
+
+/* Over kind i / 2, sealed or in clear (setup_sealed_or_clear), sends n
+ * messages (the steps may add more) until step says done; each arrived
+ * once, in order, and was acknowledged once. */
 static void send_all(int i, uint64_t n, int (*step)(void), void (*in_round)(void))
 {
-	setup(i);
+	setup_sealed_or_clear(i);
 	go();
 	run.send_to = n;
 	run.in_round = in_round;
@@ -437,6 +449,22 @@ START_TEST(t_delivery)
 	ck_assert_uint_eq(run.acked, 600);
 	ck_assert_uint_eq(run.a.l->up, STREAMS);
 	ck_assert_uint_eq(run.b.l->up, STREAMS);
+	finish();
+}
+END_TEST
+
+/* A's send buffer holds seven blocks (a message may take half): each slot is filled again as soon
+ * as its block is acknowledged, so a block given back before the
+ * transport is done with it (memmsg holds what it sends several loop
+ * rounds) is rewritten under it. */
+START_TEST(t_small_sendbuf)
+{
+	setup_sealed_or_clear(_i);
+	run.a.cfg.peers[0].send_memory = 7 * BLOCK;
+	go();
+	run.send_to = 300;
+	run_until(all_acked);
+	assert_once(1, run.send_to, 1);
 	finish();
 }
 END_TEST
@@ -570,7 +598,7 @@ static int reorder_step(void)
  * they are resent on the other streams. */
 START_TEST(t_loss_in_flight)
 {
-	send_all(0, 0, loss_step, NULL);
+	send_all(_i, 0, loss_step, NULL);
 	ck_assert_uint_eq(run.send_to, 750);
 	ck_assert_uint_gt(run.a.l->sb.blocks_resent, 0);
 	ck_assert_uint_ge(run.a.l->nfail, 3);
@@ -582,10 +610,55 @@ END_TEST
  * blocks, three times: B holds them out of order and delivers in order. */
 START_TEST(t_reorder)
 {
-	send_all(0, 0, reorder_step, NULL);
+	send_all(_i, 0, reorder_step, NULL);
 	ck_assert_uint_eq(run.send_to, 750);
 	ck_assert_uint_gt(run.ooo_max, 0);
 	ck_assert_uint_eq(run.a.l->nfail, 0);
+	finish();
+}
+END_TEST
+
+/* ---- bad frames ------------------------------------------------------ */
+
+/* Once B's stream 0 is up and 100 messages acknowledged, B's end of it
+ * receives what no peer sent - a message cut inside a DATA frame on a
+ * message kind, a frame with a wrong magic on a byte stream - and 250
+ * more messages are sent. */
+static int bad_frame_step(void)
+{
+	static const uint8_t cut[] = { 0x4c, 0x44, WIRE_VERSION, WIRE_DATA, 0, 0, 0x10, 0, 0, 0,
+				       0, 0, 0, 0, 0, 0, 0, 0, 0, 1 };
+	static const uint8_t magic[WIRE_HDR_LEN] = { 'N', 'O' };
+	const struct stream *s = run.b.l->streams[0];
+
+	if (run.phase > 0)
+		return all_acked();
+	if (s == NULL || s->st != ST_UP || run.acked < 100)
+		return 0;
+	if (run.ops->caps.flags & LDS_TP_CAP_MESSAGE)
+		ck_assert_int_eq(tp_mem_inject(s->conn, cut, sizeof(cut)), 0);
+	else
+		ck_assert_int_eq(tp_mem_inject(s->conn, magic, sizeof(magic)), 0);
+	run.send_to += 250;
+	run.phase++;
+	return 0;
+}
+
+/* tp_mem kinds: B refuses the bad frame, naming the peer, and closes that
+ * stream only; what A sends arrives once, in order, on the others and on
+ * the stream A connects again. */
+START_TEST(t_bad_frame)
+{
+	send_all(_i, 100, bad_frame_step, NULL);
+	ck_assert_uint_eq(run.send_to, 350);
+	/* "clusterA: peer mem:0x...: bad frame (...); closing the stream" */
+	ck_assert_msg(log_count(": peer mem:0x") == 1 && log_count("bad frame (") >= 1,
+		      "%s: B logged the bad frame %d times, naming the peer %d times", run.ops->name,
+		      log_count("bad frame ("), log_count(": peer mem:0x"));
+	ck_assert_int_ge(log_count(run.ops->caps.flags & LDS_TP_CAP_MESSAGE
+				   ? "bad frame (a message of 20 bytes ends inside a frame at byte 0); closing"
+				   : "bad frame (Protocol error); closing"), 1);
+	ck_assert_uint_ge(run.b.l->nfail, 1);
 	finish();
 }
 END_TEST
@@ -725,41 +798,55 @@ START_TEST(t_peer_restart)
 }
 END_TEST
 
+/* A kind whose hardware is absent (RDMA without a device) is left out,
+ * saying so, as in the conformance suite. */
+static int kind_runs_here(const struct lds_transport_ops *ops)
+{
+	char why[256];
+
+	if (ops->probe == NULL || ops->probe(why, sizeof(why)) == 0)
+		return 1;
+	fprintf(stderr, "link: %s: skipped: %s\n", ops->name, why);
+	return 0;
+}
+
 Suite *make_link_suite(void)
 {
 	Suite *s = suite_create("link");
 	TCase *tc = tcase_create("link");
-	int mem = -1;
 
 	/* Registered in the suite's process, which each test's inherits. */
-	if (transport_find(mem_transport_ops.name) == NULL && transport_register(&mem_transport_ops) < 0)
-		fprintf(stderr, "link: cannot register the sample transport\n");
-	nkinds = 0;
+	if ((transport_find(mem_transport_ops.name) == NULL && transport_register(&mem_transport_ops) < 0) ||
+	    (transport_find(memmsg_transport_ops.name) == NULL && transport_register(&memmsg_transport_ops) < 0))
+		fprintf(stderr, "link: cannot register the sample transports\n");
+	nkinds = nmem = 0;
 	for (size_t i = 0; transport_at(i) != NULL && nkinds < (int)(sizeof(kinds) / sizeof(kinds[0])); i++) {
 		const struct lds_transport_ops *ops = transport_at(i);
 
-		if (!config_transport_usable(ops))
+		if (!config_transport_usable(ops) || !kind_runs_here(ops))
 			continue;
-		/* tp_mem first: the tests of its faults use kind 0. */
-		if (ops == &mem_transport_ops) {
-			memmove(&kinds[1], &kinds[0], (size_t)nkinds * sizeof(kinds[0]));
-			kinds[0] = ops;
-			mem = 0;
+		/* tp_mem's first: the tests of its faults use kinds 0..nmem-1. */
+		if (ops == &mem_transport_ops || ops == &memmsg_transport_ops) {
+			memmove(&kinds[nmem + 1], &kinds[nmem], (size_t)(nkinds - nmem) * sizeof(kinds[0]));
+			kinds[nmem++] = ops;
 		} else {
 			kinds[nkinds] = ops;
 		}
 		nkinds++;
 	}
 	tcase_set_timeout(tc, 30);
-	tcase_add_loop_test(tc, t_delivery, 0, nkinds);
+	/* These tests' loop index names a kind and sealed or clear
+	 * (setup_sealed_or_clear). */
+	tcase_add_loop_test(tc, t_delivery, 0, 2 * nkinds);
+	tcase_add_loop_test(tc, t_break_in_flight, 0, 2 * nkinds);
+	tcase_add_loop_test(tc, t_small_sendbuf, 0, 2 * nkinds);
+	tcase_add_loop_test(tc, t_loss_in_flight, 0, 2 * nmem);
+	tcase_add_loop_test(tc, t_reorder, 0, 2 * nmem);
+	tcase_add_loop_test(tc, t_bad_frame, 0, 2 * nmem);
 	tcase_add_loop_test(tc, t_backpressure, 0, nkinds);
-	tcase_add_loop_test(tc, t_break_in_flight, 0, nkinds);
 	tcase_add_loop_test(tc, t_peer_restart, 0, nkinds);
-	if (mem == 0) {
-		tcase_add_test(tc, t_loss_in_flight);
-		tcase_add_test(tc, t_reorder);
+	if (nmem > 0)
 		tcase_add_loop_test(tc, t_refused, 0, (int)(sizeof(refusals) / sizeof(refusals[0])));
-	}
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -132,8 +132,10 @@ START_TEST(cm_env)
 {
 	static const char *const none[] = { NULL };
 	static const char *const set[] = { "MWL_REMOTE", "clusterB", "MWL_GRAIN", "4", "MWL_DEADLINE", "2.5",
-					   "MWL_CACHE", "1048576", "MWL_JOB", "0123456789abcdef", NULL };
+					   "MWL_CACHE", "1048576", "MWL_JOB", "0123456789abcdef",
+					   "MWL_PREFETCH_BYTES", "1048576", NULL };
 	static const char *const bad[] = { "MWL_CACHE", "-1", NULL };
+	static const char *const bad_bytes[] = { "MWL_PREFETCH_BYTES", "1M", NULL };
 	/* A job id becomes part of endpoint names: hex digits only, 16 at most. */
 	static const char *const bad_job[] = { "MWL_JOB", "12/cm", NULL };
 	static const char *const long_job[] = { "MWL_JOB", "0123456789abcdef0", NULL };
@@ -143,11 +145,15 @@ START_TEST(cm_env)
 	ck_assert_int_eq(mw_cm_env_read(&e, fake_get, err, sizeof(err)), 0);
 	ck_assert_ptr_null(e.job);
 	ck_assert(e.grain == 1 && e.prefetch == 64 && e.deadline == 60 && e.cache == 64 << 20);
+	ck_assert(e.prefetch_bytes == 16 << 20);
 	fake_env = set;
 	ck_assert_int_eq(mw_cm_env_read(&e, fake_get, err, sizeof(err)), 0);
 	ck_assert_str_eq(e.remote, "clusterB");
 	ck_assert_str_eq(e.job, "0123456789abcdef");
-	ck_assert(e.grain == 4 && e.deadline == 2.5 && e.cache == 1048576);
+	ck_assert(e.grain == 4 && e.deadline == 2.5 && e.cache == 1048576 && e.prefetch_bytes == 1048576);
+	fake_env = bad_bytes;
+	ck_assert_int_eq(mw_cm_env_read(&e, fake_get, err, sizeof(err)), -1);
+	ck_assert_ptr_nonnull(strstr(err, "MWL_PREFETCH_BYTES=1M"));
 	fake_env = bad;
 	ck_assert_int_eq(mw_cm_env_read(&e, fake_get, err, sizeof(err)), -1);
 	ck_assert_ptr_nonnull(strstr(err, "MWL_CACHE=-1"));

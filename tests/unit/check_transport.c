@@ -3,7 +3,8 @@
  * an ops table of another size is refused, a sample transport (tp_mem.c)
  * is one registration away from ldsd.conf, its settings are parsed,
  * checked and printed by the config code, another transport's setting or a
- * transport not built in is refused with FILE:LINE: SETTING.
+ * transport not built in is refused with FILE:LINE: SETTING, and so is a
+ * block_size whose DATA frame a message transport cannot carry.
  */
 #include <check.h>
 #include <errno.h>
@@ -129,16 +130,21 @@ START_TEST(test_size_refused)
 }
 END_TEST
 
-/* Names come from the table, the built-in ones first. */
+/* Names come from the table, the built-in ones first (tcp, then those
+ * this build has: rdma where rdma-core is installed). */
 START_TEST(test_registry)
 {
-	ck_assert_str_eq(transport_names(), "tcp, udp, mem");
+	size_t n = 0;
+	const char *names = transport_names();
+
+	while (transport_at(n + 1) != NULL)
+		n++;
 	ck_assert_str_eq(transport_at(0)->name, "tcp");
-	ck_assert_str_eq(transport_at(1)->name, "udp");
-	ck_assert_ptr_eq(transport_at(2), &mem_transport_ops);
-	ck_assert_ptr_null(transport_at(3));
+	ck_assert_ptr_eq(transport_at(n), &mem_transport_ops);
+	ck_assert_msg(strncmp(names, "tcp, ", 5) == 0 && strcmp(names + strlen(names) - 5, ", mem") == 0, "%s", names);
 	ck_assert_ptr_eq(transport_find("mem"), &mem_transport_ops);
-	ck_assert_ptr_null(transport_find("rdma"));
+	ck_assert_ptr_null(transport_find("quic"));
+	ck_assert_str_eq(transport_at(1)->name, "udp");
 	ck_assert(transport_find("udp")->caps.flags & LDS_TP_CAP_MESSAGE);
 	ck_assert(transport_find("tcp")->caps.flags & LDS_TP_CAP_STREAM);
 	ck_assert(!(transport_find("tcp")->caps.flags & LDS_TP_CAP_INTEGRITY));
@@ -168,7 +174,10 @@ END_TEST
 /* Every refusal names the file, line and setting. */
 START_TEST(test_refusals)
 {
-	refused("transport = \"rdma\";", "transport", "transport \"rdma\" is not built in; available: tcp, udp, mem");
+	char avail[300];
+
+	snprintf(avail, sizeof(avail), "transport \"quic\" is not built in; available: %s", transport_names());
+	refused("transport = \"quic\";", "transport", avail);
 	refused("transport = \"mem\"; congestion = \"reno\";", "congestion",
 		"a setting of transport \"tcp\", not of this peer's transport \"mem\"");
 	refused("transport = \"mem\"; tcp_buffer = 0;", "tcp_buffer",
@@ -200,13 +209,13 @@ static void nomsg_done(struct lds_tp_conn *c, struct lds_tp_msg *m)
 	(void)c, (void)m;
 }
 
-/* Links need a reliable ordered byte stream: a kind without one is
- * refused at --check time, not at start. */
+/* Links need reliable, ordered delivery, of bytes or of messages: a kind
+ * without it (datagrams) is refused at --check time, not at start. */
 START_TEST(test_caps_refused)
 {
 	struct lds_transport_ops o = mem_transport_ops;
 
-	o.name = "memmsg";
+	o.name = "memdgram";
 	o.caps.flags = LDS_TP_CAP_MESSAGE | LDS_TP_CAP_RELIABLE;
 	o.caps.max_msg = 9000;
 	o.send = NULL, o.push = NULL, o.recv = NULL, o.pending = NULL;
@@ -214,8 +223,40 @@ START_TEST(test_caps_refused)
 	ck_assert_int_eq(transport_register(&o), 0);
 	ck_assert(!config_transport_usable(&o));
 	ck_assert(config_transport_usable(&mem_transport_ops));
-	refused("transport = \"memmsg\";", "transport",
-		"transport \"memmsg\" cannot carry links: they need a reliable, ordered byte stream");
+	refused("transport = \"memdgram\";", "transport",
+		"transport \"memdgram\" cannot carry links: they need reliable, ordered delivery (a byte stream or "
+		"messages)");
+}
+END_TEST
+
+/* A message transport carries whole frames: a block whose DATA frame
+ * (sealed: with its tag) exceeds max_msg is refused, naming block_size
+ * and both sizes; one byte less fits. */
+START_TEST(test_max_msg_refused)
+{
+	const size_t max = memmsg_transport_ops.caps.max_msg;
+	char line[128], msg[256];
+
+	ck_assert_int_eq(transport_register(&memmsg_transport_ops), 0);
+	snprintf(line, sizeof(line), "transport = \"memmsg\"; block_size = %zu;", max);
+	snprintf(msg, sizeof(msg), "a block of %zu bytes makes DATA frames of %zu bytes sealed, larger than transport "
+		 "\"memmsg\" carries in one message (max_msg %zu); make block_size at most %zu", max,
+		 max + WIRE_DATA_HDR_LEN + WIRE_TAG_LEN, max, max - WIRE_DATA_HDR_LEN - WIRE_TAG_LEN);
+	refused(line, "block_size", msg);
+	snprintf(line, sizeof(line), "transport = \"memmsg\"; encryption = \"none\"; block_size = %zu;",
+		 max - WIRE_DATA_HDR_LEN + 1);
+	snprintf(msg, sizeof(msg), "a block of %zu bytes makes DATA frames of %zu bytes, larger than transport "
+		 "\"memmsg\" carries in one message (max_msg %zu); make block_size at most %zu",
+		 max - WIRE_DATA_HDR_LEN + 1, max + 1, max, max - WIRE_DATA_HDR_LEN);
+	refused(line, "block_size", msg);
+	snprintf(line, sizeof(line), "transport = \"memmsg\"; block_size = %zu;", max - WIRE_DATA_HDR_LEN - WIRE_TAG_LEN);
+	ck_assert_msg(load_peer(line) == 0, "%s", terr);
+	snprintf(line, sizeof(line), "transport = \"memmsg\"; encryption = \"none\"; block_size = %zu;",
+		 max - WIRE_DATA_HDR_LEN);
+	ck_assert_msg(load_peer(line) == 0, "%s", terr);
+	/* Byte streams have no such bound. */
+	ck_assert_msg(load_peer("transport = \"mem\"; block_size = \"16M\"; send_memory = \"64M\"; "
+				"recv_memory = \"64M\";") == 0, "%s", terr);
 }
 END_TEST
 
@@ -277,6 +318,7 @@ Suite *make_transport_suite(void)
 	tcase_add_test(tc, test_mem_settings);
 	tcase_add_test(tc, test_refusals);
 	tcase_add_test(tc, test_caps_refused);
+	tcase_add_test(tc, test_max_msg_refused);
 	tcase_add_test(tc, test_status_keys);
 	tcase_add_test(tc, test_peer_set);
 	suite_add_tcase(s, tc);

@@ -36,5 +36,11 @@ Suite *make_link_suite(void);
 Suite *make_udp_proto_suite(void);
 Suite *make_udp_cc_suite(void);
 Suite *make_udp_e2e_suite(void);
+Suite *make_rdma_pool_suite(void);
+Suite *make_rdma_credit_suite(void);
+Suite *make_rdma_chunk_suite(void);
+Suite *make_rdma_sendq_suite(void);
+Suite *make_rdma_recvq_suite(void);
+Suite *make_rdma_kind_suite(void);
 
 #endif

@@ -15,7 +15,17 @@
  *
  * Faults for the link's tests (tp_mem.h): a conn can be broken, losing
  * what is in flight both ways, or held, so that what is sent on it waits
- * while other conns overtake it.
+ * while other conns overtake it, or given bytes its peer never sent.
+ *
+ * Its twin "memmsg" carries messages instead (LDS_TP_CAP_MESSAGE, whole,
+ * in order, each at most MEMMSG_MAX bytes) with registered memory
+ * (LDS_TP_CAP_REGMEM), and is as strict as a transport that sends from
+ * the core's memory can be: it delivers a message at once but keeps
+ * pointing at the core's memory for MEMMSG_HOLD_ROUNDS loop rounds before
+ * its sent upcall, then reads it again and aborts if a byte changed (or
+ * the sanitizers stop it, if the memory was freed); a desc must name a
+ * registered region holding its iovec, and a region must not be
+ * deregistered while a message in it is held.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -23,10 +33,33 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ldsd/crc32c.h"
 #include "tp_mem.h"
 
 #define MEM_MAX_CONNS 64
 #define MEM_MAX_LISTENERS 8
+#define MEMMSG_MAX (128u << 10)
+#define MEMMSG_HOLD_ROUNDS 8
+#define MEMMSG_HELD_MAX 128        /* messages a conn holds before send_msg says -EAGAIN */
+#define MEMMSG_IOV_MAX 16
+#define MEMMSG_REGIONS 128
+#define MEMMSG_REC 4               /* a message's length before it in the peer's buffer */
+
+/* A message sent and not yet reported sent: where it lies in the core's
+ * memory and what it held. */
+struct mem_held {
+	struct iovec iov[MEMMSG_IOV_MAX];
+	int iovcnt;
+	void *ctx;
+	uint32_t crc;
+	unsigned round;
+};
+
+struct mem_region {
+	const uint8_t *addr;
+	size_t len;
+	int used;
+};
 
 struct mem_conf {
 	size_t window;
@@ -35,6 +68,9 @@ struct mem_conf {
 struct lds_transport {
 	struct lds_tp_host host;
 	struct lds_tp_upcalls up;
+	int msg;                                        /* memmsg */
+	unsigned round;                                 /* pending rounds so far */
+	struct mem_region regions[MEMMSG_REGIONS];      /* mem_reg's; a desc points at one */
 	int pending_id;
 	struct lds_tp_conn *conns[MEM_MAX_CONNS];      /* live ones; NULL: a free slot */
 	struct lds_tp_conn *dead;                       /* closed, freed by the next pending round */
@@ -61,8 +97,11 @@ struct lds_tp_conn {
 	int news;                      /* bytes or EOF arrived since the last readable upcall */
 	int room;                      /* the peer read since the last writable upcall */
 	size_t window;
-	unsigned char *buf;            /* what the peer sent, unread: len bytes */
+	unsigned char *buf;            /* what the peer sent, unread: len bytes (memmsg: records) */
 	size_t len;
+	int lent;                      /* memmsg: the first message is the core's until msg_done */
+	struct mem_held *inflight;     /* memmsg: messages sent, not yet reported sent */
+	unsigned infl_head, ninfl;
 	uint64_t sent, recvd;
 	void *ud;
 	struct lds_tp_conn *next_dead;
@@ -101,17 +140,79 @@ static const char *mem_describe(const void *conf, char *buf, size_t len)
 	return buf;
 }
 
-/* One round of what no fd announces: accepts, connects, data, room, and
- * freeing closed conns.  Returns the number of upcalls made. */
+static uint32_t mem_iov_crc(const struct iovec *iov, int iovcnt)
+{
+	uint32_t crc = 0;
+
+	for (int i = 0; i < iovcnt; i++)
+		crc = crc32c(crc, iov[i].iov_base, iov[i].iov_len);
+	return crc;
+}
+
+/* memmsg: reports sent the messages held long enough, oldest first, once
+ * it checked that their bytes did not change.  Returns the upcalls made;
+ * *waiting is set if c holds more. */
+static int mem_report_sent(struct lds_transport *tp, size_t i, int *waiting)
+{
+	struct lds_tp_conn *c = tp->conns[i];
+	int n = 0;
+
+	while (tp->conns[i] == c && c->ninfl > 0) {
+		struct mem_held *h = &c->inflight[c->infl_head];
+
+		if (tp->round - h->round < MEMMSG_HOLD_ROUNDS) {
+			*waiting = 1;
+			break;
+		}
+		if (mem_iov_crc(h->iov, h->iovcnt) != h->crc) {
+			fprintf(stderr, "memmsg: a message's memory changed before its sent upcall\n");
+			abort();
+		}
+		c->infl_head = (c->infl_head + 1) % MEMMSG_HELD_MAX;
+		c->ninfl--;
+		c->room = 1;
+		n++;
+		tp->up.sent(c, h->ctx, c->ud);
+	}
+	return n;
+}
+
+/* Frees the closed conns, telling the core if tell. */
+static int mem_reap(struct lds_transport *tp, int tell)
+{
+	int n = 0;
+
+	while (tp->dead) {
+		struct lds_tp_conn *c = tp->dead;
+
+		tp->dead = c->next_dead;
+		if (tell && tp->up.closed)
+			tp->up.closed(c, c->ud);
+		free(c->inflight);
+		free(c->buf);
+		free(c);
+		n++;
+	}
+	return n;
+}
+
+/* One round of what no fd announces: accepts, connects, data, room,
+ * messages reported sent, and freeing closed conns.  Returns the number
+ * of upcalls made (1 more while messages wait for a later round). */
 static int mem_pending(void *arg)
 {
 	struct lds_transport *tp = arg;
-	int n = 0;
+	int n = 0, waiting = 0;
 
+	tp->round++;
 	for (size_t i = 0; i < MEM_MAX_CONNS; i++) {
 		struct lds_tp_conn *c = tp->conns[i];
 
 		if (c == NULL)
+			continue;
+		if (c->ninfl > 0 && !c->accept_on && !c->connecting)
+			n += mem_report_sent(tp, i, &waiting);
+		if (tp->conns[i] != c)
 			continue;
 		if (c->accept_on) {
 			if (c->accept_on->paused)
@@ -134,25 +235,17 @@ static int mem_pending(void *arg)
 			tp->up.writable(c, c->ud);
 		}
 	}
-	while (tp->dead) {
-		struct lds_tp_conn *c = tp->dead;
-
-		tp->dead = c->next_dead;
-		if (tp->up.closed)
-			tp->up.closed(c, c->ud);
-		free(c->buf);
-		free(c);
-		n++;
-	}
-	return n;
+	return n + mem_reap(tp, 1) + waiting;
 }
 
-static int mem_init(struct lds_transport **out, const struct lds_tp_host *host, const struct lds_tp_upcalls *up)
+static int mem_init_kind(struct lds_transport **out, const struct lds_tp_host *host,
+			 const struct lds_tp_upcalls *up, int msg)
 {
 	struct lds_transport *tp = calloc(1, sizeof(*tp));
 
 	if (tp == NULL)
 		return -ENOMEM;
+	tp->msg = msg;
 	tp->host = *host;
 	tp->up = *up;
 	tp->pending_id = host->pending_add(host->ctx, mem_pending, tp);
@@ -166,22 +259,28 @@ static int mem_init(struct lds_transport **out, const struct lds_tp_host *host, 
 	return 0;
 }
 
+static int mem_init(struct lds_transport **out, const struct lds_tp_host *host, const struct lds_tp_upcalls *up)
+{
+	return mem_init_kind(out, host, up, 0);
+}
+
+static int memmsg_init(struct lds_transport **out, const struct lds_tp_host *host, const struct lds_tp_upcalls *up)
+{
+	return mem_init_kind(out, host, up, 1);
+}
+
 static void mem_close(struct lds_tp_conn *c);
 
-/* Conns the core never saw (accepted, not yet handed up) end with it. */
+/* The conns the core closed get their closed upcall; those it never saw
+ * (accepted, not yet handed up) end with the instance. */
 static void mem_fini(struct lds_transport *tp)
 {
 	tp->host.pending_del(tp->host.ctx, tp->pending_id);
+	mem_reap(tp, 1);
 	for (size_t i = 0; i < MEM_MAX_CONNS; i++)
 		if (tp->conns[i])
 			mem_close(tp->conns[i]);
-	while (tp->dead) {
-		struct lds_tp_conn *c = tp->dead;
-
-		tp->dead = c->next_dead;
-		free(c->buf);
-		free(c);
-	}
+	mem_reap(tp, 0);
 	free(tp);
 }
 
@@ -228,7 +327,12 @@ static struct lds_tp_conn *mem_conn_new(struct lds_transport *tp, size_t window,
 		if (tp->conns[i] != NULL)
 			continue;
 		c = calloc(1, sizeof(*c));
-		if (c == NULL || (c->buf = malloc(window)) == NULL) {
+		/* memmsg: a message is taken whenever the buffer holds less
+		 * than window bytes. */
+		if (c == NULL || (c->buf = malloc(window + (tp->msg ? MEMMSG_REC + MEMMSG_MAX : 0))) == NULL ||
+		    (tp->msg && (c->inflight = calloc(MEMMSG_HELD_MAX, sizeof(*c->inflight))) == NULL)) {
+			if (c)
+				free(c->buf);
 			free(c);
 			return NULL;
 		}
@@ -252,6 +356,7 @@ static void mem_close(struct lds_tp_conn *c)
 		c->peer->peer = NULL;
 		c->peer->news = 1;     /* the peer's recv now says -EPIPE */
 	}
+	c->ninfl = 0;                  /* let go: no sent upcall for them */
 	c->next_dead = tp->dead;
 	tp->dead = c;
 }
@@ -344,6 +449,131 @@ static int mem_recv(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, 
 	return 0;
 }
 
+/* The region a desc names must hold the iovec: a stale registration (the
+ * core moved its buffer) is a bug worth stopping for. */
+static void memmsg_check_desc(const struct lds_transport *tp, const struct iovec *iov, const void *desc)
+{
+	const struct mem_region *r = desc;
+	const uint8_t *p = iov->iov_base;
+
+	if (r < tp->regions || r >= tp->regions + MEMMSG_REGIONS || !r->used || p < r->addr ||
+	    p + iov->iov_len > r->addr + r->len) {
+		fprintf(stderr, "memmsg: a send's desc does not name registered memory holding its iovec\n");
+		abort();
+	}
+}
+
+static int memmsg_send(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, void *const *desc, void *ctx)
+{
+	struct lds_tp_conn *p = c->peer;
+	struct mem_held *h;
+	size_t total = 0;
+	uint32_t n;
+
+	if (c->broken)
+		return -ECONNRESET;
+	if (p == NULL)
+		return -EPIPE;
+	if (iovcnt < 1 || iovcnt > MEMMSG_IOV_MAX)
+		return -EINVAL;
+	for (int i = 0; i < iovcnt; i++) {
+		total += iov[i].iov_len;
+		if (desc && desc[i])
+			memmsg_check_desc(c->tp, &iov[i], desc[i]);
+	}
+	if (total == 0 || total > MEMMSG_MAX)
+		return -EMSGSIZE;
+	if (c->ninfl == MEMMSG_HELD_MAX || p->len >= p->window)
+		return -EAGAIN;
+	n = (uint32_t)total;
+	memcpy(p->buf + p->len, &n, sizeof(n));
+	p->len += MEMMSG_REC;
+	for (int i = 0; i < iovcnt; i++) {
+		memcpy(p->buf + p->len, iov[i].iov_base, iov[i].iov_len);
+		p->len += iov[i].iov_len;
+	}
+	h = &c->inflight[(c->infl_head + c->ninfl++) % MEMMSG_HELD_MAX];
+	memcpy(h->iov, iov, (size_t)iovcnt * sizeof(iov[0]));
+	h->iovcnt = iovcnt;
+	h->ctx = ctx;
+	h->crc = mem_iov_crc(iov, iovcnt);
+	h->round = c->tp->round;
+	p->news = 1;
+	c->sent += total;
+	return 0;
+}
+
+static int memmsg_recv(struct lds_tp_conn *c, struct lds_tp_msg *m)
+{
+	uint32_t len;
+
+	if (c->broken)
+		return -ECONNRESET;
+	if (c->lent)
+		return -EBUSY;
+	if (c->len == 0 || c->held)
+		return c->peer || c->held ? -EAGAIN : -EPIPE;
+	memcpy(&len, c->buf, sizeof(len));
+	m->data = c->buf + MEMMSG_REC;
+	m->len = len;
+	m->tp_priv = NULL;
+	c->lent = 1;
+	c->recvd += len;
+	return 0;
+}
+
+static void memmsg_done(struct lds_tp_conn *c, struct lds_tp_msg *m)
+{
+	size_t used = MEMMSG_REC + m->len;
+
+	if (!c->lent || m->data != c->buf + MEMMSG_REC) {
+		fprintf(stderr, "memmsg: msg_done for a message not lent\n");
+		abort();
+	}
+	c->lent = 0;
+	memmove(c->buf, c->buf + used, c->len - used);
+	c->len -= used;
+	if (c->peer)
+		c->peer->room = 1;
+	if (c->len > 0)
+		c->news = 1;
+}
+
+static int memmsg_reg(struct lds_transport *tp, void *addr, size_t len, void **desc)
+{
+	for (size_t i = 0; i < MEMMSG_REGIONS; i++) {
+		if (tp->regions[i].used)
+			continue;
+		tp->regions[i] = (struct mem_region){ .addr = addr, .len = len, .used = 1 };
+		*desc = &tp->regions[i];
+		return 0;
+	}
+	return -ENOSPC;
+}
+
+static void memmsg_dereg(struct lds_transport *tp, void *desc)
+{
+	struct mem_region *r = desc;
+
+	for (size_t i = 0; i < MEM_MAX_CONNS; i++) {
+		const struct lds_tp_conn *c = tp->conns[i];
+
+		for (unsigned k = 0; c && k < c->ninfl; k++) {
+			const struct mem_held *h = &c->inflight[(c->infl_head + k) % MEMMSG_HELD_MAX];
+
+			for (int j = 0; j < h->iovcnt; j++) {
+				const uint8_t *p = h->iov[j].iov_base;
+
+				if (p >= r->addr && p < r->addr + r->len) {
+					fprintf(stderr, "memmsg: memory deregistered while a message in it is held\n");
+					abort();
+				}
+			}
+		}
+	}
+	r->used = 0;
+}
+
 static size_t mem_pending_bytes(struct lds_tp_conn *c)
 {
 	return c->held ? 0 : c->len;
@@ -378,6 +608,8 @@ static void mem_break_end(struct lds_tp_conn *c)
 	c->broken = 1;
 	c->held = 0;
 	c->len = 0;
+	c->lent = 0;
+	c->ninfl = 0;
 	c->news = 1;
 	c->peer = NULL;
 }
@@ -401,6 +633,20 @@ size_t tp_mem_unread(const struct lds_tp_conn *c)
 	return c->len;
 }
 
+int tp_mem_inject(struct lds_tp_conn *c, const void *bytes, size_t len)
+{
+	uint32_t n = (uint32_t)len;
+	size_t rec = c->tp->msg ? MEMMSG_REC : 0;
+
+	if (c->len + rec + len > c->window + (c->tp->msg ? MEMMSG_REC + MEMMSG_MAX : 0))
+		return -ENOBUFS;
+	memcpy(c->buf + c->len, &n, rec);
+	memcpy(c->buf + c->len + rec, bytes, len);
+	c->len += rec + len;
+	c->news = 1;
+	return 0;
+}
+
 const struct lds_transport_ops mem_transport_ops = {
 	.size = LDS_TP_OPS_SIZE,
 	.name = "mem",
@@ -421,6 +667,35 @@ const struct lds_transport_ops mem_transport_ops = {
 	.push = mem_push,
 	.recv = mem_recv,
 	.pending = mem_pending_bytes,
+	.want_write = mem_want_write,
+	.want_read = mem_want_read,
+	.close = mem_close,
+	.query = mem_query,
+	.status = mem_status,
+	.describe = mem_describe,
+};
+
+const struct lds_transport_ops memmsg_transport_ops = {
+	.size = LDS_TP_OPS_SIZE,
+	.name = "memmsg",
+	.caps = { .flags = LDS_TP_CAP_MESSAGE | LDS_TP_CAP_ORDERED | LDS_TP_CAP_RELIABLE | LDS_TP_CAP_INTEGRITY |
+			   LDS_TP_CAP_REGMEM, .max_msg = MEMMSG_MAX },
+	.options = mem_options,
+	.conf_size = sizeof(struct mem_conf),
+	.conf_defaults = mem_conf_defaults,
+	.check = mem_conf_check,
+	.init = memmsg_init,
+	.fini = mem_fini,
+	.listen = mem_listen,
+	.listener_close = mem_listener_close,
+	.listener_pause = mem_listener_pause,
+	.connect = mem_connect,
+	.set_userdata = mem_set_userdata,
+	.send_msg = memmsg_send,
+	.recv_msg = memmsg_recv,
+	.msg_done = memmsg_done,
+	.mem_reg = memmsg_reg,
+	.mem_dereg = memmsg_dereg,
 	.want_write = mem_want_write,
 	.want_read = mem_want_read,
 	.close = mem_close,

@@ -5,6 +5,9 @@
 #include "transports/transport.h"
 
 extern const struct lds_transport_ops mem_transport_ops;
+/* Its message twin: whole messages, held MEMMSG_HOLD_ROUNDS loop rounds
+ * before their sent upcall, registered memory (tp_mem.c). */
+extern const struct lds_transport_ops memmsg_transport_ops;
 
 /* Faults for the link's tests.  Breaks c's connection: both ends lose
  * what they hold unread (bytes in flight either way), and their recv and
@@ -15,5 +18,8 @@ void tp_mem_break(struct lds_tp_conn *c);
 void tp_mem_hold(struct lds_tp_conn *c, int on);
 /* Bytes sent to c that it has not handed up yet, held or not. */
 size_t tp_mem_unread(const struct lds_tp_conn *c);
+/* c receives len bytes its peer never sent (memmsg: as one message), as
+ * a lying or broken peer would send them.  0 or -ENOBUFS. */
+int tp_mem_inject(struct lds_tp_conn *c, const void *bytes, size_t len);
 
 #endif

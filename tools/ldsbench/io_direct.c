@@ -300,6 +300,21 @@ static int build_config(struct io_direct *id, const struct io_opts *o, char *err
 		p->encryption = CONFIG_ENC_NONE;
 	if (o->memory)
 		p->send_memory = p->recv_memory = o->memory;
+	if (o->transport) {
+		const struct lds_transport_ops *ops;
+		char why[512];
+
+		if (config_peer_set_transport(p, o->transport, why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "--transport %s: %s", o->transport, why);
+			return -1;
+		}
+		/* What the daemon would log: said here, before any link. */
+		ops = transport_find(o->transport);
+		if (ops->probe && ops->probe(why, sizeof(why)) < 0) {
+			snprintf(err, errlen, "--transport %s: %s", o->transport, why);
+			return -1;
+		}
+	}
 	/* TCP's own settings, through the transport's option table and
 	 * checks, as a gateway's file sets them. */
 	if (o->window) {
@@ -365,6 +380,12 @@ struct bench_io *io_direct_open(struct evloop *ev, const struct io_opts *o, cons
 	    evloop_idle_add(ev, id_idle, id) < 0 || daemon_start(&id->d) < 0) {
 		snprintf(err, errlen, "cannot start the in-process link (%s %s); see the messages above",
 			 o->listen ? "listening on" : "connecting to", o->direct);
+		id_close(&id->io);
+		return NULL;
+	}
+	if (id->d.nlinks == 0) {
+		snprintf(err, errlen, "transport \"%s\" cannot run on this machine; see the messages above",
+			 id->cfg.peers[0].transport);
 		id_close(&id->io);
 		return NULL;
 	}

@@ -177,6 +177,7 @@ struct io_opts {
 	size_t memory;             /* direct: send and receive memory, 0 = default */
 	size_t window;             /* direct: the streams' socket buffers (tcp_buffer), 0 = autotuning */
 	const char *encryption;    /* direct: "aead" or "none", as in ldsd.conf; NULL = "aead" */
+	const char *transport;     /* direct: a registered transport's name; NULL = "tcp" */
 };
 
 /* Open an io, or return NULL with err filled. */

@@ -35,10 +35,10 @@ static void usage(FILE *out)
 	fprintf(out,
 		"usage: ldsbench recv [-s SOCKET] [-n NAME] [-i SECS] [-1] [-J | --json-stream] [-q]\n"
 		"       ldsbench recv --direct [ADDR:]PORT | --direct ADDR -p PORT [-w SIZE] [--key FILE]\n"
-		"                      [--encryption MODE] [-i SECS] [-1] [-J | --json-stream] [-q]\n"
+		"                      [--encryption MODE] [--transport NAME] [-i SECS] [-1] [-J | --json-stream] [-q]\n"
 		"       ldsbench send -T CLUSTER/NAME [-s SOCKET] [--ctl PATH] [OPTIONS]\n"
 		"       ldsbench send --direct HOST:PORT | --direct HOST -p PORT [-C ALGO] [-w SIZE] [--key FILE]\n"
-		"                      [--encryption MODE] [OPTIONS]\n"
+		"                      [--encryption MODE] [--transport NAME] [OPTIONS]\n"
 		"Measures the throughput of an LDS link with checksummed messages (thesis A.3):\n"
 		"through the local ldsd, or with --direct through a link run in this process.\n"
 		"Options that iperf3 has mean what they mean in iperf3 (-P -l -t -i -O -w -C -p -R -J).\n"
@@ -67,6 +67,8 @@ static void usage(FILE *out)
 		"      --key FILE         direct: the shared key (default: a built-in key that is no secret)\n"
 		"      --encryption MODE  direct: aead (default: frames sealed, as ldsd) or none; both ends\n"
 		"                         must agree\n"
+		"      --transport NAME   direct: the link's transport, as in ldsd.conf (default tcp; rdma\n"
+		"                         where built in and a device exists); both ends must agree\n"
 		"      --sweep streams=N,N,...  send: one run per stream count, then a table like the\n"
 		"                         thesis's Table A-2 (throughput, disconnections, relative to the first)\n"
 		"      --plot FILE.png    send: throughput over time of every run, disconnections marked\n"
@@ -143,7 +145,7 @@ static int bad_usage(const struct report *r, const char *fmt, const char *arg)
 	return BENCH_EXIT_USAGE;
 }
 
-enum { O_CTL = 256, O_KEY, O_SWEEP, O_PLOT, O_MEMORY, O_ENCRYPTION, O_WAIT, O_BIDIR, O_JSON_STREAM };
+enum { O_CTL = 256, O_KEY, O_SWEEP, O_PLOT, O_MEMORY, O_ENCRYPTION, O_WAIT, O_BIDIR, O_JSON_STREAM, O_TRANSPORT };
 
 static int parse_port(const char *s, unsigned *out)
 {
@@ -169,8 +171,8 @@ static int check_modes(struct opts *o, const struct report *r)
 	if (!o->io.direct && o->io.port)
 		return bad_usage(r, "%s", "--port: through ldsd the link's port is its peer's port in ldsd.conf; "
 				 "--port is for --direct");
-	if (!o->io.direct && (o->io.key_file || o->io.memory || o->io.encryption))
-		return bad_usage(r, "%s", "--memory, --key and --encryption are for --direct "
+	if (!o->io.direct && (o->io.key_file || o->io.memory || o->io.encryption || o->io.transport))
+		return bad_usage(r, "%s", "--memory, --key, --encryption and --transport are for --direct "
 				 "(ldsd's own come from ldsd.conf)");
 	/* A bare number, or one colon (HOST:PORT; an IPv6 address has more). */
 	if (o->io.port && (o->io.direct[strspn(o->io.direct, "0123456789")] == '\0' ||
@@ -198,6 +200,7 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 		{ "bidir", no_argument, NULL, O_BIDIR },      { "json-stream", no_argument, NULL, O_JSON_STREAM },
 		{ "sweep", required_argument, NULL, O_SWEEP }, { "plot", required_argument, NULL, O_PLOT },
 		{ "once", no_argument, NULL, '1' },           { "json", no_argument, NULL, 'J' },
+		{ "transport", required_argument, NULL, O_TRANSPORT },
 		{ "quiet", no_argument, NULL, 'q' },          { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },        { NULL, 0, NULL, 0 },
 	};
@@ -252,6 +255,7 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 				return bad_usage(r, "--window %s: want 4k or more (suffixes k, M)", optarg);
 			break;
 		case O_KEY: o->io.key_file = optarg; break;
+		case O_TRANSPORT: o->io.transport = optarg; break;
 		case O_ENCRYPTION:
 			if (strcmp(optarg, "aead") != 0 && strcmp(optarg, "none") != 0)
 				return bad_usage(r, "--encryption %s: want aead or none", optarg);

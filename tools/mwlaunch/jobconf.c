@@ -174,9 +174,9 @@ static int cpu_list(struct reader *r, const config_setting_t *g, const char *nam
 static int cluster(struct reader *r, const config_setting_t *g, struct job_cluster *c)
 {
 	static const char *const known[] = { "name", "main", "start", "hosts", "hostfile", "workers", "socket",
-					     "grain", "prefetch", "deadline", "lease", "cache_mib", "cpus", "worker_cpus",
-					     NULL };
-	double workers = 1, grain = 1, prefetch = 64, deadline = 60, lease = 0, cache = 64;
+					     "grain", "prefetch", "prefetch_mib", "deadline", "lease", "cache_mib", "cpus",
+					     "worker_cpus", NULL };
+	double workers = 1, grain = 1, prefetch = 64, prefetch_mib = 16, deadline = 60, lease = 0, cache = 64;
 	char start[16] = "";
 
 	if (!config_setting_is_group(g))
@@ -188,6 +188,7 @@ static int cluster(struct reader *r, const config_setting_t *g, struct job_clust
 	    cpu_list(r, g, "cpus", c->cpus, sizeof(c->cpus)) < 0 ||
 	    cpu_list(r, g, "worker_cpus", c->worker_cpus, sizeof(c->worker_cpus)) < 0 || num(r, g, "workers", 0, 4096, true, &workers) < 0 ||
 	    num(r, g, "grain", 1, 65536, true, &grain) < 0 || num(r, g, "prefetch", 1, 4096, true, &prefetch) < 0 ||
+	    num(r, g, "prefetch_mib", 0, 1 << 20, false, &prefetch_mib) < 0 ||
 	    num(r, g, "deadline", 0.1, 1e6, false, &deadline) < 0 || num(r, g, "lease", 1, 1e7, false, &lease) < 0 ||
 	    num(r, g, "cache_mib", 0, 1 << 20, false, &cache) < 0)
 		return -1;
@@ -216,12 +217,14 @@ static int cluster(struct reader *r, const config_setting_t *g, struct job_clust
 	if (workers == 0 && !c->main)
 		return bad(r, config_setting_get_member(g, "workers"), "workers", "a remote cluster needs workers");
 	if (c->main && (config_setting_get_member(g, "grain") || config_setting_get_member(g, "prefetch") ||
-			config_setting_get_member(g, "deadline") || config_setting_get_member(g, "lease") ||
-			config_setting_get_member(g, "cache_mib")))
-		return bad(r, g, "grain", "grain, prefetch, deadline, lease and cache_mib belong to remote clusters");
+			config_setting_get_member(g, "prefetch_mib") || config_setting_get_member(g, "deadline") ||
+			config_setting_get_member(g, "lease") || config_setting_get_member(g, "cache_mib")))
+		return bad(r, g, "grain", "grain, prefetch, prefetch_mib, deadline, lease and cache_mib belong to "
+			   "remote clusters");
 	c->workers = (unsigned)workers;
 	c->grain = (unsigned)grain;
 	c->prefetch = (unsigned)prefetch;
+	c->prefetch_mib = prefetch_mib;
 	c->deadline = deadline;
 	/* Long enough to outlast what the main side itself sits out (its
 	 * deadline, an outage the link survives), short enough that a

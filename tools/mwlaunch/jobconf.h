@@ -30,6 +30,7 @@ struct job_cluster {
 				    * its ranks find it there, "" = the gateway's own */
 	unsigned grain;            /* remote: fine tasks per inter-cluster task */
 	unsigned prefetch;         /* remote: its main-side CM's queue depth */
+	double prefetch_mib;       /* remote: task MiB its main-side CM puts on the WAN at once (0 = no limit) */
 	double deadline;           /* remote: longest silence before its tasks go elsewhere, s */
 	double lease;              /* remote: longest silence of the main side before the cluster ends itself, s */
 	double cache_mib;          /* remote: its sub-master's data cache, MiB (0 = none) */

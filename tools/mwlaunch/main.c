@@ -140,8 +140,8 @@ static void dry_run(const struct job *j, struct plan *p)
 		printf("\ncluster %s (%s): %u ranks on %s", c->name, c->main ? "main" : "remote", p[i].nranks,
 		       where ? where : c->gateway ? "its gateway's node" : "this machine");
 		if (!c->main)
-			printf(", grain %u, prefetch %u, deadline %g s, cache %g MiB", c->grain, c->prefetch,
-			       c->deadline, c->cache_mib);
+			printf(", grain %u, prefetch %u (%g MiB on the WAN), deadline %g s, cache %g MiB", c->grain,
+			       c->prefetch, c->prefetch_mib, c->deadline, c->cache_mib);
 		if (c->gateway)
 			printf("\n  started by its gateway: the request goes through %s (ldsd of %s) to %s/%s, which "
 			       "runs it as its exec.user: exec.mpirun and exec.mpirun_args start ldsd-exec for every "

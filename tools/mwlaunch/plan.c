@@ -131,11 +131,14 @@ static void rank(const struct job *j, unsigned c, const char *role, const struct
 			env(p, r, "MWL_REMOTE=%s", peer->name);
 			env(p, r, "MWL_GRAIN=%u", peer->grain);
 			env(p, r, "MWL_PREFETCH=%u", peer->prefetch);
+			env(p, r, "MWL_PREFETCH_BYTES=%.0f", peer->prefetch_mib * 1048576);
 		}
 		env(p, r, "MWL_LINK_TIMEOUT=%g", j->link_timeout);
 		env(p, r, "MWL_DEADLINE=%g", (peer ? peer : cl)->deadline);
-		if (peer == NULL)
+		if (peer == NULL) {
 			env(p, r, "MWL_LEASE=%g", cl->lease);
+			env(p, r, "MWL_MAIN=%s", j->cl[j->main].name);
+		}
 		if (j->id[0])
 			env(p, r, "MWL_JOB=%s", j->id);
 	}
@@ -282,6 +285,9 @@ int plan_request(const struct job *j, struct plan *p, const char *framework, str
 		return -1;
 	/* Whole seconds, rounded up: the gateway stops it no earlier than we would. */
 	req->timeout = (uint32_t)ceil(j->timeout);
+	/* The gateway's own check of what the cluster's CM does: a job whose
+	 * requester stays unreachable past the lease is stopped there too. */
+	req->lease = (uint32_t)ceil(p->cl->lease);
 	req->hosts = p->cl->hosts;
 	req->hostfile = p->cl->hostfile;
 	req->collect = PLAN_GW_REPORT;

@@ -26,7 +26,7 @@
 #include "ldsd/execmsg.h"
 #include "tools/mwlaunch/jobconf.h"
 
-#define PLAN_ENV_MAX 12
+#define PLAN_ENV_MAX 16
 #define PLAN_GW_CONFIG "mw.conf"       /* the framework file, in the gateway's job directory */
 #define PLAN_GW_REPORT "report.json"   /* the sub-master's report there, sent back at the end */
 
