@@ -259,8 +259,14 @@ fuzz-smoke: $(FUZZ_BINS)
 unit: $(UNIT)
 	$(Q)CK_DEFAULT_TIMEOUT=60 $(UNIT)
 
+# Sanitizer reports go to files too: a test that sends its stderr elsewhere
+# (check_link's daemons) would otherwise hide the report of its failure.
 unit-asan: $(UNIT_ASAN)
-	$(Q)CK_DEFAULT_TIMEOUT=120 ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 $(UNIT_ASAN)
+	$(Q)rm -rf $(BUILD)/asan-logs && mkdir -p $(BUILD)/asan-logs
+	$(Q)CK_DEFAULT_TIMEOUT=120 ASAN_OPTIONS=detect_leaks=1:log_path=$(BUILD)/asan-logs/asan \
+		UBSAN_OPTIONS=print_stacktrace=1:log_path=$(BUILD)/asan-logs/ubsan $(UNIT_ASAN) || \
+		{ for f in $(BUILD)/asan-logs/*; do [ -f "$$f" ] && { echo "--- $$f"; cat "$$f"; }; done; exit 1; }
+	$(Q)for f in $(BUILD)/asan-logs/*; do [ -f "$$f" ] && { echo "--- $$f"; cat "$$f"; exit 1; }; done; true
 
 integration: all
 	$(Q)BUILD=$(BUILD) tests/integration/run-all.sh

@@ -25,7 +25,7 @@
  * Within one schema keys are only ever added, never renamed, removed or
  * given another type or unit; anything else raises the schema
  * (ldsctl(1), "JSON status"). */
-#define CTL_STATUS_SCHEMA 1
+#define CTL_STATUS_SCHEMA 2
 #ifndef LDS_CTL_H
 #define LDS_CTL_H
 

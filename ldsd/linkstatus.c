@@ -99,7 +99,7 @@ void link_status_json(const struct link *l, FILE *out)
 	fprintf(out,
 		",\"port\":%u,\"role\":\"%s\",\"transport\":\"%s\","
 		"\"streams\":%u,\"streams_auto\":%s,\"streams_up\":%u,\"peer_instance\":\"%016" PRIx64 "\",\"srtt_ms\":%.3f,"
-		"\"tcp_rtt_ms\":%.3f,"
+		"\"transport_rtt_ms\":%.3f,"
 		"\"reconnects\":%" PRIu64 ",\"session_resets\":%" PRIu64 ",\"downtime_s\":%.3f,"
 		"\"sent\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"blocks_acked\":%" PRIu64
 		",\"blocks_resent\":%" PRIu64 ",\"bytes_acked\":%" PRIu64 ",\"unacked_bytes\":%zu,"

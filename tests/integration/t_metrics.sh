@@ -2,7 +2,7 @@
 # Monitoring: `ldsctl metrics` and metrics_listen's GET /metrics serve
 # OpenMetrics text that a real parser (python3-prometheus-client's
 # OpenMetrics parser, strict) accepts, whose counters agree with the
-# status JSON (which carries "schema": 1); the text status prints failure
+# status JSON (which carries "schema": 2); the text status prints failure
 # times in ISO 8601; and, as root, an unprivileged user in status_group
 # reads status and metrics through the read-only status socket but cannot
 # change anything.
@@ -23,7 +23,7 @@ ctl clusterA fault break clusterB 0 > /dev/null || fail "fault break"
 wait_up clusterA 2
 
 ctl clusterA status --json > "$T/status.json"
-jq -e '.schema == 1' "$T/status.json" > /dev/null || fail "status JSON has no \"schema\": 1"
+jq -e '.schema == 2' "$T/status.json" > /dev/null || fail "status JSON has no \"schema\": 2"
 sent=$(jq '.links[0].sent.bytes' "$T/status.json")
 [ "$sent" -gt 0 ] || fail "no bytes sent in the status"
 ctl clusterA status | grep -Eq 'down at 20[0-9]{2}-[01][0-9]-[0-3][0-9]T[0-9:]{8}\.[0-9]{3}Z' ||
@@ -73,4 +73,4 @@ runuser -u nobody -- "$BIN/ldsctl" -s "$T/clusterA.status" streams clusterB 1 > 
 	fail "the status socket took a streams request"
 grep -q 'refused on the status socket' "$T/nobody.streams" || fail "no clear refusal: $(cat "$T/nobody.streams")"
 [ "$(json_field clusterA streams)" = 2 ] || fail "the stream count changed"
-echo "measured: OpenMetrics accepted by prometheus_client's parser (ldsctl and HTTP), $msent bytes sent; schema 1; ISO 8601 failure times; nobody reads status and metrics, cannot change streams"
+echo "measured: OpenMetrics accepted by prometheus_client's parser (ldsctl and HTTP), $msent bytes sent; schema 2; ISO 8601 failure times; nobody reads status and metrics, cannot change streams"

@@ -149,7 +149,7 @@ END_TEST
 static const char status[] =
 	"{\"cluster\":\"clusterA\",\"links\":[{\"peer\":\"clusterC\",\"streams\":1},"
 	"{\"peer\":\"clusterB\",\"address\":\"10.0.0.2\",\"congestion\":\"cubic\",\"streams\":8,"
-	"\"streams_auto\":true,\"streams_up\":7,\"srtt_ms\":250.5,\"tcp_rtt_ms\":101.25,\"reconnects\":3,"
+	"\"streams_auto\":true,\"streams_up\":7,\"srtt_ms\":250.5,\"transport_rtt_ms\":101.25,\"reconnects\":3,"
 	"\"sent\":{\"bytes\":1,\"blocks_resent\":42},\"failures\":[{\"stream\":2,\"down_at\":100.5,"
 	"\"up_at\":101.25,\"resent_at\":101.5,\"outage_s\":0.75,\"blocks_resent\":5,\"reason\":\"link \\\"x\\\" silent\\u0021\"}],"
 	"\"failures_total\":1,\"last_error\":\"\"}],\"clients\":{\"endpoints\":[]}}";

@@ -16,7 +16,9 @@ static void linkstat_fill(const struct jsonr *link, struct linkstat *st)
 	snprintf(st->congestion, sizeof(st->congestion), "%s", jsonr_str(jsonr_get(link, "congestion")));
 	st->blocks_resent = (uint64_t)jsonr_num(jsonr_get(jsonr_get(link, "sent"), "blocks_resent"), 0);
 	st->reconnects = (uint64_t)jsonr_num(jsonr_get(link, "reconnects"), 0);
-	st->rtt_ms = jsonr_num(jsonr_get(link, "tcp_rtt_ms"), 0);
+	/* Schema 1 named it after the only transport there was. */
+	st->rtt_ms = jsonr_num(jsonr_get(link, "transport_rtt_ms") ? jsonr_get(link, "transport_rtt_ms")
+								  : jsonr_get(link, "tcp_rtt_ms"), 0);
 	snprintf(st->last_error, sizeof(st->last_error), "%s", jsonr_str(jsonr_get(link, "last_error")));
 	st->nfail = 0;
 	if (fails == NULL || fails->type != JSONR_ARR)
