@@ -9,7 +9,9 @@
 #      bench-wanemu.sh runs
 # Then wanemu's forwarding (bench-wanemu.sh), the master-worker runtime
 # (bench-mw.sh), mw_matmul on two clusters over wanemu (bench-mwlaunch.sh),
-# failover with a remote cluster killed mid-run (bench-failover.sh),
+# the udp transport under loss and sharing a path (t_udp_lossy.sh as a
+# benchmark, bench-udp-fair.sh), failover with a remote cluster killed
+# mid-run (bench-failover.sh),
 # the model's prediction against measured runs (bench-predict.sh) and LDS
 # against iperf3 over wanemu (bench-wan.sh), each with its own table.
 # QUICK=1 shortens everything (make bench-quick); DEAD_SECS=N sets how
@@ -128,6 +130,13 @@ part "the master-worker runtime"
 echo
 BUILD=${BUILD:-build} QUICK=$QUICK RUNS=1 "$(dirname "$0")/bench-mwlaunch.sh"
 part "two clusters over wanemu"
+
+# The UDP transport over wanemu (issue 20): 5 % loss at 100 ms against
+# striped TCP, and two udp links (then udp beside cubic) sharing a path.
+echo
+BUILD=${BUILD:-build} UDP_LOSSY_BENCH=1 UDP_LOSSY_COUNT=$(quick 1500 6000) "$(dirname "$0")/../wan/t_udp_lossy.sh"
+BUILD=${BUILD:-build} UDP_FAIR_COUNT=$(quick 3000 12000) "$(dirname "$0")/bench-udp-fair.sh"
+part "the udp transport"
 
 # Failover with a remote cluster killed mid-run (issue 24); one run here,
 # its figures of record are bench-failover.sh's own three.

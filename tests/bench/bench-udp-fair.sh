@@ -6,7 +6,7 @@
 # each other (a fair share each); beside cubic the times are printed (the
 # issue asks that udp take at most 70 %).  No sealing: the transports are
 # measured, not the core's sealing.
-. "$(dirname "$0")/lds_lib.sh"
+. "$(dirname "$0")/../wan/lds_lib.sh"
 UDP='transport = "udp"; encryption = "none";'
 N=${UDP_FAIR_COUNT:-12000}
 
