@@ -35,6 +35,8 @@
 #define READ_BURST     16            /* reads per round, so sends keep moving */
 #define CLOSE_FLUSH_MS 10000
 #define CONNECT_RETRY_MS 10          /* unix listener backlog full: try again */
+#define RECONNECT_FIRST_MS 50        /* lds_reconnect's wait for a restarting */
+#define RECONNECT_MAX_MS 1000        /* gateway: doubling up to this */
 #define DEDUP_SOURCES  16384         /* senders a handle remembers, see dedup.h */
 /* Buffers of large messages given back are kept for the next ones: a fresh
  * large allocation per message costs a page fault per page (and the heap
@@ -1199,20 +1201,34 @@ static int report_in_doubt(struct lds *h)
 	return 0;
 }
 
+/* Errors that mean the gateway is not (yet) there, as while it restarts:
+ * its socket is missing or refuses, or it closed us during the hello.
+ * EADDRINUSE: it may not have seen our old connection close yet. */
+static int gateway_not_back(int rc)
+{
+	return rc == -ENOENT || rc == -ECONNREFUSED || rc == -EAGAIN || rc == -ECONNRESET || rc == -EPIPE ||
+	       rc == -EADDRINUSE;
+}
+
 int lds_reconnect(struct lds *h, int timeout_ms)
 {
 	int64_t deadline = deadline_after(timeout_ms);
+	int backoff = RECONNECT_FIRST_MS;
 	int rc;
 
 	drop_connection(h);
 	rc = report_in_doubt(h);
 	while (rc == 0) {
+		int left;
+
 		rc = hello(h, deadline);
-		if (rc != -EADDRINUSE || poll_ms(deadline) == 0)
+		if (!gateway_not_back(rc) || (left = poll_ms(deadline)) == 0)
 			break;
-		/* The daemon may not have seen our old connection close yet. */
 		drop_connection(h);
-		rc = poll(NULL, 0, CONNECT_RETRY_MS) < 0 && errno != EINTR ? -errno : 0;
+		if (left > 0 && left < backoff)
+			backoff = left;
+		rc = poll(NULL, 0, rc == -EADDRINUSE ? CONNECT_RETRY_MS : backoff) < 0 && errno != EINTR ? -errno : 0;
+		backoff = backoff * 2 < RECONNECT_MAX_MS ? backoff * 2 : RECONNECT_MAX_MS;
 	}
 	if (rc < 0) {
 		/* Not connected: every call fails until a reconnect works. */
@@ -1278,7 +1294,8 @@ const char *lds_strerror(int err)
 		{ ETIMEDOUT, "timed out" },
 		{ EMSGSIZE, "message larger than the gateway accepts (see lds_max_msg)" },
 		{ EHOSTUNREACH, "no gateway link to the destination's cluster" },
-		{ ECONNRESET, "connection to the local ldsd lost; open a new handle" },
+		{ ECONNRESET, "connection to the local ldsd lost; call lds_reconnect (it waits for a restarting gateway "
+			       "and keeps the record of what was received; a new handle would not)" },
 		{ EADDRINUSE, "endpoint name already taken by another client" },
 		{ EACCES, "Permission denied: the socket, or the endpoint name (another user's, or the gateway's ldsd.*)" },
 		{ EUSERS, "the gateway serves as many clients as it may, or as many of this user" },

@@ -102,9 +102,12 @@ int lds_close(struct lds *h);
  * lost (LDS_EV_LOST with an empty peer; a partially written lds_send_nb
  * message is among them).  They may be resent at once, and must be resent
  * before anything new is sent, which would make them impossible to resend
- * (see lds_resend).  timeout_ms as for lds_open.  Returns 0, or a negative
- * errno, after which the handle answers -ECONNRESET until a reconnect
- * works.
+ * (see lds_resend).  While the gateway is not back (its socket missing or
+ * refusing, or it closes the connection during the hello), it tries again,
+ * 50 ms apart doubling to 1 s, until timeout_ms (as for lds_open); other
+ * refusals (EACCES, EPROTONOSUPPORT, ...) return at once.  Returns 0, or a
+ * negative errno, after which the handle answers -ECONNRESET until a
+ * reconnect works.
  */
 int lds_reconnect(struct lds *h, int timeout_ms);
 
