@@ -199,6 +199,8 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 	if (maxmsg > cs->d->cfg->clients.max_message)
 		maxmsg = cs->d->cfg->clients.max_message;
 	w.max_msg = c->max_msg = (uint32_t)maxmsg;
+	c->takes = (m->flags & CP_F_TAKEN) != 0;
+	w.flags = m->flags & CP_F_TAKEN;
 	snprintf(w.name, sizeof(w.name), "%s", cluster);
 	memcpy(w.endpoint, full, strlen(full) + 1); /* fits: validated above */
 	if (client_ctl_append(c, &w) < 0)
@@ -490,6 +492,11 @@ static int client_process(struct client *c)
 			client_on_resume(c, &m);
 		} else if (m.type == CP_PEERQ) {
 			client_answer_peer(c, m.name);
+		} else if (m.type == CP_TAKEN) {
+			if (client_on_taken(c, m.count) < 0) {
+				ret = -1;
+				break;
+			}
 		} else if (m.type == CP_BYE) {
 			ret = -1;
 			break;
@@ -617,8 +624,9 @@ static void client_close(struct client *c, const char *why)
 	client_input_done(c);
 	if (cs->last_lookup == c)
 		cs->last_lookup = NULL;
-	/* A half-written DELIVER stays at the head of the queue and is
-	 * written again, whole, to the next process on this name. */
+	/* A half-written DELIVER, and those written but not taken, stay in
+	 * the queue, in order, and are written again to the next process on
+	 * this name. */
 	if (c->ep)
 		ep_detach(cs, c->ep);
 	evloop_unwatch(cs->d->ev, c->fd);
@@ -831,7 +839,7 @@ void clientsrv_flush(struct clientsrv *cs)
 	}
 	for (c = cs->clients; c; c = c->next) {
 		client_flush_acks(c);
-		if (c->ctl_len > c->ctl_off || (c->ep && c->ep->head && c->cur == NULL))
+		if (c->ctl_len > c->ctl_off || (c->ep && c->ep->queued > c->written && c->cur == NULL))
 			client_write(c);
 	}
 }
