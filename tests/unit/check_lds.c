@@ -52,6 +52,7 @@ struct fake {
 	int tcp_raw;              /* ...and the script does the key check itself */
 	int impostor;             /* ...and the fake proves a key of its own */
 	int slow;                 /* read in small chunks with pauses */
+	int takes;                /* WELCOME agrees to CP_F_TAKEN */
 	/* Owned by the fake. */
 	char dir[32];
 	char key_file[64];
@@ -399,7 +400,8 @@ static int fk_error(struct fake *f, uint64_t id, int err, const char *text)
 /* Accepts the client and welcomes it into cluster. */
 static int fk_welcome(struct fake *f, const char *cluster)
 {
-	struct cp_msg m = { .type = CP_WELCOME, .version = CP_VERSION, .max_msg = f->max_msg };
+	struct cp_msg m = { .type = CP_WELCOME, .version = CP_VERSION, .max_msg = f->max_msg,
+			    .flags = f->takes ? CP_F_TAKEN : 0 };
 	struct fk_frame fr;
 	int rc;
 
@@ -1452,6 +1454,64 @@ START_TEST(t_reconnect_fails)
 }
 END_TEST
 
+/* ---- TAKEN: what the application took --------------------------------- */
+
+/* Reads TAKEN frames, after one that counted last, until one counts
+ * want; counts never go back. */
+static int fk_read_taken(struct fake *f, uint64_t last, uint64_t want)
+{
+	while (last < want) {
+		struct fk_frame fr;
+		int rc = fk_read_frame(f, &fr, CP_TAKEN);
+
+		free(fr.body);
+		if (rc < 0)
+			return -1;
+		if (fr.m.count <= last || fr.m.count > want)
+			return FK_ERR(f, "TAKEN counts what was not taken, or goes back");
+		last = fr.m.count;
+	}
+	return 0;
+}
+
+/* Three messages; TAKEN must reach 3 once the application took them,
+ * then a copy of message 2 counts as taken at once. */
+static void s_taken(struct fake *f)
+{
+	if (fk_welcome(f, "clusterA") < 0)
+		return;
+	for (uint64_t id = 1; id <= 3; id++)
+		if (fk_deliver(f, "clusterB/src", id, "m", 1) < 0)
+			return;
+	if (fk_read_taken(f, 0, 3) < 0 || fk_deliver(f, "clusterB/src", 2, "m", 1) < 0 || fk_read_taken(f, 3, 4) < 0)
+		return;
+	if (fk_deliver(f, "clusterB/src", 4, "four", 4) == 0 && fk_read_taken(f, 4, 5) == 0)
+		fk_bye(f);
+}
+
+START_TEST(t_taken)
+{
+	struct fake f = { .takes = 1 };
+	struct lds_stats st;
+	struct lds_msg m;
+	struct lds *h;
+
+	fake_start(&f, s_taken);
+	h = open_ok(&f, "cm");
+	for (uint64_t id = 1; id <= 3; id++) {
+		ck_assert_int_eq(lds_recv(h, &m, WAIT_MS), 0);
+		ck_assert_uint_eq(m.id, id);
+	}
+	/* The copy of 2 is dropped; 4 comes after the daemon saw TAKEN 4. */
+	ck_assert_int_eq(lds_recv(h, &m, WAIT_MS), 0);
+	ck_assert_uint_eq(m.id, 4);
+	lds_get_stats(h, &st);
+	ck_assert_uint_eq(st.duplicates, 1);
+	ck_assert_int_eq(lds_close(h), 0);
+	fake_stop(&f);
+}
+END_TEST
+
 /* ---- the thesis API --------------------------------------------------- */
 
 static void write_file(const char *path, const char *text)
@@ -1726,6 +1786,7 @@ Suite *make_lds_suite(void)
 	tcase_add_test(api, t_reconnect_reports_in_doubt);
 	tcase_add_test(api, t_reconnect_fails);
 	tcase_add_test(api, t_reconnect_waits);
+	tcase_add_test(api, t_taken);
 	suite_add_tcase(s, api);
 
 	/* The thesis API has process-wide state: these tests rely on Check
