@@ -118,9 +118,12 @@ void client_write(struct client *c);
 struct fence *client_fence(struct client *c, const struct link *l);
 void client_report_lost(struct client *c, struct link *l, uint64_t id, const char *reason);
 /* TAKEN: the application took the first count DELIVERs of this connection;
- * they count as delivered now.  Returns 0, or -1 (logged) if count goes
- * back or beyond what was written: the client must be closed. */
+ * they count as delivered now (a count already covered changes nothing).
+ * Returns 0, or -1 (logged) if count goes beyond what was written or the
+ * client did not agree to TAKEN: the client must be closed. */
 int client_on_taken(struct client *c, uint64_t count);
+/* Counts every DELIVER written to c as taken (see client_pause). */
+void client_take_written(struct client *c);
 
 /* ---- clientkey.c --------------------------------------------------------- */
 /* Notes where a new TCP client comes from (accept's address), for the log. */

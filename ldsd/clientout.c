@@ -168,7 +168,7 @@ static void client_prepare_deliver(struct client *c, struct rb_msg *m)
 
 int client_on_taken(struct client *c, uint64_t count)
 {
-	if (!c->takes || count <= c->taken || count - c->taken > c->written) {
+	if (!c->takes || (count > c->taken && count - c->taken > c->written)) {
 		log_warnx("client %s: TAKEN %" PRIu64 " but %" PRIu64 " taken and %zu more written; closing it",
 			  c->peer, count, c->taken, c->written);
 		return -1;
@@ -179,6 +179,12 @@ int client_on_taken(struct client *c, uint64_t count)
 		client_delivered(c, c->ep->head);
 	}
 	return 0;
+}
+
+void client_take_written(struct client *c)
+{
+	if (c->written > 0)
+		(void)client_on_taken(c, c->taken + c->written);
 }
 
 /* The next message to write: after those written and not yet taken. */

@@ -32,6 +32,17 @@
 
 static void client_close(struct client *c, const char *why);
 
+/* Stops reading c until memory frees.  Its TAKEN frames wait behind the
+ * SEND it blocks in, so what was written to it counts as taken now: else
+ * two processes sending to each other through full gateways could each
+ * wait for the other's TAKEN. */
+static void client_pause(struct client *c)
+{
+	c->paused = 1;
+	client_take_written(c);
+	client_set_events(c);
+}
+
 /* ---- endpoints ---------------------------------------------------------- */
 
 /* ep_drop_fn: m, from a link or a local client, will never be delivered. */
@@ -449,8 +460,7 @@ static int client_process(struct client *c)
 			if (r == 1) {
 				off = c->in_len;
 			} else if (r == -ENOSPC) {
-				c->paused = 1;
-				client_set_events(c);
+				client_pause(c);
 			} else if (r < 0) {
 				ret = -1;
 			}
@@ -482,8 +492,7 @@ static int client_process(struct client *c)
 			}
 		} else if (m.type == CP_SEND) {
 			if (client_on_send(c, &m) == -ENOSPC) {
-				c->paused = 1;
-				client_set_events(c);
+				client_pause(c);
 				break;
 			}
 			c->msgs_in++;
@@ -568,8 +577,7 @@ static void client_readable(struct client *c)
 			if (need > CS_IN_MIN && client_input_budget(c, CP_HDR_LEN + (size_t)h.len) < 0) {
 				log_debug("client %s (uid %d): waits for its user's other frames (input_per_user)",
 					  c->peer, (int)c->uid);
-				c->paused = 1;
-				client_set_events(c);
+				client_pause(c);
 				return;
 			}
 		}
