@@ -49,7 +49,14 @@ struct client {
 
 	uint8_t *ctl;                 /* encoded control frames to write */
 	size_t ctl_len, ctl_off, ctl_cap;
-	struct rb_msg *cur;           /* DELIVER being written (queue head) */
+	/* With CP_F_TAKEN, a DELIVER written whole stays at the head of the
+	 * endpoint's queue until the client's TAKEN covers it, so that a
+	 * process that dies leaves it to the next one on the name. */
+	int takes;                    /* CP_F_TAKEN agreed */
+	size_t written;               /* written, not yet taken: the queue's first */
+	struct rb_msg *last_written;  /* the last of them, or NULL */
+	uint64_t taken;               /* TAKEN's count so far */
+	struct rb_msg *cur;           /* DELIVER being written (in the queue) */
 	uint8_t cur_hdr[CP_HDR_LEN + 17 + WIRE_ENDPOINT_MAX];
 	size_t cur_hdr_len, cur_off;
 	int want_write;
@@ -110,6 +117,13 @@ void client_write(struct client *c);
 /* The fence kept for link l, or NULL. */
 struct fence *client_fence(struct client *c, const struct link *l);
 void client_report_lost(struct client *c, struct link *l, uint64_t id, const char *reason);
+/* TAKEN: the application took the first count DELIVERs of this connection;
+ * they count as delivered now (a count already covered changes nothing).
+ * Returns 0, or -1 (logged) if count goes beyond what was written or the
+ * client did not agree to TAKEN: the client must be closed. */
+int client_on_taken(struct client *c, uint64_t count);
+/* Counts every DELIVER written to c as taken (see client_pause). */
+void client_take_written(struct client *c);
 
 /* ---- clientkey.c --------------------------------------------------------- */
 /* Notes where a new TCP client comes from (accept's address), for the log. */

@@ -136,7 +136,8 @@ void client_hung_up(struct client *c, const char *why)
 	client_set_events(c);
 }
 
-/* Called when a DELIVER frame was written completely. */
+/* The head of the endpoint's queue, m, reached the application: it is
+ * delivered. */
 static void client_delivered(struct client *c, struct rb_msg *m)
 {
 	struct clientsrv *cs = c->cs;
@@ -165,6 +166,46 @@ static void client_prepare_deliver(struct client *c, struct rb_msg *m)
 	c->cur_off = 0;
 }
 
+int client_on_taken(struct client *c, uint64_t count)
+{
+	if (!c->takes || (count > c->taken && count - c->taken > c->written)) {
+		log_warnx("client %s: TAKEN %" PRIu64 " but %" PRIu64 " taken and %zu more written; closing it",
+			  c->peer, count, c->taken, c->written);
+		return -1;
+	}
+	for (; c->taken < count; c->taken++) {
+		if (--c->written == 0)
+			c->last_written = NULL;
+		client_delivered(c, c->ep->head);
+	}
+	return 0;
+}
+
+void client_take_written(struct client *c)
+{
+	if (c->written > 0)
+		(void)client_on_taken(c, c->taken + c->written);
+}
+
+/* The next message to write: after those written and not yet taken. */
+static struct rb_msg *client_next_out(const struct client *c)
+{
+	if (c->ep == NULL)
+		return NULL;
+	return c->last_written ? c->last_written->next : c->ep->head;
+}
+
+/* DELIVER m was written whole. */
+static void client_written(struct client *c, struct rb_msg *m)
+{
+	if (!c->takes) {
+		client_delivered(c, m);
+		return;
+	}
+	c->written++;
+	c->last_written = m;
+}
+
 void client_write(struct client *c)
 {
 	int more = 1;
@@ -177,8 +218,8 @@ void client_write(struct client *c)
 		int n = 0;
 		ssize_t w;
 
-		if (c->cur == NULL && c->ep && c->ep->head)
-			client_prepare_deliver(c, c->ep->head);
+		if (c->cur == NULL && client_next_out(c))
+			client_prepare_deliver(c, client_next_out(c));
 		if (c->ctl_len > c->ctl_off && (c->cur == NULL || c->cur_off == 0)) {
 			ctl_part = c->ctl_len - c->ctl_off;
 			iov[n].iov_base = c->ctl + c->ctl_off;
@@ -230,7 +271,7 @@ void client_write(struct client *c)
 				struct rb_msg *m = c->cur;
 
 				c->cur = NULL;
-				client_delivered(c, m);
+				client_written(c, m);
 			}
 		}
 	}

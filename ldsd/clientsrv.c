@@ -32,6 +32,17 @@
 
 static void client_close(struct client *c, const char *why);
 
+/* Stops reading c until memory frees.  Its TAKEN frames wait behind the
+ * SEND it blocks in, so what was written to it counts as taken now: else
+ * two processes sending to each other through full gateways could each
+ * wait for the other's TAKEN. */
+static void client_pause(struct client *c)
+{
+	c->paused = 1;
+	client_take_written(c);
+	client_set_events(c);
+}
+
 /* ---- endpoints ---------------------------------------------------------- */
 
 /* ep_drop_fn: m, from a link or a local client, will never be delivered. */
@@ -199,6 +210,8 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 	if (maxmsg > cs->d->cfg->clients.max_message)
 		maxmsg = cs->d->cfg->clients.max_message;
 	w.max_msg = c->max_msg = (uint32_t)maxmsg;
+	c->takes = (m->flags & CP_F_TAKEN) != 0;
+	w.flags = m->flags & CP_F_TAKEN;
 	snprintf(w.name, sizeof(w.name), "%s", cluster);
 	memcpy(w.endpoint, full, strlen(full) + 1); /* fits: validated above */
 	if (client_ctl_append(c, &w) < 0)
@@ -447,8 +460,7 @@ static int client_process(struct client *c)
 			if (r == 1) {
 				off = c->in_len;
 			} else if (r == -ENOSPC) {
-				c->paused = 1;
-				client_set_events(c);
+				client_pause(c);
 			} else if (r < 0) {
 				ret = -1;
 			}
@@ -480,8 +492,7 @@ static int client_process(struct client *c)
 			}
 		} else if (m.type == CP_SEND) {
 			if (client_on_send(c, &m) == -ENOSPC) {
-				c->paused = 1;
-				client_set_events(c);
+				client_pause(c);
 				break;
 			}
 			c->msgs_in++;
@@ -490,6 +501,11 @@ static int client_process(struct client *c)
 			client_on_resume(c, &m);
 		} else if (m.type == CP_PEERQ) {
 			client_answer_peer(c, m.name);
+		} else if (m.type == CP_TAKEN) {
+			if (client_on_taken(c, m.count) < 0) {
+				ret = -1;
+				break;
+			}
 		} else if (m.type == CP_BYE) {
 			ret = -1;
 			break;
@@ -561,8 +577,7 @@ static void client_readable(struct client *c)
 			if (need > CS_IN_MIN && client_input_budget(c, CP_HDR_LEN + (size_t)h.len) < 0) {
 				log_debug("client %s (uid %d): waits for its user's other frames (input_per_user)",
 					  c->peer, (int)c->uid);
-				c->paused = 1;
-				client_set_events(c);
+				client_pause(c);
 				return;
 			}
 		}
@@ -617,8 +632,9 @@ static void client_close(struct client *c, const char *why)
 	client_input_done(c);
 	if (cs->last_lookup == c)
 		cs->last_lookup = NULL;
-	/* A half-written DELIVER stays at the head of the queue and is
-	 * written again, whole, to the next process on this name. */
+	/* A half-written DELIVER, and those written but not taken, stay in
+	 * the queue, in order, and are written again to the next process on
+	 * this name. */
 	if (c->ep)
 		ep_detach(cs, c->ep);
 	evloop_unwatch(cs->d->ev, c->fd);
@@ -831,7 +847,7 @@ void clientsrv_flush(struct clientsrv *cs)
 	}
 	for (c = cs->clients; c; c = c->next) {
 		client_flush_acks(c);
-		if (c->ctl_len > c->ctl_off || (c->ep && c->ep->head && c->cur == NULL))
+		if (c->ctl_len > c->ctl_off || (c->ep && c->ep->queued > c->written && c->cur == NULL))
 			client_write(c);
 	}
 }

@@ -19,6 +19,7 @@ const char *const cp_type_names[CP_TYPE_MAX] = {
 	[CP_PROOF] = "PROOF",
 	[CP_PEERQ] = "PEERQ",
 	[CP_PEER] = "PEER",
+	[CP_TAKEN] = "TAKEN",
 };
 
 /* ---- reading: a cursor that turns every overrun into one sticky error ---- */
@@ -156,6 +157,11 @@ int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m)
 		m->max_msg = (uint32_t)rc_uint(&c, 4);
 		rc_name(&c, m->name, sizeof(m->name), 0);
 		rc_name(&c, m->endpoint, sizeof(m->endpoint), 0);
+		if (c.left > 0) {
+			m->flags = (uint16_t)rc_uint(&c, 2);
+			if (m->flags == 0)
+				c.bad = 1;
+		}
 		break;
 	case CP_SEND:
 	case CP_DELIVER:
@@ -189,6 +195,11 @@ int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m)
 		break;
 	case CP_PEERQ:
 		rc_name(&c, m->name, sizeof(m->name), 0);
+		break;
+	case CP_TAKEN:
+		m->count = rc_uint(&c, 8);
+		if (m->count == 0)
+			c.bad = 1;
 		break;
 	case CP_PEER:
 		rc_name(&c, m->name, sizeof(m->name), 0);
@@ -309,6 +320,8 @@ size_t cp_encode(uint8_t *buf, size_t cap, const struct cp_msg *m)
 		wc_uint(&c, m->max_msg, 4);
 		wc_name(&c, m->name);
 		wc_name(&c, m->endpoint);
+		if (m->flags != 0)
+			wc_uint(&c, m->flags, 2);
 		break;
 	case CP_SEND:
 	case CP_DELIVER:
@@ -340,6 +353,9 @@ size_t cp_encode(uint8_t *buf, size_t cap, const struct cp_msg *m)
 		break;
 	case CP_PEERQ:
 		wc_name(&c, m->name);
+		break;
+	case CP_TAKEN:
+		wc_uint(&c, m->count, 8);
 		break;
 	case CP_PEER:
 		wc_name(&c, m->name);

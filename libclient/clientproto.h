@@ -30,8 +30,10 @@
 #define CP_SEND_MAX_BODY(max_msg) (9u + WIRE_ENDPOINT_MAX + (size_t)(max_msg))
 
 enum cp_type {
-	CP_HELLO = 1,  /* c->d  u16 version, u16 flags, u64 incarnation, str name ("" = daemon picks) */
-	CP_WELCOME,    /* d->c  u16 version, u32 max_msg, str cluster, str endpoint */
+	CP_HELLO = 1,  /* c->d  u16 version, u16 flags (CP_F_*), u64 incarnation, str name ("" = daemon picks) */
+	CP_WELCOME,    /* d->c  u16 version, u32 max_msg, str cluster, str endpoint[, u16 flags]: the
+			* flags of HELLO the daemon honours, sent only if some are (so a client
+			* that asked for none gets the WELCOME of protocol 2 as first written) */
 	CP_SEND,       /* c->d  u64 msg_id, str dst, payload */
 	CP_DELIVER,    /* d->c  u64 msg_id, u64 incarnation (both the sender's), str src, payload */
 	CP_ACKED,      /* d->c  u64 first, u64 last: messages delivered to their destination */
@@ -45,9 +47,14 @@ enum cp_type {
 	CP_PEERQ,      /* c->d  str cluster: how is the link to it? */
 	CP_PEER,       /* d->c  str cluster, u8 state (enum cp_peer_state), u32 seconds down (0 when up),
 			* str16 why the last attempt failed ("" none): the answer */
+	CP_TAKEN,      /* c->d  u64 count: the application has taken the first `count` DELIVER
+			* frames of this connection; only after CP_F_TAKEN was agreed */
 	CP_TYPE_MAX
 };
 extern const char *const cp_type_names[CP_TYPE_MAX];
+
+/* HELLO and WELCOME flags. */
+#define CP_F_TAKEN 1u  /* the client sends TAKEN: a message counts as delivered once taken */
 
 /* PEER's state: the link to that cluster. */
 enum cp_peer_state {
@@ -67,12 +74,12 @@ struct cp_hdr {
 struct cp_msg {
 	uint8_t type;
 	uint16_t version;          /* HELLO, WELCOME */
-	uint16_t flags;            /* HELLO */
+	uint16_t flags;            /* HELLO, WELCOME: CP_F_* */
 	uint32_t max_msg;          /* WELCOME */
 	uint64_t msg_id;           /* SEND, DELIVER, ERROR */
 	uint64_t incarnation;      /* HELLO: the handle's; DELIVER: the sender's */
 	uint64_t first, last;      /* ACKED, LOST (inclusive) */
-	uint64_t count;            /* RESUME */
+	uint64_t count;            /* RESUME, TAKEN */
 	uint8_t state;             /* PEER: enum cp_peer_state */
 	uint32_t seconds;          /* PEER: down that long */
 	int32_t err;               /* ERROR: positive errno */

@@ -35,7 +35,17 @@
 #define READ_BURST     16            /* reads per round, so sends keep moving */
 #define CLOSE_FLUSH_MS 10000
 #define CONNECT_RETRY_MS 10          /* unix listener backlog full: try again */
+#define RECONNECT_FIRST_MS 50        /* lds_reconnect's wait for a restarting */
+#define RECONNECT_MAX_MS 1000        /* gateway: doubling up to this */
 #define DEDUP_SOURCES  16384         /* senders a handle remembers, see dedup.h */
+/* TAKEN is sent once the application has taken all that arrived, or this
+ * many messages or bytes more, or after this long: no frame per message on
+ * the fast path, the gateway's memory not held long for a busy reader, and
+ * a slow reader's every message reported when lds_recv returns it (what
+ * was taken and not reported when the process dies goes to the next). */
+#define TAKEN_BATCH_MSGS  64
+#define TAKEN_BATCH_BYTES (256u << 10)
+#define TAKEN_BATCH_NS    2000000ull
 /* Buffers of large messages given back are kept for the next ones: a fresh
  * large allocation per message costs a page fault per page (and the heap
  * shrinks and grows again).  Several, since one read may bring a few
@@ -56,6 +66,7 @@ struct rxmsg {
 	struct rxmsg *next;
 	size_t cap;               /* bytes data can hold */
 	uint64_t incarnation;     /* the sender's */
+	uint64_t conn;            /* the connection it came on (struct lds's conn) */
 	struct lds_msg m;
 	unsigned char data[];
 };
@@ -100,6 +111,19 @@ struct lds {
 	 * (see lds_resend). */
 	struct idset resendable;
 	struct dedup seen;        /* what was received, per sender */
+
+	/* What the application took of this connection's DELIVERs, for TAKEN
+	 * (CP_F_TAKEN): delivers - queued of them. */
+	struct {
+		int on;               /* the daemon agreed in WELCOME */
+		uint64_t conn;        /* numbers connections */
+		uint64_t delivers;    /* DELIVERs that arrived whole */
+		size_t queued;        /* of them, not yet returned by lds_recv */
+		uint64_t sent;        /* the count last sent */
+		size_t bytes;         /* taken since then */
+		uint64_t sent_ns;     /* when */
+		int due;
+	} tk;
 
 	uint8_t *in;              /* IN_SIZE bytes: frames, and the start of
 				   * a DELIVER too big for it */
@@ -210,6 +234,7 @@ static int on_welcome(struct lds *h, const struct cp_msg *m)
 		return fail(h, -EPROTONOSUPPORT);
 	memcpy(h->cluster, m->name, cl + 1);
 	memcpy(h->name, m->endpoint, strlen(m->endpoint) + 1);
+	h->tk.on = (m->flags & CP_F_TAKEN) != 0;
 	h->max_msg = m->max_msg < WIRE_MAX_MSG ? m->max_msg : WIRE_MAX_MSG;
 	h->welcomed = 1;
 	return 0;
@@ -242,6 +267,7 @@ static struct rxmsg *rx_new(struct lds *h, const struct cp_msg *m)
 	}
 	r->next = NULL;
 	r->incarnation = m->incarnation;
+	r->conn = h->tk.conn;
 	memcpy(r->m.src, m->name, sizeof(m->name));
 	r->m.id = m->msg_id;
 	r->m.len = m->payload_len;
@@ -260,19 +286,35 @@ static void rx_recycle(struct lds *h, struct rxmsg *r)
 	h->rx_npool++;
 }
 
+/* Whether a TAKEN is due: the application took everything that arrived,
+ * or a batch. */
+static void taken_check(struct lds *h)
+{
+	uint64_t taken = h->tk.delivers - h->tk.queued;
+
+	if (h->tk.on && taken > h->tk.sent &&
+	    (h->tk.queued == 0 || taken - h->tk.sent >= TAKEN_BATCH_MSGS || h->tk.bytes >= TAKEN_BATCH_BYTES ||
+	     clock_now_ns() - h->tk.sent_ns >= TAKEN_BATCH_NS))
+		h->tk.due = 1;
+}
+
 /* A message arrived whole: it is queued unless the application was given
- * it before (its sender resent it after a gateway crash). */
+ * it before (its sender resent it after a gateway crash); a copy counts
+ * as taken at once. */
 static int rx_complete(struct lds *h, struct rxmsg *r)
 {
 	int rc = dedup_admit(&h->seen, r->m.src, r->incarnation, r->m.id);
 
+	h->tk.delivers++;
 	if (rc <= 0) {
 		rx_recycle(h, r);
 		if (rc < 0)
 			return fail(h, -ENOMEM);
 		h->st.duplicates++;
+		taken_check(h);
 		return 0;
 	}
+	h->tk.queued++;
 	if (h->rx_tail)
 		h->rx_tail->next = r;
 	else
@@ -523,6 +565,23 @@ static int out_next_resume(struct lds *h)
 	return 1;
 }
 
+/* Starts the TAKEN that is due if the output is free; 1 if it did. */
+static int out_next_taken(struct lds *h)
+{
+	struct cp_msg m = { .type = CP_TAKEN };
+
+	if (h->out.active || !h->tk.due)
+		return 0;
+	m.count = h->tk.delivers - h->tk.queued;
+	if (out_set(h, &m, NULL, 0) < 0)
+		return 0;
+	h->tk.sent = m.count;
+	h->tk.sent_ns = clock_now_ns();
+	h->tk.bytes = 0;
+	h->tk.due = 0;
+	return 1;
+}
+
 /* Starts lds_peer's question if it is due and the output is free; 1 if
  * it did. */
 static int out_next_peerq(struct lds *h)
@@ -544,7 +603,7 @@ static int write_out(struct lds *h)
 {
 	struct outmsg *o = &h->out;
 
-	while (o->active || out_next_resume(h) || out_next_peerq(h)) {
+	while (o->active || out_next_taken(h) || out_next_resume(h) || out_next_peerq(h)) {
 		struct iovec iov[2];
 		struct msghdr mh = { .msg_iov = iov };
 		ssize_t n;
@@ -577,7 +636,7 @@ static int pump(struct lds *h, int64_t deadline)
 	struct pollfd p = { .fd = h->fd, .events = POLLIN };
 	int n;
 
-	if (h->out.active || resume_due(h) || h->pq.due)
+	if (h->out.active || h->tk.due || resume_due(h) || h->pq.due)
 		p.events |= POLLOUT;
 	n = poll(&p, 1, poll_ms(deadline));
 	if (n < 0)
@@ -610,7 +669,7 @@ static int is_welcomed(const struct lds *h, uint64_t arg)
 static int out_idle(const struct lds *h, uint64_t arg)
 {
 	(void)arg;
-	return !h->out.active && resume_due(h) == NULL && !h->pq.due;
+	return !h->out.active && !h->tk.due && resume_due(h) == NULL && !h->pq.due;
 }
 
 static int has_msg(const struct lds *h, uint64_t arg)
@@ -808,7 +867,8 @@ static int free_handle(struct lds *h)
 /* Connects to the daemon and registers the name asked for. */
 static int hello(struct lds *h, int64_t deadline)
 {
-	struct cp_msg m = { .type = CP_HELLO, .version = CP_VERSION, .incarnation = h->incarnation };
+	struct cp_msg m = { .type = CP_HELLO, .version = CP_VERSION, .flags = CP_F_TAKEN,
+			    .incarnation = h->incarnation };
 	int rc = connect_daemon(h->path, deadline);
 
 	if (rc < 0)
@@ -1090,6 +1150,13 @@ int lds_recv(struct lds *h, struct lds_msg *msg, int timeout_ms)
 	*msg = r->m;
 	h->st.received++;
 	h->st.bytes_received += r->m.len;
+	if (r->conn == h->tk.conn) {
+		h->tk.queued--;
+		h->tk.bytes += r->m.len;
+		taken_check(h);
+		if (h->tk.due && !h->err)
+			write_out(h);
+	}
 	return 0;
 }
 
@@ -1171,6 +1238,13 @@ static void drop_connection(struct lds *h)
 	out_clear(&h->out);
 	h->ntaken = 0;
 	h->ev_stale = h->ev_n;
+	/* The daemon gives what this connection did not report taken to our
+	 * next one (copies of what we have are then dropped). */
+	h->tk.conn++;
+	h->tk.on = 0;
+	h->tk.delivers = h->tk.queued = h->tk.sent = 0;
+	h->tk.bytes = 0;
+	h->tk.due = 0;
 }
 
 /* The messages whose outcome the old connection did not report: the daemon
@@ -1199,20 +1273,34 @@ static int report_in_doubt(struct lds *h)
 	return 0;
 }
 
+/* Errors that mean the gateway is not (yet) there, as while it restarts:
+ * its socket is missing or refuses, or it closed us during the hello.
+ * EADDRINUSE: it may not have seen our old connection close yet. */
+static int gateway_not_back(int rc)
+{
+	return rc == -ENOENT || rc == -ECONNREFUSED || rc == -EAGAIN || rc == -ECONNRESET || rc == -EPIPE ||
+	       rc == -EADDRINUSE;
+}
+
 int lds_reconnect(struct lds *h, int timeout_ms)
 {
 	int64_t deadline = deadline_after(timeout_ms);
+	int backoff = RECONNECT_FIRST_MS;
 	int rc;
 
 	drop_connection(h);
 	rc = report_in_doubt(h);
 	while (rc == 0) {
+		int left;
+
 		rc = hello(h, deadline);
-		if (rc != -EADDRINUSE || poll_ms(deadline) == 0)
+		if (!gateway_not_back(rc) || (left = poll_ms(deadline)) == 0)
 			break;
-		/* The daemon may not have seen our old connection close yet. */
 		drop_connection(h);
-		rc = poll(NULL, 0, CONNECT_RETRY_MS) < 0 && errno != EINTR ? -errno : 0;
+		if (left > 0 && left < backoff)
+			backoff = left;
+		rc = poll(NULL, 0, rc == -EADDRINUSE ? CONNECT_RETRY_MS : backoff) < 0 && errno != EINTR ? -errno : 0;
+		backoff = backoff * 2 < RECONNECT_MAX_MS ? backoff * 2 : RECONNECT_MAX_MS;
 	}
 	if (rc < 0) {
 		/* Not connected: every call fails until a reconnect works. */
@@ -1278,7 +1366,8 @@ const char *lds_strerror(int err)
 		{ ETIMEDOUT, "timed out" },
 		{ EMSGSIZE, "message larger than the gateway accepts (see lds_max_msg)" },
 		{ EHOSTUNREACH, "no gateway link to the destination's cluster" },
-		{ ECONNRESET, "connection to the local ldsd lost; open a new handle" },
+		{ ECONNRESET, "connection to the local ldsd lost; call lds_reconnect (it waits for a restarting gateway "
+			       "and keeps the record of what was received; a new handle would not)" },
 		{ EADDRINUSE, "endpoint name already taken by another client" },
 		{ EACCES, "Permission denied: the socket, or the endpoint name (another user's, or the gateway's ldsd.*)" },
 		{ EUSERS, "the gateway serves as many clients as it may, or as many of this user" },

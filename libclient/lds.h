@@ -5,7 +5,12 @@
  * endpoint name ("cm" becomes "clusterA/cm"), and exchanges messages with
  * endpoints in any cluster the gateway can reach.  Message boundaries are
  * kept.  Delivery is exactly once and in order per (source, destination)
- * pair, across WAN outages of any length.
+ * pair, across WAN outages of any length.  A message counts as delivered
+ * (LDS_EV_ACKED at its sender) once lds_recv has returned it; what a
+ * receiving process did not take when it exits or dies goes to the next
+ * process that opens its endpoint, in order (except the last messages it
+ * took and had not yet reported, at most 2 ms or 64 messages' worth:
+ * those it gets too).
  *
  * Threading: a handle is not thread-safe; use one handle per thread, or
  * lock around calls.  Handles are independent.
@@ -16,11 +21,11 @@
  *   -ETIMEDOUT   the timeout passed
  *   -EMSGSIZE    message larger than the link allows (see lds_max_msg)
  *   -EHOSTUNREACH  no gateway link to the destination's cluster
- *   -ECONNRESET  the local ldsd went away; the handle is dead, reopen it
+ *   -ECONNRESET  the local ldsd went away; lds_reconnect (not a new handle)
  *   -EADDRINUSE  the endpoint name is taken by another client
  *
  * Acknowledgements: every message sent gets an id (1, 2, 3... per handle).
- * The gateway reports when a message reached its destination client
+ * The gateway reports when a message was taken by its destination client
  * (LDS_EV_ACKED, lds_settled_upto) and, if the peer gateway restarted and
  * lost state, exactly which messages were never acknowledged (LDS_EV_LOST).
  * Some of those may have arrived all the same (a gateway killed after
@@ -102,9 +107,12 @@ int lds_close(struct lds *h);
  * lost (LDS_EV_LOST with an empty peer; a partially written lds_send_nb
  * message is among them).  They may be resent at once, and must be resent
  * before anything new is sent, which would make them impossible to resend
- * (see lds_resend).  timeout_ms as for lds_open.  Returns 0, or a negative
- * errno, after which the handle answers -ECONNRESET until a reconnect
- * works.
+ * (see lds_resend).  While the gateway is not back (its socket missing or
+ * refusing, or it closes the connection during the hello), it tries again,
+ * 50 ms apart doubling to 1 s, until timeout_ms (as for lds_open); other
+ * refusals (EACCES, EPROTONOSUPPORT, ...) return at once.  Returns 0, or a
+ * negative errno, after which the handle answers -ECONNRESET until a
+ * reconnect works.
  */
 int lds_reconnect(struct lds *h, int timeout_ms);
 

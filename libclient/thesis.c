@@ -34,6 +34,7 @@
 #define INIT_TIMEOUT_MS  30000
 #define FINALIZE_WAIT_MS 60000
 #define RECONNECT_MS     INIT_TIMEOUT_MS
+#define RECV_POLL_MS     100   /* LDS_Recv looks for losses to resend */
 
 /* Values as read; all are strings until finish_config checks them. */
 struct thesis_cfg {
@@ -457,10 +458,18 @@ static int next_stream_msg(void)
 {
 	for (;;) {
 		struct lds_msg m;
-		int rc = lds_recv(g.h, &m, -1);
+		int rc = lds_recv(g.h, &m, RECV_POLL_MS);
 
+		/* What was lost while we wait goes again now: the answer we
+		 * wait for may be to a message lost with a gateway. */
+		if (rc == -ETIMEDOUT) {
+			rc = resend_lost();
+			if (rc != LDS_OK)
+				return rc;
+			continue;
+		}
 		if (rc < 0) {
-			if (recover(rc) != LDS_OK)
+			if (recover(rc) != LDS_OK || resend_lost() != LDS_OK)
 				return LDS_EIO;
 			continue;
 		}

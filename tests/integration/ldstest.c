@@ -4,6 +4,7 @@
  *   ldstest send -s SOCK -n NAME -t DST -c COUNT [-b MIN] [-B MAX] [-S SEED]
  *                [--resend-lost] [--lost-file F] [--rate-limit-ms MS]
  *   ldstest recv -s SOCK -n NAME -f SRC -c COUNT [-T TIMEOUT_S] [--reconnect]
+ *                [--first N] [--delay-ms MS] [--taken-file F]
  *
  * Message i (1-based) carries a 24-byte header (magic, i, length, CRC-32C of
  * the body) and a body derived from (seed, i), so the receiver checks
@@ -13,6 +14,11 @@
  * lds_resend (same id); --reconnect reconnects the receiving handle with
  * lds_reconnect when its gateway goes away, so that liblds still drops
  * copies of what it received before.  Every wait is bounded.
+ *
+ * A slow receiver (--delay-ms: a pause after each message) that is killed
+ * is followed by another on the same name with --first N: it expects
+ * messages N..COUNT; --taken-file gets the number of each message taken,
+ * a line each, as it is taken.
  *
  * --fast (benchmarks, on both sides): bodies are one pattern written once
  * (the sender only rewrites each message's header), and
@@ -42,6 +48,9 @@ struct opts {
 	size_t min, max;
 	double timeout;
 	int resend_lost, reconnect, fast;
+	uint64_t first;            /* recv: the first message expected */
+	long delay_ms;             /* recv: pause after each message */
+	const char *taken_file;    /* recv: numbers of the messages taken */
 };
 
 static uint64_t mix(uint64_t x)
@@ -309,14 +318,15 @@ static int reconnect(struct lds *h, uint64_t got, uint64_t deadline)
 static int do_recv(const struct opts *o)
 {
 	uint8_t *seen = calloc(o->count + 1, 1);
-	uint64_t got = 0, expect = 1, bytes = 0, t0 = clock_now_ns(), last_print = t0;
+	uint64_t got = 0, expect = o->first, bytes = 0, t0 = clock_now_ns(), last_print = t0;
 	uint64_t deadline = t0 + (uint64_t)(o->timeout * 1e9);
 	struct lds *h = open_retry(o, o->timeout);
+	FILE *tf = o->taken_file ? fopen(o->taken_file, "w") : NULL;
 	struct lds_stats st;
 
-	if (h == NULL || seen == NULL)
+	if (h == NULL || seen == NULL || (o->taken_file && tf == NULL))
 		return 1;
-	while (got < o->count) {
+	while (got < o->count - o->first + 1) {
 		struct lds_msg m;
 		uint64_t seq, now = clock_now_ns();
 		int r;
@@ -359,6 +369,12 @@ static int do_recv(const struct opts *o)
 		}
 		seen[seq] = 1;
 		got++;
+		if (tf) {
+			fprintf(tf, "%" PRIu64 "\n", seq);
+			fflush(tf);
+		}
+		if (o->delay_ms > 0)
+			usleep((useconds_t)o->delay_ms * 1000);
 		bytes += m.len;
 		while (expect <= o->count && seen[expect])
 			expect++;
@@ -374,6 +390,8 @@ static int do_recv(const struct opts *o)
 	       got, bytes, (double)(clock_now_ns() - t0) / 1e9, st.duplicates);
 	lds_close(h);
 	free(seen);
+	if (tf)
+		fclose(tf);
 	return 0;
 }
 
@@ -404,9 +422,11 @@ int main(int argc, char **argv)
 		{ "resend-lost", no_argument, NULL, 'R' }, { "lost-file", required_argument, NULL, 'L' },
 		{ "reconnect", no_argument, NULL, 'r' },
 		{ "fast", no_argument, NULL, 'F' },
+		{ "first", required_argument, NULL, '1' }, { "delay-ms", required_argument, NULL, 'D' },
+		{ "taken-file", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct opts o = { .count = 1000, .seed = 1, .min = 1, .max = 65536, .timeout = 120 };
+	struct opts o = { .count = 1000, .seed = 1, .min = 1, .max = 65536, .timeout = 120, .first = 1 };
 	int ch;
 
 	if (argc < 2 || (strcmp(argv[1], "send") != 0 && strcmp(argv[1], "recv") != 0)) {
@@ -428,11 +448,18 @@ int main(int argc, char **argv)
 		case 'L': o.lost_file = optarg; break;
 		case 'r': o.reconnect = 1; break;
 		case 'F': o.fast = 1; break;
+		case '1': o.first = strtoull(optarg, NULL, 10); break;
+		case 'D': o.delay_ms = strtol(optarg, NULL, 10); break;
+		case 'K': o.taken_file = optarg; break;
 		default: return 2;
 		}
 	}
 	if (o.sock == NULL || o.name == NULL || o.count == 0 || (argv[1][0] == 's' && o.peer == NULL)) {
 		fprintf(stderr, "ldstest: -s, -n, -c and (for send) -t are required\n");
+		return 2;
+	}
+	if (o.first == 0 || o.first > o.count) {
+		fprintf(stderr, "ldstest: --first must be 1..COUNT\n");
 		return 2;
 	}
 	/* -T bounds the whole run, blocking calls included: a test must end. */

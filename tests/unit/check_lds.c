@@ -31,6 +31,8 @@
 
 #define IO_TIMEOUT_S 10
 #define WAIT_MS      5000
+#define RESTART_GONE_MS 300      /* s_restart: no socket, */
+#define RESTART_REFUSING_MS 200  /* then a socket that refuses */
 #define DEF_MAX_MSG  (16u << 20)
 #define BIG_LEN      (8u << 20)
 #define BIG_NDELIV   32
@@ -50,6 +52,7 @@ struct fake {
 	int tcp_raw;              /* ...and the script does the key check itself */
 	int impostor;             /* ...and the fake proves a key of its own */
 	int slow;                 /* read in small chunks with pauses */
+	int takes;                /* WELCOME agrees to CP_F_TAKEN */
 	/* Owned by the fake. */
 	char dir[32];
 	char key_file[64];
@@ -397,7 +400,8 @@ static int fk_error(struct fake *f, uint64_t id, int err, const char *text)
 /* Accepts the client and welcomes it into cluster. */
 static int fk_welcome(struct fake *f, const char *cluster)
 {
-	struct cp_msg m = { .type = CP_WELCOME, .version = CP_VERSION, .max_msg = f->max_msg };
+	struct cp_msg m = { .type = CP_WELCOME, .version = CP_VERSION, .max_msg = f->max_msg,
+			    .flags = f->takes ? CP_F_TAKEN : 0 };
 	struct fk_frame fr;
 	int rc;
 
@@ -407,7 +411,7 @@ static int fk_welcome(struct fake *f, const char *cluster)
 	free(fr.body);
 	if (rc < 0)
 		return -1;
-	if (fr.m.version != CP_VERSION || fr.m.flags != 0)
+	if (fr.m.version != CP_VERSION || fr.m.flags != CP_F_TAKEN)
 		return FK_ERR(f, "bad HELLO");
 	snprintf(f->hello_name, sizeof(f->hello_name), "%s", fr.m.name);
 	f->hello_incarnation = fr.m.incarnation;
@@ -1133,7 +1137,7 @@ END_TEST
 START_TEST(t_strerror)
 {
 	ck_assert_str_ne(lds_strerror(-EADDRINUSE), strerror(EADDRINUSE));
-	ck_assert_str_ne(lds_strerror(-ECONNRESET), strerror(ECONNRESET));
+	ck_assert_ptr_nonnull(strstr(lds_strerror(-ECONNRESET), "lds_reconnect"));
 	ck_assert_str_eq(lds_strerror(-ENOENT), strerror(ENOENT));
 	ck_assert_str_eq(lds_strerror(-EHOSTUNREACH), lds_strerror(EHOSTUNREACH));
 }
@@ -1380,23 +1384,131 @@ START_TEST(t_reconnect_reports_in_doubt)
 }
 END_TEST
 
+/* The daemon restarts: first its socket is gone, then it is there but
+ * not listening yet (refuses), then it listens again. */
+static void s_restart(struct fake *f)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	if (fk_welcome(f, "clusterA") < 0)
+		return;
+	close(f->lfd);
+	FK_CHECK(f, unlink(f->sock) == 0);
+	fk_hangup(f);
+	poll(NULL, 0, RESTART_GONE_MS);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", f->sock);
+	f->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	FK_CHECK(f, f->lfd >= 0 && bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	poll(NULL, 0, RESTART_REFUSING_MS);
+	FK_CHECK(f, listen(f->lfd, 4) == 0);
+	if (fk_welcome(f, "clusterA") == 0 && fk_deliver(f, "clusterB/x", 1, "back", 4) == 0)
+		fk_bye(f);
+}
+
+/* A handle whose daemon, running script, has ended the connection. */
+static struct lds *open_until_reset(struct fake *f, script_fn script)
+{
+	struct lds *h;
+
+	fake_start(f, script);
+	h = open_ok(f, "cm");
+	wait_reset(h);
+	return h;
+}
+
+/* lds_reconnect waits for a restarting daemon, within its timeout. */
+START_TEST(t_reconnect_waits)
+{
+	struct fake f = { 0 };
+	struct lds_msg m;
+	struct lds *h = open_until_reset(&f, s_restart);
+	int64_t t0 = now_ms();
+
+	ck_assert_int_eq(lds_reconnect(h, WAIT_MS), 0);
+	ck_assert_int_ge(now_ms() - t0, RESTART_GONE_MS + RESTART_REFUSING_MS - 50);
+	ck_assert_int_eq(lds_recv(h, &m, WAIT_MS), 0);
+	ck_assert_mem_eq(m.data, "back", 4);
+	ck_assert_int_eq(lds_close(h), 0);
+	fake_stop(&f);
+}
+END_TEST
+
 /* No daemon to come back to: the handle says so until one is there. */
 START_TEST(t_reconnect_fails)
 {
 	struct fake f = { 0 };
 	struct lds_msg m;
-	struct lds *h;
+	struct lds *h = open_until_reset(&f, s_gone);
+	int64_t t0;
 
-	fake_start(&f, s_gone);
-	h = open_ok(&f, "cm");
-	wait_reset(h);
 	fake_stop(&f);
+	t0 = now_ms();
 	ck_assert_int_eq(lds_reconnect(h, 200), -ENOENT);
+	/* It tried until its timeout, not once. */
+	ck_assert_int_ge(now_ms() - t0, 180);
 	ck_assert_int_eq(lds_recv(h, &m, 0), 0);
 	ck_assert_mem_eq(m.data, "last words", 10);
 	ck_assert_int_eq(lds_recv(h, &m, WAIT_MS), -ECONNRESET);
 	ck_assert_int_eq(lds_send(h, "x", "a", 1, NULL), -ECONNRESET);
 	ck_assert_int_eq(lds_close(h), 0);
+}
+END_TEST
+
+/* ---- TAKEN: what the application took --------------------------------- */
+
+/* Reads TAKEN frames, after one that counted last, until one counts
+ * want; counts never go back. */
+static int fk_read_taken(struct fake *f, uint64_t last, uint64_t want)
+{
+	while (last < want) {
+		struct fk_frame fr;
+		int rc = fk_read_frame(f, &fr, CP_TAKEN);
+
+		free(fr.body);
+		if (rc < 0)
+			return -1;
+		if (fr.m.count <= last || fr.m.count > want)
+			return FK_ERR(f, "TAKEN counts what was not taken, or goes back");
+		last = fr.m.count;
+	}
+	return 0;
+}
+
+/* Three messages; TAKEN must reach 3 once the application took them,
+ * then a copy of message 2 counts as taken at once. */
+static void s_taken(struct fake *f)
+{
+	if (fk_welcome(f, "clusterA") < 0)
+		return;
+	for (uint64_t id = 1; id <= 3; id++)
+		if (fk_deliver(f, "clusterB/src", id, "m", 1) < 0)
+			return;
+	if (fk_read_taken(f, 0, 3) < 0 || fk_deliver(f, "clusterB/src", 2, "m", 1) < 0 || fk_read_taken(f, 3, 4) < 0)
+		return;
+	if (fk_deliver(f, "clusterB/src", 4, "four", 4) == 0 && fk_read_taken(f, 4, 5) == 0)
+		fk_bye(f);
+}
+
+START_TEST(t_taken)
+{
+	struct fake f = { .takes = 1 };
+	struct lds_stats st;
+	struct lds_msg m;
+	struct lds *h;
+
+	fake_start(&f, s_taken);
+	h = open_ok(&f, "cm");
+	for (uint64_t id = 1; id <= 3; id++) {
+		ck_assert_int_eq(lds_recv(h, &m, WAIT_MS), 0);
+		ck_assert_uint_eq(m.id, id);
+	}
+	/* The copy of 2 is dropped; 4 comes after the daemon saw TAKEN 4. */
+	ck_assert_int_eq(lds_recv(h, &m, WAIT_MS), 0);
+	ck_assert_uint_eq(m.id, 4);
+	lds_get_stats(h, &st);
+	ck_assert_uint_eq(st.duplicates, 1);
+	ck_assert_int_eq(lds_close(h), 0);
+	fake_stop(&f);
 }
 END_TEST
 
@@ -1673,6 +1785,8 @@ Suite *make_lds_suite(void)
 	tcase_add_test(api, t_resend);
 	tcase_add_test(api, t_reconnect_reports_in_doubt);
 	tcase_add_test(api, t_reconnect_fails);
+	tcase_add_test(api, t_reconnect_waits);
+	tcase_add_test(api, t_taken);
 	suite_add_tcase(s, api);
 
 	/* The thesis API has process-wide state: these tests rely on Check
