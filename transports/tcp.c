@@ -23,6 +23,7 @@
 #include <sys/socket.h>
 
 #include "tcp_conf.h"
+#include "tp_addr.h"
 #include "transport.h"
 
 struct lds_transport {
@@ -226,32 +227,12 @@ static void tcp_conn_event(int fd, unsigned events, void *arg)
 		tp->up.writable(c, c->ud);
 }
 
-/* host:port, where host is numeric for connect (never a lookup: see
- * transport.h) and may be a name for listen, which runs at start-up. */
-static int tcp_resolve(const char *host, uint16_t port, int passive, struct addrinfo **res)
-{
-	struct addrinfo hints = { 0 };
-	char ps[8];
-	int r;
-
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = passive ? AI_PASSIVE : AI_NUMERICHOST;
-	snprintf(ps, sizeof(ps), "%u", port);
-	r = getaddrinfo(host, ps, &hints, res);
-	if (r == EAI_SYSTEM)
-		return -errno;
-	if (r == EAI_NONAME)
-		return -EADDRNOTAVAIL;
-	return r != 0 ? -EINVAL : 0;
-}
-
 /* Resolves host:port and opens a nonblocking socket of the right family;
  * on success the caller frees *res. */
 static int tcp_socket(const char *host, uint16_t port, int passive, struct addrinfo **res, int *fd,
 		      const char **step)
 {
-	int r = tcp_resolve(host, port, passive, res);
+	int r = tp_addr_resolve(host, port, SOCK_STREAM, passive, res);
 
 	*step = "address";
 	if (r < 0)

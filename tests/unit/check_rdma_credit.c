@@ -88,7 +88,7 @@ START_TEST(test_lies)
 }
 END_TEST
 
-/* The counts wrap at 2^16 with nothing lost: 200000 messages each way,
+/* The counts wrap at 2^16 with nothing lost: 70000 messages each way (past 2^16),
  * one at a time, credits exact throughout. */
 START_TEST(test_wrap)
 {
@@ -97,7 +97,7 @@ START_TEST(test_wrap)
 
 	rdx_credit_init(&a, 8, 8);
 	rdx_credit_init(&b, 8, 8);
-	for (int i = 0; i < 200000; i++) {
+	for (int i = 0; i < 70000; i++) {
 		ck_assert_int_eq(rdx_credit_take(&a, 1, &st), 0);
 		ck_assert_int_eq(rdx_credit_heard(&b, st), 0);
 		ck_assert_int_eq(rdx_credit_arrived(&b), 0);
@@ -109,7 +109,7 @@ START_TEST(test_wrap)
 		ck_assert_uint_eq(rdx_credit_avail(&a), 8);
 		ck_assert_uint_eq(rdx_credit_avail(&b), 7);
 	}
-	ck_assert_uint_ne(a.used, 200000);   /* it did wrap */
+	ck_assert_uint_ne(a.used, 70000);   /* it did wrap */
 }
 END_TEST
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A 40 s outage in mid-run: two clusters over wanemu (50 Mbit/s, 40 ms
 # round trip), every task on the remote cluster (the main cluster has no
-# workers of its own), and the link black for OUTAGE s (default 40, to keep
+# workers of its own), and the link black for OUTAGE s (default 30, to keep
 # make check within its 15 minutes; longer ones: OUTAGE=600) while
 # the job runs.  The deadline (120 s) is longer than the outage, so
 # nothing is reassigned: clusterB keeps what it holds, its results wait
@@ -13,7 +13,7 @@
 . "$(dirname "$0")/../integration/mwl_lib.sh"
 # Every remote cluster computes a share however late it starts (check_job).
 LOAD_BALANCE=false
-OUTAGE=${OUTAGE:-40}
+OUTAGE=${OUTAGE:-30}
 star_on_netbed 2 'all:delay=20ms,rate=50mbit' 2
 MAIN_WORKERS=0 DEADLINE=120 JOB_TIMEOUT=$((OUTAGE + 120)) write_job 2 "-n 1024 -b 128 --verify --stats-log $T/series.tsv"
 start=$(date +%s)

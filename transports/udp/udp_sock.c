@@ -17,6 +17,7 @@
 #include <netinet/in.h>
 #include <netinet/udp.h>
 
+#include "transports/tp_addr.h"
 #include "udp.h"
 
 static unsigned bucket_of(uint64_t cid)
@@ -396,24 +397,6 @@ static void sock_event(int fd, unsigned events, void *arg)
 	udp_sock_unref(s);
 }
 
-static int resolve(const char *host, uint16_t port, int passive, struct addrinfo **res)
-{
-	struct addrinfo hints = { 0 };
-	char ps[8];
-	int r;
-
-	hints.ai_family = AF_UNSPEC;
-	hints.ai_socktype = SOCK_DGRAM;
-	hints.ai_flags = passive ? AI_PASSIVE : AI_NUMERICHOST;
-	snprintf(ps, sizeof(ps), "%u", port);
-	r = getaddrinfo(host, ps, &hints, res);
-	if (r == EAI_SYSTEM)
-		return -errno;
-	if (r == EAI_NONAME)
-		return -EADDRNOTAVAIL;
-	return r != 0 ? -EINVAL : 0;
-}
-
 int udp_sock_open(struct lds_transport *tp, const char *host, uint16_t port, int passive, const struct udp_conf *uc,
 		  struct udp_sock **out, struct sockaddr_storage *peer, socklen_t *peer_len, const char **step)
 {
@@ -422,7 +405,7 @@ int udp_sock_open(struct lds_transport *tp, const char *host, uint16_t port, int
 	int fd, r, buf = (int)uc->buffer;
 
 	*step = "address";
-	r = resolve(host, port, passive, &res);
+	r = tp_addr_resolve(host, port, SOCK_DGRAM, passive, &res);
 	if (r < 0)
 		return r;
 	*step = "socket";
