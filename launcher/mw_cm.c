@@ -330,15 +330,9 @@ static void drop_queued_tasks(struct cm *c)
  * cluster (NULL: not known yet). */
 static const char *link_advice(struct cm *c, const char *cluster, char *buf, size_t len)
 {
-	char state[320];
-
-	if (cluster == NULL || *cluster == '\0') {
-		snprintf(buf, len, "is the gateway link up (ldsctl status)?");
-		return buf;
-	}
-	mw_wan_describe_peer(c->wan, cluster, state, sizeof(state));
-	snprintf(buf, len, "%s%s", state, strstr(state, " is up") ? ", so is its communication manager running?" :
-		 strstr(state, "is down") ? " (ldsctl status says more: a wrong key, address or port?)" : "");
+	if (cluster != NULL && *cluster != '\0')
+		return mw_wan_describe_peer(c->wan, cluster, buf, len);
+	snprintf(buf, len, "is the gateway link up (ldsctl status)?");
 	return buf;
 }
 

@@ -309,9 +309,9 @@ const char *mw_wan_describe_peer(struct mw_wan *w, const char *cluster, char *bu
 	else if (p.state == LDS_PEER_UNKNOWN)
 		snprintf(buf, len, "the gateway has no link to %s (not among its peers)", cluster);
 	else if (p.state == LDS_PEER_UP)
-		snprintf(buf, len, "the gateway's link to %s is up", cluster);
+		snprintf(buf, len, "the gateway's link to %s is up, so is its communication manager running?", cluster);
 	else
-		snprintf(buf, len, "the gateway's link to %s is down (for %u s%s%s)", cluster, p.down_s,
-			 p.why[0] ? "; last attempt: " : "", p.why);
+		snprintf(buf, len, "the gateway's link to %s is down (for %u s%s%s) (ldsctl status says more: a wrong key, "
+			 "address or port?)", cluster, p.down_s, p.why[0] ? "; last attempt: " : "", p.why);
 	return buf;
 }

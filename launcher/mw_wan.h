@@ -60,9 +60,10 @@ int mw_wan_poll(struct mw_wan *w, struct mw_msg *m, char src[LDS_NAME_MAX]);
 /* Blocks until the gateway has something for us, at most seconds.
  * 0 or < 0. */
 int mw_wan_wait(struct mw_wan *w, double seconds);
-/* What the gateway says of its link to cluster, in words for a message:
- * "its link to B is up", "... is down (for N s; last attempt: WHY)", or
- * why it could not say.  Returns buf. */
+/* What the gateway says of its link to cluster, in words for a message,
+ * with what to look at: "its link to B is up, so is its communication
+ * manager running?", "... is down (for N s; last attempt: WHY) (ldsctl
+ * status says more...)", or why it could not say.  Returns buf. */
 const char *mw_wan_describe_peer(struct mw_wan *w, const char *cluster, char *buf, size_t len);
 /* Waits until ldsd took every queued message, at most timeout_ms.  0,
  * -ETIMEDOUT or another error. */

@@ -1,13 +1,12 @@
 /* keycheck.c - liblds's side of clients.tcp's key check; see keycheck.h. */
 #include <errno.h>
-#include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "../ldsd/clock.h"
 #include "clientproto.h"
+#include "deadline.h"
 #include "keycheck.h"
 #include "keyfile.h"
 
@@ -15,14 +14,12 @@
 static int ready(int fd, short events, int64_t deadline_ns)
 {
 	struct pollfd p = { .fd = fd, .events = events };
-	int64_t left;
-	int n;
+	int n, ms;
 
 	do {
-		left = deadline_ns == INT64_MAX ? -1 : (deadline_ns - (int64_t)clock_now_ns() + 999999) / 1000000;
-		if (deadline_ns != INT64_MAX && left <= 0)
+		if ((ms = deadline_poll_ms(deadline_ns)) == 0)
 			return -ETIMEDOUT;
-		n = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
+		n = poll(&p, 1, ms);
 	} while (n < 0 && errno == EINTR);
 	if (n < 0)
 		return -errno;

@@ -9,10 +9,6 @@
  * itself blocked writing to the client would otherwise deadlock.
  */
 #include <errno.h>
-#include <limits.h>
-#include <netdb.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,21 +16,20 @@
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include "../ldsd/clock.h"
 #include "clientproto.h"
+#include "connect.h"
+#include "deadline.h"
 #include "dedup.h"
 #include "idset.h"
-#include "keycheck.h"
 #include "lds.h"
 
 #define IN_SIZE        (64u * 1024)  /* input buffer */
-#define SOCKET_BUFFER  (4 << 20)   /* SO_SNDBUF of the daemon socket */
 #define READ_BURST     16            /* reads per round, so sends keep moving */
 #define CLOSE_FLUSH_MS 10000
-#define CONNECT_RETRY_MS 10          /* unix listener backlog full: try again */
+#define NAME_RETRY_MS  10            /* our name still held by the old connection */
 #define RECONNECT_FIRST_MS 50        /* lds_reconnect's wait for a restarting */
 #define RECONNECT_MAX_MS 1000        /* gateway: doubling up to this */
 #define DEDUP_SOURCES  16384         /* senders a handle remembers, see dedup.h */
@@ -52,7 +47,6 @@
  * messages; below RX_POOL_MIN malloc is cheap anyway. */
 #define RX_POOL_MIN    (64u << 10)
 #define RX_POOL_MAX    8
-#define NEVER          INT64_MAX
 /* A SEND frame's header and fields: everything but the payload. */
 #define OUT_FIELDS_MAX (CP_HDR_LEN + 8 + 1 + WIRE_ENDPOINT_MAX)
 
@@ -165,26 +159,6 @@ static int fail(struct lds *h, int err)
 }
 
 /* ---- time ------------------------------------------------------------- */
-
-static int64_t deadline_after(int timeout_ms)
-{
-	if (timeout_ms < 0)
-		return NEVER;
-	return (int64_t)clock_now_ns() + (int64_t)timeout_ms * 1000000;
-}
-
-static int poll_ms(int64_t deadline)
-{
-	int64_t left;
-
-	if (deadline == NEVER)
-		return -1;
-	left = deadline - (int64_t)clock_now_ns();
-	if (left <= 0)
-		return 0;
-	left = (left + 999999) / 1000000;
-	return left > INT_MAX ? INT_MAX : (int)left;
-}
 
 /* lds.h promises -EAGAIN, not -ETIMEDOUT, when the caller did not wait. */
 static int timed(int rc, int timeout_ms)
@@ -638,7 +612,7 @@ static int pump(struct lds *h, int64_t deadline)
 
 	if (h->out.active || h->tk.due || resume_due(h) || h->pq.due)
 		p.events |= POLLOUT;
-	n = poll(&p, 1, poll_ms(deadline));
+	n = poll(&p, 1, deadline_poll_ms(deadline));
 	if (n < 0)
 		return errno == EINTR ? 0 : -errno;
 	if (n == 0)
@@ -700,135 +674,6 @@ static int wait_for(struct lds *h, wait_cond done, uint64_t arg, int64_t deadlin
 	}
 }
 
-/* ---- connecting ------------------------------------------------------- */
-
-static int connect_wait(int fd, const struct sockaddr *sa, socklen_t len, int64_t deadline)
-{
-	struct pollfd p = { .fd = fd, .events = POLLOUT };
-	socklen_t elen = sizeof(int);
-	int soerr = 0, n;
-
-	/* Messages go to the daemon in large writes, so both sides wake less
-	 * often; the kernel caps the size at net.core.wmem_max, and failing
-	 * only costs speed. */
-	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &(int){ SOCKET_BUFFER }, sizeof(int));
-	while (connect(fd, sa, len) < 0) {
-		/* EINTR: the nonblocking connect goes on in the background. */
-		if (errno == EINPROGRESS || errno == EINTR)
-			break;
-		if (errno != EAGAIN)
-			return -errno;
-		if (poll_ms(deadline) == 0)
-			return -ETIMEDOUT;
-		if (poll(NULL, 0, CONNECT_RETRY_MS) < 0 && errno != EINTR)
-			return -errno;
-	}
-	do
-		n = poll(&p, 1, poll_ms(deadline));
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return -errno;
-	if (n == 0)
-		return -ETIMEDOUT;
-	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &elen) < 0)
-		return -errno;
-	return -soerr;
-}
-
-/* Returns a connected nonblocking socket, or a negative errno. */
-static int connect_addr(int family, const struct sockaddr *sa, socklen_t len, int64_t deadline)
-{
-	int fd = socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	int rc, one = 1;
-
-	if (fd < 0)
-		return -errno;
-	rc = connect_wait(fd, sa, len, deadline);
-	/* Frames are small and latency-bound: do not let Nagle hold them. */
-	if (rc == 0 && family != AF_UNIX && setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) < 0)
-		rc = -errno;
-	if (rc < 0) {
-		close(fd);
-		return rc;
-	}
-	return fd;
-}
-
-static int connect_unix(const char *path, int64_t deadline)
-{
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	size_t n = strlen(path);
-
-	if (n >= sizeof(sa.sun_path))
-		return -ENAMETOOLONG;
-	memcpy(sa.sun_path, path, n + 1);
-	return connect_addr(AF_UNIX, (const struct sockaddr *)&sa, sizeof(sa), deadline);
-}
-
-/* spec is "HOST:PORT" or "[V6ADDR]:PORT". */
-static int connect_tcp(const char *spec, int64_t deadline)
-{
-	const char *colon = strrchr(spec, ':');
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res, *ai;
-	char host[256];
-	size_t n;
-	int rc;
-
-	if (colon == NULL || colon[1] == '\0')
-		return -EINVAL;
-	n = (size_t)(colon - spec);
-	if (n >= 2 && spec[0] == '[' && spec[n - 1] == ']') {
-		spec++;
-		n -= 2;
-	}
-	if (n == 0 || n >= sizeof(host))
-		return -EINVAL;
-	memcpy(host, spec, n);
-	host[n] = '\0';
-	rc = getaddrinfo(host, colon + 1, &hints, &res);
-	if (rc == EAI_SYSTEM)
-		return -errno;
-	if (rc != 0)
-		return -EHOSTUNREACH;
-	rc = -EHOSTUNREACH;
-	for (ai = res; ai != NULL; ai = ai->ai_next) {
-		rc = connect_addr(ai->ai_family, ai->ai_addr, ai->ai_addrlen, deadline);
-		if (rc >= 0)
-			break;
-	}
-	freeaddrinfo(res);
-	return rc;
-}
-
-const char *lds_socket_path(const char *path)
-{
-	if (path == NULL || path[0] == '\0')
-		path = getenv(LDS_SOCKET_ENV);
-	if (path == NULL || path[0] == '\0')
-		path = LDS_DEFAULT_SOCKET;
-	return path;
-}
-
-/* Over TCP the kernel cannot say who connects: the connection first proves
- * it holds the gateway's key (keycheck.h). */
-static int connect_daemon(const char *path, int64_t deadline)
-{
-	int fd, rc;
-
-	if (strncmp(path, "tcp:", 4) != 0)
-		return connect_unix(path, deadline);
-	fd = connect_tcp(path + 4, deadline);
-	if (fd < 0)
-		return fd;
-	rc = keycheck_client(fd, deadline);
-	if (rc < 0) {
-		close(fd);
-		return rc;
-	}
-	return fd;
-}
-
 /* ---- the API ---------------------------------------------------------- */
 
 /* Returns close's verdict on the socket. */
@@ -869,7 +714,7 @@ static int hello(struct lds *h, int64_t deadline)
 {
 	struct cp_msg m = { .type = CP_HELLO, .version = CP_VERSION, .flags = CP_F_TAKEN,
 			    .incarnation = h->incarnation };
-	int rc = connect_daemon(h->path, deadline);
+	int rc = daemon_connect(h->path, deadline);
 
 	if (rc < 0)
 		return rc;
@@ -1034,7 +879,7 @@ static int finish_send(struct lds *h)
 	int rc = write_out(h);
 
 	if (rc == 0)
-		rc = wait_for(h, out_idle, 0, NEVER);
+		rc = wait_for(h, out_idle, 0, DEADLINE_NEVER);
 	if (rc < 0)
 		out_clear(&h->out); /* dead handle: forget buf, which the caller may free */
 	return rc;
@@ -1043,7 +888,7 @@ static int finish_send(struct lds *h)
 int lds_send(struct lds *h, const char *dst, const void *buf, size_t len, uint64_t *id)
 {
 	/* A message left by lds_send_nb goes first: ids leave in order. */
-	int rc = wait_for(h, out_idle, 0, NEVER);
+	int rc = wait_for(h, out_idle, 0, DEADLINE_NEVER);
 
 	if (rc == 0)
 		rc = start_send(h, dst, buf, len, h->last_id + 1);
@@ -1061,7 +906,7 @@ int lds_resend(struct lds *h, const char *dst, const void *buf, size_t len, uint
 
 	if (!idset_contains(&h->resendable, id))
 		return -EINVAL;
-	rc = wait_for(h, out_idle, 0, NEVER);
+	rc = wait_for(h, out_idle, 0, DEADLINE_NEVER);
 	if (rc == 0)
 		rc = start_send(h, dst, buf, len, id);
 	if (rc < 0)
@@ -1090,7 +935,7 @@ static int out_keep(struct lds *h)
 		return 0;
 	copy = malloc(rest);
 	if (copy == NULL)
-		return wait_for(h, out_idle, 0, NEVER); /* finish it while buf is valid */
+		return wait_for(h, out_idle, 0, DEADLINE_NEVER); /* finish it while buf is valid */
 	memcpy(copy, o->payload + o->payload_off, rest);
 	o->owned = copy;
 	o->payload = copy;
@@ -1294,12 +1139,12 @@ int lds_reconnect(struct lds *h, int timeout_ms)
 		int left;
 
 		rc = hello(h, deadline);
-		if (!gateway_not_back(rc) || (left = poll_ms(deadline)) == 0)
+		if (!gateway_not_back(rc) || (left = deadline_poll_ms(deadline)) == 0)
 			break;
 		drop_connection(h);
 		if (left > 0 && left < backoff)
 			backoff = left;
-		rc = poll(NULL, 0, rc == -EADDRINUSE ? CONNECT_RETRY_MS : backoff) < 0 && errno != EINTR ? -errno : 0;
+		rc = poll(NULL, 0, rc == -EADDRINUSE ? NAME_RETRY_MS : backoff) < 0 && errno != EINTR ? -errno : 0;
 		backoff = backoff * 2 < RECONNECT_MAX_MS ? backoff * 2 : RECONNECT_MAX_MS;
 	}
 	if (rc < 0) {

@@ -73,7 +73,7 @@ static struct run {
 	void (*in_round)(void);         /* NULL, or each loop round after the links' writes */
 	unsigned phase, ticks;          /* the step's, as it likes */
 	uint64_t mark;                  /* backpressure_step: arrivals at the last look */
-	struct lds_tp_conn *held;       /* the conn tp_mem_hold holds */
+	uint64_t held_id;               /* tp_mem_id of the conn tp_mem_hold holds */
 	/* A's sender. */
 	uint64_t next_id, send_to;      /* sent ids 1..next_id; sends on to send_to */
 	uint64_t enospc;                /* link_send said the link is full */
@@ -558,27 +558,41 @@ static int hold_and_send(void)
 
 	if (s == NULL || s->st != ST_UP)
 		return 0;
-	run.held = s->conn;
-	tp_mem_hold(run.held, 1);
+	run.held_id = tp_mem_id(s->conn);
+	tp_mem_hold(s->conn, 1);
 	run.send_to += 250;
 	run.ticks = 0;
 	return 1;
 }
 
+/* The held conn, while B's stream 0 still carries it; NULL once the link
+ * closed it (a stream not read from may be closed, and its conn freed). */
+static struct lds_tp_conn *held_conn(void)
+{
+	const struct stream *s = run.b.l->streams[0];
+
+	return s != NULL && s->conn != NULL && tp_mem_id(s->conn) == run.held_id ? s->conn : NULL;
+}
+
 /* Three rounds of hold_and_send, each ended, if reset, by resetting the
  * held conn once blocks wait in it, else by letting it go once B holds
- * blocks out of order (later ones came on the other streams). */
+ * blocks out of order (later ones came on the other streams); a round
+ * whose held conn the link closed itself ends with it. */
 static int hold_step(int reset)
 {
+	struct lds_tp_conn *c;
+
 	if (run.phase == 6)
 		return all_acked();
 	if (run.phase % 2 == 0) {
 		run.phase += hold_and_send();
-	} else if (reset && tp_mem_unread(run.held) >= 2 * BLOCK) {
-		tp_mem_break(run.held);
+	} else if ((c = held_conn()) == NULL) {
+		run.phase++;
+	} else if (reset && tp_mem_unread(c) >= 2 * BLOCK) {
+		tp_mem_break(c);
 		run.phase++;
 	} else if (!reset && (run.b.l->rb.ooo_bytes > 0 || run.ticks > 100)) {
-		tp_mem_hold(run.held, 0);
+		tp_mem_hold(c, 0);
 		run.phase++;
 	}
 	return 0;

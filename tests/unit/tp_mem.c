@@ -93,6 +93,7 @@ struct lds_tp_conn {
 	int connecting;                /* the connected upcall is due */
 	int want_w, no_read;
 	int held;                      /* tp_mem_hold: what arrives waits */
+	uint64_t id;                   /* tp_mem_id */
 	int broken;                    /* tp_mem_break: recv and send fail */
 	int news;                      /* bytes or EOF arrived since the last readable upcall */
 	int room;                      /* the peer read since the last writable upcall */
@@ -336,9 +337,12 @@ static struct lds_tp_conn *mem_conn_new(struct lds_transport *tp, size_t window,
 			free(c);
 			return NULL;
 		}
+		static uint64_t next_id;
+
 		c->tp = tp;
 		c->window = window;
 		c->ud = ud;
+		c->id = ++next_id;
 		tp->conns[i] = c;
 		return c;
 	}
@@ -626,6 +630,11 @@ void tp_mem_hold(struct lds_tp_conn *c, int on)
 	c->held = on;
 	if (!on && c->len)
 		c->news = 1;
+}
+
+uint64_t tp_mem_id(const struct lds_tp_conn *c)
+{
+	return c->id;
 }
 
 size_t tp_mem_unread(const struct lds_tp_conn *c)

@@ -16,6 +16,10 @@ void tp_mem_break(struct lds_tp_conn *c);
 /* While on, bytes sent to c wait: no readable upcall, recv says -EAGAIN,
  * pending 0; other conns overtake them.  Off: they are handed up. */
 void tp_mem_hold(struct lds_tp_conn *c, int on);
+/* A number no other conn of this process had or will have: a test that
+ * keeps a conn across loop rounds asks whether the link still holds it by
+ * this, since the conn may be closed and freed meanwhile. */
+uint64_t tp_mem_id(const struct lds_tp_conn *c);
 /* Bytes sent to c that it has not handed up yet, held or not. */
 size_t tp_mem_unread(const struct lds_tp_conn *c);
 /* c receives len bytes its peer never sent (memmsg: as one message), as
