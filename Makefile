@@ -54,7 +54,7 @@ CRYPTO_LIBS := $(shell pkg-config --libs libcrypto 2>/dev/null)
 MODEL_SRC  := launcher/model.c launcher/modelconf.c launcher/modelout.c
 LDSD_SRC   := $(filter-out ldsd/main.c ldsd/exec_trampoline.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) \
 	$(wildcard transports/udp/*.c) libclient/clientproto.c \
-	libclient/idset.c libclient/keyfile.c libclient/clientauth.c $(MODEL_SRC)
+	libclient/idset.c libclient/keyfile.c libclient/clientauth.c libclient/shmring.c $(MODEL_SRC)
 # The RDMA transport (transports/rdma): its logic (pools, credits, chunks,
 # the header, settings) needs no device and is always built and tested;
 # the verbs glue is built, and the kind registered, where rdma-core's

@@ -92,6 +92,7 @@ static const struct field client_fields[] = {
 	{ .name = "max_message", .kind = K_BYTES, AT(config, clients.max_message), .min = 1, .max = WIRE_MAX_MSG },
 	{ .name = "queue_max", .kind = K_BYTES, AT(config, clients.queue_max), .min = 65536, .max = SIZE_MAX },
 	{ .name = "input_per_user", .kind = K_BYTES, AT(config, clients.input_per_user), .min = 1 << 20, .max = SIZE_MAX },
+	{ .name = "shm_ring", .kind = K_BYTES, AT(config, clients.shm_ring), .min = 0, .max = 1u << 30 },
 	{ .name = "undelivered_share", .kind = K_UINT, AT(config, clients.undelivered_share), .min = 1, .max = 90 },
 	{ .name = "undelivered_ttl", .kind = K_SECONDS, AT(config, clients.undelivered_ttl) },
 	{ .name = NULL },
@@ -839,7 +840,7 @@ static int parse_config(struct cfgctx *c, const config_t *lc, struct config *cfg
 	cfg->handshake = handshake_defaults;
 	cfg->clients = (struct config_clients){ .max_clients = 1024, .max_per_user = 256, .hello_timeout = 10.0,
 						.max_message = WIRE_MAX_MSG, .queue_max = 16u << 20,
-						.input_per_user = 1u << 30,
+						.input_per_user = 1u << 30, .shm_ring = 4u << 20,
 						.undelivered_share = 50, .undelivered_ttl = 600.0 };
 	cfgcheck_exec_defaults(&cfg->exec);
 	if (parse_group(c, config_root_setting(lc), root_fields, cfg) < 0)

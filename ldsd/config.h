@@ -142,6 +142,9 @@ struct config_clients {
 	size_t max_message;              /* largest SEND payload; default WIRE_MAX_MSG */
 	size_t queue_max;                /* bytes of notices a client leaves unread before it is closed; default 16M */
 	size_t input_per_user;           /* bytes of unfinished frames of one user's clients; default 1G */
+	/* Bytes of each of a local client's two shared-memory rings (0: the
+	 * socket only); they count against input_per_user.  Default 4M. */
+	size_t shm_ring;
 	unsigned undelivered_share;      /* % of a link's recv_memory for messages nobody has open; default 50 */
 	double undelivered_ttl;          /* s such a message waits; default 600 */
 	/* clients.tcp's key: a TCP client is not identified by the kernel, so

@@ -1,7 +1,8 @@
 /*
  * lds.c - liblds, the modern client API; see lds.h.
  *
- * A handle is one nonblocking socket to ldsd plus three queues: the bytes
+ * A handle is one nonblocking socket to ldsd (or, once set up over it,
+ * shared-memory rings: shmclient.h) plus three queues: the bytes
  * of the frame being written (at most one message, lds_send_nb), the bytes
  * read but not yet a whole frame, and what those frames produced (received
  * messages, events).  Every wait goes through wait_for(), which polls for
@@ -25,6 +26,7 @@
 #include "dedup.h"
 #include "idset.h"
 #include "lds.h"
+#include "shmclient.h"
 
 #define IN_SIZE        (64u * 1024)  /* input buffer */
 #define READ_BURST     16            /* reads per round, so sends keep moving */
@@ -86,8 +88,32 @@ struct resume_count {
 	int due;                  /* a RESUME with taken is still to be sent */
 };
 
+/* What the zero-copy calls hold (lds_send_reserve, lds_recv_zc). */
+enum { ZC_NONE, ZC_RING, ZC_BUF };
+struct zc {
+	int reserved;             /* ZC_RING: built in the ring, ZC_BUF: in buf */
+	size_t len, frame;        /* the payload; header and payload (ZC_RING) */
+	char dst[WIRE_ENDPOINT_MAX + 1];   /* ZC_BUF */
+	uint8_t *buf;
+	size_t cap;
+	size_t need_out;          /* lds_send_reserve waits for that much room */
+	int want;                 /* lds_recv_zc waits: DELIVERs stay in the ring */
+	size_t need_in;           /* the ring's first frame: such a DELIVER, this long */
+	int held;                 /* ZC_RING: in the ring, ZC_BUF: a queued copy */
+	size_t held_len;
+	struct rxmsg *copy;       /* held ZC_BUF */
+	/* The rings of a dropped connection, kept mapped while a message in
+	 * them is held. */
+	struct shmclient *old;
+};
+
 struct lds {
 	int fd;
+	/* The rings, once the daemon's SHM frame set them up (shm_agreed:
+	 * WELCOME said it comes); the descriptors that came with it. */
+	struct shmclient *shm;
+	int shm_agreed;
+	struct shmfds fds;
 	int err;                  /* first fatal error; the handle is dead if set */
 	int welcomed;
 	int ack_events;
@@ -147,6 +173,8 @@ struct lds {
 
 	struct lds_event *ev;     /* ring */
 	size_t ev_head, ev_n, ev_cap;
+
+	struct zc zc;
 
 	struct lds_stats st;
 };
@@ -209,6 +237,7 @@ static int on_welcome(struct lds *h, const struct cp_msg *m)
 	memcpy(h->cluster, m->name, cl + 1);
 	memcpy(h->name, m->endpoint, strlen(m->endpoint) + 1);
 	h->tk.on = (m->flags & CP_F_TAKEN) != 0;
+	h->shm_agreed = (m->flags & CP_F_SHM) != 0;
 	h->max_msg = m->max_msg < WIRE_MAX_MSG ? m->max_msg : WIRE_MAX_MSG;
 	h->welcomed = 1;
 	return 0;
@@ -377,6 +406,17 @@ static int on_outcome(struct lds *h, const struct cp_msg *m)
 	return 0;
 }
 
+/* The rings: every later frame goes through them. */
+static int on_shm(struct lds *h, const struct cp_msg *m)
+{
+	int err = 0;
+
+	if (!h->shm_agreed || h->shm != NULL)
+		return fail(h, -EPROTO);
+	h->shm = shmclient_attach(h->fd, &h->fds, m->ring_size, &err);
+	return h->shm ? 0 : fail(h, err);
+}
+
 static int handle_frame(struct lds *h, const struct cp_hdr *hdr, const uint8_t *body)
 {
 	struct cp_msg m;
@@ -391,6 +431,8 @@ static int handle_frame(struct lds *h, const struct cp_hdr *hdr, const uint8_t *
 	switch (m.type) {
 	case CP_WELCOME:
 		return on_welcome(h, &m);
+	case CP_SHM:
+		return on_shm(h, &m);
 	case CP_DELIVER:
 		return on_deliver(h, &m);
 	case CP_ACKED:
@@ -443,21 +485,85 @@ static int parse_input(struct lds *h)
 	return 0;
 }
 
+/* The header of the first frame in the daemon's ring, read in place:
+ * 1, 0 if it has not all arrived, or -EPROTO.  *avail: bytes there. */
+static int ring_head(struct lds *h, struct cp_hdr *hdr, size_t *avail)
+{
+	struct shmring *r = &h->shm->map.r[SHMRING_D2C];
+
+	if (shmring_avail(r, avail) < 0)
+		return fail(h, -EPROTO);
+	if (*avail < CP_HDR_LEN)
+		return 0;
+	if (cp_hdr_parse(shmring_rptr(r), hdr) < 0)
+		return fail(h, -EPROTO);
+	return 1;
+}
+
+/* Bytes from the daemon: its rings (0: none waits), or its socket. */
+static ssize_t read_bytes(struct lds *h, void *dst, size_t room)
+{
+	ssize_t n;
+
+	if (h->shm == NULL) {
+		n = shmclient_recv(h->fd, dst, room, &h->fds);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return 0;
+		return n <= 0 ? fail(h, -ECONNRESET) : n;
+	}
+	h->zc.need_in = 0;
+	if (h->zc.want && h->in_len == 0 && h->fill == NULL) {
+		/* One frame at a time, so that lds_recv_zc finds a DELIVER that
+		 * fits the ring there, whole, to be read in place. */
+		struct cp_hdr hd;
+		size_t avail;
+		int rc = ring_head(h, &hd, &avail);
+
+		if (rc < 0)
+			return rc;
+		if (rc == 1 && hd.type == CP_DELIVER && CP_HDR_LEN + hd.len <= h->shm->map.size) {
+			h->zc.need_in = CP_HDR_LEN + hd.len;
+			return 0;
+		}
+		if (rc == 1 && room > CP_HDR_LEN + hd.len)
+			room = CP_HDR_LEN + hd.len;
+	}
+	/* Empty: the flag that makes ldsd ring is set before we return, so
+	 * that an application polling lds_fd wakes for what comes next. */
+	for (int armed = 0; armed < 2; armed++) {
+		n = shmclient_read(h->shm, dst, room);
+		if (n != 0)
+			return n < 0 ? fail(h, -EPROTO) : n;
+		n = armed ? 0 : shmring_consumer_sleep(&h->shm->map.r[SHMRING_D2C]);
+		if (n <= 0)
+			return n < 0 ? fail(h, -EPROTO) : 0;
+	}
+	return 0;
+}
+
+/* With rings the socket carries nothing more: readable, it says the
+ * daemon is gone.  Only then, and once the ring is empty, is it read. */
+static int socket_gone(struct lds *h)
+{
+	uint8_t b;
+	ssize_t n = recv(h->fd, &b, 1, MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 0;
+	return fail(h, n > 0 ? -EPROTO : -ECONNRESET);
+}
+
 static int read_input(struct lds *h)
 {
 	for (int i = 0; i < READ_BURST; i++) {
 		struct rxmsg *f = h->fill;
 		uint8_t *dst = f ? f->data + h->fill_have : h->in + h->in_len;
 		size_t room = f ? f->m.len - h->fill_have : IN_SIZE - h->in_len;
-		ssize_t n = read(h->fd, dst, room);
+		ssize_t n = read_bytes(h, dst, room);
 		int rc = 0;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
 		if (n <= 0)
-			return fail(h, -ECONNRESET);
+			return (int)n;
 		if (f) {
 			h->fill_have += (size_t)n;
 			if (h->fill_have == f->m.len) {
@@ -577,6 +683,9 @@ static int write_out(struct lds *h)
 {
 	struct outmsg *o = &h->out;
 
+	/* A message being built in the ring: nothing may come before it. */
+	if (h->zc.reserved == ZC_RING)
+		return 0;
 	while (o->active || out_next_taken(h) || out_next_resume(h) || out_next_peerq(h)) {
 		struct iovec iov[2];
 		struct msghdr mh = { .msg_iov = iov };
@@ -587,6 +696,21 @@ static int write_out(struct lds *h)
 		if (o->payload_off < o->payload_len)
 			iov[mh.msg_iovlen++] = (struct iovec){ (void *)(o->payload + o->payload_off),
 							       o->payload_len - o->payload_off };
+		if (h->shm) {
+			n = shmclient_writev(h->shm, iov, (int)mh.msg_iovlen);
+			if (n == 0) {
+				/* Full: armed before we return, as in read_bytes. */
+				int rc = shmring_producer_sleep(&h->shm->map.r[SHMRING_C2D], 1);
+
+				if (rc <= 0)
+					return rc < 0 ? fail(h, -EPROTO) : 0;
+				continue;
+			}
+			if (n < 0)
+				return fail(h, -EPROTO);
+			out_advance(o, (size_t)n);
+			continue;
+		}
 		/* MSG_NOSIGNAL: a vanished daemon is an error code, not SIGPIPE. */
 		n = sendmsg(h->fd, &mh, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
@@ -602,15 +726,48 @@ static int write_out(struct lds *h)
 
 /* ---- waiting ---------------------------------------------------------- */
 
+/* pump's round with rings: it sleeps (polls the eventfd ldsd rings, and
+ * the socket for its end) only when the rings give nothing to do. */
+static int pump_shm(struct lds *h, int64_t deadline, int want_out)
+{
+	struct pollfd p[2] = { { .fd = h->fd, .events = POLLIN }, { .fd = h->shm->efd_wait, .events = POLLIN } };
+	size_t left = 0;
+	int rc = shmclient_ready(h->shm, h->zc.need_in ? h->zc.need_in : 1, want_out ? 1 : h->zc.need_out);
+
+	if (rc < 0)
+		return fail(h, -EPROTO);
+	if (rc == 0) {
+		int n = poll(p, 2, deadline_poll_ms(deadline));
+
+		if (n < 0)
+			return errno == EINTR ? 0 : -errno;
+		if (n == 0)
+			return -ETIMEDOUT;
+		if (p[1].revents & POLLIN)
+			shmring_drain(h->shm->efd_wait);
+	}
+	rc = read_input(h);
+	if (rc == 0)
+		rc = write_out(h);
+	/* The daemon's last frames are read before its end counts. */
+	if (rc == 0 && h->shm != NULL && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
+	    shmring_avail(&h->shm->map.r[SHMRING_D2C], &left) == 0 && left == 0)
+		rc = socket_gone(h);
+	return rc;
+}
+
 /* One round: waits until the socket is ready or the deadline passes, then
  * reads and writes what it can.  Returns 0, -ETIMEDOUT if nothing became
  * ready, or a negative errno. */
 static int pump(struct lds *h, int64_t deadline)
 {
 	struct pollfd p = { .fd = h->fd, .events = POLLIN };
+	int want_out = h->out.active || h->tk.due || resume_due(h) || h->pq.due;
 	int n;
 
-	if (h->out.active || h->tk.due || resume_due(h) || h->pq.due)
+	if (h->shm)
+		return pump_shm(h, deadline, want_out);
+	if (want_out)
 		p.events |= POLLOUT;
 	n = poll(&p, 1, deadline_poll_ms(deadline));
 	if (n < 0)
@@ -637,7 +794,7 @@ typedef int (*wait_cond)(const struct lds *h, uint64_t arg);
 static int is_welcomed(const struct lds *h, uint64_t arg)
 {
 	(void)arg;
-	return h->welcomed;
+	return h->welcomed && (!h->shm_agreed || h->shm != NULL);
 }
 
 static int out_idle(const struct lds *h, uint64_t arg)
@@ -683,6 +840,11 @@ static int free_handle(struct lds *h)
 
 	if (h->fd >= 0 && close(h->fd) < 0 && errno != EINTR)
 		rc = -errno;
+	shmclient_free(h->shm);
+	shmclient_free(h->zc.old);
+	shmfds_close(&h->fds);
+	free(h->zc.copy);
+	free(h->zc.buf);
 	while (h->rx_head) {
 		struct rxmsg *r = h->rx_head;
 
@@ -716,6 +878,9 @@ static int hello(struct lds *h, int64_t deadline)
 			    .incarnation = h->incarnation };
 	int rc = daemon_connect(h->path, deadline);
 
+	/* Rings are for a process on the gateway's host: not over TCP. */
+	if (strncmp(h->path, "tcp:", 4) != 0 && shmclient_wanted())
+		m.flags |= CP_F_SHM;
 	if (rc < 0)
 		return rc;
 	h->fd = rc;
@@ -824,7 +989,7 @@ size_t lds_max_msg(const struct lds *h)
 
 int lds_fd(const struct lds *h)
 {
-	return h->fd;
+	return h->shm ? h->shm->pollfd : h->fd;
 }
 
 /* "name" means this cluster's "cluster/name". */
@@ -887,9 +1052,12 @@ static int finish_send(struct lds *h)
 
 int lds_send(struct lds *h, const char *dst, const void *buf, size_t len, uint64_t *id)
 {
-	/* A message left by lds_send_nb goes first: ids leave in order. */
-	int rc = wait_for(h, out_idle, 0, DEADLINE_NEVER);
+	int rc;
 
+	if (h->zc.reserved)
+		return -EBUSY;
+	/* A message left by lds_send_nb goes first: ids leave in order. */
+	rc = wait_for(h, out_idle, 0, DEADLINE_NEVER);
 	if (rc == 0)
 		rc = start_send(h, dst, buf, len, h->last_id + 1);
 	if (rc == 0)
@@ -904,6 +1072,8 @@ int lds_resend(struct lds *h, const char *dst, const void *buf, size_t len, uint
 {
 	int rc;
 
+	if (h->zc.reserved)
+		return -EBUSY;
 	if (!idset_contains(&h->resendable, id))
 		return -EINVAL;
 	rc = wait_for(h, out_idle, 0, DEADLINE_NEVER);
@@ -946,8 +1116,11 @@ static int out_keep(struct lds *h)
 
 int lds_send_nb(struct lds *h, const char *dst, const void *buf, size_t len, uint64_t *id)
 {
-	int rc = write_out(h);
+	int rc;
 
+	if (h->zc.reserved)
+		return -EBUSY;
+	rc = write_out(h);
 	if (rc < 0)
 		return rc;
 	if (h->out.active)
@@ -973,12 +1146,45 @@ int lds_send_nb(struct lds *h, const char *dst, const void *buf, size_t len, uin
 
 int lds_flush(struct lds *h, int timeout_ms)
 {
+	if (h->zc.reserved)
+		return -EBUSY;
 	return timed(wait_for(h, out_idle, 0, deadline_after(timeout_ms)), timeout_ms);
+}
+
+/* The application took a message of len bytes that came on this
+ * connection: TAKEN may be due. */
+static void note_taken(struct lds *h, size_t len)
+{
+	h->tk.queued--;
+	h->tk.bytes += len;
+	taken_check(h);
+	if (h->tk.due && !h->err)
+		write_out(h);
+}
+
+/* Hands the first queued message to the application; it counts as taken
+ * once the caller says so (rx_taken). */
+static struct rxmsg *rx_take(struct lds *h, struct lds_msg *msg)
+{
+	struct rxmsg *r = h->rx_head;
+
+	h->rx_head = r->next;
+	if (h->rx_head == NULL)
+		h->rx_tail = NULL;
+	*msg = r->m;
+	h->st.received++;
+	h->st.bytes_received += r->m.len;
+	return r;
+}
+
+static void rx_taken(struct lds *h, const struct rxmsg *r)
+{
+	if (r->conn == h->tk.conn)
+		note_taken(h, r->m.len);
 }
 
 int lds_recv(struct lds *h, struct lds_msg *msg, int timeout_ms)
 {
-	struct rxmsg *r;
 	int rc;
 
 	if (h->rx_cur)
@@ -987,21 +1193,207 @@ int lds_recv(struct lds *h, struct lds_msg *msg, int timeout_ms)
 	rc = timed(wait_for(h, has_msg, 0, deadline_after(timeout_ms)), timeout_ms);
 	if (rc < 0)
 		return rc;
-	r = h->rx_head;
-	h->rx_head = r->next;
-	if (h->rx_head == NULL)
-		h->rx_tail = NULL;
-	h->rx_cur = r;
-	*msg = r->m;
-	h->st.received++;
-	h->st.bytes_received += r->m.len;
-	if (r->conn == h->tk.conn) {
-		h->tk.queued--;
-		h->tk.bytes += r->m.len;
-		taken_check(h);
-		if (h->tk.due && !h->err)
-			write_out(h);
+	h->rx_cur = rx_take(h, msg);
+	rx_taken(h, h->rx_cur);
+	return 0;
+}
+
+/* ---- zero-copy ---------------------------------------------------------- */
+
+static int ring_room(const struct lds *h, uint64_t need)
+{
+	size_t room;
+
+	return h->shm != NULL && shmring_space(&h->shm->map.r[SHMRING_C2D], &room) == 0 && room >= need;
+}
+
+int lds_send_reserve(struct lds *h, const char *dst, size_t len, void **buf)
+{
+	struct cp_msg m = { .type = CP_SEND, .payload_len = (uint32_t)len };
+	uint8_t hdr[OUT_FIELDS_MAX];
+	size_t hl;
+	int rc;
+
+	if (h->zc.reserved)
+		return -EBUSY;
+	if (dst == NULL || buf == NULL)
+		return -EINVAL;
+	if (len > h->max_msg)
+		return -EMSGSIZE;
+	rc = full_dst(h, dst, m.name);
+	if (rc == 0)
+		rc = wait_for(h, out_idle, 0, DEADLINE_NEVER);
+	if (rc < 0)
+		return rc;
+	m.msg_id = h->last_id + 1;
+	hl = cp_encode(hdr, sizeof(hdr), &m);
+	if (hl == 0)
+		return -EINVAL;
+	h->zc.len = len;
+	if (h->shm != NULL && hl + len <= h->shm->map.size) {
+		struct shmring *r = &h->shm->map.r[SHMRING_C2D];
+
+		h->zc.need_out = hl + len;
+		rc = wait_for(h, ring_room, hl + len, DEADLINE_NEVER);
+		h->zc.need_out = 0;
+		if (rc < 0)
+			return rc;
+		memcpy(shmring_wptr(r), hdr, hl);
+		*buf = shmring_wptr(r) + hl;
+		h->zc.frame = hl + len;
+		h->zc.reserved = ZC_RING;
+		return 0;
 	}
+	if (len > h->zc.cap || h->zc.buf == NULL) {
+		uint8_t *p = realloc(h->zc.buf, len ? len : 1);
+
+		if (p == NULL)
+			return -ENOMEM;
+		h->zc.buf = p;
+		h->zc.cap = len;
+	}
+	memcpy(h->zc.dst, m.name, sizeof(m.name));
+	*buf = h->zc.buf;
+	h->zc.reserved = ZC_BUF;
+	return 0;
+}
+
+int lds_send_commit(struct lds *h, uint64_t *id)
+{
+	int kind = h->zc.reserved;
+	struct shmring *r;
+
+	h->zc.reserved = ZC_NONE;
+	if (kind == ZC_NONE)
+		return -EINVAL;
+	if (kind == ZC_BUF)
+		return lds_send(h, h->zc.dst, h->zc.buf, h->zc.len, id);
+	if (h->err)
+		return h->err;
+	r = &h->shm->map.r[SHMRING_C2D];
+	shmring_commit(r, h->zc.frame);
+	if (shmring_wake_consumer(r))
+		shmring_ring(h->shm->efd_ring);
+	accept_send(h, h->zc.len, id);
+	return 0;
+}
+
+int lds_send_cancel(struct lds *h)
+{
+	if (h->zc.reserved == ZC_NONE)
+		return -EINVAL;
+	h->zc.reserved = ZC_NONE;
+	return 0;
+}
+
+/* A queued message, or a whole DELIVER first in the ring. */
+static int zc_ready(const struct lds *h, uint64_t arg)
+{
+	size_t avail;
+
+	(void)arg;
+	return h->rx_head != NULL ||
+	       (h->zc.need_in > 0 && h->shm != NULL && shmring_avail(&h->shm->map.r[SHMRING_D2C], &avail) == 0 &&
+		avail >= h->zc.need_in);
+}
+
+/* The whole DELIVER first in the ring becomes the held message, in place.
+ * Returns 1, 0 if it was a copy of one received before (dropped: look
+ * again), or -errno. */
+static int zc_take(struct lds *h, struct lds_msg *msg)
+{
+	struct shmring *r = &h->shm->map.r[SHMRING_D2C];
+	struct cp_hdr hd;
+	struct cp_msg m;
+	size_t avail, frame;
+	int rc = ring_head(h, &hd, &avail);
+
+	h->zc.need_in = 0;
+	if (rc <= 0)
+		return rc;
+	frame = CP_HDR_LEN + hd.len;
+	if (hd.type != CP_DELIVER || avail < frame)
+		return 0;
+	if (cp_decode(&hd, shmring_rptr(r) + CP_HDR_LEN, &m) < 0 || !wire_endpoint_valid(m.name))
+		return fail(h, -EPROTO);
+	h->tk.delivers++;
+	rc = dedup_admit(&h->seen, m.name, m.incarnation, m.msg_id);
+	if (rc <= 0) {
+		shmring_release(r, frame);
+		if (shmring_wake_producer(r))
+			shmring_ring(h->shm->efd_ring);
+		if (rc < 0)
+			return fail(h, -ENOMEM);
+		h->st.duplicates++;
+		taken_check(h);
+		return 0;
+	}
+	/* Read, so that what follows can be, but not given back. */
+	shmring_hold(r);
+	shmring_release(r, frame);
+	h->tk.queued++;
+	memset(msg, 0, sizeof(*msg));
+	memcpy(msg->src, m.name, sizeof(m.name));
+	msg->id = m.msg_id;
+	msg->len = m.payload_len;
+	msg->data = (void *)m.payload;
+	h->st.received++;
+	h->st.bytes_received += m.payload_len;
+	h->zc.held = ZC_RING;
+	h->zc.held_len = m.payload_len;
+	return 1;
+}
+
+int lds_recv_zc(struct lds *h, struct lds_msg *msg, int timeout_ms)
+{
+	int64_t deadline = deadline_after(timeout_ms);
+
+	if (h->zc.held)
+		return -EBUSY;
+	if (h->rx_cur)
+		rx_recycle(h, h->rx_cur);
+	h->rx_cur = NULL;
+	for (;;) {
+		int rc;
+
+		h->zc.want = 1;
+		rc = wait_for(h, zc_ready, 0, deadline);
+		h->zc.want = 0;
+		if (rc < 0)
+			return timed(rc, timeout_ms);
+		if (h->rx_head != NULL) {
+			h->zc.copy = rx_take(h, msg);
+			h->zc.held = ZC_BUF;
+			return 0;
+		}
+		rc = zc_take(h, msg);
+		if (rc != 0)
+			return rc < 0 ? rc : 0;
+	}
+}
+
+int lds_recv_release(struct lds *h, struct lds_msg *msg)
+{
+	struct shmring *r;
+
+	if (h->zc.held == ZC_NONE || msg == NULL)
+		return -EINVAL;
+	if (h->zc.held == ZC_BUF) {
+		rx_taken(h, h->zc.copy);
+		rx_recycle(h, h->zc.copy);
+		h->zc.copy = NULL;
+	} else if (h->zc.old != NULL) {
+		/* Its connection is gone: the daemon queues it for us again. */
+		shmclient_free(h->zc.old);
+		h->zc.old = NULL;
+	} else {
+		r = &h->shm->map.r[SHMRING_D2C];
+		shmring_unhold(r);
+		if (shmring_wake_producer(r))
+			shmring_ring(h->shm->efd_ring);
+		note_taken(h, h->zc.held_len);
+	}
+	h->zc.held = ZC_NONE;
 	return 0;
 }
 
@@ -1074,6 +1466,16 @@ static void drop_connection(struct lds *h)
 	if (h->fd >= 0)
 		(void)close(h->fd); /* given up on: how it closes changes nothing */
 	h->fd = -1;
+	/* A message held in place stays readable until released. */
+	if (h->zc.held == ZC_RING && h->zc.old == NULL)
+		h->zc.old = h->shm;
+	else
+		shmclient_free(h->shm);
+	h->shm = NULL;
+	h->shm_agreed = 0;
+	shmfds_close(&h->fds);
+	h->zc.reserved = ZC_NONE;
+	h->zc.need_in = h->zc.need_out = 0;
 	h->err = 0;
 	h->welcomed = 0;
 	h->in_len = 0;
@@ -1133,6 +1535,8 @@ int lds_reconnect(struct lds *h, int timeout_ms)
 	int backoff = RECONNECT_FIRST_MS;
 	int rc;
 
+	if (h->zc.reserved)
+		return -EBUSY;
 	drop_connection(h);
 	rc = report_in_doubt(h);
 	while (rc == 0) {
