@@ -7,7 +7,7 @@
 # same gateway, running meanwhile, arrives intact.
 . "$(dirname "$0")/../integration/lib.sh"
 two_clusters 2
-start_pair 3000 "" "" -B 64k -S 3 -T 60
+start_pair 3000 "--delay-ms 1" "" -B 64k -S 3 -T 60
 n=0
 for mode in positions back header consumer; do
 	n=$((n + 1))
@@ -23,6 +23,7 @@ for who in evil2 evil4; do
 done
 grep -q "malformed frame header; closing it" "$T/clusterA.log" ||
 	fail "the 4 GiB frame header was not refused: $(tail -5 "$T/clusterA.log")"
+kill -0 "$rpid" || fail "the transfer ended before the attacks did: it must run beside them"
 wait_pair
 grep -q "received 3000 messages intact, in order and once" "$T/r.out" || fail "receiver: $(cat "$T/r.out")"
 kill -0 "$PID_clusterA" || fail "ldsd died"
