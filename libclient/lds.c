@@ -5,7 +5,7 @@
  * shared-memory rings: shmclient.h) plus three queues: the bytes
  * of the frame being written (at most one message, lds_send_nb), the bytes
  * read but not yet a whole frame, and what those frames produced (received
- * messages, events).  Every wait goes through wait_for(), which polls for
+ * messages, events).  Every wait goes through ldsi_wait_for(), which polls for
  * both directions at once: a client blocked writing to a daemon that is
  * itself blocked writing to the client would otherwise deadlock.
  */
@@ -23,10 +23,7 @@
 #include "clientproto.h"
 #include "connect.h"
 #include "deadline.h"
-#include "dedup.h"
-#include "idset.h"
-#include "lds.h"
-#include "shmclient.h"
+#include "lds_int.h"
 
 #define IN_SIZE        (64u * 1024)  /* input buffer */
 #define READ_BURST     16            /* reads per round, so sends keep moving */
@@ -49,8 +46,6 @@
  * messages; below RX_POOL_MIN malloc is cheap anyway. */
 #define RX_POOL_MIN    (64u << 10)
 #define RX_POOL_MAX    8
-/* A SEND frame's header and fields: everything but the payload. */
-#define OUT_FIELDS_MAX (CP_HDR_LEN + 8 + 1 + WIRE_ENDPOINT_MAX)
 
 #define FIELD_SIZE(type, field) sizeof(((type *)0)->field)
 /* Names and texts are copied whole from decoded frames. */
@@ -58,128 +53,7 @@ _Static_assert(FIELD_SIZE(struct lds_msg, src) >= FIELD_SIZE(struct cp_msg, name
 _Static_assert(FIELD_SIZE(struct lds_event, peer) >= FIELD_SIZE(struct cp_msg, name), "peer too small");
 _Static_assert(FIELD_SIZE(struct lds_event, text) >= FIELD_SIZE(struct cp_msg, text), "text too small");
 
-struct rxmsg {
-	struct rxmsg *next;
-	size_t cap;               /* bytes data can hold */
-	uint64_t incarnation;     /* the sender's */
-	uint64_t conn;            /* the connection it came on (struct lds's conn) */
-	struct lds_msg m;
-	unsigned char data[];
-};
-
-/* The one frame being written.  payload is the caller's buffer while a
- * call is in progress, or owned once the message outlives lds_send_nb. */
-struct outmsg {
-	int active;
-	uint64_t id;              /* SEND's message id, else 0 */
-	uint8_t hdr[OUT_FIELDS_MAX];
-	size_t hdr_len, hdr_off;
-	const uint8_t *payload;
-	size_t payload_len, payload_off;
-	uint8_t *owned;
-};
-
-/* LOST events naming one peer cluster that the application has taken:
- * RESUME tells the daemon how many, so that it lifts its fence only once
- * the application has seen every loss it reported. */
-struct resume_count {
-	char peer[WIRE_ENDPOINT_MAX + 1];
-	uint64_t taken;
-	int due;                  /* a RESUME with taken is still to be sent */
-};
-
-/* What the zero-copy calls hold (lds_send_reserve, lds_recv_zc). */
-enum { ZC_NONE, ZC_RING, ZC_BUF };
-struct zc {
-	int reserved;             /* ZC_RING: built in the ring, ZC_BUF: in buf */
-	size_t len, frame;        /* the payload; header and payload (ZC_RING) */
-	char dst[WIRE_ENDPOINT_MAX + 1];   /* ZC_BUF */
-	uint8_t *buf;
-	size_t cap;
-	size_t need_out;          /* lds_send_reserve waits for that much room */
-	int want;                 /* lds_recv_zc waits: DELIVERs stay in the ring */
-	size_t need_in;           /* the ring's first frame: such a DELIVER, this long */
-	int held;                 /* ZC_RING: in the ring, ZC_BUF: a queued copy */
-	size_t held_len;
-	struct rxmsg *copy;       /* held ZC_BUF */
-	/* The rings of a dropped connection, kept mapped while a message in
-	 * them is held. */
-	struct shmclient *old;
-};
-
-struct lds {
-	int fd;
-	/* The rings, once the daemon's SHM frame set them up (shm_agreed:
-	 * WELCOME said it comes); the descriptors that came with it. */
-	struct shmclient *shm;
-	int shm_agreed;
-	struct shmfds fds;
-	int err;                  /* first fatal error; the handle is dead if set */
-	int welcomed;
-	int ack_events;
-	char *path;               /* the daemon's socket, for lds_reconnect */
-	char asked[WIRE_ENDPOINT_MAX + 1]; /* the name given to lds_open */
-	char cluster[WIRE_NAME_MAX + 1];
-	char name[WIRE_ENDPOINT_MAX + 1];
-	size_t max_msg;
-	uint64_t incarnation;     /* drawn at lds_open; names this handle with name */
-	uint64_t last_id;         /* id of the last message accepted */
-
-	struct idset settled;     /* ids acknowledged, lost or refused */
-	/* Lost ids whose LOST event the application has taken and that it
-	 * may still resend: handing over a message abandons those below it
-	 * (see lds_resend). */
-	struct idset resendable;
-	struct dedup seen;        /* what was received, per sender */
-
-	/* What the application took of this connection's DELIVERs, for TAKEN
-	 * (CP_F_TAKEN): delivers - queued of them. */
-	struct {
-		int on;               /* the daemon agreed in WELCOME */
-		uint64_t conn;        /* numbers connections */
-		uint64_t delivers;    /* DELIVERs that arrived whole */
-		size_t queued;        /* of them, not yet returned by lds_recv */
-		uint64_t sent;        /* the count last sent */
-		size_t bytes;         /* taken since then */
-		uint64_t sent_ns;     /* when */
-		int due;
-	} tk;
-
-	uint8_t *in;              /* IN_SIZE bytes: frames, and the start of
-				   * a DELIVER too big for it */
-	size_t in_len;
-	/* That big DELIVER, its payload read straight into the message. */
-	struct rxmsg *fill;
-	size_t fill_have;
-	struct outmsg out;
-
-	struct rxmsg *rx_head, *rx_tail;
-	struct rxmsg *rx_cur;     /* returned by the last lds_recv */
-	struct rxmsg *rx_pool;    /* large buffers given back, see RX_POOL_MIN */
-	size_t rx_npool;
-
-	/* Per peer, on this connection; a RESUME that is due is sent once
-	 * no message is half written. */
-	struct resume_count *taken;
-	size_t ntaken;
-	size_t ev_stale;          /* events queued before the last reconnect */
-
-	/* lds_peer's question: sent once no message is half written. */
-	struct {
-		char name[WIRE_NAME_MAX + 1];
-		int due, answered;
-		struct lds_peer ans;
-	} pq;
-
-	struct lds_event *ev;     /* ring */
-	size_t ev_head, ev_n, ev_cap;
-
-	struct zc zc;
-
-	struct lds_stats st;
-};
-
-static int fail(struct lds *h, int err)
+int ldsi_fail(struct lds *h, int err)
 {
 	if (h->err == 0)
 		h->err = err;
@@ -189,7 +63,7 @@ static int fail(struct lds *h, int err)
 /* ---- time ------------------------------------------------------------- */
 
 /* lds.h promises -EAGAIN, not -ETIMEDOUT, when the caller did not wait. */
-static int timed(int rc, int timeout_ms)
+int ldsi_timed(int rc, int timeout_ms)
 {
 	return rc == -ETIMEDOUT && timeout_ms == 0 ? -EAGAIN : rc;
 }
@@ -231,9 +105,9 @@ static int on_welcome(struct lds *h, const struct cp_msg *m)
 
 	if (h->welcomed || m->max_msg == 0 || !wire_name_valid(m->name) || !wire_endpoint_valid(m->endpoint) ||
 	    strncmp(m->endpoint, m->name, cl) != 0 || m->endpoint[cl] != '/')
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	if (m->version != CP_VERSION)
-		return fail(h, -EPROTONOSUPPORT);
+		return ldsi_fail(h, -EPROTONOSUPPORT);
 	memcpy(h->cluster, m->name, cl + 1);
 	memcpy(h->name, m->endpoint, strlen(m->endpoint) + 1);
 	h->tk.on = (m->flags & CP_F_TAKEN) != 0;
@@ -249,7 +123,7 @@ static struct rxmsg *rx_new(struct lds *h, const struct cp_msg *m)
 	struct rxmsg *r = NULL;
 
 	if (!wire_endpoint_valid(m->name)) {
-		fail(h, -EPROTO);
+		ldsi_fail(h, -EPROTO);
 		return NULL;
 	}
 	for (struct rxmsg **pp = &h->rx_pool; *pp; pp = &(*pp)->next) {
@@ -263,7 +137,7 @@ static struct rxmsg *rx_new(struct lds *h, const struct cp_msg *m)
 	if (r == NULL) {
 		r = malloc(sizeof(*r) + m->payload_len);
 		if (r == NULL) {
-			fail(h, -ENOMEM);
+			ldsi_fail(h, -ENOMEM);
 			return NULL;
 		}
 		r->cap = m->payload_len;
@@ -278,7 +152,7 @@ static struct rxmsg *rx_new(struct lds *h, const struct cp_msg *m)
 	return r;
 }
 
-static void rx_recycle(struct lds *h, struct rxmsg *r)
+void ldsi_rx_recycle(struct lds *h, struct rxmsg *r)
 {
 	if (r->cap < RX_POOL_MIN || h->rx_npool == RX_POOL_MAX) {
 		free(r);
@@ -291,7 +165,7 @@ static void rx_recycle(struct lds *h, struct rxmsg *r)
 
 /* Whether a TAKEN is due: the application took everything that arrived,
  * or a batch. */
-static void taken_check(struct lds *h)
+void ldsi_taken_check(struct lds *h)
 {
 	uint64_t taken = h->tk.delivers - h->tk.queued;
 
@@ -310,11 +184,11 @@ static int rx_complete(struct lds *h, struct rxmsg *r)
 
 	h->tk.delivers++;
 	if (rc <= 0) {
-		rx_recycle(h, r);
+		ldsi_rx_recycle(h, r);
 		if (rc < 0)
-			return fail(h, -ENOMEM);
+			return ldsi_fail(h, -ENOMEM);
 		h->st.duplicates++;
-		taken_check(h);
+		ldsi_taken_check(h);
 		return 0;
 	}
 	h->tk.queued++;
@@ -348,12 +222,12 @@ static int fill_start(struct lds *h, const struct cp_hdr *hdr, size_t off)
 	int rc;
 
 	if (!h->welcomed || hdr->type != CP_DELIVER)
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	rc = cp_decode_head(hdr, body, avail, &m);
 	if (rc == -EAGAIN)
 		return 0;
 	if (rc < 0)
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	h->fill = rx_new(h, &m);
 	if (h->fill == NULL)
 		return h->err;
@@ -374,9 +248,9 @@ static int on_outcome(struct lds *h, const struct cp_msg *m)
 
 	/* The daemon may refuse the message being written from its header. */
 	if (last > h->last_id && !(h->out.active && last == h->out.id))
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	if (first != 0 && (added = idset_add(&h->settled, first, last)) < 0)
-		return fail(h, -ENOMEM);
+		return ldsi_fail(h, -ENOMEM);
 	if (m->type == CP_ACKED) {
 		h->st.acked += (uint64_t)added;
 		if (!h->ack_events)
@@ -384,7 +258,7 @@ static int on_outcome(struct lds *h, const struct cp_msg *m)
 	}
 	ev = ev_push(h);
 	if (ev == NULL)
-		return fail(h, -ENOMEM);
+		return ldsi_fail(h, -ENOMEM);
 	ev->first = first;
 	ev->last = last;
 	memcpy(ev->text, m->text, sizeof(m->text));
@@ -412,9 +286,9 @@ static int on_shm(struct lds *h, const struct cp_msg *m)
 	int err = 0;
 
 	if (!h->shm_agreed || h->shm != NULL)
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	h->shm = shmclient_attach(h->fd, &h->fds, m->ring_size, &err);
-	return h->shm ? 0 : fail(h, err);
+	return h->shm ? 0 : ldsi_fail(h, err);
 }
 
 static int handle_frame(struct lds *h, const struct cp_hdr *hdr, const uint8_t *body)
@@ -422,12 +296,12 @@ static int handle_frame(struct lds *h, const struct cp_hdr *hdr, const uint8_t *
 	struct cp_msg m;
 
 	if (cp_decode(hdr, body, &m) < 0)
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	/* Until WELCOME the daemon can only accept or refuse us. */
 	if (!h->welcomed && m.type == CP_ERROR)
-		return fail(h, daemon_errno(&m));
+		return ldsi_fail(h, daemon_errno(&m));
 	if (!h->welcomed && m.type != CP_WELCOME)
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	switch (m.type) {
 	case CP_WELCOME:
 		return on_welcome(h, &m);
@@ -449,7 +323,7 @@ static int handle_frame(struct lds *h, const struct cp_hdr *hdr, const uint8_t *
 		}
 		return 0;
 	default:
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	}
 }
 
@@ -465,7 +339,7 @@ static int parse_input(struct lds *h)
 		size_t need;
 
 		if (cp_hdr_parse(h->in + off, &hdr) < 0)
-			return fail(h, -EPROTO);
+			return ldsi_fail(h, -EPROTO);
 		need = CP_HDR_LEN + (size_t)hdr.len;
 		if (h->in_len - off < need) {
 			rc = need > IN_SIZE ? fill_start(h, &hdr, off) : 0;
@@ -487,16 +361,16 @@ static int parse_input(struct lds *h)
 
 /* The header of the first frame in the daemon's ring, read in place:
  * 1, 0 if it has not all arrived, or -EPROTO.  *avail: bytes there. */
-static int ring_head(struct lds *h, struct cp_hdr *hdr, size_t *avail)
+int ldsi_ring_head(struct lds *h, struct cp_hdr *hdr, size_t *avail)
 {
 	struct shmring *r = &h->shm->map.r[SHMRING_D2C];
 
 	if (shmring_avail(r, avail) < 0)
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	if (*avail < CP_HDR_LEN)
 		return 0;
 	if (cp_hdr_parse(shmring_rptr(r), hdr) < 0)
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	return 1;
 }
 
@@ -509,7 +383,7 @@ static ssize_t read_bytes(struct lds *h, void *dst, size_t room)
 		n = shmclient_recv(h->fd, dst, room, &h->fds);
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 			return 0;
-		return n <= 0 ? fail(h, -ECONNRESET) : n;
+		return n <= 0 ? ldsi_fail(h, -ECONNRESET) : n;
 	}
 	h->zc.need_in = 0;
 	if (h->zc.want && h->in_len == 0 && h->fill == NULL) {
@@ -517,7 +391,7 @@ static ssize_t read_bytes(struct lds *h, void *dst, size_t room)
 		 * fits the ring there, whole, to be read in place. */
 		struct cp_hdr hd;
 		size_t avail;
-		int rc = ring_head(h, &hd, &avail);
+		int rc = ldsi_ring_head(h, &hd, &avail);
 
 		if (rc < 0)
 			return rc;
@@ -533,10 +407,10 @@ static ssize_t read_bytes(struct lds *h, void *dst, size_t room)
 	for (int armed = 0; armed < 2; armed++) {
 		n = shmclient_read(h->shm, dst, room);
 		if (n != 0)
-			return n < 0 ? fail(h, -EPROTO) : n;
+			return n < 0 ? ldsi_fail(h, -EPROTO) : n;
 		n = armed ? 0 : shmring_consumer_sleep(&h->shm->map.r[SHMRING_D2C]);
 		if (n <= 0)
-			return n < 0 ? fail(h, -EPROTO) : 0;
+			return n < 0 ? ldsi_fail(h, -EPROTO) : 0;
 	}
 	return 0;
 }
@@ -550,7 +424,7 @@ static int socket_gone(struct lds *h)
 
 	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
 		return 0;
-	return fail(h, n > 0 ? -EPROTO : -ECONNRESET);
+	return ldsi_fail(h, n > 0 ? -EPROTO : -ECONNRESET);
 }
 
 static int read_input(struct lds *h)
@@ -703,11 +577,11 @@ static int write_out(struct lds *h)
 				int rc = shmring_producer_sleep(&h->shm->map.r[SHMRING_C2D], 1);
 
 				if (rc <= 0)
-					return rc < 0 ? fail(h, -EPROTO) : 0;
+					return rc < 0 ? ldsi_fail(h, -EPROTO) : 0;
 				continue;
 			}
 			if (n < 0)
-				return fail(h, -EPROTO);
+				return ldsi_fail(h, -EPROTO);
 			out_advance(o, (size_t)n);
 			continue;
 		}
@@ -718,7 +592,7 @@ static int write_out(struct lds *h)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return 0;
 		if (n < 0)
-			return fail(h, -ECONNRESET);
+			return ldsi_fail(h, -ECONNRESET);
 		out_advance(o, (size_t)n);
 	}
 	return 0;
@@ -735,7 +609,7 @@ static int pump_shm(struct lds *h, int64_t deadline, int want_out)
 	int rc = shmclient_ready(h->shm, h->zc.need_in ? h->zc.need_in : 1, want_out ? 1 : h->zc.need_out);
 
 	if (rc < 0)
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	if (rc == 0) {
 		int n = poll(p, 2, deadline_poll_ms(deadline));
 
@@ -775,7 +649,7 @@ static int pump(struct lds *h, int64_t deadline)
 	if (n == 0)
 		return -ETIMEDOUT;
 	if (p.revents & POLLNVAL)
-		return fail(h, -EBADF);
+		return ldsi_fail(h, -EBADF);
 	/* Input first: after a hang-up the daemon's last frames are still
 	 * worth reading (an ERROR explaining why, messages for us). */
 	if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -789,15 +663,13 @@ static int pump(struct lds *h, int64_t deadline)
 	return 0;
 }
 
-typedef int (*wait_cond)(const struct lds *h, uint64_t arg);
-
 static int is_welcomed(const struct lds *h, uint64_t arg)
 {
 	(void)arg;
 	return h->welcomed && (!h->shm_agreed || h->shm != NULL);
 }
 
-static int out_idle(const struct lds *h, uint64_t arg)
+int ldsi_out_idle(const struct lds *h, uint64_t arg)
 {
 	(void)arg;
 	return !h->out.active && !h->tk.due && resume_due(h) == NULL && !h->pq.due;
@@ -816,7 +688,7 @@ static int is_settled(const struct lds *h, uint64_t id)
 
 /* Moves bytes both ways until done(h, arg) or the deadline.  What already
  * arrived counts even once the connection is dead. */
-static int wait_for(struct lds *h, wait_cond done, uint64_t arg, int64_t deadline)
+int ldsi_wait_for(struct lds *h, ldsi_wait_cond done, uint64_t arg, int64_t deadline)
 {
 	for (;;) {
 		int rc;
@@ -887,7 +759,7 @@ static int hello(struct lds *h, int64_t deadline)
 	memcpy(m.name, h->asked, sizeof(m.name));
 	rc = out_set(h, &m, NULL, 0);
 	if (rc == 0)
-		rc = wait_for(h, is_welcomed, 0, deadline);
+		rc = ldsi_wait_for(h, is_welcomed, 0, deadline);
 	return rc;
 }
 
@@ -913,7 +785,7 @@ static struct lds *open_failed(struct lds *h, int rc, int timeout_ms, int *err)
 	if (h != NULL)
 		(void)free_handle(h);
 	if (err != NULL)
-		*err = timed(rc, timeout_ms);
+		*err = ldsi_timed(rc, timeout_ms);
 	return NULL;
 }
 
@@ -962,11 +834,11 @@ int lds_close(struct lds *h)
 
 	if (h == NULL)
 		return 0;
-	rc = wait_for(h, out_idle, 0, deadline);
+	rc = ldsi_wait_for(h, ldsi_out_idle, 0, deadline);
 	if (rc == 0 && h->err == 0) {
 		rc = out_set(h, &bye, NULL, 0);
 		if (rc == 0)
-			rc = wait_for(h, out_idle, 0, deadline);
+			rc = ldsi_wait_for(h, ldsi_out_idle, 0, deadline);
 	}
 	err = free_handle(h);
 	return rc < 0 ? rc : err;
@@ -993,7 +865,7 @@ int lds_fd(const struct lds *h)
 }
 
 /* "name" means this cluster's "cluster/name". */
-static int full_dst(const struct lds *h, const char *dst, char out[WIRE_ENDPOINT_MAX + 1])
+int ldsi_full_dst(const struct lds *h, const char *dst, char out[WIRE_ENDPOINT_MAX + 1])
 {
 	int n;
 
@@ -1018,7 +890,7 @@ static int start_send(struct lds *h, const char *dst, const void *buf, size_t le
 		return -EINVAL;
 	if (len > h->max_msg)
 		return -EMSGSIZE;
-	rc = full_dst(h, dst, m.name);
+	rc = ldsi_full_dst(h, dst, m.name);
 	if (rc < 0)
 		return rc;
 	m.msg_id = id;
@@ -1027,7 +899,7 @@ static int start_send(struct lds *h, const char *dst, const void *buf, size_t le
 
 /* A new message was handed over: lost ones the application knew of before
  * can no longer be resent, as this one could overtake them (lds_resend). */
-static void accept_send(struct lds *h, size_t len, uint64_t *id)
+void ldsi_accept_send(struct lds *h, size_t len, uint64_t *id)
 {
 	h->last_id++;
 	h->st.sent++;
@@ -1044,7 +916,7 @@ static int finish_send(struct lds *h)
 	int rc = write_out(h);
 
 	if (rc == 0)
-		rc = wait_for(h, out_idle, 0, DEADLINE_NEVER);
+		rc = ldsi_wait_for(h, ldsi_out_idle, 0, DEADLINE_NEVER);
 	if (rc < 0)
 		out_clear(&h->out); /* dead handle: forget buf, which the caller may free */
 	return rc;
@@ -1057,14 +929,14 @@ int lds_send(struct lds *h, const char *dst, const void *buf, size_t len, uint64
 	if (h->zc.reserved)
 		return -EBUSY;
 	/* A message left by lds_send_nb goes first: ids leave in order. */
-	rc = wait_for(h, out_idle, 0, DEADLINE_NEVER);
+	rc = ldsi_wait_for(h, ldsi_out_idle, 0, DEADLINE_NEVER);
 	if (rc == 0)
 		rc = start_send(h, dst, buf, len, h->last_id + 1);
 	if (rc == 0)
 		rc = finish_send(h);
 	if (rc < 0)
 		return rc;
-	accept_send(h, len, id);
+	ldsi_accept_send(h, len, id);
 	return 0;
 }
 
@@ -1076,7 +948,7 @@ int lds_resend(struct lds *h, const char *dst, const void *buf, size_t len, uint
 		return -EBUSY;
 	if (!idset_contains(&h->resendable, id))
 		return -EINVAL;
-	rc = wait_for(h, out_idle, 0, DEADLINE_NEVER);
+	rc = ldsi_wait_for(h, ldsi_out_idle, 0, DEADLINE_NEVER);
 	if (rc == 0)
 		rc = start_send(h, dst, buf, len, id);
 	if (rc < 0)
@@ -1085,7 +957,7 @@ int lds_resend(struct lds *h, const char *dst, const void *buf, size_t len, uint
 	 * being written. */
 	if (idset_remove(&h->settled, id) < 0) {
 		out_clear(&h->out);
-		return fail(h, -ENOMEM);
+		return ldsi_fail(h, -ENOMEM);
 	}
 	idset_remove_upto(&h->resendable, id);
 	h->st.lost--;
@@ -1105,7 +977,7 @@ static int out_keep(struct lds *h)
 		return 0;
 	copy = malloc(rest);
 	if (copy == NULL)
-		return wait_for(h, out_idle, 0, DEADLINE_NEVER); /* finish it while buf is valid */
+		return ldsi_wait_for(h, ldsi_out_idle, 0, DEADLINE_NEVER); /* finish it while buf is valid */
 	memcpy(copy, o->payload + o->payload_off, rest);
 	o->owned = copy;
 	o->payload = copy;
@@ -1140,7 +1012,7 @@ int lds_send_nb(struct lds *h, const char *dst, const void *buf, size_t len, uin
 		out_clear(&h->out);
 		return rc;
 	}
-	accept_send(h, len, id);
+	ldsi_accept_send(h, len, id);
 	return 0;
 }
 
@@ -1148,23 +1020,23 @@ int lds_flush(struct lds *h, int timeout_ms)
 {
 	if (h->zc.reserved)
 		return -EBUSY;
-	return timed(wait_for(h, out_idle, 0, deadline_after(timeout_ms)), timeout_ms);
+	return ldsi_timed(ldsi_wait_for(h, ldsi_out_idle, 0, deadline_after(timeout_ms)), timeout_ms);
 }
 
 /* The application took a message of len bytes that came on this
  * connection: TAKEN may be due. */
-static void note_taken(struct lds *h, size_t len)
+void ldsi_note_taken(struct lds *h, size_t len)
 {
 	h->tk.queued--;
 	h->tk.bytes += len;
-	taken_check(h);
+	ldsi_taken_check(h);
 	if (h->tk.due && !h->err)
 		write_out(h);
 }
 
 /* Hands the first queued message to the application; it counts as taken
- * once the caller says so (rx_taken). */
-static struct rxmsg *rx_take(struct lds *h, struct lds_msg *msg)
+ * once the caller says so (ldsi_rx_taken). */
+struct rxmsg *ldsi_rx_take(struct lds *h, struct lds_msg *msg)
 {
 	struct rxmsg *r = h->rx_head;
 
@@ -1177,10 +1049,10 @@ static struct rxmsg *rx_take(struct lds *h, struct lds_msg *msg)
 	return r;
 }
 
-static void rx_taken(struct lds *h, const struct rxmsg *r)
+void ldsi_rx_taken(struct lds *h, const struct rxmsg *r)
 {
 	if (r->conn == h->tk.conn)
-		note_taken(h, r->m.len);
+		ldsi_note_taken(h, r->m.len);
 }
 
 int lds_recv(struct lds *h, struct lds_msg *msg, int timeout_ms)
@@ -1188,212 +1060,13 @@ int lds_recv(struct lds *h, struct lds_msg *msg, int timeout_ms)
 	int rc;
 
 	if (h->rx_cur)
-		rx_recycle(h, h->rx_cur);
+		ldsi_rx_recycle(h, h->rx_cur);
 	h->rx_cur = NULL;
-	rc = timed(wait_for(h, has_msg, 0, deadline_after(timeout_ms)), timeout_ms);
+	rc = ldsi_timed(ldsi_wait_for(h, has_msg, 0, deadline_after(timeout_ms)), timeout_ms);
 	if (rc < 0)
 		return rc;
-	h->rx_cur = rx_take(h, msg);
-	rx_taken(h, h->rx_cur);
-	return 0;
-}
-
-/* ---- zero-copy ---------------------------------------------------------- */
-
-static int ring_room(const struct lds *h, uint64_t need)
-{
-	size_t room;
-
-	return h->shm != NULL && shmring_space(&h->shm->map.r[SHMRING_C2D], &room) == 0 && room >= need;
-}
-
-int lds_send_reserve(struct lds *h, const char *dst, size_t len, void **buf)
-{
-	struct cp_msg m = { .type = CP_SEND, .payload_len = (uint32_t)len };
-	uint8_t hdr[OUT_FIELDS_MAX];
-	size_t hl;
-	int rc;
-
-	if (h->zc.reserved)
-		return -EBUSY;
-	if (dst == NULL || buf == NULL)
-		return -EINVAL;
-	if (len > h->max_msg)
-		return -EMSGSIZE;
-	rc = full_dst(h, dst, m.name);
-	if (rc == 0)
-		rc = wait_for(h, out_idle, 0, DEADLINE_NEVER);
-	if (rc < 0)
-		return rc;
-	m.msg_id = h->last_id + 1;
-	hl = cp_encode(hdr, sizeof(hdr), &m);
-	if (hl == 0)
-		return -EINVAL;
-	h->zc.len = len;
-	if (h->shm != NULL && hl + len <= h->shm->map.size) {
-		struct shmring *r = &h->shm->map.r[SHMRING_C2D];
-
-		h->zc.need_out = hl + len;
-		rc = wait_for(h, ring_room, hl + len, DEADLINE_NEVER);
-		h->zc.need_out = 0;
-		if (rc < 0)
-			return rc;
-		memcpy(shmring_wptr(r), hdr, hl);
-		*buf = shmring_wptr(r) + hl;
-		h->zc.frame = hl + len;
-		h->zc.reserved = ZC_RING;
-		return 0;
-	}
-	if (len > h->zc.cap || h->zc.buf == NULL) {
-		uint8_t *p = realloc(h->zc.buf, len ? len : 1);
-
-		if (p == NULL)
-			return -ENOMEM;
-		h->zc.buf = p;
-		h->zc.cap = len;
-	}
-	memcpy(h->zc.dst, m.name, sizeof(m.name));
-	*buf = h->zc.buf;
-	h->zc.reserved = ZC_BUF;
-	return 0;
-}
-
-int lds_send_commit(struct lds *h, uint64_t *id)
-{
-	int kind = h->zc.reserved;
-	struct shmring *r;
-
-	h->zc.reserved = ZC_NONE;
-	if (kind == ZC_NONE)
-		return -EINVAL;
-	if (kind == ZC_BUF)
-		return lds_send(h, h->zc.dst, h->zc.buf, h->zc.len, id);
-	if (h->err)
-		return h->err;
-	r = &h->shm->map.r[SHMRING_C2D];
-	shmring_commit(r, h->zc.frame);
-	if (shmring_wake_consumer(r))
-		shmring_ring(h->shm->efd_ring);
-	accept_send(h, h->zc.len, id);
-	return 0;
-}
-
-int lds_send_cancel(struct lds *h)
-{
-	if (h->zc.reserved == ZC_NONE)
-		return -EINVAL;
-	h->zc.reserved = ZC_NONE;
-	return 0;
-}
-
-/* A queued message, or a whole DELIVER first in the ring. */
-static int zc_ready(const struct lds *h, uint64_t arg)
-{
-	size_t avail;
-
-	(void)arg;
-	return h->rx_head != NULL ||
-	       (h->zc.need_in > 0 && h->shm != NULL && shmring_avail(&h->shm->map.r[SHMRING_D2C], &avail) == 0 &&
-		avail >= h->zc.need_in);
-}
-
-/* The whole DELIVER first in the ring becomes the held message, in place.
- * Returns 1, 0 if it was a copy of one received before (dropped: look
- * again), or -errno. */
-static int zc_take(struct lds *h, struct lds_msg *msg)
-{
-	struct shmring *r = &h->shm->map.r[SHMRING_D2C];
-	struct cp_hdr hd;
-	struct cp_msg m;
-	size_t avail, frame;
-	int rc = ring_head(h, &hd, &avail);
-
-	h->zc.need_in = 0;
-	if (rc <= 0)
-		return rc;
-	frame = CP_HDR_LEN + hd.len;
-	if (hd.type != CP_DELIVER || avail < frame)
-		return 0;
-	if (cp_decode(&hd, shmring_rptr(r) + CP_HDR_LEN, &m) < 0 || !wire_endpoint_valid(m.name))
-		return fail(h, -EPROTO);
-	h->tk.delivers++;
-	rc = dedup_admit(&h->seen, m.name, m.incarnation, m.msg_id);
-	if (rc <= 0) {
-		shmring_release(r, frame);
-		if (shmring_wake_producer(r))
-			shmring_ring(h->shm->efd_ring);
-		if (rc < 0)
-			return fail(h, -ENOMEM);
-		h->st.duplicates++;
-		taken_check(h);
-		return 0;
-	}
-	/* Read, so that what follows can be, but not given back. */
-	shmring_hold(r);
-	shmring_release(r, frame);
-	h->tk.queued++;
-	memset(msg, 0, sizeof(*msg));
-	memcpy(msg->src, m.name, sizeof(m.name));
-	msg->id = m.msg_id;
-	msg->len = m.payload_len;
-	msg->data = (void *)m.payload;
-	h->st.received++;
-	h->st.bytes_received += m.payload_len;
-	h->zc.held = ZC_RING;
-	h->zc.held_len = m.payload_len;
-	return 1;
-}
-
-int lds_recv_zc(struct lds *h, struct lds_msg *msg, int timeout_ms)
-{
-	int64_t deadline = deadline_after(timeout_ms);
-
-	if (h->zc.held)
-		return -EBUSY;
-	if (h->rx_cur)
-		rx_recycle(h, h->rx_cur);
-	h->rx_cur = NULL;
-	for (;;) {
-		int rc;
-
-		h->zc.want = 1;
-		rc = wait_for(h, zc_ready, 0, deadline);
-		h->zc.want = 0;
-		if (rc < 0)
-			return timed(rc, timeout_ms);
-		if (h->rx_head != NULL) {
-			h->zc.copy = rx_take(h, msg);
-			h->zc.held = ZC_BUF;
-			return 0;
-		}
-		rc = zc_take(h, msg);
-		if (rc != 0)
-			return rc < 0 ? rc : 0;
-	}
-}
-
-int lds_recv_release(struct lds *h, struct lds_msg *msg)
-{
-	struct shmring *r;
-
-	if (h->zc.held == ZC_NONE || msg == NULL)
-		return -EINVAL;
-	if (h->zc.held == ZC_BUF) {
-		rx_taken(h, h->zc.copy);
-		rx_recycle(h, h->zc.copy);
-		h->zc.copy = NULL;
-	} else if (h->zc.old != NULL) {
-		/* Its connection is gone: the daemon queues it for us again. */
-		shmclient_free(h->zc.old);
-		h->zc.old = NULL;
-	} else {
-		r = &h->shm->map.r[SHMRING_D2C];
-		shmring_unhold(r);
-		if (shmring_wake_producer(r))
-			shmring_ring(h->shm->efd_ring);
-		note_taken(h, h->zc.held_len);
-	}
-	h->zc.held = ZC_NONE;
+	h->rx_cur = ldsi_rx_take(h, msg);
+	ldsi_rx_taken(h, h->rx_cur);
 	return 0;
 }
 
@@ -1421,7 +1094,7 @@ static void queue_resume(struct lds *h, const char *peer)
 	if (t == NULL) {
 		t = realloc(h->taken, (h->ntaken + 1) * sizeof(*t));
 		if (t == NULL) {
-			fail(h, -ENOMEM);
+			ldsi_fail(h, -ENOMEM);
 			return;
 		}
 		h->taken = t;
@@ -1449,7 +1122,7 @@ int lds_next_event(struct lds *h, struct lds_event *ev)
 	if (ev->type != LDS_EV_LOST || ev->peer[0] == '\0')
 		return 1;
 	if (idset_add(&h->resendable, ev->first, ev->last) < 0)
-		fail(h, -ENOMEM);
+		ldsi_fail(h, -ENOMEM);
 	/* Losses reported on an earlier connection concern no fence of this
 	 * one. */
 	if (!h->err && !stale) {
@@ -1553,8 +1226,8 @@ int lds_reconnect(struct lds *h, int timeout_ms)
 	}
 	if (rc < 0) {
 		/* Not connected: every call fails until a reconnect works. */
-		fail(h, -ECONNRESET);
-		return timed(rc, timeout_ms);
+		ldsi_fail(h, -ECONNRESET);
+		return ldsi_timed(rc, timeout_ms);
 	}
 	return 0;
 }
@@ -1574,7 +1247,7 @@ int lds_wait_settled(struct lds *h, uint64_t id, int timeout_ms)
 {
 	if (id > h->last_id)
 		return -EINVAL;
-	return timed(wait_for(h, is_settled, id, deadline_after(timeout_ms)), timeout_ms);
+	return ldsi_timed(ldsi_wait_for(h, is_settled, id, deadline_after(timeout_ms)), timeout_ms);
 }
 
 void lds_get_stats(const struct lds *h, struct lds_stats *st)
@@ -1599,7 +1272,7 @@ int lds_peer(struct lds *h, const char *cluster, struct lds_peer *p, int timeout
 	snprintf(h->pq.name, sizeof(h->pq.name), "%s", cluster);
 	h->pq.due = 1;
 	h->pq.answered = 0;
-	rc = timed(wait_for(h, peer_answered, 0, deadline_after(timeout_ms)), timeout_ms);
+	rc = ldsi_timed(ldsi_wait_for(h, peer_answered, 0, deadline_after(timeout_ms)), timeout_ms);
 	if (rc == 0)
 		*p = h->pq.ans;
 	return rc;
