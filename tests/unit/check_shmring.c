@@ -213,7 +213,7 @@ END_TEST
 
 /* ---- two threads: frames of random length with a checksum ---- */
 
-#define STRESS_FRAMES 60000
+#define STRESS_FRAMES 20000
 #define STRESS_MAX    5000
 
 struct side {
