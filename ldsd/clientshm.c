@@ -29,6 +29,7 @@ struct clientshm {
 	int efd_client;               /* the client sleeps on it: we ring it */
 	int memfd;                    /* until handed to the client */
 	int bad;                      /* the client broke its ring: closing */
+	int sock_ready;               /* the socket polled readable: read it when the ring is empty */
 };
 
 /* The client broke its ring: logged once, then it is closed like any
@@ -54,6 +55,16 @@ static size_t user_ring_bytes(const struct client *c)
 		if (o->uid == c->uid && o->shm)
 			n += 2 * o->shm->map.size;
 	return n;
+}
+
+/* The socket's events: only its end (or bytes it must not carry) makes
+ * it readable, so it is read only after it said so. */
+static void clientshm_sock_event(int fd, unsigned events, void *arg)
+{
+	struct client *c = arg;
+
+	c->shm->sock_ready = 1;
+	client_event(fd, events, c);
 }
 
 static void clientshm_event(int fd, unsigned events, void *arg)
@@ -145,6 +156,8 @@ int clientshm_start(struct client *c)
 		return -1;
 	}
 	c->ctl_off = c->ctl_len = 0;
+	c->shm->sock_ready = 1;
+	clientshm_set_events(c);
 	log_debug("client %s uses shared-memory rings of %zu bytes", c->peer, c->shm->map.size);
 	return 0;
 }
@@ -169,8 +182,9 @@ static void taken_from(struct client *c)
 		shmring_ring(c->shm->efd_client);
 }
 
-/* The ring is empty: the socket says whether the client is gone (end of
- * file: what it sent is all read) or still there (sleep until it rings). */
+/* The ring is empty: if the socket polled readable since it was last
+ * read, it says whether the client is gone (end of file: what it sent is
+ * all read); else, or if it is still there, sleep until the client rings. */
 static ssize_t ring_empty(struct client *c)
 {
 	struct shmring *r = &c->shm->map.r[SHMRING_C2D];
@@ -178,18 +192,21 @@ static ssize_t ring_empty(struct client *c)
 	ssize_t n;
 	int rc;
 
-	do
-		n = recv(c->fd, &b, 1, MSG_DONTWAIT);
-	while (n < 0 && errno == EINTR);
-	if (n == 0)
-		return 0;
-	if (n > 0) {
-		log_warnx("client %s: wrote to its socket after switching to shared memory; closing it", c->peer);
-		errno = EPROTO;
-		return -1;
+	if (c->shm->sock_ready) {
+		do
+			n = recv(c->fd, &b, 1, MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n == 0)
+			return 0;
+		if (n > 0) {
+			log_warnx("client %s: wrote to its socket after switching to shared memory; closing it", c->peer);
+			errno = EPROTO;
+			return -1;
+		}
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -1;
+		c->shm->sock_ready = 0;
 	}
-	if (errno != EAGAIN && errno != EWOULDBLOCK)
-		return -1;
 	rc = shmring_consumer_sleep(r);
 	if (rc < 0)
 		return ring_broken(c);
@@ -297,7 +314,7 @@ void clientshm_set_events(struct client *c)
 {
 	/* The socket only says the client is gone; reading it while the
 	 * client waits for memory would only say so too early. */
-	if (evloop_watch(c->cs->d->ev, c->fd, c->paused ? 0 : EV_READ, client_event, c) < 0)
+	if (evloop_watch(c->cs->d->ev, c->fd, c->paused ? 0 : EV_READ, clientshm_sock_event, c) < 0)
 		log_warn("client %s: cannot update its event mask", c->peer);
 	/* Bytes it wrote while we did not read ring no bell: look now. */
 	if (!c->paused)
