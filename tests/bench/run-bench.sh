@@ -7,7 +7,8 @@
 #   3. ldsd's resident memory while a producer sends into a dead link
 #      (target < send_memory + recv_memory + 32 MiB), measured while
 #      bench-wanemu.sh runs
-# Then wanemu's forwarding (bench-wanemu.sh), the master-worker runtime
+# Then wanemu's forwarding (bench-wanemu.sh), 64-byte messages over the
+# shared-memory rings and the socket (small-msgs.sh), the master-worker runtime
 # (bench-mw.sh), mw_matmul on two clusters over wanemu (bench-mwlaunch.sh),
 # the udp transport under loss and sharing a path (t_udp_lossy.sh as a
 # benchmark, bench-udp-fair.sh), failover with a remote cluster killed
@@ -117,6 +118,12 @@ cat <<EOT
 | ldsd RSS, producer into a dead link ${DEAD_SECS}s (MiB) | limit: $((LIMIT_KB / 1024)) | $((peak / 1024)) | $(ratio "$peak" "$LIMIT_KB") | < 1.00 | $([ "$peak" -gt 0 ] && [ "$peak" -lt "$LIMIT_KB" ] && echo yes || echo no) |
 EOT
 part "ldsd on loopback and wanemu's forwarding"
+
+# 64-byte messages through two gateways, shared-memory rings beside the
+# socket (issue 21).
+echo
+BUILD=${BUILD:-build} RUNS=$(quick 1 3) COUNT=$(quick 50000 200000) "$(dirname "$0")/small-msgs.sh"
+part "64-byte messages"
 
 # The master-worker runtime (issue 5); three runs, not bench-mw.sh's five,
 # for the WAN matrix's time.
