@@ -55,7 +55,8 @@ struct lds_msg {
 	char src[LDS_NAME_MAX];  /* sender, "cluster/name" */
 	uint64_t id;             /* sender's message id */
 	size_t len;
-	void *data;              /* owned by the handle; valid until the next lds_recv or lds_close */
+	void *data;              /* owned by the handle; valid until the next lds_recv or lds_close
+				  * (from lds_recv_zc: until lds_recv_release) */
 };
 
 enum lds_event_type {
