@@ -384,17 +384,18 @@ static int do_recv(const struct opts *o)
 		}
 		seen[seq] = 1;
 		got++;
+		bytes += m.len;
+		/* Taken once released: only then is it the taken file's. */
+		if (o->zc && (r = lds_recv_release(h, &m)) < 0) {
+			fprintf(stderr, "ldstest: release: %s\n", lds_strerror(r));
+			return 1;
+		}
 		if (tf) {
 			fprintf(tf, "%" PRIu64 "\n", seq);
 			fflush(tf);
 		}
 		if (o->delay_ms > 0)
 			usleep((useconds_t)o->delay_ms * 1000);
-		bytes += m.len;
-		if (o->zc && (r = lds_recv_release(h, &m)) < 0) {
-			fprintf(stderr, "ldstest: release: %s\n", lds_strerror(r));
-			return 1;
-		}
 		while (expect <= o->count && seen[expect])
 			expect++;
 		if (now - last_print > 2000000000ull) {
