@@ -70,6 +70,9 @@ LDLIBS_D   += $(shell pkg-config --libs libibverbs librdmacm)
 endif
 LIBLDS_SRC := $(wildcard libclient/*.c) ldsd/wire.c ldsd/crc32c.c
 UNIT_SRC   := $(wildcard tests/unit/*.c)
+# The unit tests' monotonic clock is tests/unit/fakeclock.c's, which a
+# test can move forward instead of waiting.
+UNIT_LDFLAGS := -Wl,--wrap=clock_gettime
 # The master-worker runtime: modules without MPI are also unit-tested (and
 # built with the sanitizers); the others need mpicc's flags.
 MW_PURE_SRC := launcher/mw_buf.c launcher/mw_config.c launcher/mw_sched.c launcher/mw_journal.c \
@@ -211,7 +214,7 @@ $(BUILD)/bench/mpi_loop: $(call obj,tests/bench/mpi_loop.c)
 $(UNIT): $(call obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC) $(MWLAUNCH_PURE_SRC)) $(LIBLDSD) $(LIBLDS_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
+	$(Q)$(CC) $(LDFLAGS) $(UNIT_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
 
 # ---- sanitizers: the same unit tests built with ASan and UBSan ------------
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -223,7 +226,7 @@ $(BUILD)/asan/%.o: %.c
 $(UNIT_ASAN): $(call asan_obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC) $(MWLAUNCH_PURE_SRC) $(LDSD_SRC) $(filter-out $(LDSD_SRC),$(LIBLDS_SRC)))
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD/SAN  $@")
-	$(Q)$(CC) $(LDFLAGS) $(SAN) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
+	$(Q)$(CC) $(LDFLAGS) $(UNIT_LDFLAGS) $(SAN) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
 
 # ---- fuzzing (clang libFuzzer) --------------------------------------------
 # Every tests/fuzz/fuzz_NAME.c is a target linked against the daemon's
