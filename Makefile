@@ -86,7 +86,7 @@ MWLAUNCH_PURE_SRC := tools/mwlaunch/calstat.c
 # Communication managers speak liblds, which libmw carries inside.
 MW_SRC      := $(sort $(MW_PURE_SRC) $(MW_MPI_SRC) ldsd/json.c $(LIBLDS_SRC))
 MW_EXAMPLES := $(patsubst examples/mw_%.c,$(BUILD)/examples/mw_%,$(wildcard examples/mw_*.c))
-MW_BENCH    := $(BUILD)/bench/mpi_loop $(BUILD)/bench/mw_empty
+MW_BENCH    := $(BUILD)/bench/mpi_loop $(BUILD)/bench/mw_empty $(BUILD)/bench/crc_speed
 LANPROBE    := $(BUILD)/bin/mw_lanprobe
 MPI_CFLAGS  := $(shell mpicc --showme:compile 2>/dev/null)
 MPI_LIBS    := $(shell mpicc --showme:link 2>/dev/null)
@@ -205,6 +205,11 @@ $(LANPROBE): $(call obj,tools/lanprobe/lanprobe.c)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS)
+
+$(BUILD)/bench/crc_speed: $(call obj,tests/bench/crc_speed.c ldsd/crc32c.c)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^
 
 $(BUILD)/bench/mpi_loop: $(call obj,tests/bench/mpi_loop.c)
 	@mkdir -p $(@D)
