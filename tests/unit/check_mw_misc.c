@@ -312,9 +312,17 @@ START_TEST(stats_report)
 	st.w[1].work = 2.5;
 	st.w[1].exec = 3.5;
 	st.w[1].cpu = 3.25;
+	snprintf(st.w[1].lost, sizeof(st.w[1].lost), "silent for 2.0 s");
+	st.w[1].forfeited = 3;
+	st.w[1].late = 1;
 	f = open_memstream(&buf, &len);
 	mw_stats_report(&st, f);
 	fclose(f);
+	/* A lost worker is named, with the tasks others ran again; the other
+	 * is not. */
+	ck_assert_ptr_nonnull(strstr(buf, "  Lost: silent for 2.0 s\n  Tasks Forfeited (run again by other workers): 3, "
+					  "Late Results Discarded: 1\n"));
+	ck_assert_ptr_null(strstr(strstr(buf, "Lost:") + 1, "Lost:"));
 	ck_assert_ptr_nonnull(strstr(buf, "Total Execution Time: 2.0000 sec"));
 	ck_assert_ptr_nonnull(strstr(buf, "Overall Execution Time: 4.0000 sec"));
 	ck_assert_ptr_nonnull(strstr(buf, "Total Time Waiting for Workers: 1.0000 sec (25.0000 %)"));
@@ -334,6 +342,8 @@ START_TEST(stats_report)
 	ck_assert_ptr_nonnull(strstr(buf, "\"done\": 4, \"discharged\": 1,"));
 	ck_assert_ptr_nonnull(strstr(buf, "\"master_cpu\": 0.500000,"));
 	ck_assert_ptr_nonnull(strstr(buf, "\"cpu_time\": 3.250000,"));
+	ck_assert_ptr_nonnull(strstr(buf, ", \"lost\": \"silent for 2.0 s\", \"forfeited\": 3, \"late\": 1}"));
+	ck_assert_ptr_null(strstr(strstr(buf, "\"lost\"") + 1, "\"lost\""));
 	free(buf);
 	buf = NULL;
 	/* an interval: 4 tasks in 2 s, master waited 0.5 s of it */
