@@ -20,8 +20,8 @@
  *    (MPI gives no error for a dead rank; the sends just never end).
  *  - beat() starts a heartbeat: whenever nothing was sent for interval
  *    seconds, h goes to peer by itself, also while the caller computes
- *    (a thread; every op is then serialized with it).  Once; stopped by
- *    close().
+ *    (a thread; every op is then serialized with it).  h NULL stops it
+ *    (close() does too), so that nothing follows a last message.
  * Errors are negative errno values; single-threaded.
  */
 #ifndef MW_PORT_H

@@ -313,12 +313,31 @@ static void *beat_main(void *arg)
 	return NULL;
 }
 
+/* Joins the heartbeat thread; every op runs unlocked again. */
+static void beat_stop(struct port_mpi *p)
+{
+	if (!p->beating)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->beat_stop = true;
+	pthread_cond_signal(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->beat_thread, NULL);
+	p->beating = false;
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->wake);
+}
+
 static int pm_beat(struct mw_port *base, unsigned peer, const struct mw_hdr *h, double interval)
 {
 	struct port_mpi *p = (struct port_mpi *)base;
 	pthread_condattr_t ca;
 	int rc;
 
+	if (h == NULL) {
+		beat_stop(p);
+		return 0;
+	}
 	if (p->beating || peer >= base->npeers || h->len != 0 || !(interval > 0))
 		return -EINVAL;
 	if (pthread_condattr_init(&ca) != 0)
@@ -335,6 +354,7 @@ static int pm_beat(struct mw_port *base, unsigned peer, const struct mw_hdr *h, 
 	p->beat_peer = peer;
 	p->beat_hdr = *h;
 	p->beat_iv = interval;
+	p->beat_stop = false;
 	p->beating = true;
 	if ((rc = pthread_create(&p->beat_thread, NULL, beat_main, p)) != 0) {
 		p->beating = false;
@@ -349,16 +369,7 @@ static void pm_close(struct mw_port *base)
 {
 	struct port_mpi *p = (struct port_mpi *)base;
 
-	if (p->beating) {
-		pthread_mutex_lock(&p->lock);
-		p->beat_stop = true;
-		pthread_cond_signal(&p->wake);
-		pthread_mutex_unlock(&p->lock);
-		pthread_join(p->beat_thread, NULL);
-		p->beating = false;
-		pthread_mutex_destroy(&p->lock);
-		pthread_cond_destroy(&p->wake);
-	}
+	beat_stop(p);
 	/* A send to a lost peer may still be read by MPI (a rank that was
 	 * only frozen): its buffer outlives the port, taken by the exit. */
 	for (int i = 0; i < p->cap; i++)

@@ -139,6 +139,8 @@ int mw_worker_run(struct mw_run *r, struct mw_port *port)
 	}
 	h = (struct mw_hdr){ .type = MW_MSG_BYE, .aux = (uint64_t)((mw_now() - r->t0) * 1e9),
 			     .id = (uint64_t)(mw_cpu() * 1e9) };
+	/* BYE is the last message: no heartbeat after it. */
+	mw_port_beat(port, 0, NULL, 0);
 	if (mw_port_send(port, 0, &h, NULL) < 0 || mw_port_flush(port) < 0)
 		goto out;
 	status = 0;
