@@ -96,9 +96,8 @@ static int parse_options(struct mw_run *r, int *argc, char **argv, const char **
 
 static int load_config(struct mw_run *r, const char *path)
 {
-	char err[1024];
-
 	const char *wf = getenv("MWL_WORKER_FAILURE");
+	char err[1024];
 
 	mw_config_defaults(&r->cfg);
 	if (path == NULL)

@@ -449,8 +449,8 @@ static int master_loop(struct master *ms)
 			return -1;
 	}
 	/* Copies still running elsewhere come back as discharged results
-	 * before each worker's BYE. */
-	/* A lost worker gets STOP too: one that was only slow ends then. */
+	 * before each worker's BYE.  A lost worker gets STOP too: one that
+	 * was only slow ends then. */
 	ms->stopping = true;
 	ms->t_stop = mw_now();
 	for (unsigned w = 0; w < ms->nw; w++)

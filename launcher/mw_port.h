@@ -22,7 +22,7 @@
  *    seconds, h goes to peer by itself, also while the caller computes
  *    (a thread; every op is then serialized with it).  h NULL stops it
  *    (close() does too), so that nothing follows a last message.
- * Errors are negative errno values; single-threaded.
+ * Errors are negative errno values; single-threaded but for beat()'s thread.
  */
 #ifndef MW_PORT_H
 #define MW_PORT_H
