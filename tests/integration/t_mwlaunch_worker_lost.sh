@@ -39,6 +39,17 @@ kill_mid_run() {
 	echo "$w"
 }
 
+# Job file errors: a wrong policy, and the runtime's setting where the
+# job's belongs.
+write_job 2 "-t 10" 'on_worker_failure = "retry";'
+"$BIN/mwlaunch" --dry-run "$T/job.conf" > "$T/dry" 2>&1; rc=$?
+[ "$rc" = 2 ] && grep -q 'job.conf:[0-9]*: on_worker_failure: expected "abort" or "continue"' "$T/dry" ||
+	fail "bad on_worker_failure: exit $rc: $(cat "$T/dry")"
+FRAMEWORK='WorkerFailure = "continue";' write_job 2 "-t 10"
+"$BIN/mwlaunch" --dry-run "$T/job.conf" > "$T/dry" 2>&1; rc=$?
+[ "$rc" = 2 ] && grep -q 'job.conf:[0-9]*: WorkerFailure: set on_worker_failure in the job instead' "$T/dry" ||
+	fail "WorkerFailure in framework: exit $rc: $(cat "$T/dry")"
+
 star_clusters 2 2
 MAIN_WORKERS=3 WORKERS=1 GRAIN=2 PREFETCH=8 write_job 2 "-t 600 --ms 15 --slow 0:4000" 'on_worker_failure = "continue";'
 # Worker 1 gets task 0 first (the master fills queues in rank order):
