@@ -49,11 +49,7 @@ END_TEST
 START_TEST(test_close_in_upcall)
 {
 	start(_i);
-	tp_run.p.close_in_readable = 1;
-	tp_run_connect(tp_run.port);
-	tp_run_loop();
-	tp_run_check_closed();
-	ck_assert_uint_eq(tp_run.got, 0);
+	tp_run_close_in_upcall();
 	tp_run_finish();
 }
 END_TEST

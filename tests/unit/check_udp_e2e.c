@@ -124,11 +124,7 @@ END_TEST
 START_TEST(test_close_in_upcall)
 {
 	start(1000, 100000);
-	tp_run.p.close_in_readable = 1;
-	tp_run_connect(tp_run.port);
-	tp_run_loop();
-	tp_run_check_closed();
-	ck_assert_int_eq(tp_run.next_recv, 0);
+	tp_run_close_in_upcall();
 	tp_run_finish();
 }
 END_TEST

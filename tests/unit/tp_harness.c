@@ -199,7 +199,7 @@ static void server_readable(struct lds_tp_conn *c)
 {
 	unsigned char buf[32768];
 
-	if (tp_run.p.close_in_readable) {
+	if (tp_run.close_in_readable) {
 		tp_run.p.ops->close(c);
 		return;
 	}
@@ -378,6 +378,16 @@ void tp_run_check_delivery(void)
 	ck_assert_uint_eq(tp_run.crc_got, tp_run.crc_sent);
 	ck_assert_msg(tp_run.eof == 1, "%s: the receiver ended with %d, not -EPIPE", tp_run.p.ops->name,
 		      tp_run.recv_err);
+}
+
+void tp_run_close_in_upcall(void)
+{
+	tp_run.close_in_readable = 1;
+	tp_run_connect(tp_run.port);
+	tp_run_loop();
+	tp_run_check_closed();
+	ck_assert_uint_eq(tp_run.got, 0);
+	ck_assert_int_eq(tp_run.next_recv, 0);
 }
 
 void tp_run_finish(void)

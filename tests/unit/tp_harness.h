@@ -40,7 +40,6 @@ struct tp_run_params {
 	int window;                   /* message kinds: held at once, <= TP_RUN_WINDOW_MAX; default 8 */
 	unsigned seed;                /* draws of sizes and bytes; default: the process id */
 	unsigned deadline_ms;         /* the run stops, timed_out set, after this; default 10000 */
-	int close_in_readable;        /* the server closes in its first readable upcall */
 	/* Optional: called with the server's conn when it is accepted. */
 	void (*accepted)(struct lds_tp_conn *c);
 };
@@ -53,6 +52,7 @@ struct tp_run {
 	struct lds_tp_listener *l;
 	uint16_t port;                /* the listener's */
 	struct lds_tp_conn *client, *server;
+	int close_in_readable;        /* the server closes in its first readable upcall */
 	/* What happened. */
 	int connected, connect_err, accepted;
 	int send_err;                 /* what broke the client's sending, 0: nothing */
@@ -89,6 +89,10 @@ void tp_run_check_closed(void);
  * accepted, all bytes or messages sent, reported sent and received with
  * the same CRC, the server's stream ended by -EPIPE, no send error. */
 void tp_run_check_delivery(void);
+/* Connects to the listener, whose conn closes itself in its first
+ * readable upcall, and runs: asserts tp_run_check_closed() and that
+ * nothing was read. */
+void tp_run_close_in_upcall(void);
 /* Closes the listener and the instance, frees the loop. */
 void tp_run_finish(void);
 /* Message i's length. */
