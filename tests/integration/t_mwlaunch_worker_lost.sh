@@ -59,13 +59,20 @@ sed -i 's/framework = {/framework = { WorkerTimeout = 1.5;/' "$T/job.conf"
 grep -q "mpirun --oversubscribe --tag-output --enable-recovery .*MWL_WORKER_FAILURE=continue" "$T/dry" ||
 	fail "the main cluster's mpirun lacks --enable-recovery or MWL_WORKER_FAILURE: $(cat "$T/dry")"
 
+# run_and_kill: runs the job and kills a main-cluster worker mid-run;
+# sets victim (its pid), rc (mwlaunch's exit status) and secs.
+run_and_kill() {
+	local start mpid
+	start=$(date +%s.%N)
+	mwlaunch_job & mpid=$!
+	PIDS="$PIDS $mpid"
+	victim=$(kill_mid_run "$mpid")
+	wait "$mpid"; rc=$?
+	secs=$(echo "$(date +%s.%N) - $start" | bc)
+}
+
 # 1. continue: the job survives the loss.
-start=$(date +%s.%N)
-mwlaunch_job & mpid=$!
-PIDS="$PIDS $mpid"
-victim=$(kill_mid_run "$mpid")
-wait "$mpid"; rc=$?
-secs=$(echo "$(date +%s.%N) - $start" | bc)
+run_and_kill
 [ "$rc" = 0 ] || fail "on_worker_failure = continue: mwlaunch exited $rc after worker $victim was killed: $(tail -30 "$T/out")"
 grep -q '^\[clusterA:0\] mw_sumcheck: verify: 600 tasks, sum [0-9a-f]*: OK$' "$T/out" ||
 	fail "result not verified: $(tail -30 "$T/out")"
@@ -86,12 +93,7 @@ t1=$secs
 
 # 2. abort (the default): the job ends with the cluster's failure, at once.
 MAIN_WORKERS=3 WORKERS=1 GRAIN=2 PREFETCH=8 write_job 2 "-t 600 --ms 15"
-start=$(date +%s.%N)
-mwlaunch_job & mpid=$!
-PIDS="$PIDS $mpid"
-victim=$(kill_mid_run "$mpid")
-wait "$mpid"; rc=$?
-secs=$(echo "$(date +%s.%N) - $start" | bc)
+run_and_kill
 [ "$rc" = 1 ] || fail "on_worker_failure = abort: mwlaunch exited $rc, want 1: $(tail -30 "$T/out")"
 grep -q "^mwlaunch: cluster clusterA failed (.*) after .*; stopping the job" "$T/out" &&
 	grep -q "^\[clusterA:mpirun\] mpirun noticed that process rank 2 .* exited on signal 9" "$T/out" ||
