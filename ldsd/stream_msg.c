@@ -50,13 +50,13 @@ static struct stream_msgq *msgq(struct stream *s)
 
 /* The queue at its final size once the stream is up and nothing is held,
  * registered once (a batch sealed while the last one is held, and
- * control frames beside). */
-/* A sealed stream's queue holds what its transport has not yet reported
- * sent - for a transport that keeps data until the peer acknowledges it
- * (udp), a round trip's worth - and refills only once emptied: sized to a
- * quarter of the link's send memory, at most SEALQ_MSG_MAX, so that one
- * stream can keep a long fat path busy (twice the sealed batch held one
- * stream to about 512 KiB per round trip: 2.2 MB/s at 100 ms). */
+ * control frames beside).  A sealed stream's queue holds what its
+ * transport has not yet reported sent - for a transport that keeps data
+ * until the peer acknowledges it (udp), a round trip's worth - and is
+ * refilled, as a ring, as the oldest is let go: sized to a quarter of the
+ * link's send memory, at most SEALQ_MSG_MAX, so that one stream can keep
+ * a long fat path busy (twice the sealed batch held one stream to about
+ * 512 KiB per round trip: 2.2 MB/s at 100 ms). */
 #define SEALQ_MSG_MAX (16u << 20)
 
 static int msg_fix_queue(struct stream *s, struct stream_msgq *q)

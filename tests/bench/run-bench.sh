@@ -7,8 +7,7 @@
 #   3. ldsd's resident memory while a producer sends into a dead link
 #      (target < send_memory + recv_memory + 32 MiB), measured while
 #      bench-wanemu.sh runs
-# Then wanemu's forwarding (bench-wanemu.sh), 64-byte messages over the
-# shared-memory rings and the socket (small-msgs.sh), the master-worker runtime
+# Then wanemu's forwarding (bench-wanemu.sh), the master-worker runtime
 # (bench-mw.sh), mw_matmul on two clusters over wanemu (bench-mwlaunch.sh),
 # the udp transport under loss and sharing a path (t_udp_lossy.sh as a
 # benchmark, bench-udp-fair.sh), failover with a remote cluster killed
@@ -119,11 +118,10 @@ cat <<EOT
 EOT
 part "ldsd on loopback and wanemu's forwarding"
 
-# 64-byte messages through two gateways, shared-memory rings beside the
-# socket (issue 21).
+# CRC-32C, the instruction's path against the tables (issue 21).
 echo
-BUILD=${BUILD:-build} RUNS=$(quick 1 3) COUNT=$(quick 50000 200000) "$(dirname "$0")/small-msgs.sh"
-part "64-byte messages"
+"$BUILD/bench/crc_speed" "$(quick 0.1 0.3)" || echo "bench: crc_speed failed: the CRC paths disagree" >&2
+part "CRC-32C"
 
 # The master-worker runtime (issue 5); three runs, not bench-mw.sh's five,
 # for the WAN matrix's time.
