@@ -8,6 +8,9 @@
 # in its gateway and arrive when the link returns, and the job goes on
 # and ends with the verified product.  The master's WAN time series shows
 # the silence and the traffic after it.
+# lane: background
+# (run-all.sh runs it beside the other WAN tests: 30 of its ~40 s are the
+# outage; nothing in it is held to the wall clock closer than 5 s.)
 . "$(dirname "$0")/lds_lib.sh"
 . "$(dirname "$0")/../integration/mw_lib.sh"
 . "$(dirname "$0")/../integration/mwl_lib.sh"
