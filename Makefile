@@ -263,12 +263,16 @@ fuzz: $(FUZZ_BINS)
 		echo "fuzz: $$n ($(FUZZ_SECONDS) s)"; \
 		$$f -max_total_time=$(FUZZ_SECONDS) -max_len=70000 $(BUILD)/fuzz/corpus-$$n tests/fuzz/$$n || exit 1; done
 
-fuzz-smoke: $(FUZZ_BINS)
-	$(Q)for f in $(FUZZ_BINS); do n=$${f##*/fuzz_}; mkdir -p $(BUILD)/fuzz/corpus-$$n; \
-		echo "fuzz-smoke: $$n"; \
-		if $$f -max_total_time=$(FUZZ_SMOKE_SECONDS) -max_len=70000 -print_final_stats=0 $(BUILD)/fuzz/corpus-$$n tests/fuzz/$$n \
-			>$(BUILD)/fuzz/$$n.log 2>&1; then tail -1 $(BUILD)/fuzz/$$n.log; \
-		else tail -30 $(BUILD)/fuzz/$$n.log; exit 1; fi; done
+# One target per job, so that make -j runs them side by side (a fuzzer
+# keeps one core busy).
+FUZZ_SMOKE := $(patsubst $(BUILD)/fuzz/fuzz_%,fuzz-smoke-%,$(FUZZ_BINS))
+.PHONY: $(FUZZ_SMOKE)
+fuzz-smoke: $(FUZZ_SMOKE)
+$(FUZZ_SMOKE): fuzz-smoke-%: $(BUILD)/fuzz/fuzz_%
+	$(Q)mkdir -p $(BUILD)/fuzz/corpus-$*
+	$(Q)if $< -max_total_time=$(FUZZ_SMOKE_SECONDS) -max_len=70000 -print_final_stats=0 $(BUILD)/fuzz/corpus-$* tests/fuzz/$* \
+		>$(BUILD)/fuzz/$*.log 2>&1; then echo "fuzz-smoke: $*: $$(tail -1 $(BUILD)/fuzz/$*.log)"; \
+	else echo "fuzz-smoke: $*: FAILED"; tail -30 $(BUILD)/fuzz/$*.log; exit 1; fi
 
 # ---- the two commands ------------------------------------------------------
 unit: $(UNIT)
@@ -298,15 +302,19 @@ wan: all
 # side by side (they use a core each; 25 s of the 15 minutes), their output
 # one after the other; the scripts after them one at a time.
 NPROC := $(shell nproc 2>/dev/null || echo 2)
+# Each part says how long it took, so that CI's log shows where the
+# 15 minutes go.
+TOOK = echo "make check: $(1) took $$(( $$(date +%s) - $$t )) s"
 check: deps
-	$(Q)$(MAKE) --no-print-directory -j$(NPROC) all $(UNIT) $(UNIT_ASAN) $(FUZZ_BINS)
-	$(Q)$(MAKE) --no-print-directory unit > $(BUILD)/unit.log 2>&1 & p=$$!; \
+	$(Q)t=$$(date +%s); $(MAKE) --no-print-directory -j$(NPROC) all $(UNIT) $(UNIT_ASAN) $(FUZZ_BINS) && \
+		$(call TOOK,the build)
+	$(Q)t=$$(date +%s); $(MAKE) --no-print-directory unit > $(BUILD)/unit.log 2>&1 & p=$$!; \
 		$(MAKE) --no-print-directory unit-asan; a=$$?; wait $$p; u=$$?; \
-		echo "--- make unit:"; cat $(BUILD)/unit.log; [ $$u = 0 ] && [ $$a = 0 ]
-	$(Q)$(MAKE) --no-print-directory fuzz-smoke
-	$(Q)$(MAKE) --no-print-directory integration
-	$(Q)$(MAKE) --no-print-directory security
-	$(Q)$(MAKE) --no-print-directory wan
+		echo "--- make unit:"; cat $(BUILD)/unit.log; $(call TOOK,the unit tests); [ $$u = 0 ] && [ $$a = 0 ]
+	$(Q)t=$$(date +%s); $(MAKE) --no-print-directory -j$(NPROC) fuzz-smoke && $(call TOOK,the fuzz smoke run)
+	$(Q)t=$$(date +%s); $(MAKE) --no-print-directory integration && $(call TOOK,the integration tests)
+	$(Q)t=$$(date +%s); $(MAKE) --no-print-directory security && $(call TOOK,the security tests)
+	$(Q)t=$$(date +%s); $(MAKE) --no-print-directory wan && $(call TOOK,the WAN tests)
 
 demo: deps
 	$(Q)$(MAKE) --no-print-directory all

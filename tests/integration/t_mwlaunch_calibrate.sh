@@ -11,6 +11,11 @@
 #  2. Three clusters, clusterC never starts within the join wait: the
 #     benchmark names it, says why, writes the model of clusterA and
 #     clusterB (which mwpredict accepts) and exits 1.
+# lane: background
+# (run-all.sh runs it beside the other integration tests: most of its
+# ~45 s is waiting - clusterB's late start, clusterC's join wait, and the
+# 17 s mwlaunch gives a remote cluster after the main one ended - and it
+# checks what was measured, never how fast.)
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/mw_lib.sh"
 . "$(dirname "$0")/mwl_lib.sh"
