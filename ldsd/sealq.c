@@ -5,14 +5,21 @@
 
 #include "sealq.h"
 
-/* Room for need more bytes at q->buf + q->len. */
-static int sealq_room(struct sealq *q, size_t need)
+int sealq_room(struct sealq *q, size_t need)
 {
 	size_t cap = q->cap ? q->cap : 65536;
 	uint8_t *p;
 
 	if (!sealq_fits(q, need))
 		return -ENOBUFS;
+	/* Held bytes stay where they are: past the end, begin again at the start. */
+	if (q->held > 0) {
+		if (q->wrap == 0 && q->len + need > q->cap) {
+			q->wrap = q->len;
+			q->off = q->len = 0;
+		}
+		return 0;
+	}
 	if (q->off > 0 && q->len + need > q->cap) {
 		memmove(q->buf, q->buf + q->off, q->len - q->off);
 		q->len -= q->off;
@@ -77,8 +84,11 @@ void sealq_sent(struct sealq *q, size_t n)
 
 int sealq_fits(const struct sealq *q, size_t need)
 {
+	if (q->held > 0 && q->wrap)
+		return q->len + need <= q->wrap - (q->held - q->off);
 	if (q->held > 0)
-		return q->len + need <= q->cap;
+		return q->len + need <= q->cap ||
+		       (q->fixed && sealq_pending(q) == 0 && need <= q->off - q->held);
 	return !q->fixed || sealq_pending(q) + need <= q->cap;
 }
 
@@ -91,6 +101,9 @@ void sealq_take(struct sealq *q, size_t n)
 void sealq_release(struct sealq *q, size_t n)
 {
 	q->held -= n;
+	/* The bytes before the wrap are all given back. */
+	if (q->wrap && q->held <= q->off)
+		q->wrap = 0;
 	if (q->held == 0 && q->off >= q->len)
 		q->off = q->len = 0;
 }

@@ -12,7 +12,11 @@
  * and must stay there until the transport is done with them (transport.h,
  * send_msg): bytes taken (sealq_take) are held until given back
  * (sealq_release), in the order taken; while any are held, nothing in
- * the queue moves, and a put that does not fit behind them is refused.
+ * the queue moves.  A fixed queue (sealq_fix) is then a ring: once
+ * nothing waits, a put that does not fit behind the held bytes goes to
+ * the buffer's start if it fits before them, so that new frames follow
+ * while the transport still holds old ones (a long path holds them a
+ * round trip or more); one that fits nowhere is refused.
  */
 #ifndef LDS_SEALQ_H
 #define LDS_SEALQ_H
@@ -26,7 +30,9 @@ struct sealq {
 	struct seal seal;           /* the stream's keys; none until seal_init */
 	uint8_t *buf;
 	size_t off, len, cap;       /* bytes [off, len) wait to be written */
-	size_t held;                /* bytes [off - held, off) are taken, not yet released */
+	size_t held;                /* bytes [off - held, off) are taken, not yet released;
+				       after a wrap, [wrap - (held - off), wrap) and [0, off) */
+	size_t wrap;                /* 0, or the end of the held bytes before the start was reused */
 	int fixed;                  /* buf never moves (sealq_fix: registered with a transport) */
 };
 
@@ -62,6 +68,10 @@ void sealq_take(struct sealq *q, size_t n);
 void sealq_release(struct sealq *q, size_t n);
 /* True if need more bytes can be queued now (without moving held ones). */
 int sealq_fits(const struct sealq *q, size_t need);
+/* Makes room for need more bytes in one piece at the queue's end (a fixed
+ * queue may begin again at its start for them): a batch of frames put
+ * after it lies together.  0, -ENOBUFS (no room now) or -ENOMEM. */
+int sealq_room(struct sealq *q, size_t need);
 /* Makes the buffer cap bytes, once, and never moves it again: nothing
  * may be held.  0 or -ENOMEM. */
 int sealq_fix(struct sealq *q, size_t cap);

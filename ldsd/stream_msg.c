@@ -98,7 +98,7 @@ static int msg_seal_batch(struct stream *s)
 {
 	size_t per = WIRE_DATA_HDR_LEN + s->block_size + SEAL_OVERHEAD;
 
-	if (sealq_pending(&s->sq) > 0 || !sealq_fits(&s->sq, (size_t)s->take * per))
+	if (sealq_pending(&s->sq) > 0 || sealq_room(&s->sq, (size_t)s->take * per) < 0)
 		return 0;
 	stream_take_blocks(s);
 	return stream_seal_blocks(s);

@@ -20,11 +20,14 @@
 #   UDP_LENGTH="SECS OMIT"    every run this long (default "12 3": the
 #                             issue's 10-15 s runs, slow start left out)
 #   UDP_OUTAGE=N              runs of the udp outage (default 1; 0: none)
+#   UDP_CELLS="udp bbr8 cubic8 auto"   the ldsd cells to run
+#   UDP_PEER='udp_mtu = 1472;'         extra settings of the udp cell's link
 
 UDP_SCENARIOS=${UDP_SCENARIOS:-$([ "$QUICK" = 1 ] && echo "200/1%" || echo "200/1% 200/5% 20/0 300/0 200/ge1%")}
 UDP_REPS=${UDP_REPS:-1}
 UDP_LENGTH=${UDP_LENGTH:-$([ "$QUICK" = 1 ] && echo "5 3" || echo "12 3")}
 UDP_OUTAGE=${UDP_OUTAGE:-$([ "$QUICK" = 1 ] && echo 0 || echo 1)}
+UDP_CELLS=${UDP_CELLS:-udp bbr8 cubic8 auto}
 UPORT=$((PORT + 302))
 UDTBENCH=$ROOT/$BUILD/bench/udtbench
 
@@ -120,13 +123,17 @@ udp_refs() {
 	} > "$T/ref.cells"
 }
 
-# gt A B [F]: A > F x B (F default 1), both numbers.
-gt() { awk -v a="$1" -v b="$2" -v f="${3:-1}" 'BEGIN {exit !(a != "FAIL" && b != "FAIL" && b != "-" && a > f * b)}'; }
-ge() { awk -v a="$1" -v b="$2" -v f="${3:-1}" 'BEGIN {exit !(a != "FAIL" && b != "FAIL" && b != "-" && a >= f * b)}'; }
+# gt A B [F]: A > F x B (F default 1); true where B was not measured ("-":
+# a cell left out, or no UDT4).
+gt() { awk -v a="$1" -v b="$2" -v f="${3:-1}" 'BEGIN {exit !(b == "-" || (a != "FAIL" && a != "-" && b != "FAIL" && a > f * b))}'; }
+ge() { awk -v a="$1" -v b="$2" -v f="${3:-1}" 'BEGIN {exit !(b == "-" || (a != "FAIL" && a != "-" && b != "FAIL" && a >= f * b))}'; }
+# fm V, rt A B: fmt and ratio, "-" for what was not measured.
+fm() { [ "$1" = - ] && echo - || fmt "$1"; }
+rt() { { [ "$1" = - ] || [ "$2" = - ]; } && echo - || ratio "$1" "$2"; }
 cpufmt() { [ -n "$1" ] && printf '%.1f' "$1" || echo -; }
 
 udp_wan_part() {
-	local sc rtt loss name t_sc ib refs verdict
+	local sc rtt loss name t_sc refs verdict k
 	local rows="" rrows="" crows=""
 	local -A g cpu
 	read -r secs omit <<< "$UDP_LENGTH"
@@ -135,7 +142,7 @@ udp_wan_part() {
 		rtt=${sc%%/*} loss=${sc#*/} t_sc=$(date +%s)
 		name="udp-rtt${rtt}ms-loss${loss%\%}"
 		rm -f "$RESULTS/$name".*
-		g=() cpu=()
+		g=([udp]=- [bbr8]=- [cubic8]=- [auto]=-) cpu=()
 		netbed_up 4 "all:$(udp_spec "$rtt" "$loss")" || fail "bed did not start"
 		GW_ADDR=$(netbed_addr s2)
 		NS_clusterA=$(netbed_ns s1)
@@ -147,10 +154,15 @@ udp_wan_part() {
 			refs=$!
 			PIDS="$PIDS $refs"
 		fi
-		udp_cell udp "transport = \"udp\";" 1
-		udp_cell bbr8 'congestion = "bbr";' 8
-		udp_cell cubic8 'congestion = "cubic";' 8
-		udp_cell auto 'congestion = "bbr";' '"auto"'
+		for k in $UDP_CELLS; do
+			case $k in
+			udp) udp_cell udp "transport = \"udp\"; ${UDP_PEER:-}" 1 ;;
+			bbr8) udp_cell bbr8 'congestion = "bbr";' 8 ;;
+			cubic8) udp_cell cubic8 'congestion = "cubic";' 8 ;;
+			auto) udp_cell auto 'congestion = "bbr";' '"auto"' ;;
+			*) fail "UDP_CELLS: no cell '$k' (udp bbr8 cubic8 auto)" ;;
+			esac
+		done
 		if [ "${SERIAL:-0}" != 1 ]; then wait "$refs"; else udp_refs; fi
 		while read -r k v; do g[$k]=$v; done < "$T/ref.cells"
 		netbed_down
@@ -171,7 +183,7 @@ udp_wan_part() {
 			gt "${g[udp]}" "${g[ibbr8]}" || miss="$miss iperf3 bbr -P 8;"
 			gt "${g[udp]}" "${g[bbr8]}" || miss="$miss ldsd bbr 8;"
 			gt "${g[udp]}" "${g[cubic8]}" || miss="$miss ldsd cubic 8;"
-			[ "${g[udt]}" = - ] || ge "${g[udp]}" "${g[udt]}" 5 || miss="$miss 5x UDT4;"
+			ge "${g[udp]}" "${g[udt]}" 5 || miss="$miss 5x UDT4;"
 			[ -z "$miss" ] && verdict="all met" || verdict="MISSED:${miss%;}"
 			;;
 		esac
@@ -179,11 +191,11 @@ udp_wan_part() {
 		echo "bench-wan: udp: $name ($(($(date +%s) - t_sc)) s; Mb/s): udp $(r1 "${g[udp]}"), ldsd bbr 8 $(r1 "${g[bbr8]}")," \
 			"cubic 8 $(r1 "${g[cubic8]}"), auto $(r1 "${g[auto]}"); iperf3 bbr 1/8 $(r1 "${g[ibbr1]}" "${g[ibbr8]}")," \
 			"cubic 8 $(r1 "${g[icubic8]}"); UDT4 ${g[udt]}"
-		rows="$rows| $rtt ms, $loss | $(fmt "${g[udp]}") | $(fmt "${g[bbr8]}") | $(fmt "${g[cubic8]}") | $(fmt "${g[auto]}") | $(fmt "${g[ibbr1]}") | $(fmt "${g[ibbr8]}") | $(fmt "${g[icubic8]}") | $([ "${g[udt]}" = - ] && echo - || fmt "${g[udt]}") |
+		rows="$rows| $rtt ms, $loss | $(fm "${g[udp]}") | $(fm "${g[bbr8]}") | $(fm "${g[cubic8]}") | $(fm "${g[auto]}") | $(fm "${g[ibbr1]}") | $(fm "${g[ibbr8]}") | $(fm "${g[icubic8]}") | $(fm "${g[udt]}") |
 "
-		rrows="$rrows| $rtt ms, $loss | $(ratio "${g[udp]}" "$RATE") | $(ratio "${g[udp]}" "${g[ibbr8]}") | $(ratio "${g[udp]}" "${g[bbr8]}") | $(ratio "${g[udp]}" "${g[cubic8]}") | $(ratio "${g[udp]}" "${g[auto]}") | $([ "${g[udt]}" = - ] && echo - || ratio "${g[udp]}" "${g[udt]}") | $verdict |
+		rrows="$rrows| $rtt ms, $loss | $(rt "${g[udp]}" "$RATE") | $(rt "${g[udp]}" "${g[ibbr8]}") | $(rt "${g[udp]}" "${g[bbr8]}") | $(rt "${g[udp]}" "${g[cubic8]}") | $(rt "${g[udp]}" "${g[auto]}") | $(rt "${g[udp]}" "${g[udt]}") | $verdict |
 "
-		crows="$crows| $rtt ms, $loss | $(cpufmt "${cpu[udp]}") at $(r1 "${g[udp]}") Mb/s | $(cpufmt "${cpu[bbr8]}") at $(r1 "${g[bbr8]}") Mb/s | $(ratio "${cpu[udp]:-FAIL}" "${cpu[bbr8]:-FAIL}") |
+		crows="$crows| $rtt ms, $loss | $(cpufmt "${cpu[udp]:-}") at $(r1 "${g[udp]}") Mb/s | $(cpufmt "${cpu[bbr8]:-}") at $(r1 "${g[bbr8]}") Mb/s | $(ratio "${cpu[udp]:-FAIL}" "${cpu[bbr8]:-FAIL}") |
 "
 	done
 	[ -n "$UDP_SCENARIOS" ] && cat <<EOT

@@ -284,6 +284,47 @@ START_TEST(limits)
 }
 END_TEST
 
+/* A fixed queue (a message transport's) is a ring: once nothing waits,
+ * new frames go to the start while the transport holds old ones at the
+ * end, never over them; the held bytes never move. */
+START_TEST(queue_ring)
+{
+	struct sealq q = { 0 };
+	uint8_t ping[64], *old;
+	size_t pn = wire_encode_ping(ping, sizeof(ping), WIRE_PING, 7);
+
+	ck_assert_uint_ge(pn, SEAL_OVERHEAD);
+	ck_assert_int_eq(sealq_fix(&q, 4 * pn + SEAL_OVERHEAD), 0);
+	for (int i = 0; i < 4; i++)
+		ck_assert_int_eq(sealq_put(&q, ping, pn, 1 << 20), 0);
+	sealq_take(&q, pn);
+	sealq_take(&q, pn);
+	ck_assert_int_eq(sealq_put(&q, ping, pn, 1 << 20), -ENOBUFS);   /* frames wait: no wrap */
+	sealq_take(&q, pn);
+	sealq_take(&q, pn);
+	old = q.buf;
+	sealq_release(&q, pn);
+	ck_assert_int_eq(sealq_put(&q, ping, pn, 1 << 20), -ENOBUFS);   /* pn free at the start: too little */
+	sealq_release(&q, pn);
+	ck_assert_int_eq(sealq_put(&q, ping, pn, 1 << 20), 0);          /* 2 pn free: wraps */
+	ck_assert_ptr_eq(sealq_data(&q), old);
+	ck_assert_uint_eq(sealq_pending(&q), pn);
+	ck_assert_mem_eq(old + 2 * pn, ping, pn);                         /* the held ones untouched */
+	ck_assert_mem_eq(old + 3 * pn, ping, pn);
+	ck_assert_int_eq(sealq_put(&q, ping, pn, 1 << 20), -ENOBUFS);   /* would reach the held ones */
+	sealq_take(&q, pn);
+	sealq_release(&q, pn);
+	sealq_release(&q, pn);                                            /* the old ones all given back */
+	ck_assert_uint_eq(q.wrap, 0);
+	ck_assert_int_eq(sealq_put(&q, ping, pn, 1 << 20), 0);          /* behind the held one again */
+	ck_assert_ptr_eq(sealq_data(&q), old + pn);
+	ck_assert_ptr_eq(q.buf, old);
+	sealq_release(&q, pn);
+	ck_assert_uint_eq(sealq_pending(&q), pn);
+	sealq_free(&q);
+}
+END_TEST
+
 /* The queue holds frames in clear until it has keys, sealed after, in the
  * order queued, within its limit. */
 START_TEST(queue)
@@ -343,6 +384,7 @@ Suite *make_seal_suite(void)
 	tcase_add_test(tc, keys_differ);
 	tcase_add_test(tc, limits);
 	tcase_add_test(tc, queue);
+	tcase_add_test(tc, queue_ring);
 	suite_add_tcase(s, tc);
 	return s;
 }
