@@ -100,6 +100,15 @@ void sealq_take(struct sealq *q, size_t n)
 
 void sealq_release(struct sealq *q, size_t n)
 {
+	/* Oldest first: those left in the buffer sealq_fix replaced. */
+	if (q->old_held > 0) {
+		q->old_held -= n;
+		if (q->old_held == 0) {
+			free(q->old);
+			q->old = NULL;
+		}
+		return;
+	}
 	q->held -= n;
 	/* The bytes before the wrap are all given back. */
 	if (q->wrap && q->held <= q->off)
@@ -114,7 +123,20 @@ int sealq_fix(struct sealq *q, size_t cap)
 
 	if (cap < q->cap)
 		cap = q->cap;
-	if (cap > q->cap) {
+	if (q->held > 0) {
+		/* Held bytes must not move: they stay in the old buffer, freed
+		 * once given back; what waits moves to the new one. */
+		p = malloc(cap);
+		if (p == NULL)
+			return -ENOMEM;
+		memcpy(p, q->buf + q->off, q->len - q->off);
+		q->old = q->buf;
+		q->old_held = q->held;
+		q->buf = p;
+		q->len -= q->off;
+		q->off = q->held = q->wrap = 0;
+		q->cap = cap;
+	} else if (cap > q->cap) {
 		p = realloc(q->buf, cap);
 		if (p == NULL)
 			return -ENOMEM;
@@ -129,5 +151,6 @@ void sealq_free(struct sealq *q)
 {
 	seal_free(&q->seal);
 	free(q->buf);
+	free(q->old);
 	memset(q, 0, sizeof(*q));
 }

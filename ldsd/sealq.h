@@ -33,6 +33,8 @@ struct sealq {
 	size_t held;                /* bytes [off - held, off) are taken, not yet released;
 				       after a wrap, [wrap - (held - off), wrap) and [0, off) */
 	size_t wrap;                /* 0, or the end of the held bytes before the start was reused */
+	uint8_t *old;               /* the buffer before sealq_fix while it holds bytes taken before */
+	size_t old_held;            /* those bytes, given back before any in buf */
 	int fixed;                  /* buf never moves (sealq_fix: registered with a transport) */
 };
 
@@ -72,8 +74,9 @@ int sealq_fits(const struct sealq *q, size_t need);
  * queue may begin again at its start for them): a batch of frames put
  * after it lies together.  0, -ENOBUFS (no room now) or -ENOMEM. */
 int sealq_room(struct sealq *q, size_t need);
-/* Makes the buffer cap bytes, once, and never moves it again: nothing
- * may be held.  0 or -ENOMEM. */
+/* Makes the buffer cap bytes, once, and never moves it again.  Bytes held
+ * now stay where they are (in the old buffer, freed when they are given
+ * back).  0 or -ENOMEM. */
 int sealq_fix(struct sealq *q, size_t cap);
 
 /* Frees the buffer and the keys; q is then empty and keyless. */
