@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # A link over transport = "udp" through wanemu (issue 20): 100 Mbit/s, a
 # 100 ms round trip and 5 % random loss each way, a 300 ms path, then a
-# 10 s black hole in the middle of a transfer.  Every message arrives once, in order and
-# intact, and traffic resumes within 2 s of the path's return.
+# 10 s black hole in the middle of a transfer.  Every message arrives
+# once, in order and intact, and traffic resumes within 2 s of the path's
+# return.
 # As a benchmark (UDP_LOSSY_BENCH=1, what make bench runs with 6000
 # messages): the lossy transfer must keep at least a third of the link
 # rate (a loss-halving controller gets well under a tenth here: about
