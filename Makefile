@@ -54,7 +54,7 @@ CRYPTO_LIBS := $(shell pkg-config --libs libcrypto 2>/dev/null)
 MODEL_SRC  := launcher/model.c launcher/modelconf.c launcher/modelout.c
 LDSD_SRC   := $(filter-out ldsd/main.c ldsd/exec_trampoline.c,$(wildcard ldsd/*.c)) $(wildcard transports/*.c) \
 	$(wildcard transports/udp/*.c) libclient/clientproto.c \
-	libclient/idset.c libclient/keyfile.c libclient/clientauth.c $(MODEL_SRC)
+	libclient/idset.c libclient/keyfile.c libclient/clientauth.c libclient/shmring.c $(MODEL_SRC)
 # The RDMA transport (transports/rdma): its logic (pools, credits, chunks,
 # the header, settings) needs no device and is always built and tested;
 # the verbs glue is built, and the kind registered, where rdma-core's
@@ -70,6 +70,9 @@ LDLIBS_D   += $(shell pkg-config --libs libibverbs librdmacm)
 endif
 LIBLDS_SRC := $(wildcard libclient/*.c) ldsd/wire.c ldsd/crc32c.c
 UNIT_SRC   := $(wildcard tests/unit/*.c)
+# The unit tests' monotonic clock is tests/unit/fakeclock.c's, which a
+# test can move forward instead of waiting.
+UNIT_LDFLAGS := -Wl,--wrap=clock_gettime
 # The master-worker runtime: modules without MPI are also unit-tested (and
 # built with the sanitizers); the others need mpicc's flags.
 MW_PURE_SRC := launcher/mw_buf.c launcher/mw_config.c launcher/mw_sched.c launcher/mw_journal.c \
@@ -83,7 +86,9 @@ MWLAUNCH_PURE_SRC := tools/mwlaunch/calstat.c
 # Communication managers speak liblds, which libmw carries inside.
 MW_SRC      := $(sort $(MW_PURE_SRC) $(MW_MPI_SRC) ldsd/json.c $(LIBLDS_SRC))
 MW_EXAMPLES := $(patsubst examples/mw_%.c,$(BUILD)/examples/mw_%,$(wildcard examples/mw_*.c))
-MW_BENCH    := $(BUILD)/bench/mpi_loop $(BUILD)/bench/mw_empty
+MW_BENCH    := $(BUILD)/bench/mpi_loop $(BUILD)/bench/mw_empty $(BUILD)/bench/crc_speed
+# The runtime tests' own applications (tests/mw/), apart from the examples.
+MW_TESTAPPS := $(patsubst tests/mw/mw_%.c,$(BUILD)/mwtests/mw_%,$(wildcard tests/mw/mw_*.c))
 LANPROBE    := $(BUILD)/bin/mw_lanprobe
 MPI_CFLAGS  := $(shell mpicc --showme:compile 2>/dev/null)
 MPI_LIBS    := $(shell mpicc --showme:link 2>/dev/null)
@@ -108,7 +113,7 @@ LIBMW_SO   := $(BUILD)/lib/libmw.so
 
 .PHONY: all check uninstall unit unit-asan integration security wan fuzz fuzz-smoke demo bench bench-quick install deps clean
 all: $(LDSD) $(TRAMPOLINE) $(LDSCTL) $(LIBLDS_A) $(LIBLDS_SO) $(TOOLS) $(TESTBINS) \
-	$(LIBMW_A) $(LIBMW_SO) $(MW_EXAMPLES) $(MW_BENCH) $(LANPROBE)
+	$(LIBMW_A) $(LIBMW_SO) $(MW_EXAMPLES) $(MW_BENCH) $(MW_TESTAPPS) $(LANPROBE)
 
 deps:
 	$(Q)tools/install-deps.sh
@@ -174,7 +179,7 @@ $(BUILD)/tests/%: $(call obj,tests/security/%.c) $(LIBLDS_A) $(LIBLDSD)
 	$(link_test)
 
 # ---- the master-worker runtime, its examples and benchmark programs -------
-$(call obj,$(MW_MPI_SRC) $(wildcard examples/mw_*.c) tests/bench/mpi_loop.c tests/bench/mw_empty.c tools/lanprobe/lanprobe.c): \
+$(call obj,$(MW_MPI_SRC) $(wildcard examples/mw_*.c tests/mw/mw_*.c) tests/bench/mpi_loop.c tests/bench/mw_empty.c tools/lanprobe/lanprobe.c): \
 	ALL_CFLAGS += $(MPI_CFLAGS) -Ilauncher
 
 $(LIBMW_A): $(call obj,$(MW_SRC))
@@ -187,21 +192,31 @@ $(LIBMW_SO): $(call obj,$(MW_SRC)) launcher/mw.map
 	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,libmw.so.0 -Wl,--version-script=launcher/mw.map -o $@ \
 		$(filter %.o,$^) $(MPI_LIBS) $(LDLIBS_D)
 
-$(BUILD)/examples/mw_%: $(call obj,examples/mw_%.c) $(LIBMW_A)
+# A program on libmw (its own static copy).
+define link_mw
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS) $(LDLIBS_D)
+endef
+$(BUILD)/examples/mw_%: $(call obj,examples/mw_%.c) $(LIBMW_A)
+	$(link_mw)
+
+$(BUILD)/mwtests/mw_%: $(call obj,tests/mw/mw_%.c) $(LIBMW_A)
+	$(link_mw)
 
 $(BUILD)/bench/mw_empty: $(call obj,tests/bench/mw_empty.c) $(LIBMW_A)
-	@mkdir -p $(@D)
-	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS) $(LDLIBS_D)
+	$(link_mw)
 
 # mwlaunch --benchmark's LAN probe, an MPI program.
 $(LANPROBE): $(call obj,tools/lanprobe/lanprobe.c)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS)
+
+$(BUILD)/bench/crc_speed: $(call obj,tests/bench/crc_speed.c ldsd/crc32c.c)
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  LD      $@")
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^
 
 $(BUILD)/bench/mpi_loop: $(call obj,tests/bench/mpi_loop.c)
 	@mkdir -p $(@D)
@@ -222,7 +237,7 @@ $(UDTBENCH): tests/bench/udtbench.cpp
 $(UNIT): $(call obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC) $(MWLAUNCH_PURE_SRC)) $(LIBLDSD) $(LIBLDS_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
+	$(Q)$(CC) $(LDFLAGS) $(UNIT_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
 
 # ---- sanitizers: the same unit tests built with ASan and UBSan ------------
 SAN := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
@@ -234,7 +249,7 @@ $(BUILD)/asan/%.o: %.c
 $(UNIT_ASAN): $(call asan_obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC) $(MWLAUNCH_PURE_SRC) $(LDSD_SRC) $(filter-out $(LDSD_SRC),$(LIBLDS_SRC)))
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD/SAN  $@")
-	$(Q)$(CC) $(LDFLAGS) $(SAN) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
+	$(Q)$(CC) $(LDFLAGS) $(UNIT_LDFLAGS) $(SAN) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
 
 # ---- fuzzing (clang libFuzzer) --------------------------------------------
 # Every tests/fuzz/fuzz_NAME.c is a target linked against the daemon's

@@ -14,6 +14,8 @@
  *   MWL_CLUSTER  cluster name, for the report (default "local")
  *   MWL_REMOTE, MWL_GRAIN, MWL_PREFETCH, MWL_LINK_TIMEOUT, MWL_DEADLINE,
  *   LDS_SOCKET   communication managers only (docs/mwlaunch.md)
+ *   MWL_WORKER_FAILURE  "continue" or "abort": overrides WorkerFailure
+ *                (mwlaunch's on_worker_failure, docs/mw.md)
  *
  * Tasks and results cross the wire as byte buffers that the application
  * serializes itself; the runtime numbers tasks 0 .. ntasks-1 (a uint64 id)

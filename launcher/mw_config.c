@@ -5,7 +5,7 @@
 
 #include "launcher/mw_config.h"
 
-enum kind { K_SECONDS, K_UINT, K_BOOL, K_BEHAVIOUR };
+enum kind { K_SECONDS, K_UINT, K_BOOL, K_BEHAVIOUR, K_FAILURE };
 
 static const struct setting {
 	const char *name;
@@ -23,6 +23,8 @@ static const struct setting {
 	{ "IdleSleepMax", K_SECONDS, offsetof(struct mw_config, idle_sleep_max), 1 },
 	{ "MasterNap", K_SECONDS, offsetof(struct mw_config, master_nap), 1 },
 	{ "JournalSync", K_BOOL, offsetof(struct mw_config, journal_sync), 1 },
+	{ "WorkerFailure", K_FAILURE, offsetof(struct mw_config, worker_continue), 1 },
+	{ "WorkerTimeout", K_SECONDS, offsetof(struct mw_config, worker_timeout), 86400 },
 };
 
 void mw_config_defaults(struct mw_config *c)
@@ -38,7 +40,17 @@ void mw_config_defaults(struct mw_config *c)
 		.idle_sleep_max = 0,
 		.master_nap = 0.005,
 		.journal_sync = false,
+		.worker_continue = false,
+		.worker_timeout = 10,
 	};
+}
+
+int mw_config_failure(const char *text, bool *cont)
+{
+	if (text == NULL || (strcmp(text, "abort") != 0 && strcmp(text, "continue") != 0))
+		return -1;
+	*cont = strcmp(text, "continue") == 0;
+	return 0;
 }
 
 static int read_setting(const struct setting *s, config_setting_t *cs, struct mw_config *c,
@@ -55,6 +67,15 @@ static int read_setting(const struct setting *s, config_setting_t *cs, struct mw
 			return -1;
 		}
 		*(bool *)field = config_setting_get_bool(cs);
+		return 0;
+	}
+	if (s->kind == K_FAILURE) {
+		if (mw_config_failure(type == CONFIG_TYPE_STRING ? config_setting_get_string(cs) : NULL,
+				      (bool *)field) < 0) {
+			snprintf(err, errlen, "%s:%d: %s must be \"abort\" or \"continue\"", path,
+				 config_setting_source_line(cs), s->name);
+			return -1;
+		}
 		return 0;
 	}
 	if (type == CONFIG_TYPE_INT || type == CONFIG_TYPE_INT64)
@@ -142,6 +163,10 @@ int mw_config_validate(struct mw_config *c, char *err, size_t errlen)
 		snprintf(err, errlen, "MaxCopies, StepLimit and PickWindow must be at least 1");
 		return -1;
 	}
+	if (c->worker_continue && c->worker_timeout <= 0) {
+		snprintf(err, errlen, "WorkerTimeout must be more than 0 with WorkerFailure = \"continue\"");
+		return -1;
+	}
 	/* Behaviour 1 is the design's single buffer: one task per worker. */
 	if (c->worker_behaviour == 1)
 		c->prefetch = 1;
@@ -160,6 +185,9 @@ int mw_config_print(const struct mw_config *c, char *out, size_t outlen)
 		if (s->kind == K_BOOL)
 			n = snprintf(out + used, outlen - used, "%s = %s;\n", s->name,
 				     *(const bool *)field ? "true" : "false");
+		else if (s->kind == K_FAILURE)
+			n = snprintf(out + used, outlen - used, "%s = \"%s\";\n", s->name,
+				     *(const bool *)field ? "continue" : "abort");
 		else if (s->kind == K_SECONDS)
 			n = snprintf(out + used, outlen - used, "%s = %.17g%s;\n", s->name,
 				     *(const double *)field, *(const double *)field == (long)*(const double *)field ? ".0" : "");

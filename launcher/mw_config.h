@@ -23,6 +23,10 @@ struct mw_config {
 	double master_nap;         /* MasterNap, s: longest nap of an idle master
 	                            * while its workers have queued work; 0 = never */
 	bool journal_sync;         /* JournalSync: fdatasync every record */
+	bool worker_continue;      /* WorkerFailure: "continue" (a lost worker's tasks go to the
+	                            * others) or "abort" (false: the MPI library ends the job) */
+	double worker_timeout;     /* WorkerTimeout, s: with "continue", a worker holding tasks
+	                            * silent this long (no result, no heartbeat) is lost */
 };
 
 /* The built-in defaults. */
@@ -36,6 +40,10 @@ int mw_config_load(const char *path, struct mw_config *c, char *err, size_t errl
  * reads a job file's framework group so, naming the job file's lines). */
 int mw_config_read_group(const config_setting_t *group, const char *path, struct mw_config *c, char *err,
 			 size_t errlen);
+
+/* WorkerFailure's words: "continue" (*cont true) or "abort".  0, or -1
+ * for anything else (NULL too). */
+int mw_config_failure(const char *text, bool *cont);
 
 /* Checks ranges and cross-field rules (WorkerBehaviour 1 means one task at
  * a time); 0 or -1 with a message in err. */

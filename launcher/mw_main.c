@@ -96,6 +96,7 @@ static int parse_options(struct mw_run *r, int *argc, char **argv, const char **
 
 static int load_config(struct mw_run *r, const char *path)
 {
+	const char *wf = getenv("MWL_WORKER_FAILURE");
 	char err[1024];
 
 	mw_config_defaults(&r->cfg);
@@ -103,6 +104,33 @@ static int load_config(struct mw_run *r, const char *path)
 		path = getenv("MW_CONFIG");
 	if (path != NULL && *path != '\0' && mw_config_load(path, &r->cfg, err, sizeof(err)) < 0) {
 		fprintf(stderr, "mw: %s\n", err);
+		return -1;
+	}
+	/* mwlaunch's on_worker_failure, for the main cluster. */
+	if (wf != NULL && *wf != '\0' && mw_config_failure(wf, &r->cfg.worker_continue) < 0) {
+		fprintf(stderr, "mw: MWL_WORKER_FAILURE=%s: not \"abort\" or \"continue\"\n", wf);
+		return -1;
+	}
+	if (mw_config_validate(&r->cfg, err, sizeof(err)) < 0) {
+		fprintf(stderr, "mw: %s\n", err);
+		return -1;
+	}
+	return 0;
+}
+
+/* WorkerFailure = "continue": errors come back as codes, not as the job's
+ * end (MPI_ERRORS_RETURN), and workers need a heartbeat thread. */
+static int worker_failure_setup(const struct mw_run *r, MPI_Comm comm, int threads)
+{
+	if (!r->cfg.worker_continue)
+		return 0;
+	if (threads < MPI_THREAD_SERIALIZED) {
+		fprintf(stderr, "mw: WorkerFailure = \"continue\" needs MPI_THREAD_SERIALIZED (the workers' "
+			"heartbeat thread); MPI was initialized with thread level %d\n", threads);
+		return -1;
+	}
+	if (MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN) != MPI_SUCCESS) {
+		fprintf(stderr, "mw: WorkerFailure = \"continue\": cannot set MPI_ERRORS_RETURN\n");
 		return -1;
 	}
 	return 0;
@@ -170,15 +198,19 @@ int mw_main(int argc, char **argv, const struct mw_app *app)
 	const char *config = NULL, *cl = getenv("MWL_CLUSTER");
 	char err[512];
 	enum mw_role role;
-	int rank, size, hub = 0, status, inited = 0, *roles = NULL;
+	int rank, size, hub = 0, status, inited = 0, threads = MPI_THREAD_SINGLE, *roles = NULL;
 	MPI_Comm comm;
 
 	r.t0 = mw_now();
 	MPI_Initialized(&inited);
-	if (!inited && MPI_Init(&argc, &argv) != MPI_SUCCESS) {
+	/* Serialized threads cost Open MPI nothing, and a worker's heartbeat
+	 * (WorkerFailure = "continue", read later) needs them. */
+	if (!inited && MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &threads) != MPI_SUCCESS) {
 		fprintf(stderr, "mw: MPI_Init failed\n");
 		return 1;
 	}
+	if (inited)
+		MPI_Query_thread(&threads);
 	MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 	MPI_Comm_size(MPI_COMM_WORLD, &size);
 	if (cl != NULL && *cl != '\0')
@@ -202,6 +234,8 @@ int mw_main(int argc, char **argv, const struct mw_app *app)
 		goto abort;
 	}
 	MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+	if (worker_failure_setup(&r, comm, threads) < 0)
+		goto abort;
 	r.args_hash = mw_journal_args(argc, argv);
 	if (app->setup != NULL && (status = app->setup(app->ctx, argc, argv, role)) < 0) {
 		status = status == -2 ? 2 : 1;

@@ -1,7 +1,9 @@
 /* mw_master.c - the master: hands out tasks on demand, receives results
  * while sending, joins them, ends the run with STOP/BYE.  A calibration
  * run (MWL_TASK_LIMIT) first waits for every remote cluster to join and
- * gives each cluster its own tasks (mw_calib.h). */
+ * gives each cluster its own tasks (mw_calib.h).  With WorkerFailure =
+ * "continue", a worker silent past WorkerTimeout while it owes the master
+ * something is lost: its tasks go to the others (watch()). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +17,16 @@ struct master {
 	unsigned nw;
 	unsigned rr;               /* worker the next refill starts with */
 	unsigned nbye;
+	unsigned nlost;
 	bool stopping;
+	double t_stop;             /* when STOP went out */
+	double next_watch;         /* the next silence deadline (watch()) */
 	struct peer {
 		bool joined;       /* a CM whose remote cluster answered */
 		bool excused;      /* a CM told to stop as the calibration run left it out */
+		bool lost;         /* a worker silent past WorkerTimeout: gets nothing more */
+		bool bye;
+		double heard;      /* when its last message came */
 	} *peer;
 };
 
@@ -49,6 +57,16 @@ static void leave_out(struct master *ms, unsigned w, const char *why)
 		sw->host, why, n);
 }
 
+/* A message from a lost worker (it was slow, not dead, or its last
+ * messages were on their way): a result is late, dropped and counted;
+ * the rest is ignored. */
+static int from_lost(struct master *ms, const struct mw_msg *m)
+{
+	if (m->h.type == MW_MSG_RESULT)
+		ms->r->stats.w[m->peer].late++;
+	return 0;
+}
+
 static int handle(struct master *ms, const struct mw_msg *m, double now)
 {
 	struct mw_run *r = ms->r;
@@ -56,6 +74,9 @@ static int handle(struct master *ms, const struct mw_msg *m, double now)
 	int64_t k;
 	int rc;
 
+	ms->peer[m->peer].heard = now;
+	if (ms->peer[m->peer].lost)
+		return from_lost(ms, m);
 	switch (m->h.type) {
 	case MW_MSG_RESULT:
 		k = mw_gather_index(r, m->h.id);
@@ -103,16 +124,82 @@ static int handle(struct master *ms, const struct mw_msg *m, double now)
 		return 0;
 	case MW_MSG_STATS:
 		return mw_stats_msg_decode(&m->h, m->data, &sw->wan) < 0 ? protocol_error(m, "short STATS") : 0;
+	case MW_MSG_PING:
+		/* A worker's heartbeat while it computes: heard, nothing more. */
+		return 0;
 	case MW_MSG_BYE:
-		if (!ms->stopping && !sw->left_out[0])
+		if ((!ms->stopping && !sw->left_out[0]) || ms->peer[m->peer].bye)
 			return protocol_error(m, "it left before the end of the run");
 		sw->exec = (double)m->h.aux * 1e-9;
 		sw->cpu = (double)m->h.id * 1e-9;
+		ms->peer[m->peer].bye = true;
 		ms->nbye++;
 		return 0;
 	default:
 		return protocol_error(m, "unexpected message");
 	}
+}
+
+/* Worker w is lost (silent since `since`): what it holds goes to the
+ * others at the next refill, this step; it gets no task again, and sends
+ * to it are never waited for.  -1 when no one is left to compute. */
+static int lose(struct master *ms, unsigned w, double since, double now)
+{
+	struct mw_run *r = ms->r;
+	struct mw_stats_worker *sw = &r->stats.w[w];
+	unsigned n = mw_sched_forfeit(&r->sched, w), alive = 0;
+
+	ms->peer[w].lost = true;
+	ms->nlost++;
+	mw_port_lose(ms->port, w);
+	snprintf(sw->lost, sizeof(sw->lost), "silent for %.1f s (WorkerTimeout %g s) holding %u tasks", now - since,
+		 r->cfg.worker_timeout, n);
+	fprintf(stderr, "mw: master: worker %u (%s) is lost: %s; they go to other workers now\n", w + 1, sw->host,
+		sw->lost);
+	for (unsigned k = 0; k < ms->nw; k++)
+		alive += !ms->peer[k].lost && !ms->peer[k].excused;
+	if (alive == 0 && !mw_sched_finished(&r->sched)) {
+		fprintf(stderr, "mw: master: every worker is lost; %llu of %llu tasks are not done\n",
+			(unsigned long long)(r->sched.ntasks - r->sched.ndone), (unsigned long long)r->sched.ntasks);
+		return -1;
+	}
+	return 0;
+}
+
+/* WorkerFailure = "continue": a worker that owes the master something
+ * (holds tasks, or its goodbye after STOP) and has sent nothing (result,
+ * heartbeat) for WorkerTimeout is lost.  A worker's silence counts from
+ * its last message or from when it was given its oldest task (or STOP),
+ * whichever came later.  Communication managers have their own deadline
+ * (AWAY).  Sets next_watch to the next deadline.  0 or -1. */
+static int watch(struct master *ms, double now)
+{
+	struct mw_run *r = ms->r;
+	double tmo = r->cfg.worker_timeout;
+
+	ms->next_watch = now + tmo;
+	if (!r->cfg.worker_continue)
+		return 0;
+	for (unsigned w = 0; w < ms->nw; w++) {
+		const struct mw_sched_worker *sk = &r->sched.w[w];
+		struct peer *pe = &ms->peer[w];
+		double since;
+
+		if (pe->lost || pe->bye || mw_stats_is_cm(&r->stats.w[w]))
+			continue;
+		if (ms->stopping)
+			since = pe->heard > ms->t_stop ? pe->heard : ms->t_stop;
+		else if (sk->n > 0)
+			since = pe->heard > sk->q[0].t ? pe->heard : sk->q[0].t;
+		else
+			continue;
+		if (now - since > tmo) {
+			if (lose(ms, w, since, now) < 0)
+				return -1;
+		} else if (since + tmo < ms->next_watch)
+			ms->next_watch = since + tmo;
+	}
+	return 0;
 }
 
 /* Fills every worker's queue, starting with a different worker each step
@@ -177,6 +264,8 @@ static int step(struct master *ms)
 			return -1;
 		got++;
 	}
+	if (watch(ms, mw_now()) < 0)
+		return -1;
 	if (!ms->stopping && !mw_sched_finished(&r->sched) && (sent = refill(ms, mw_now())) < 0)
 		return -1;
 	return (int)got + sent;
@@ -193,7 +282,7 @@ static int step(struct master *ms)
 static int idle(struct master *ms)
 {
 	struct mw_run *r = ms->r;
-	double t = mw_now(), left = r->next_tick - t;
+	double t = mw_now(), left = (r->next_tick < ms->next_watch ? r->next_tick : ms->next_watch) - t;
 	double nap = mw_sched_slack(&r->sched, t) / 2;
 	int rc = 0;
 
@@ -360,12 +449,14 @@ static int master_loop(struct master *ms)
 			return -1;
 	}
 	/* Copies still running elsewhere come back as discharged results
-	 * before each worker's BYE. */
+	 * before each worker's BYE.  A lost worker gets STOP too: one that
+	 * was only slow ends then. */
 	ms->stopping = true;
+	ms->t_stop = mw_now();
 	for (unsigned w = 0; w < ms->nw; w++)
 		if (!ms->peer[w].excused && mw_port_send(ms->port, w, &(struct mw_hdr){ .type = MW_MSG_STOP }, NULL) < 0)
 			return -1;
-	while (ms->nbye < ms->nw) {
+	while (ms->nbye + ms->nlost < ms->nw) {
 		if ((rc = step(ms)) < 0)
 			return -1;
 		if (rc == 0 && idle(ms) < 0)

@@ -14,8 +14,15 @@
  *  - nap() is wait() for a caller that can be late: it sleeps, so that
  *    it costs almost no CPU; while a send is unfinished it looks for
  *    messages and progresses sends every MW_NAP_SLICE.
- *  - flush() blocks until every send completed.
- * Errors are negative errno values; single-threaded.
+ *  - flush() blocks until every send completed, but those to lost peers.
+ *  - lose() gives up on a peer (a worker that died): sends to it that
+ *    have not completed, and later ones, are abandoned, never waited for
+ *    (MPI gives no error for a dead rank; the sends just never end).
+ *  - beat() starts a heartbeat: whenever nothing was sent for interval
+ *    seconds, h goes to peer by itself, also while the caller computes
+ *    (a thread; every op is then serialized with it).  h NULL stops it
+ *    (close() does too), so that nothing follows a last message.
+ * Errors are negative errno values; single-threaded but for beat()'s thread.
  */
 #ifndef MW_PORT_H
 #define MW_PORT_H
@@ -43,6 +50,8 @@ struct mw_port_ops {
 	int (*nap)(struct mw_port *p, double seconds);
 	int (*flush)(struct mw_port *p);
 	void (*close)(struct mw_port *p);
+	void (*lose)(struct mw_port *p, unsigned peer);
+	int (*beat)(struct mw_port *p, unsigned peer, const struct mw_hdr *h, double interval);
 };
 
 struct mw_port {
@@ -78,6 +87,16 @@ static inline int mw_port_flush(struct mw_port *p)
 static inline void mw_port_close(struct mw_port *p)
 {
 	p->ops->close(p);
+}
+
+static inline void mw_port_lose(struct mw_port *p, unsigned peer)
+{
+	p->ops->lose(p, peer);
+}
+
+static inline int mw_port_beat(struct mw_port *p, unsigned peer, const struct mw_hdr *h, double interval)
+{
+	return p->ops->beat(p, peer, h, interval);
 }
 
 #endif

@@ -1,9 +1,14 @@
 /* mw_port_mpi.c - runtime messages over MPI: Isend from a slot pool,
- * Improbe/Mrecv for messages of any size, Testsome for progress. */
+ * Improbe/Mrecv for messages of any size, Testsome for progress; sends
+ * to a lost peer abandoned; a heartbeat thread (MPI_THREAD_SERIALIZED:
+ * every op under one lock while it runs). */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "launcher/mw_port_mpi.h"
 #include "launcher/mw_run.h"
@@ -20,22 +25,56 @@ struct port_mpi {
 	int comm_size;
 	MPI_Request *reqs;          /* MPI_REQUEST_NULL when free */
 	struct mw_buf *bufs;
+	unsigned *slot_peer;        /* whom each busy slot's send goes to */
+	bool *lost;                 /* per peer: mw_port_lose() */
 	int *free_slots;
 	int nfree, cap, *done_idx;
+	MPI_Status *st;
 	struct mw_buf rbuf;
 	double idle_sleep_max;
+	/* heartbeat (beat()): */
+	bool beating;
+	bool beat_stop;
+	pthread_t beat_thread;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	unsigned beat_peer;
+	struct mw_hdr beat_hdr;
+	double beat_iv;
+	double last_send;           /* mw_now() of the last send */
 };
 
+static void lock(struct port_mpi *p)
+{
+	if (p->beating)
+		pthread_mutex_lock(&p->lock);
+}
+
+static void unlock(struct port_mpi *p)
+{
+	if (p->beating)
+		pthread_mutex_unlock(&p->lock);
+}
+
+/* A send that ended in an error is one to a lost peer (abandoned) or a
+ * failure.  With MPI_ERRORS_RETURN (WorkerFailure = "continue") an MPI
+ * may report a dead rank so; the default handler aborts first. */
 static int progress(struct port_mpi *p)
 {
-	int out = 0;
+	int out = 0, rc;
 
 	if (p->nfree == p->cap)
 		return 0;
-	if (MPI_Testsome(p->cap, p->reqs, &out, p->done_idx, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
+	rc = MPI_Testsome(p->cap, p->reqs, &out, p->done_idx, p->st);
+	if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS)
 		return -EIO;
-	for (int i = 0; i < out && out != MPI_UNDEFINED; i++)
-		p->free_slots[p->nfree++] = p->done_idx[i];
+	for (int i = 0; i < out && out != MPI_UNDEFINED; i++) {
+		int k = p->done_idx[i];
+
+		if (rc == MPI_ERR_IN_STATUS && p->st[i].MPI_ERROR != MPI_SUCCESS && !p->lost[p->slot_peer[k]])
+			return -EIO;
+		p->free_slots[p->nfree++] = k;
+	}
 	return 0;
 }
 
@@ -61,8 +100,17 @@ static int grow(struct port_mpi *p)
 	if (d == NULL)
 		return -ENOMEM;
 	p->done_idx = d;
+	MPI_Status *st = realloc(p->st, cap * sizeof(*st));
+	if (st == NULL)
+		return -ENOMEM;
+	p->st = st;
+	unsigned *sp = realloc(p->slot_peer, cap * sizeof(*sp));
+	if (sp == NULL)
+		return -ENOMEM;
+	p->slot_peer = sp;
 	for (int i = p->cap; i < cap; i++) {
 		r[i] = MPI_REQUEST_NULL;
+		sp[i] = 0;
 		b[i] = (struct mw_buf){ 0 };
 		f[p->nfree++] = i;
 	}
@@ -70,14 +118,13 @@ static int grow(struct port_mpi *p)
 	return 0;
 }
 
-static int pm_send(struct mw_port *base, unsigned peer, const struct mw_hdr *h, const void *data)
+static int send_locked(struct port_mpi *p, unsigned peer, const struct mw_hdr *h, const void *data)
 {
-	struct port_mpi *p = (struct port_mpi *)base;
 	struct mw_buf *b;
 	unsigned char *dst;
 	int slot, rc;
 
-	if (peer >= base->npeers)
+	if (peer >= p->base.npeers)
 		return -EINVAL;
 	if (p->nfree == 0 && (rc = progress(p)) < 0)
 		return rc;
@@ -95,14 +142,26 @@ static int pm_send(struct mw_port *base, unsigned peer, const struct mw_hdr *h, 
 	if (h->len > 0)
 		memcpy(dst + MW_HDR_LEN, data, h->len);
 	b->len = MW_HDR_LEN + (size_t)h->len;
+	p->slot_peer[slot] = peer;
+	p->last_send = mw_now();
 	if (MPI_Isend(b->data, (int)b->len, MPI_BYTE, p->ranks[peer], TAG, p->comm, &p->reqs[slot]) != MPI_SUCCESS)
 		return -EIO;
 	return 0;
 }
 
-static int pm_poll(struct mw_port *base, struct mw_msg *m)
+static int pm_send(struct mw_port *base, unsigned peer, const struct mw_hdr *h, const void *data)
 {
 	struct port_mpi *p = (struct port_mpi *)base;
+	int rc;
+
+	lock(p);
+	rc = send_locked(p, peer, h, data);
+	unlock(p);
+	return rc;
+}
+
+static int poll_locked(struct port_mpi *p, struct mw_msg *m)
+{
 	MPI_Message msg;
 	MPI_Status st;
 	int flag = 0, n, rc;
@@ -126,6 +185,17 @@ static int pm_poll(struct mw_port *base, struct mw_msg *m)
 		return -EBADMSG;
 	m->data = p->rbuf.data + MW_HDR_LEN;
 	return 1;
+}
+
+static int pm_poll(struct mw_port *base, struct mw_msg *m)
+{
+	struct port_mpi *p = (struct port_mpi *)base;
+	int rc;
+
+	lock(p);
+	rc = poll_locked(p, m);
+	unlock(p);
+	return rc;
 }
 
 /* Until a message may be ready or seconds passed, progressing sends:
@@ -165,23 +235,133 @@ static int wait_for(struct port_mpi *p, double seconds, double slice)
 
 static int pm_wait(struct mw_port *base, double seconds)
 {
-	return wait_for((struct port_mpi *)base, seconds, 0);
+	struct port_mpi *p = (struct port_mpi *)base;
+	int rc;
+
+	lock(p);
+	rc = wait_for(p, seconds, 0);
+	unlock(p);
+	return rc;
 }
 
 static int pm_nap(struct mw_port *base, double seconds)
 {
-	return wait_for((struct port_mpi *)base, seconds, MW_NAP_SLICE);
+	struct port_mpi *p = (struct port_mpi *)base;
+	int rc;
+
+	lock(p);
+	rc = wait_for(p, seconds, MW_NAP_SLICE);
+	unlock(p);
+	return rc;
 }
 
+/* Every send completes but those to lost peers, which keep their slots
+ * (and buffers: MPI may still read them) for good. */
 static int pm_flush(struct mw_port *base)
 {
 	struct port_mpi *p = (struct port_mpi *)base;
+	int rc = 0;
 
-	if (p->cap > 0 && MPI_Waitall(p->cap, p->reqs, MPI_STATUSES_IGNORE) != MPI_SUCCESS)
-		return -EIO;
+	lock(p);
+	for (int i = 0; i < p->cap && rc == 0; i++)
+		if (p->reqs[i] != MPI_REQUEST_NULL && !p->lost[p->slot_peer[i]] &&
+		    MPI_Wait(&p->reqs[i], MPI_STATUS_IGNORE) != MPI_SUCCESS)
+			rc = -EIO;
 	p->nfree = 0;
 	for (int i = 0; i < p->cap; i++)
-		p->free_slots[p->nfree++] = i;
+		if (p->reqs[i] == MPI_REQUEST_NULL)
+			p->free_slots[p->nfree++] = i;
+	unlock(p);
+	return rc;
+}
+
+static void pm_lose(struct mw_port *base, unsigned peer)
+{
+	struct port_mpi *p = (struct port_mpi *)base;
+
+	if (peer < base->npeers)
+		p->lost[peer] = true;
+}
+
+/* The heartbeat thread: holds the lock but while it sleeps, so that a
+ * due heartbeat goes out between the caller's ops. */
+static void *beat_main(void *arg)
+{
+	struct port_mpi *p = arg;
+
+	pthread_mutex_lock(&p->lock);
+	while (!p->beat_stop) {
+		double due = p->last_send + p->beat_iv, now = mw_now();
+		struct timespec ts;
+
+		if (now >= due) {
+			/* A failed heartbeat is the worker's next op's failure too. */
+			if (send_locked(p, p->beat_peer, &p->beat_hdr, NULL) < 0)
+				p->last_send = now;
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += (time_t)(due - now);
+		ts.tv_nsec += (long)((due - now - (double)(time_t)(due - now)) * 1e9);
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&p->wake, &p->lock, &ts);
+	}
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/* Joins the heartbeat thread; every op runs unlocked again. */
+static void beat_stop(struct port_mpi *p)
+{
+	if (!p->beating)
+		return;
+	pthread_mutex_lock(&p->lock);
+	p->beat_stop = true;
+	pthread_cond_signal(&p->wake);
+	pthread_mutex_unlock(&p->lock);
+	pthread_join(p->beat_thread, NULL);
+	p->beating = false;
+	pthread_mutex_destroy(&p->lock);
+	pthread_cond_destroy(&p->wake);
+}
+
+static int pm_beat(struct mw_port *base, unsigned peer, const struct mw_hdr *h, double interval)
+{
+	struct port_mpi *p = (struct port_mpi *)base;
+	pthread_condattr_t ca;
+	int rc;
+
+	if (h == NULL) {
+		beat_stop(p);
+		return 0;
+	}
+	if (p->beating || peer >= base->npeers || h->len != 0 || !(interval > 0))
+		return -EINVAL;
+	if (pthread_condattr_init(&ca) != 0)
+		return -ENOMEM;
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	rc = pthread_cond_init(&p->wake, &ca);
+	pthread_condattr_destroy(&ca);
+	if (rc != 0)
+		return -rc;
+	if ((rc = pthread_mutex_init(&p->lock, NULL)) != 0) {
+		pthread_cond_destroy(&p->wake);
+		return -rc;
+	}
+	p->beat_peer = peer;
+	p->beat_hdr = *h;
+	p->beat_iv = interval;
+	p->beat_stop = false;
+	p->beating = true;
+	if ((rc = pthread_create(&p->beat_thread, NULL, beat_main, p)) != 0) {
+		p->beating = false;
+		pthread_mutex_destroy(&p->lock);
+		pthread_cond_destroy(&p->wake);
+		return -rc;
+	}
 	return 0;
 }
 
@@ -189,12 +369,19 @@ static void pm_close(struct mw_port *base)
 {
 	struct port_mpi *p = (struct port_mpi *)base;
 
+	beat_stop(p);
+	/* A send to a lost peer may still be read by MPI (a rank that was
+	 * only frozen): its buffer outlives the port, taken by the exit. */
 	for (int i = 0; i < p->cap; i++)
-		free(p->bufs[i].data);
+		if (p->reqs[i] == MPI_REQUEST_NULL || !p->lost[p->slot_peer[i]])
+			free(p->bufs[i].data);
 	free(p->bufs);
 	free(p->reqs);
 	free(p->free_slots);
 	free(p->done_idx);
+	free(p->st);
+	free(p->slot_peer);
+	free(p->lost);
 	free(p->rbuf.data);
 	free(p->ranks);
 	free(p->peer_of);
@@ -210,6 +397,8 @@ static const struct mw_port_ops mpi_ops = {
 	.nap = pm_nap,
 	.flush = pm_flush,
 	.close = pm_close,
+	.lose = pm_lose,
+	.beat = pm_beat,
 };
 
 struct mw_port *mw_port_mpi_new(MPI_Comm comm, const int *ranks, unsigned n, double idle_sleep_max)
@@ -225,7 +414,8 @@ struct mw_port *mw_port_mpi_new(MPI_Comm comm, const int *ranks, unsigned n, dou
 	p->idle_sleep_max = idle_sleep_max;
 	p->ranks = malloc((n ? n : 1) * sizeof(int));
 	p->peer_of = malloc((size_t)p->comm_size * sizeof(int));
-	if (p->ranks == NULL || p->peer_of == NULL || grow(p) < 0) {
+	p->lost = calloc(n ? n : 1, sizeof(*p->lost));
+	if (p->ranks == NULL || p->peer_of == NULL || p->lost == NULL || grow(p) < 0) {
 		pm_close(&p->base);
 		return NULL;
 	}

@@ -18,7 +18,9 @@
  *   BACK    CM -> master      the remote cluster answers again
  *   STATS   CM -> master      id = WAN bytes sent, aux = WAN bytes received;
  *                             payload = MW_STATS_LEN bytes, struct mw_cm_stats
- *   PING    CM -> CM          over the WAN: "still here", every second
+ *   PING    CM -> CM          over the WAN: "still here", every second;
+ *           worker -> master  the same, every WorkerTimeout / 4 of silence
+ *                             (WorkerFailure = "continue")
  *   JOINED  CM -> master      its remote cluster answered (the CMs linked)
  *
  * Between clusters (communication managers over liblds) the same header

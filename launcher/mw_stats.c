@@ -232,6 +232,9 @@ void mw_stats_report(const struct mw_stats *st, FILE *out)
 				(unsigned long long)w->wan.wan_out, (unsigned long long)w->wan.wan_in,
 				(unsigned long long)w->wan.cache_saved, (unsigned long long)w->forfeited,
 				(unsigned long long)(w->wan.late + w->late));
+		else if (w->lost[0])
+			fprintf(out, "  Lost: %s\n  Tasks Forfeited (run again by other workers): %llu, Late Results "
+				"Discarded: %llu\n", w->lost, (unsigned long long)w->forfeited, (unsigned long long)w->late);
 	}
 	fflush(out);
 }
@@ -287,6 +290,11 @@ void mw_stats_json(const struct mw_stats *st, FILE *out)
 				fputs(", \"left_out\": ", out);
 				json_str(out, w->left_out);
 			}
+		} else if (w->lost[0]) {
+			fputs(", \"lost\": ", out);
+			json_str(out, w->lost);
+			fprintf(out, ", \"forfeited\": %llu, \"late\": %llu", (unsigned long long)w->forfeited,
+				(unsigned long long)w->late);
 		}
 		fputc('}', out);
 	}

@@ -40,9 +40,10 @@ struct mw_stats_worker {
 	double last;               /* when its last joined result came (0: none) */
 	uint64_t bytes_out;        /* task bytes sent to it */
 	uint64_t bytes_in;         /* result bytes from it */
+	uint64_t forfeited;        /* tasks taken back when its cluster went away, or it was lost */
+	uint64_t late;             /* late results the master dropped (a CM drops most itself) */
+	char lost[96];             /* a worker given up (WorkerFailure = "continue"): why; "" = it was not */
 	/* communication managers only */
-	uint64_t forfeited;        /* tasks taken back when its cluster went away */
-	uint64_t late;             /* late results the master dropped (the CM drops most) */
 	char left_out[96];         /* a calibration run left its cluster out: why; "" = it was not */
 	struct mw_cm_stats wan;    /* its last STATS */
 	struct mw_cm_stats iv_wan; /* ... at the start of this interval */

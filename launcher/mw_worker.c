@@ -1,7 +1,9 @@
 /* mw_worker.c - a worker: queues the tasks the master sends ahead
  * (PrefetchDepth of them), runs them in order, and with WorkerBehaviour 2
  * sends each result without waiting for it to arrive, so that the next
- * task computes while the result and the task after it are in transit. */
+ * task computes while the result and the task after it are in transit.
+ * With WorkerFailure = "continue" it also sends PING every quarter of
+ * WorkerTimeout in which it sent nothing else. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -91,6 +93,13 @@ int mw_worker_run(struct mw_run *r, struct mw_port *port)
 	h.len = (uint32_t)strlen(host);
 	if (mw_port_send(port, 0, &h, host) < 0)
 		goto out;
+	/* WorkerFailure = "continue": the master takes a worker silent for
+	 * WorkerTimeout for dead, so a long task_run must not look silent. */
+	if (r->cfg.worker_continue &&
+	    (rc = mw_port_beat(port, 0, &(struct mw_hdr){ .type = MW_MSG_PING }, r->cfg.worker_timeout / 4)) < 0) {
+		fprintf(stderr, "mw: worker: cannot start the heartbeat: %s\n", strerror(-rc));
+		goto out;
+	}
 	for (;;) {
 		struct queued *t;
 		double t0;
@@ -130,6 +139,8 @@ int mw_worker_run(struct mw_run *r, struct mw_port *port)
 	}
 	h = (struct mw_hdr){ .type = MW_MSG_BYE, .aux = (uint64_t)((mw_now() - r->t0) * 1e9),
 			     .id = (uint64_t)(mw_cpu() * 1e9) };
+	/* BYE is the last message: no heartbeat after it. */
+	mw_port_beat(port, 0, NULL, 0);
 	if (mw_port_send(port, 0, &h, NULL) < 0 || mw_port_flush(port) < 0)
 		goto out;
 	status = 0;

@@ -1,5 +1,5 @@
 /*
- * cfgcheck.h - what ldsd.conf's table-driven reader (config.c) cannot check
+ * cfgcheck.h - what ldsd.conf's table-driven reader (cfgfield.c) cannot check
  * setting by setting: the peers' names against the cluster's, the sockets
  * derived from clients.socket and their owner, group and mode,
  * clients.tcp's key, the exec service (programs resolved, user and group

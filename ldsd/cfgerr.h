@@ -1,7 +1,8 @@
 /*
- * cfgerr.h - how ldsd.conf's readers (config.c, the generic table-driven
- * reader, and cfgcheck.c, the checks across settings) name what is wrong:
- * "FILE:LINE: SETTING: message", one line.  Only they include it.
+ * cfgerr.h - how ldsd.conf's readers (cfgfield.c, the generic table-driven
+ * reader; config.c and cfgpeer.c, the file and its peers; cfgcheck.c, the
+ * checks across settings) name what is wrong: "FILE:LINE: SETTING:
+ * message", one line.  Only they include it.
  */
 #ifndef LDS_CFGERR_H
 #define LDS_CFGERR_H

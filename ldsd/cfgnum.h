@@ -11,7 +11,7 @@
  * where it agrees with what libconfig made of it, so a comment or another
  * setting of the same name cannot be taken for it.  Where the text cannot
  * be found (the value several lines below its name, say) libconfig's value
- * stands.  Only config.c uses this.
+ * stands.  Only cfgfield.c uses this.
  */
 #ifndef LDS_CFGNUM_H
 #define LDS_CFGNUM_H

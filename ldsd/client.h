@@ -2,7 +2,8 @@
  * client.h - one local client connection and the client server's state,
  * shared by the files of the client server: clientsrv.c (sessions, input,
  * endpoints, accepting), clientout.c (what is written to a client),
- * clientsock.c (payloads read straight from a socket) and clientkey.c (the
+ * clientsock.c (payloads read straight from a socket), clientshm.c (the
+ * shared-memory rings that replace the socket's bytes) and clientkey.c (the
  * key check of TCP clients).
  * Nothing outside them includes it; the rest of ldsd sees clientsrv.h.
  */
@@ -17,6 +18,7 @@
 #include "clientsrv.h"
 #include "endpoint.h"
 #include "libclient/clientproto.h"
+#include "libclient/shmring.h"
 
 #define CS_LOCAL_MEMORY (64u << 20)   /* messages between clients of this cluster */
 #define CS_UID_TCP ((uid_t)-1)        /* the one "user" of every TCP client */
@@ -40,6 +42,9 @@ struct client {
 	uint8_t nonce[CPAUTH_NONCE_LEN];   /* of the CHALLENGE sent to it */
 	uint32_t max_msg;             /* WELCOME's: bounds its SEND frames */
 	int doomed;                   /* must be closed at the next safe point */
+	/* Shared-memory rings (clientshm.c): the bytes the socket carried
+	 * go through them once set up after HELLO; NULL: the socket. */
+	struct clientshm *shm;
 
 	uint8_t *in;
 	size_t in_len, in_cap;
@@ -125,6 +130,36 @@ int client_on_taken(struct client *c, uint64_t count);
 /* Counts every DELIVER written to c as taken (see client_pause). */
 void client_take_written(struct client *c);
 
+/* ---- clientshm.c -------------------------------------------------------- */
+/* HELLO asked for rings: sets them up within clients.shm_ring and the
+ * user's input_per_user.  Returns 1 (WELCOME says CP_F_SHM), or 0: the
+ * client goes on over the socket (not a unix client, off, over the limit,
+ * or no memory: logged). */
+int clientshm_offer(struct client *c);
+/* Writes the queued WELCOME and the SHM frame carrying the file and the
+ * eventfds; from here on the client's bytes go through the rings.
+ * Returns 0, or -1 (logged): the client must be closed. */
+int clientshm_start(struct client *c);
+void clientshm_free(struct client *c);
+/* The ring the client writes to, or NULL on the socket. */
+struct shmring *clientshm_in_ring(struct client *c);
+/* Copies the regions iov[0..n) (the first from offset skip) out of that
+ * ring: 0, -EIO (not all there), -EPROTO (a broken ring). */
+int clientshm_fill(struct client *c, const struct iovec *iov, int n, size_t skip);
+/* Watches the socket (for its end only) and rings our own bell if bytes
+ * wait that nobody rang for. */
+void clientshm_set_events(struct client *c);
+/* The client's turn ended with work left (bytes to write: always; to
+ * read: if its ring holds some, else the client is asked to ring us):
+ * rings our own bell, so that the event loop comes back to it next
+ * round, as a ready socket would. */
+void clientshm_kick(struct client *c, int always);
+/* read(2), writev(2) and FIONREAD on the client's bytes, socket or rings.
+ * A broken ring is -1 with errno EPROTO, logged, and dooms the client. */
+ssize_t client_read(struct client *c, void *buf, size_t len);
+ssize_t client_writev(struct client *c, const struct iovec *iov, int n);
+int client_waiting(struct client *c, size_t *n);
+
 /* ---- clientkey.c --------------------------------------------------------- */
 /* Notes where a new TCP client comes from (accept's address), for the log. */
 void clientkey_from(struct client *c, const struct sockaddr *sa, socklen_t len);
@@ -146,6 +181,7 @@ struct payload_src {
 	const uint8_t *have;
 	size_t have_len;
 	int fd;                       /* -1: have holds the whole payload */
+	struct client *ring;          /* else the rest is in this client's ring */
 	int err;                      /* reading fd failed: the client is gone */
 };
 /* sb_fill_fn over a struct payload_src: copies what is buffered, reads the

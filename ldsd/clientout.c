@@ -113,6 +113,10 @@ void client_set_events(struct client *c)
 {
 	unsigned ev = (c->paused ? 0 : EV_READ) | (c->want_write ? EV_WRITE : 0);
 
+	if (c->shm) {
+		clientshm_set_events(c);
+		return;
+	}
 	if (evloop_watch(c->cs->d->ev, c->fd, ev, client_event, c) < 0)
 		log_warn("client %s: cannot update its event mask", c->peer);
 }
@@ -242,7 +246,7 @@ void client_write(struct client *c)
 		if (!more)
 			break;
 		do
-			w = writev(c->fd, iov, n);
+			w = client_writev(c, iov, n);
 		while (w < 0 && errno == EINTR);
 		if (w < 0) {
 			if (errno == EAGAIN || errno == EWOULDBLOCK) {
@@ -281,6 +285,8 @@ void client_write(struct client *c)
 		c->want_write = more;
 		client_set_events(c);
 	}
+	if (more && c->shm)
+		clientshm_kick(c, 1);
 }
 
 struct fence *client_fence(struct client *c, const struct link *l)

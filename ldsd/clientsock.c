@@ -52,7 +52,10 @@ int clientsock_fill_payload(void *arg, const struct iovec *iov, int n)
 	}
 	if (k == n)
 		return 0;
-	r = src->fd < 0 ? -EIO : read_regions(src->fd, iov + k, n - k, skip);
+	if (src->ring != NULL)
+		r = clientshm_fill(src->ring, iov + k, n - k, skip);
+	else
+		r = src->fd < 0 ? -EIO : read_regions(src->fd, iov + k, n - k, skip);
 	if (r < 0)
 		src->err = -r;
 	return r;

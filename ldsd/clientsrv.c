@@ -5,7 +5,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/random.h>
 
@@ -212,9 +211,11 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 	w.max_msg = c->max_msg = (uint32_t)maxmsg;
 	c->takes = (m->flags & CP_F_TAKEN) != 0;
 	w.flags = m->flags & CP_F_TAKEN;
+	if ((m->flags & CP_F_SHM) && clientshm_offer(c))
+		w.flags |= CP_F_SHM;
 	snprintf(w.name, sizeof(w.name), "%s", cluster);
 	memcpy(w.endpoint, full, strlen(full) + 1); /* fits: validated above */
-	if (client_ctl_append(c, &w) < 0)
+	if (client_ctl_append(c, &w) < 0 || (c->shm && clientshm_start(c) < 0))
 		return -1;
 	log_debug("client %s opened endpoint %s", c->peer, full);
 	return 0;
@@ -358,17 +359,18 @@ static int client_send_direct(struct client *c, const struct cp_hdr *h, size_t o
 {
 	const uint8_t *body = c->in + off + CP_HDR_LEN;
 	size_t avail = c->in_len - off - CP_HDR_LEN;
-	struct payload_src src = { .fd = c->fd };
+	struct payload_src src = { .fd = c->fd, .ring = clientshm_in_ring(c) ? c : NULL };
 	char cluster[WIRE_NAME_MAX + 1];
 	struct wire_record rec;
 	struct cp_msg m;
 	struct link *l = NULL;
-	int waiting = 0, r;
+	size_t waiting = 0;
+	int r;
 
 	if (h->type != CP_SEND || h->len < CS_DIRECT_MIN || c->ep == NULL ||
 	    cp_decode_head(h, body, avail, &m) < 0 || exec_reserved_name(m.name) ||   /* execpolicy_vouch them */
 	    client_route(c, &m, cluster, &l) != ROUTE_LINK ||
-	    ioctl(c->fd, FIONREAD, &waiting) < 0 || (size_t)waiting < h->len - avail)
+	    client_waiting(c, &waiting) < 0 || waiting < h->len - avail)
 		return 0;
 	src.have = m.payload;
 	src.have_len = avail - (size_t)(m.payload - body);
@@ -586,7 +588,7 @@ static void client_readable(struct client *c)
 			return;
 		}
 		do
-			n = read(c->fd, c->in + c->in_len, need - c->in_len);
+			n = client_read(c, c->in + c->in_len, need - c->in_len);
 		while (n < 0 && errno == EINTR);
 		if (n == 0) {
 			client_close(c, c->in_len ? "disconnected in the middle of a message" : "disconnected");
@@ -603,6 +605,9 @@ static void client_readable(struct client *c)
 			return;
 		}
 	}
+	/* Its turn is over; a socket would say again that bytes wait. */
+	if (c->shm && !c->paused)
+		clientshm_kick(c, 0);
 }
 
 void client_event(int fd, unsigned events, void *arg)
@@ -637,6 +642,7 @@ static void client_close(struct client *c, const char *why)
 	 * this name. */
 	if (c->ep)
 		ep_detach(cs, c->ep);
+	clientshm_free(c);
 	evloop_unwatch(cs->d->ev, c->fd);
 	close(c->fd);
 	free(c->in);
@@ -955,9 +961,9 @@ static void ep_status_json(void *arg, const struct endpoint *e)
 		fprintf(x->out, ",\"owner_uid\":%d", (int)e->owner);
 	if (c)
 		fprintf(x->out, ",\"msgs_in\":%" PRIu64 ",\"bytes_in\":%" PRIu64 ",\"msgs_out\":%" PRIu64
-			",\"bytes_out\":%" PRIu64 ",\"waiting_for_memory\":%s,\"hung_up\":%s,\"pid\":%d",
+			",\"bytes_out\":%" PRIu64 ",\"waiting_for_memory\":%s,\"hung_up\":%s,\"pid\":%d,\"shm\":%s",
 			c->msgs_in, c->bytes_in, c->msgs_out, c->bytes_out, c->paused ? "true" : "false",
-			c->hung_up ? "true" : "false", (int)c->pid);
+			c->hung_up ? "true" : "false", (int)c->pid, c->shm ? "true" : "false");
 	fputc('}', x->out);
 	x->first = 0;
 }

@@ -20,6 +20,12 @@
  * congestion controls and socket-buffer limit; an error otherwise: a link
  * that cannot use what its file says should not start).  A peer's address may be "[v6]": it is stored without the
  * brackets.  Names are not looked up here (confcheck.h does, for --check).
+ *
+ * The functions below live in three files (banners): config.c (the file as
+ * a whole and the daemon's own settings), cfgpeer.c (a peer's settings),
+ * cfgfield.c (the table-driven reader every setting goes through).  Their
+ * helpers: cfgprint.c prints settings back, cfgcheck.c checks across
+ * settings, cfgerr.c words errors, cfgnum.c reads numbers as written.
  */
 #ifndef LDS_CONFIG_H
 #define LDS_CONFIG_H
@@ -142,6 +148,9 @@ struct config_clients {
 	size_t max_message;              /* largest SEND payload; default WIRE_MAX_MSG */
 	size_t queue_max;                /* bytes of notices a client leaves unread before it is closed; default 16M */
 	size_t input_per_user;           /* bytes of unfinished frames of one user's clients; default 1G */
+	/* Bytes of each of a local client's two shared-memory rings (0: the
+	 * socket only); they count against input_per_user.  Default 4M. */
+	size_t shm_ring;
 	unsigned undelivered_share;      /* % of a link's recv_memory for messages nobody has open; default 50 */
 	double undelivered_ttl;          /* s such a message waits; default 600 */
 	/* clients.tcp's key: a TCP client is not identified by the kernel, so
@@ -180,6 +189,8 @@ struct config {
 	struct config_exec exec;
 };
 
+/* config.c */
+
 /*
  * Reads and validates path into *cfg (zeroed first).  On error returns -1
  * and writes one line "FILE:LINE: SETTING: what is wrong" (without newline)
@@ -193,14 +204,17 @@ int config_load(const char *path, struct config *cfg, char *err, size_t errlen);
  * (keys shown as key_file paths only, never their contents). */
 void config_print(const struct config *cfg, FILE *out);
 
+/* Fills *h with the defaults of the handshake group, for programs that
+ * build a configuration without a file. */
+void config_handshake_defaults(struct config_handshake *h);
+
+/* cfgpeer.c */
+
 /* Fills *p with the defaults of every optional peer setting (keepalive
  * still 0: it follows inactivity_timeout), congestion resolved against
  * this kernel; for programs that build a link without a file (ldsbench
  * --direct). */
 void config_peer_defaults(struct config_peer *p);
-/* Fills *h with the defaults of the handshake group, for programs that
- * build a configuration without a file. */
-void config_handshake_defaults(struct config_handshake *h);
 /* Reads p->key_file into p->key: a regular file, mode 0600 or stricter,
  * CONFIG_KEY_MIN..CONFIG_KEY_MAX bytes (one trailing newline ignored).
  * Returns 0, or -1 with the reason, naming the file, in err. */
@@ -217,6 +231,15 @@ int config_transport_usable(const struct lds_transport_ops *ops);
  * Returns 0, or -1 with the reason, naming the setting, in err. */
 int config_peer_set(struct config_peer *p, const char *name, const char *value, char *err, size_t errlen);
 
+/* The peer whose cluster is name, or NULL. */
+const struct config_peer *config_peer_find(const struct config *cfg, const char *name);
+
+/* Gives p the transport name with that transport's default settings, as
+ * `transport = NAME;` in a file would (ldsbench --direct --transport): 0,
+ * or -1 with err filled (not built in, or cannot carry links). */
+int config_peer_set_transport(struct config_peer *p, const char *name, char *err, size_t errlen);
+
+/* cfgfield.c */
 
 /* A size as ldsd.conf writes it ("65536", "512k", "64M", "1GiB": binary
  * multiples) into *v; -1 with errno EINVAL if s is none, ERANGE if it is
@@ -228,13 +251,5 @@ int config_parse_size(const char *s, unsigned long long *v);
  * (RLIMIT_AS) if that is smaller; SIZE_MAX if neither is known.  *what, if
  * what is not NULL, gets which of the two it is, for messages. */
 size_t config_mem_max(const char **what);
-
-/* The peer whose cluster is name, or NULL. */
-const struct config_peer *config_peer_find(const struct config *cfg, const char *name);
-
-/* Gives p the transport name with that transport's default settings, as
- * `transport = NAME;` in a file would (ldsbench --direct --transport): 0,
- * or -1 with err filled (not built in, or cannot carry links). */
-int config_peer_set_transport(struct config_peer *p, const char *name, char *err, size_t errlen);
 
 #endif

@@ -1,18 +1,34 @@
 /*
  * crc32c.c - CRC-32C (Castagnoli); see crc32c.h.
  *
- * Two implementations with identical results: the SSE4.2 crc32 instruction,
- * and slice-by-8 tables for CPUs without it.  Internally both work on the raw
- * CRC register (no pre/post inversion); crc32c() does the inversions, which
- * is what makes the returned value directly continuable.
+ * Implementations with identical results: the CPU's CRC-32C instruction
+ * (x86-64 SSE4.2 crc32, ARMv8 crc32c*) where it has one, and slice-by-8
+ * tables otherwise.  Internally they work on the raw CRC register (no
+ * pre/post inversion); crc32c() does the inversions, which is what makes
+ * the returned value directly continuable.
  */
 #include <stdint.h>
 #include <string.h>
 
 #include "crc32c.h"
 
+/* The instruction, 8 bytes and 1 byte at a time, where there is one. */
 #if defined(__x86_64__)
 #include <nmmintrin.h>
+#define HW_NAME "x86-64 crc32, 3-way"
+#define HW_TARGET __attribute__((target("sse4.2")))
+#define HW_U64(c, v) ((uint32_t)_mm_crc32_u64((c), (v)))
+#define HW_U8(c, b) _mm_crc32_u8((c), (b))
+#elif defined(__aarch64__)
+#include <arm_acle.h>
+#include <sys/auxv.h>
+#ifndef HWCAP_CRC32
+#define HWCAP_CRC32 (1u << 7)   /* asm/hwcap.h */
+#endif
+#define HW_NAME "arm64 crc32c, 3-way"
+#define HW_TARGET __attribute__((target("+crc")))
+#define HW_U64(c, v) __crc32cd((c), (v))
+#define HW_U8(c, b) __crc32cb((c), (b))
 #endif
 
 #define POLY 0x82F63B78u   /* reflected Castagnoli polynomial */
@@ -64,12 +80,14 @@ static void build_slice_table(void)
 }
 
 static uint32_t (*crc_impl)(uint32_t, const uint8_t *, size_t) = crc_table;
+static const char *crc_impl_name = "table, slice-by-8";
 
-#if defined(__x86_64__)
+#if defined(HW_NAME)
 /*
  * The hardware path splits big buffers into three interleaved chains,
  * because the crc32 instruction has a latency of three cycles but a
- * throughput of one: three independent chains keep the unit busy.  The
+ * throughput of one (on x86-64 and on the big ARMv8 cores alike): three
+ * independent chains keep the unit busy.  The
  * chains are then joined by shifting each earlier register over the bytes
  * that followed it, which tables turn into four lookups.
  */
@@ -129,30 +147,28 @@ static uint64_t load_u64(const uint8_t *p)
 }
 
 /* Three chains over consecutive blocks of n bytes (a multiple of 8). */
-__attribute__((target("sse4.2")))
+HW_TARGET
 static uint32_t crc_hw_3way(uint32_t crc, const uint8_t *p, size_t n,
 			    uint32_t shift[4][256])
 {
-	uint64_t c0 = crc, c1 = 0, c2 = 0;
+	uint32_t c0 = crc, c1 = 0, c2 = 0;
 	const uint8_t *end = p + n;
 
 	do {
-		c0 = _mm_crc32_u64(c0, load_u64(p));
-		c1 = _mm_crc32_u64(c1, load_u64(p + n));
-		c2 = _mm_crc32_u64(c2, load_u64(p + 2 * n));
+		c0 = HW_U64(c0, load_u64(p));
+		c1 = HW_U64(c1, load_u64(p + n));
+		c2 = HW_U64(c2, load_u64(p + 2 * n));
 		p += 8;
 	} while (p < end);
-	crc = shift_reg(shift, (uint32_t)c0) ^ (uint32_t)c1;
-	return shift_reg(shift, crc) ^ (uint32_t)c2;
+	crc = shift_reg(shift, c0) ^ c1;
+	return shift_reg(shift, crc) ^ c2;
 }
 
-__attribute__((target("sse4.2")))
+HW_TARGET
 static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t len)
 {
-	uint64_t c;
-
 	while (len && ((uintptr_t)p & 7)) {
-		crc = _mm_crc32_u8(crc, *p++);
+		crc = HW_U8(crc, *p++);
 		len--;
 	}
 	while (len >= 3 * LONG_BLOCK) {
@@ -165,27 +181,35 @@ static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t len)
 		p += 3 * SHORT_BLOCK;
 		len -= 3 * SHORT_BLOCK;
 	}
-	c = crc;
 	while (len >= 8) {
-		c = _mm_crc32_u64(c, load_u64(p));
+		crc = HW_U64(crc, load_u64(p));
 		p += 8;
 		len -= 8;
 	}
-	crc = (uint32_t)c;
 	while (len--)
-		crc = _mm_crc32_u8(crc, *p++);
+		crc = HW_U8(crc, *p++);
 	return crc;
+}
+
+static int cpu_has_crc(void)
+{
+#if defined(__x86_64__)
+	/* Constructors may run before libgcc has identified the CPU. */
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("sse4.2");
+#else
+	return (getauxval(AT_HWCAP) & HWCAP_CRC32) != 0;
+#endif
 }
 
 static void select_hw(void)
 {
-	/* Constructors may run before libgcc has identified the CPU. */
-	__builtin_cpu_init();
-	if (!__builtin_cpu_supports("sse4.2"))
+	if (!cpu_has_crc())
 		return;
 	build_shift_table(shift_long, zeros_operator(LONG_BLOCK));
 	build_shift_table(shift_short, zeros_operator(SHORT_BLOCK));
 	crc_impl = crc_hw;
+	crc_impl_name = HW_NAME;
 }
 #endif
 
@@ -194,7 +218,7 @@ __attribute__((constructor))
 static void crc32c_init(void)
 {
 	build_slice_table();
-#if defined(__x86_64__)
+#if defined(HW_NAME)
 	select_hw();
 #endif
 }
@@ -202,4 +226,14 @@ static void crc32c_init(void)
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len)
 {
 	return ~crc_impl(~crc, buf, len);
+}
+
+uint32_t crc32c_table(uint32_t crc, const void *buf, size_t len)
+{
+	return ~crc_table(~crc, buf, len);
+}
+
+const char *crc32c_impl(void)
+{
+	return crc_impl_name;
 }

@@ -1,8 +1,9 @@
 /*
  * crc32c.h - CRC-32C (Castagnoli), the checksum of every LDS wire frame.
  *
- * Uses the SSE4.2 crc32 instruction when the CPU has it (checked once at
- * run time) and a table otherwise; both give identical results.
+ * Uses the CPU's CRC-32C instruction when it has one (x86-64 SSE4.2, ARMv8
+ * CRC32; checked once at run time), in three interleaved chains, and
+ * slice-by-8 tables otherwise; all give identical results.
  */
 #ifndef LDS_CRC32C_H
 #define LDS_CRC32C_H
@@ -13,5 +14,12 @@
 /* Continues a CRC: crc32c(crc32c(0, a, n), b, m) == crc32c(0, a||b, n+m).
  * Start with crc = 0.  crc32c(0, "123456789", 9) == 0xE3069283. */
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
+
+/* The same with the tables whatever the CPU has: for the tests and the
+ * benchmark that hold the instruction's path to it. */
+uint32_t crc32c_table(uint32_t crc, const void *buf, size_t len);
+
+/* Which one crc32c() uses here, in words ("x86-64 crc32, 3-way", ...). */
+const char *crc32c_impl(void);
 
 #endif

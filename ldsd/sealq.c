@@ -5,25 +5,45 @@
 
 #include "sealq.h"
 
-int sealq_room(struct sealq *q, size_t need)
+/* Where the queue is empty, it starts again at the buffer's start. */
+static void sealq_settle(struct sealq *q)
+{
+	if (q->held == 0 && q->off == q->len && !q->wrap)
+		q->head = q->off = q->len = 0;
+}
+
+/* A fixed queue: room for need more bytes at q->buf + q->len, going to
+ * the start of the buffer if the end has none and the held bytes left
+ * enough (strictly more: len == head would mean empty). */
+static int sealq_room_ring(struct sealq *q, size_t need)
+{
+	if (q->wrap)
+		return q->len + need < q->head ? 0 : -ENOBUFS;
+	if (q->len + need <= q->cap)
+		return 0;
+	if (need >= q->head)
+		return -ENOBUFS;
+	q->wrap = q->len;
+	if (q->off == q->len)
+		q->off = 0;
+	q->len = 0;
+	return 0;
+}
+
+/* Room for need more bytes at q->buf + q->len. */
+static int sealq_room(struct sealq *q, size_t need)
 {
 	size_t cap = q->cap ? q->cap : 65536;
 	uint8_t *p;
 
+	if (q->fixed)
+		return sealq_room_ring(q, need);
 	if (!sealq_fits(q, need))
 		return -ENOBUFS;
-	/* Held bytes stay where they are: past the end, begin again at the start. */
-	if (q->held > 0) {
-		if (q->wrap == 0 && q->len + need > q->cap) {
-			q->wrap = q->len;
-			q->off = q->len = 0;
-		}
-		return 0;
-	}
 	if (q->off > 0 && q->len + need > q->cap) {
 		memmove(q->buf, q->buf + q->off, q->len - q->off);
 		q->len -= q->off;
-		q->off = 0;
+		q->head = q->off = 0;
 	}
 	while (cap < q->len + need)
 		cap *= 2;
@@ -77,25 +97,27 @@ int sealq_put_data(struct sealq *q, uint64_t seq, const uint8_t *block, uint32_t
 
 void sealq_sent(struct sealq *q, size_t n)
 {
-	q->off += n;
-	if (q->off >= q->len)
-		q->off = q->len = 0;
+	sealq_take(q, n);
+	sealq_release(q, n);
 }
 
 int sealq_fits(const struct sealq *q, size_t need)
 {
-	if (q->held > 0 && q->wrap)
-		return q->len + need <= q->wrap - (q->held - q->off);
-	if (q->held > 0)
-		return q->len + need <= q->cap ||
-		       (q->fixed && sealq_pending(q) == 0 && need <= q->off - q->held);
-	return !q->fixed || sealq_pending(q) + need <= q->cap;
+	/* Held bytes must not move: neither compacted nor reallocated. */
+	if (!q->fixed)
+		return q->held == 0 || q->len + need <= q->cap;
+	if (q->wrap)
+		return q->len + need < q->head;
+	return q->len + need <= q->cap || need < q->head;
 }
 
 void sealq_take(struct sealq *q, size_t n)
 {
 	q->off += n;
 	q->held += n;
+	/* The part before the wrap is all taken: what waits is at the start. */
+	if (q->wrap && q->off == q->wrap)
+		q->off = 0;
 }
 
 void sealq_release(struct sealq *q, size_t n)
@@ -110,11 +132,14 @@ void sealq_release(struct sealq *q, size_t n)
 		return;
 	}
 	q->held -= n;
-	/* The bytes before the wrap are all given back. */
-	if (q->wrap && q->held <= q->off)
+	q->head += n;
+	if (q->wrap && q->head == q->wrap) {
+		q->head = 0;
 		q->wrap = 0;
-	if (q->held == 0 && q->off >= q->len)
-		q->off = q->len = 0;
+	}
+	if (q->held == 0 && !q->wrap)
+		q->head = q->off;
+	sealq_settle(q);
 }
 
 int sealq_fix(struct sealq *q, size_t cap)
@@ -124,8 +149,9 @@ int sealq_fix(struct sealq *q, size_t cap)
 	if (cap < q->cap)
 		cap = q->cap;
 	if (q->held > 0) {
-		/* Held bytes must not move: they stay in the old buffer, freed
-		 * once given back; what waits moves to the new one. */
+		/* Held bytes must not move: they stay in the old buffer (an
+		 * unfixed queue never wraps), freed once given back; what
+		 * waits moves to the new one. */
 		p = malloc(cap);
 		if (p == NULL)
 			return -ENOMEM;
@@ -134,7 +160,7 @@ int sealq_fix(struct sealq *q, size_t cap)
 		q->old_held = q->held;
 		q->buf = p;
 		q->len -= q->off;
-		q->off = q->held = q->wrap = 0;
+		q->head = q->off = q->held = 0;
 		q->cap = cap;
 	} else if (cap > q->cap) {
 		p = realloc(q->buf, cap);

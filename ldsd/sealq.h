@@ -11,12 +11,12 @@
  * On a message transport the queue's bytes are sent from where they lie
  * and must stay there until the transport is done with them (transport.h,
  * send_msg): bytes taken (sealq_take) are held until given back
- * (sealq_release), in the order taken; while any are held, nothing in
- * the queue moves.  A fixed queue (sealq_fix) is then a ring: once
- * nothing waits, a put that does not fit behind the held bytes goes to
- * the buffer's start if it fits before them, so that new frames follow
- * while the transport still holds old ones (a long path holds them a
- * round trip or more); one that fits nowhere is refused.
+ * (sealq_release), in the order taken.  Such a queue is fixed (sealq_fix:
+ * registered, never moved) and used as a ring: a frame that does not fit
+ * behind the last one goes to the start of the buffer if the held bytes
+ * left room there, so the queue is refilled while the transport still
+ * holds a round trip of it (a linear queue idled one round trip per
+ * queueful).  A frame never wraps: sealq_data() is always whole frames.
  */
 #ifndef LDS_SEALQ_H
 #define LDS_SEALQ_H
@@ -29,19 +29,22 @@
 struct sealq {
 	struct seal seal;           /* the stream's keys; none until seal_init */
 	uint8_t *buf;
-	size_t off, len, cap;       /* bytes [off, len) wait to be written */
-	size_t held;                /* bytes [off - held, off) are taken, not yet released;
-				       after a wrap, [wrap - (held - off), wrap) and [0, off) */
-	size_t wrap;                /* 0, or the end of the held bytes before the start was reused */
+	size_t cap;
+	/* Bytes [head, off) are held (taken, not released), [off, len) wait
+	 * to be written.  Wrapped (wrap > 0): the bytes from head run to wrap,
+	 * then on from 0 to len; off lies in either part. */
+	size_t head, off, len, wrap;
+	size_t held;                /* bytes held, in both parts */
 	uint8_t *old;               /* the buffer before sealq_fix while it holds bytes taken before */
 	size_t old_held;            /* those bytes, given back before any in buf */
 	int fixed;                  /* buf never moves (sealq_fix: registered with a transport) */
 };
 
-/* Bytes waiting to be written, from sealq_data(). */
+/* Bytes waiting to be written, from sealq_data(): up to the wrap if off is
+ * before it. */
 static inline size_t sealq_pending(const struct sealq *q)
 {
-	return q->len - q->off;
+	return (q->wrap && q->off >= q->head ? q->wrap : q->len) - q->off;
 }
 
 static inline const uint8_t *sealq_data(const struct sealq *q)
@@ -68,12 +71,9 @@ void sealq_sent(struct sealq *q, size_t n);
  * not move until sealq_release gives them back (oldest first). */
 void sealq_take(struct sealq *q, size_t n);
 void sealq_release(struct sealq *q, size_t n);
-/* True if need more bytes can be queued now (without moving held ones). */
+/* True if need more bytes can be queued now, in one part of the ring
+ * (without moving held ones). */
 int sealq_fits(const struct sealq *q, size_t need);
-/* Makes room for need more bytes in one piece at the queue's end (a fixed
- * queue may begin again at its start for them): a batch of frames put
- * after it lies together.  0, -ENOBUFS (no room now) or -ENOMEM. */
-int sealq_room(struct sealq *q, size_t need);
 /* Makes the buffer cap bytes, once, and never moves it again.  Bytes held
  * now stay where they are (in the old buffer, freed when they are given
  * back).  0 or -ENOMEM. */

@@ -50,16 +50,15 @@ static struct stream_msgq *msgq(struct stream *s)
 
 /* The queue at its final size once the stream is up and nothing is held,
  * registered once (a batch sealed while the last one is held, and
- * control frames beside). */
-/* A sealed stream's queue holds what its transport has not yet reported
- * sent - for a transport that keeps data until the peer acknowledges it
- * (udp), a round trip's worth, and under loss the time to repair a hole
- * (a message is sent once all of it is acknowledged): sized to a quarter
- * of the link's send memory, at most SEALQ_MSG_MAX, so that one stream
- * can keep a long fat lossy path busy (twice the sealed batch held one
- * stream to about 512 KiB per round trip: 2.2 MB/s at 100 ms; 16 MiB
- * stalled one at 200 Mb/s, 200 ms, 1 % loss whenever a repair was lost
- * too).  It is a ring (sealq.h). */
+ * control frames beside).  A sealed stream's queue holds what its
+ * transport has not yet reported sent - for a transport that keeps data
+ * until the peer acknowledges it (udp), a round trip's worth - and is
+ * refilled, as a ring, as the oldest is let go: sized to a quarter of the
+ * link's send memory, at most SEALQ_MSG_MAX, so that one stream can keep
+ * a long fat lossy path busy (twice the sealed batch held one stream to
+ * about 512 KiB per round trip: 2.2 MB/s at 100 ms; under loss a message
+ * is let go only once a repair filled its hole, and 16 MiB stalled a conn
+ * at 200 Mb/s, 200 ms, 1 % loss whenever a repair was lost too). */
 #define SEALQ_MSG_MAX (64u << 20)
 
 static int msg_fix_queue(struct stream *s, struct stream_msgq *q)
@@ -104,7 +103,7 @@ static int msg_seal_batch(struct stream *s)
 {
 	size_t per = WIRE_DATA_HDR_LEN + s->block_size + SEAL_OVERHEAD;
 
-	if (sealq_pending(&s->sq) > 0 || sealq_room(&s->sq, (size_t)s->take * per) < 0)
+	if (sealq_pending(&s->sq) > 0 || !sealq_fits(&s->sq, (size_t)s->take * per))
 		return 0;
 	stream_take_blocks(s);
 	return stream_seal_blocks(s);

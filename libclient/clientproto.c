@@ -20,6 +20,7 @@ const char *const cp_type_names[CP_TYPE_MAX] = {
 	[CP_PEERQ] = "PEERQ",
 	[CP_PEER] = "PEER",
 	[CP_TAKEN] = "TAKEN",
+	[CP_SHM] = "SHM",
 };
 
 /* ---- reading: a cursor that turns every overrun into one sticky error ---- */
@@ -201,6 +202,9 @@ int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m)
 		if (m->count == 0)
 			c.bad = 1;
 		break;
+	case CP_SHM:
+		m->ring_size = rc_uint(&c, 8);
+		break;
 	case CP_PEER:
 		rc_name(&c, m->name, sizeof(m->name), 0);
 		m->state = (uint8_t)rc_uint(&c, 1);
@@ -356,6 +360,9 @@ size_t cp_encode(uint8_t *buf, size_t cap, const struct cp_msg *m)
 		break;
 	case CP_TAKEN:
 		wc_uint(&c, m->count, 8);
+		break;
+	case CP_SHM:
+		wc_uint(&c, m->ring_size, 8);
 		break;
 	case CP_PEER:
 		wc_name(&c, m->name);

@@ -49,12 +49,16 @@ enum cp_type {
 			* str16 why the last attempt failed ("" none): the answer */
 	CP_TAKEN,      /* c->d  u64 count: the application has taken the first `count` DELIVER
 			* frames of this connection; only after CP_F_TAKEN was agreed */
+	CP_SHM,        /* d->c  u64 ring size, with SCM_RIGHTS: the rings' memfd, the eventfd the client
+			* sleeps on, the one it rings (shmring.h); only after CP_F_SHM was agreed, right
+			* after WELCOME: every later frame goes through the rings */
 	CP_TYPE_MAX
 };
 extern const char *const cp_type_names[CP_TYPE_MAX];
 
 /* HELLO and WELCOME flags. */
 #define CP_F_TAKEN 1u  /* the client sends TAKEN: a message counts as delivered once taken */
+#define CP_F_SHM   2u  /* frames go through shared-memory rings (unix socket clients, Linux) */
 
 /* PEER's state: the link to that cluster. */
 enum cp_peer_state {
@@ -80,6 +84,7 @@ struct cp_msg {
 	uint64_t incarnation;      /* HELLO: the handle's; DELIVER: the sender's */
 	uint64_t first, last;      /* ACKED, LOST (inclusive) */
 	uint64_t count;            /* RESUME, TAKEN */
+	uint64_t ring_size;        /* SHM */
 	uint8_t state;             /* PEER: enum cp_peer_state */
 	uint32_t seconds;          /* PEER: down that long */
 	int32_t err;               /* ERROR: positive errno */

@@ -1,10 +1,11 @@
 /*
  * lds.c - liblds, the modern client API; see lds.h.
  *
- * A handle is one nonblocking socket to ldsd plus three queues: the bytes
+ * A handle is one nonblocking socket to ldsd (or, once set up over it,
+ * shared-memory rings: shmclient.h) plus three queues: the bytes
  * of the frame being written (at most one message, lds_send_nb), the bytes
  * read but not yet a whole frame, and what those frames produced (received
- * messages, events).  Every wait goes through wait_for(), which polls for
+ * messages, events).  Every wait goes through ldsi_wait_for(), which polls for
  * both directions at once: a client blocked writing to a daemon that is
  * itself blocked writing to the client would otherwise deadlock.
  */
@@ -22,9 +23,7 @@
 #include "clientproto.h"
 #include "connect.h"
 #include "deadline.h"
-#include "dedup.h"
-#include "idset.h"
-#include "lds.h"
+#include "lds_int.h"
 
 #define IN_SIZE        (64u * 1024)  /* input buffer */
 #define READ_BURST     16            /* reads per round, so sends keep moving */
@@ -47,8 +46,6 @@
  * messages; below RX_POOL_MIN malloc is cheap anyway. */
 #define RX_POOL_MIN    (64u << 10)
 #define RX_POOL_MAX    8
-/* A SEND frame's header and fields: everything but the payload. */
-#define OUT_FIELDS_MAX (CP_HDR_LEN + 8 + 1 + WIRE_ENDPOINT_MAX)
 
 #define FIELD_SIZE(type, field) sizeof(((type *)0)->field)
 /* Names and texts are copied whole from decoded frames. */
@@ -56,102 +53,7 @@ _Static_assert(FIELD_SIZE(struct lds_msg, src) >= FIELD_SIZE(struct cp_msg, name
 _Static_assert(FIELD_SIZE(struct lds_event, peer) >= FIELD_SIZE(struct cp_msg, name), "peer too small");
 _Static_assert(FIELD_SIZE(struct lds_event, text) >= FIELD_SIZE(struct cp_msg, text), "text too small");
 
-struct rxmsg {
-	struct rxmsg *next;
-	size_t cap;               /* bytes data can hold */
-	uint64_t incarnation;     /* the sender's */
-	uint64_t conn;            /* the connection it came on (struct lds's conn) */
-	struct lds_msg m;
-	unsigned char data[];
-};
-
-/* The one frame being written.  payload is the caller's buffer while a
- * call is in progress, or owned once the message outlives lds_send_nb. */
-struct outmsg {
-	int active;
-	uint64_t id;              /* SEND's message id, else 0 */
-	uint8_t hdr[OUT_FIELDS_MAX];
-	size_t hdr_len, hdr_off;
-	const uint8_t *payload;
-	size_t payload_len, payload_off;
-	uint8_t *owned;
-};
-
-/* LOST events naming one peer cluster that the application has taken:
- * RESUME tells the daemon how many, so that it lifts its fence only once
- * the application has seen every loss it reported. */
-struct resume_count {
-	char peer[WIRE_ENDPOINT_MAX + 1];
-	uint64_t taken;
-	int due;                  /* a RESUME with taken is still to be sent */
-};
-
-struct lds {
-	int fd;
-	int err;                  /* first fatal error; the handle is dead if set */
-	int welcomed;
-	int ack_events;
-	char *path;               /* the daemon's socket, for lds_reconnect */
-	char asked[WIRE_ENDPOINT_MAX + 1]; /* the name given to lds_open */
-	char cluster[WIRE_NAME_MAX + 1];
-	char name[WIRE_ENDPOINT_MAX + 1];
-	size_t max_msg;
-	uint64_t incarnation;     /* drawn at lds_open; names this handle with name */
-	uint64_t last_id;         /* id of the last message accepted */
-
-	struct idset settled;     /* ids acknowledged, lost or refused */
-	/* Lost ids whose LOST event the application has taken and that it
-	 * may still resend: handing over a message abandons those below it
-	 * (see lds_resend). */
-	struct idset resendable;
-	struct dedup seen;        /* what was received, per sender */
-
-	/* What the application took of this connection's DELIVERs, for TAKEN
-	 * (CP_F_TAKEN): delivers - queued of them. */
-	struct {
-		int on;               /* the daemon agreed in WELCOME */
-		uint64_t conn;        /* numbers connections */
-		uint64_t delivers;    /* DELIVERs that arrived whole */
-		size_t queued;        /* of them, not yet returned by lds_recv */
-		uint64_t sent;        /* the count last sent */
-		size_t bytes;         /* taken since then */
-		uint64_t sent_ns;     /* when */
-		int due;
-	} tk;
-
-	uint8_t *in;              /* IN_SIZE bytes: frames, and the start of
-				   * a DELIVER too big for it */
-	size_t in_len;
-	/* That big DELIVER, its payload read straight into the message. */
-	struct rxmsg *fill;
-	size_t fill_have;
-	struct outmsg out;
-
-	struct rxmsg *rx_head, *rx_tail;
-	struct rxmsg *rx_cur;     /* returned by the last lds_recv */
-	struct rxmsg *rx_pool;    /* large buffers given back, see RX_POOL_MIN */
-	size_t rx_npool;
-
-	/* Per peer, on this connection; a RESUME that is due is sent once
-	 * no message is half written. */
-	struct resume_count *taken;
-	size_t ntaken;
-	size_t ev_stale;          /* events queued before the last reconnect */
-
-	/* lds_peer's question: sent once no message is half written. */
-	struct {
-		char name[WIRE_NAME_MAX + 1];
-		int due, answered;
-		struct lds_peer ans;
-	} pq;
-
-	struct lds_event *ev;     /* ring */
-	size_t ev_head, ev_n, ev_cap;
-
-	struct lds_stats st;
-};
-
-static int fail(struct lds *h, int err)
+int ldsi_fail(struct lds *h, int err)
 {
 	if (h->err == 0)
 		h->err = err;
@@ -161,7 +63,7 @@ static int fail(struct lds *h, int err)
 /* ---- time ------------------------------------------------------------- */
 
 /* lds.h promises -EAGAIN, not -ETIMEDOUT, when the caller did not wait. */
-static int timed(int rc, int timeout_ms)
+int ldsi_timed(int rc, int timeout_ms)
 {
 	return rc == -ETIMEDOUT && timeout_ms == 0 ? -EAGAIN : rc;
 }
@@ -203,12 +105,13 @@ static int on_welcome(struct lds *h, const struct cp_msg *m)
 
 	if (h->welcomed || m->max_msg == 0 || !wire_name_valid(m->name) || !wire_endpoint_valid(m->endpoint) ||
 	    strncmp(m->endpoint, m->name, cl) != 0 || m->endpoint[cl] != '/')
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	if (m->version != CP_VERSION)
-		return fail(h, -EPROTONOSUPPORT);
+		return ldsi_fail(h, -EPROTONOSUPPORT);
 	memcpy(h->cluster, m->name, cl + 1);
 	memcpy(h->name, m->endpoint, strlen(m->endpoint) + 1);
 	h->tk.on = (m->flags & CP_F_TAKEN) != 0;
+	h->shm_agreed = (m->flags & CP_F_SHM) != 0;
 	h->max_msg = m->max_msg < WIRE_MAX_MSG ? m->max_msg : WIRE_MAX_MSG;
 	h->welcomed = 1;
 	return 0;
@@ -220,7 +123,7 @@ static struct rxmsg *rx_new(struct lds *h, const struct cp_msg *m)
 	struct rxmsg *r = NULL;
 
 	if (!wire_endpoint_valid(m->name)) {
-		fail(h, -EPROTO);
+		ldsi_fail(h, -EPROTO);
 		return NULL;
 	}
 	for (struct rxmsg **pp = &h->rx_pool; *pp; pp = &(*pp)->next) {
@@ -234,7 +137,7 @@ static struct rxmsg *rx_new(struct lds *h, const struct cp_msg *m)
 	if (r == NULL) {
 		r = malloc(sizeof(*r) + m->payload_len);
 		if (r == NULL) {
-			fail(h, -ENOMEM);
+			ldsi_fail(h, -ENOMEM);
 			return NULL;
 		}
 		r->cap = m->payload_len;
@@ -249,7 +152,7 @@ static struct rxmsg *rx_new(struct lds *h, const struct cp_msg *m)
 	return r;
 }
 
-static void rx_recycle(struct lds *h, struct rxmsg *r)
+void ldsi_rx_recycle(struct lds *h, struct rxmsg *r)
 {
 	if (r->cap < RX_POOL_MIN || h->rx_npool == RX_POOL_MAX) {
 		free(r);
@@ -262,7 +165,7 @@ static void rx_recycle(struct lds *h, struct rxmsg *r)
 
 /* Whether a TAKEN is due: the application took everything that arrived,
  * or a batch. */
-static void taken_check(struct lds *h)
+void ldsi_taken_check(struct lds *h)
 {
 	uint64_t taken = h->tk.delivers - h->tk.queued;
 
@@ -281,11 +184,11 @@ static int rx_complete(struct lds *h, struct rxmsg *r)
 
 	h->tk.delivers++;
 	if (rc <= 0) {
-		rx_recycle(h, r);
+		ldsi_rx_recycle(h, r);
 		if (rc < 0)
-			return fail(h, -ENOMEM);
+			return ldsi_fail(h, -ENOMEM);
 		h->st.duplicates++;
-		taken_check(h);
+		ldsi_taken_check(h);
 		return 0;
 	}
 	h->tk.queued++;
@@ -319,12 +222,12 @@ static int fill_start(struct lds *h, const struct cp_hdr *hdr, size_t off)
 	int rc;
 
 	if (!h->welcomed || hdr->type != CP_DELIVER)
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	rc = cp_decode_head(hdr, body, avail, &m);
 	if (rc == -EAGAIN)
 		return 0;
 	if (rc < 0)
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	h->fill = rx_new(h, &m);
 	if (h->fill == NULL)
 		return h->err;
@@ -345,9 +248,9 @@ static int on_outcome(struct lds *h, const struct cp_msg *m)
 
 	/* The daemon may refuse the message being written from its header. */
 	if (last > h->last_id && !(h->out.active && last == h->out.id))
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	if (first != 0 && (added = idset_add(&h->settled, first, last)) < 0)
-		return fail(h, -ENOMEM);
+		return ldsi_fail(h, -ENOMEM);
 	if (m->type == CP_ACKED) {
 		h->st.acked += (uint64_t)added;
 		if (!h->ack_events)
@@ -355,7 +258,7 @@ static int on_outcome(struct lds *h, const struct cp_msg *m)
 	}
 	ev = ev_push(h);
 	if (ev == NULL)
-		return fail(h, -ENOMEM);
+		return ldsi_fail(h, -ENOMEM);
 	ev->first = first;
 	ev->last = last;
 	memcpy(ev->text, m->text, sizeof(m->text));
@@ -377,20 +280,33 @@ static int on_outcome(struct lds *h, const struct cp_msg *m)
 	return 0;
 }
 
+/* The rings: every later frame goes through them. */
+static int on_shm(struct lds *h, const struct cp_msg *m)
+{
+	int err = 0;
+
+	if (!h->shm_agreed || h->shm != NULL)
+		return ldsi_fail(h, -EPROTO);
+	h->shm = shmclient_attach(h->fd, &h->fds, m->ring_size, &err);
+	return h->shm ? 0 : ldsi_fail(h, err);
+}
+
 static int handle_frame(struct lds *h, const struct cp_hdr *hdr, const uint8_t *body)
 {
 	struct cp_msg m;
 
 	if (cp_decode(hdr, body, &m) < 0)
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	/* Until WELCOME the daemon can only accept or refuse us. */
 	if (!h->welcomed && m.type == CP_ERROR)
-		return fail(h, daemon_errno(&m));
+		return ldsi_fail(h, daemon_errno(&m));
 	if (!h->welcomed && m.type != CP_WELCOME)
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	switch (m.type) {
 	case CP_WELCOME:
 		return on_welcome(h, &m);
+	case CP_SHM:
+		return on_shm(h, &m);
 	case CP_DELIVER:
 		return on_deliver(h, &m);
 	case CP_ACKED:
@@ -407,7 +323,7 @@ static int handle_frame(struct lds *h, const struct cp_hdr *hdr, const uint8_t *
 		}
 		return 0;
 	default:
-		return fail(h, -EPROTO);
+		return ldsi_fail(h, -EPROTO);
 	}
 }
 
@@ -423,7 +339,7 @@ static int parse_input(struct lds *h)
 		size_t need;
 
 		if (cp_hdr_parse(h->in + off, &hdr) < 0)
-			return fail(h, -EPROTO);
+			return ldsi_fail(h, -EPROTO);
 		need = CP_HDR_LEN + (size_t)hdr.len;
 		if (h->in_len - off < need) {
 			rc = need > IN_SIZE ? fill_start(h, &hdr, off) : 0;
@@ -443,21 +359,85 @@ static int parse_input(struct lds *h)
 	return 0;
 }
 
+/* The header of the first frame in the daemon's ring, read in place:
+ * 1, 0 if it has not all arrived, or -EPROTO.  *avail: bytes there. */
+int ldsi_ring_head(struct lds *h, struct cp_hdr *hdr, size_t *avail)
+{
+	struct shmring *r = &h->shm->map.r[SHMRING_D2C];
+
+	if (shmring_avail(r, avail) < 0)
+		return ldsi_fail(h, -EPROTO);
+	if (*avail < CP_HDR_LEN)
+		return 0;
+	if (cp_hdr_parse(shmring_rptr(r), hdr) < 0)
+		return ldsi_fail(h, -EPROTO);
+	return 1;
+}
+
+/* Bytes from the daemon: its rings (0: none waits), or its socket. */
+static ssize_t read_bytes(struct lds *h, void *dst, size_t room)
+{
+	ssize_t n;
+
+	if (h->shm == NULL) {
+		n = shmclient_recv(h->fd, dst, room, &h->fds);
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+			return 0;
+		return n <= 0 ? ldsi_fail(h, -ECONNRESET) : n;
+	}
+	h->zc.need_in = 0;
+	if (h->zc.want && h->in_len == 0 && h->fill == NULL) {
+		/* One frame at a time, so that lds_recv_zc finds a DELIVER that
+		 * fits the ring there, whole, to be read in place. */
+		struct cp_hdr hd;
+		size_t avail;
+		int rc = ldsi_ring_head(h, &hd, &avail);
+
+		if (rc < 0)
+			return rc;
+		if (rc == 1 && hd.type == CP_DELIVER && CP_HDR_LEN + hd.len <= h->shm->map.size) {
+			h->zc.need_in = CP_HDR_LEN + hd.len;
+			return 0;
+		}
+		if (rc == 1 && room > CP_HDR_LEN + hd.len)
+			room = CP_HDR_LEN + hd.len;
+	}
+	/* Empty: the flag that makes ldsd ring is set before we return, so
+	 * that an application polling lds_fd wakes for what comes next. */
+	for (int armed = 0; armed < 2; armed++) {
+		n = shmclient_read(h->shm, dst, room);
+		if (n != 0)
+			return n < 0 ? ldsi_fail(h, -EPROTO) : n;
+		n = armed ? 0 : shmring_consumer_sleep(&h->shm->map.r[SHMRING_D2C]);
+		if (n <= 0)
+			return n < 0 ? ldsi_fail(h, -EPROTO) : 0;
+	}
+	return 0;
+}
+
+/* With rings the socket carries nothing more: readable, it says the
+ * daemon is gone.  Only then, and once the ring is empty, is it read. */
+static int socket_gone(struct lds *h)
+{
+	uint8_t b;
+	ssize_t n = recv(h->fd, &b, 1, MSG_DONTWAIT);
+
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR))
+		return 0;
+	return ldsi_fail(h, n > 0 ? -EPROTO : -ECONNRESET);
+}
+
 static int read_input(struct lds *h)
 {
 	for (int i = 0; i < READ_BURST; i++) {
 		struct rxmsg *f = h->fill;
 		uint8_t *dst = f ? f->data + h->fill_have : h->in + h->in_len;
 		size_t room = f ? f->m.len - h->fill_have : IN_SIZE - h->in_len;
-		ssize_t n = read(h->fd, dst, room);
+		ssize_t n = read_bytes(h, dst, room);
 		int rc = 0;
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-			return 0;
 		if (n <= 0)
-			return fail(h, -ECONNRESET);
+			return (int)n;
 		if (f) {
 			h->fill_have += (size_t)n;
 			if (h->fill_have == f->m.len) {
@@ -577,6 +557,9 @@ static int write_out(struct lds *h)
 {
 	struct outmsg *o = &h->out;
 
+	/* A message being built in the ring: nothing may come before it. */
+	if (h->zc.reserved == ZC_RING)
+		return 0;
 	while (o->active || out_next_taken(h) || out_next_resume(h) || out_next_peerq(h)) {
 		struct iovec iov[2];
 		struct msghdr mh = { .msg_iov = iov };
@@ -587,6 +570,21 @@ static int write_out(struct lds *h)
 		if (o->payload_off < o->payload_len)
 			iov[mh.msg_iovlen++] = (struct iovec){ (void *)(o->payload + o->payload_off),
 							       o->payload_len - o->payload_off };
+		if (h->shm) {
+			n = shmclient_writev(h->shm, iov, (int)mh.msg_iovlen);
+			if (n == 0) {
+				/* Full: armed before we return, as in read_bytes. */
+				int rc = shmring_producer_sleep(&h->shm->map.r[SHMRING_C2D], 1);
+
+				if (rc <= 0)
+					return rc < 0 ? ldsi_fail(h, -EPROTO) : 0;
+				continue;
+			}
+			if (n < 0)
+				return ldsi_fail(h, -EPROTO);
+			out_advance(o, (size_t)n);
+			continue;
+		}
 		/* MSG_NOSIGNAL: a vanished daemon is an error code, not SIGPIPE. */
 		n = sendmsg(h->fd, &mh, MSG_NOSIGNAL);
 		if (n < 0 && errno == EINTR)
@@ -594,7 +592,7 @@ static int write_out(struct lds *h)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return 0;
 		if (n < 0)
-			return fail(h, -ECONNRESET);
+			return ldsi_fail(h, -ECONNRESET);
 		out_advance(o, (size_t)n);
 	}
 	return 0;
@@ -602,15 +600,48 @@ static int write_out(struct lds *h)
 
 /* ---- waiting ---------------------------------------------------------- */
 
+/* pump's round with rings: it sleeps (polls the eventfd ldsd rings, and
+ * the socket for its end) only when the rings give nothing to do. */
+static int pump_shm(struct lds *h, int64_t deadline, int want_out)
+{
+	struct pollfd p[2] = { { .fd = h->fd, .events = POLLIN }, { .fd = h->shm->efd_wait, .events = POLLIN } };
+	size_t left = 0;
+	int rc = shmclient_ready(h->shm, h->zc.need_in ? h->zc.need_in : 1, want_out ? 1 : h->zc.need_out);
+
+	if (rc < 0)
+		return ldsi_fail(h, -EPROTO);
+	if (rc == 0) {
+		int n = poll(p, 2, deadline_poll_ms(deadline));
+
+		if (n < 0)
+			return errno == EINTR ? 0 : -errno;
+		if (n == 0)
+			return -ETIMEDOUT;
+		if (p[1].revents & POLLIN)
+			shmring_drain(h->shm->efd_wait);
+	}
+	rc = read_input(h);
+	if (rc == 0)
+		rc = write_out(h);
+	/* The daemon's last frames are read before its end counts. */
+	if (rc == 0 && h->shm != NULL && (p[0].revents & (POLLIN | POLLHUP | POLLERR)) &&
+	    shmring_avail(&h->shm->map.r[SHMRING_D2C], &left) == 0 && left == 0)
+		rc = socket_gone(h);
+	return rc;
+}
+
 /* One round: waits until the socket is ready or the deadline passes, then
  * reads and writes what it can.  Returns 0, -ETIMEDOUT if nothing became
  * ready, or a negative errno. */
 static int pump(struct lds *h, int64_t deadline)
 {
 	struct pollfd p = { .fd = h->fd, .events = POLLIN };
+	int want_out = h->out.active || h->tk.due || resume_due(h) || h->pq.due;
 	int n;
 
-	if (h->out.active || h->tk.due || resume_due(h) || h->pq.due)
+	if (h->shm)
+		return pump_shm(h, deadline, want_out);
+	if (want_out)
 		p.events |= POLLOUT;
 	n = poll(&p, 1, deadline_poll_ms(deadline));
 	if (n < 0)
@@ -618,7 +649,7 @@ static int pump(struct lds *h, int64_t deadline)
 	if (n == 0)
 		return -ETIMEDOUT;
 	if (p.revents & POLLNVAL)
-		return fail(h, -EBADF);
+		return ldsi_fail(h, -EBADF);
 	/* Input first: after a hang-up the daemon's last frames are still
 	 * worth reading (an ERROR explaining why, messages for us). */
 	if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
@@ -632,15 +663,13 @@ static int pump(struct lds *h, int64_t deadline)
 	return 0;
 }
 
-typedef int (*wait_cond)(const struct lds *h, uint64_t arg);
-
 static int is_welcomed(const struct lds *h, uint64_t arg)
 {
 	(void)arg;
-	return h->welcomed;
+	return h->welcomed && (!h->shm_agreed || h->shm != NULL);
 }
 
-static int out_idle(const struct lds *h, uint64_t arg)
+int ldsi_out_idle(const struct lds *h, uint64_t arg)
 {
 	(void)arg;
 	return !h->out.active && !h->tk.due && resume_due(h) == NULL && !h->pq.due;
@@ -659,7 +688,7 @@ static int is_settled(const struct lds *h, uint64_t id)
 
 /* Moves bytes both ways until done(h, arg) or the deadline.  What already
  * arrived counts even once the connection is dead. */
-static int wait_for(struct lds *h, wait_cond done, uint64_t arg, int64_t deadline)
+int ldsi_wait_for(struct lds *h, ldsi_wait_cond done, uint64_t arg, int64_t deadline)
 {
 	for (;;) {
 		int rc;
@@ -683,6 +712,11 @@ static int free_handle(struct lds *h)
 
 	if (h->fd >= 0 && close(h->fd) < 0 && errno != EINTR)
 		rc = -errno;
+	shmclient_free(h->shm);
+	shmclient_free(h->zc.old);
+	shmfds_close(&h->fds);
+	free(h->zc.copy);
+	free(h->zc.buf);
 	while (h->rx_head) {
 		struct rxmsg *r = h->rx_head;
 
@@ -716,13 +750,16 @@ static int hello(struct lds *h, int64_t deadline)
 			    .incarnation = h->incarnation };
 	int rc = daemon_connect(h->path, deadline);
 
+	/* Rings are for a process on the gateway's host: not over TCP. */
+	if (strncmp(h->path, "tcp:", 4) != 0 && shmclient_wanted())
+		m.flags |= CP_F_SHM;
 	if (rc < 0)
 		return rc;
 	h->fd = rc;
 	memcpy(m.name, h->asked, sizeof(m.name));
 	rc = out_set(h, &m, NULL, 0);
 	if (rc == 0)
-		rc = wait_for(h, is_welcomed, 0, deadline);
+		rc = ldsi_wait_for(h, is_welcomed, 0, deadline);
 	return rc;
 }
 
@@ -748,7 +785,7 @@ static struct lds *open_failed(struct lds *h, int rc, int timeout_ms, int *err)
 	if (h != NULL)
 		(void)free_handle(h);
 	if (err != NULL)
-		*err = timed(rc, timeout_ms);
+		*err = ldsi_timed(rc, timeout_ms);
 	return NULL;
 }
 
@@ -797,11 +834,11 @@ int lds_close(struct lds *h)
 
 	if (h == NULL)
 		return 0;
-	rc = wait_for(h, out_idle, 0, deadline);
+	rc = ldsi_wait_for(h, ldsi_out_idle, 0, deadline);
 	if (rc == 0 && h->err == 0) {
 		rc = out_set(h, &bye, NULL, 0);
 		if (rc == 0)
-			rc = wait_for(h, out_idle, 0, deadline);
+			rc = ldsi_wait_for(h, ldsi_out_idle, 0, deadline);
 	}
 	err = free_handle(h);
 	return rc < 0 ? rc : err;
@@ -824,11 +861,11 @@ size_t lds_max_msg(const struct lds *h)
 
 int lds_fd(const struct lds *h)
 {
-	return h->fd;
+	return h->shm ? h->shm->pollfd : h->fd;
 }
 
 /* "name" means this cluster's "cluster/name". */
-static int full_dst(const struct lds *h, const char *dst, char out[WIRE_ENDPOINT_MAX + 1])
+int ldsi_full_dst(const struct lds *h, const char *dst, char out[WIRE_ENDPOINT_MAX + 1])
 {
 	int n;
 
@@ -853,7 +890,7 @@ static int start_send(struct lds *h, const char *dst, const void *buf, size_t le
 		return -EINVAL;
 	if (len > h->max_msg)
 		return -EMSGSIZE;
-	rc = full_dst(h, dst, m.name);
+	rc = ldsi_full_dst(h, dst, m.name);
 	if (rc < 0)
 		return rc;
 	m.msg_id = id;
@@ -862,7 +899,7 @@ static int start_send(struct lds *h, const char *dst, const void *buf, size_t le
 
 /* A new message was handed over: lost ones the application knew of before
  * can no longer be resent, as this one could overtake them (lds_resend). */
-static void accept_send(struct lds *h, size_t len, uint64_t *id)
+void ldsi_accept_send(struct lds *h, size_t len, uint64_t *id)
 {
 	h->last_id++;
 	h->st.sent++;
@@ -879,7 +916,7 @@ static int finish_send(struct lds *h)
 	int rc = write_out(h);
 
 	if (rc == 0)
-		rc = wait_for(h, out_idle, 0, DEADLINE_NEVER);
+		rc = ldsi_wait_for(h, ldsi_out_idle, 0, DEADLINE_NEVER);
 	if (rc < 0)
 		out_clear(&h->out); /* dead handle: forget buf, which the caller may free */
 	return rc;
@@ -887,16 +924,19 @@ static int finish_send(struct lds *h)
 
 int lds_send(struct lds *h, const char *dst, const void *buf, size_t len, uint64_t *id)
 {
-	/* A message left by lds_send_nb goes first: ids leave in order. */
-	int rc = wait_for(h, out_idle, 0, DEADLINE_NEVER);
+	int rc;
 
+	if (h->zc.reserved)
+		return -EBUSY;
+	/* A message left by lds_send_nb goes first: ids leave in order. */
+	rc = ldsi_wait_for(h, ldsi_out_idle, 0, DEADLINE_NEVER);
 	if (rc == 0)
 		rc = start_send(h, dst, buf, len, h->last_id + 1);
 	if (rc == 0)
 		rc = finish_send(h);
 	if (rc < 0)
 		return rc;
-	accept_send(h, len, id);
+	ldsi_accept_send(h, len, id);
 	return 0;
 }
 
@@ -904,9 +944,11 @@ int lds_resend(struct lds *h, const char *dst, const void *buf, size_t len, uint
 {
 	int rc;
 
+	if (h->zc.reserved)
+		return -EBUSY;
 	if (!idset_contains(&h->resendable, id))
 		return -EINVAL;
-	rc = wait_for(h, out_idle, 0, DEADLINE_NEVER);
+	rc = ldsi_wait_for(h, ldsi_out_idle, 0, DEADLINE_NEVER);
 	if (rc == 0)
 		rc = start_send(h, dst, buf, len, id);
 	if (rc < 0)
@@ -915,7 +957,7 @@ int lds_resend(struct lds *h, const char *dst, const void *buf, size_t len, uint
 	 * being written. */
 	if (idset_remove(&h->settled, id) < 0) {
 		out_clear(&h->out);
-		return fail(h, -ENOMEM);
+		return ldsi_fail(h, -ENOMEM);
 	}
 	idset_remove_upto(&h->resendable, id);
 	h->st.lost--;
@@ -935,7 +977,7 @@ static int out_keep(struct lds *h)
 		return 0;
 	copy = malloc(rest);
 	if (copy == NULL)
-		return wait_for(h, out_idle, 0, DEADLINE_NEVER); /* finish it while buf is valid */
+		return ldsi_wait_for(h, ldsi_out_idle, 0, DEADLINE_NEVER); /* finish it while buf is valid */
 	memcpy(copy, o->payload + o->payload_off, rest);
 	o->owned = copy;
 	o->payload = copy;
@@ -946,8 +988,11 @@ static int out_keep(struct lds *h)
 
 int lds_send_nb(struct lds *h, const char *dst, const void *buf, size_t len, uint64_t *id)
 {
-	int rc = write_out(h);
+	int rc;
 
+	if (h->zc.reserved)
+		return -EBUSY;
+	rc = write_out(h);
 	if (rc < 0)
 		return rc;
 	if (h->out.active)
@@ -967,41 +1012,61 @@ int lds_send_nb(struct lds *h, const char *dst, const void *buf, size_t len, uin
 		out_clear(&h->out);
 		return rc;
 	}
-	accept_send(h, len, id);
+	ldsi_accept_send(h, len, id);
 	return 0;
 }
 
 int lds_flush(struct lds *h, int timeout_ms)
 {
-	return timed(wait_for(h, out_idle, 0, deadline_after(timeout_ms)), timeout_ms);
+	if (h->zc.reserved)
+		return -EBUSY;
+	return ldsi_timed(ldsi_wait_for(h, ldsi_out_idle, 0, deadline_after(timeout_ms)), timeout_ms);
+}
+
+/* The application took a message of len bytes that came on this
+ * connection: TAKEN may be due. */
+void ldsi_note_taken(struct lds *h, size_t len)
+{
+	h->tk.queued--;
+	h->tk.bytes += len;
+	ldsi_taken_check(h);
+	if (h->tk.due && !h->err)
+		write_out(h);
+}
+
+/* Hands the first queued message to the application; it counts as taken
+ * once the caller says so (ldsi_rx_taken). */
+struct rxmsg *ldsi_rx_take(struct lds *h, struct lds_msg *msg)
+{
+	struct rxmsg *r = h->rx_head;
+
+	h->rx_head = r->next;
+	if (h->rx_head == NULL)
+		h->rx_tail = NULL;
+	*msg = r->m;
+	h->st.received++;
+	h->st.bytes_received += r->m.len;
+	return r;
+}
+
+void ldsi_rx_taken(struct lds *h, const struct rxmsg *r)
+{
+	if (r->conn == h->tk.conn)
+		ldsi_note_taken(h, r->m.len);
 }
 
 int lds_recv(struct lds *h, struct lds_msg *msg, int timeout_ms)
 {
-	struct rxmsg *r;
 	int rc;
 
 	if (h->rx_cur)
-		rx_recycle(h, h->rx_cur);
+		ldsi_rx_recycle(h, h->rx_cur);
 	h->rx_cur = NULL;
-	rc = timed(wait_for(h, has_msg, 0, deadline_after(timeout_ms)), timeout_ms);
+	rc = ldsi_timed(ldsi_wait_for(h, has_msg, 0, deadline_after(timeout_ms)), timeout_ms);
 	if (rc < 0)
 		return rc;
-	r = h->rx_head;
-	h->rx_head = r->next;
-	if (h->rx_head == NULL)
-		h->rx_tail = NULL;
-	h->rx_cur = r;
-	*msg = r->m;
-	h->st.received++;
-	h->st.bytes_received += r->m.len;
-	if (r->conn == h->tk.conn) {
-		h->tk.queued--;
-		h->tk.bytes += r->m.len;
-		taken_check(h);
-		if (h->tk.due && !h->err)
-			write_out(h);
-	}
+	h->rx_cur = ldsi_rx_take(h, msg);
+	ldsi_rx_taken(h, h->rx_cur);
 	return 0;
 }
 
@@ -1029,7 +1094,7 @@ static void queue_resume(struct lds *h, const char *peer)
 	if (t == NULL) {
 		t = realloc(h->taken, (h->ntaken + 1) * sizeof(*t));
 		if (t == NULL) {
-			fail(h, -ENOMEM);
+			ldsi_fail(h, -ENOMEM);
 			return;
 		}
 		h->taken = t;
@@ -1057,7 +1122,7 @@ int lds_next_event(struct lds *h, struct lds_event *ev)
 	if (ev->type != LDS_EV_LOST || ev->peer[0] == '\0')
 		return 1;
 	if (idset_add(&h->resendable, ev->first, ev->last) < 0)
-		fail(h, -ENOMEM);
+		ldsi_fail(h, -ENOMEM);
 	/* Losses reported on an earlier connection concern no fence of this
 	 * one. */
 	if (!h->err && !stale) {
@@ -1074,6 +1139,16 @@ static void drop_connection(struct lds *h)
 	if (h->fd >= 0)
 		(void)close(h->fd); /* given up on: how it closes changes nothing */
 	h->fd = -1;
+	/* A message held in place stays readable until released. */
+	if (h->zc.held == ZC_RING && h->zc.old == NULL)
+		h->zc.old = h->shm;
+	else
+		shmclient_free(h->shm);
+	h->shm = NULL;
+	h->shm_agreed = 0;
+	shmfds_close(&h->fds);
+	h->zc.reserved = ZC_NONE;
+	h->zc.need_in = h->zc.need_out = 0;
 	h->err = 0;
 	h->welcomed = 0;
 	h->in_len = 0;
@@ -1133,6 +1208,8 @@ int lds_reconnect(struct lds *h, int timeout_ms)
 	int backoff = RECONNECT_FIRST_MS;
 	int rc;
 
+	if (h->zc.reserved)
+		return -EBUSY;
 	drop_connection(h);
 	rc = report_in_doubt(h);
 	while (rc == 0) {
@@ -1149,8 +1226,8 @@ int lds_reconnect(struct lds *h, int timeout_ms)
 	}
 	if (rc < 0) {
 		/* Not connected: every call fails until a reconnect works. */
-		fail(h, -ECONNRESET);
-		return timed(rc, timeout_ms);
+		ldsi_fail(h, -ECONNRESET);
+		return ldsi_timed(rc, timeout_ms);
 	}
 	return 0;
 }
@@ -1170,7 +1247,7 @@ int lds_wait_settled(struct lds *h, uint64_t id, int timeout_ms)
 {
 	if (id > h->last_id)
 		return -EINVAL;
-	return timed(wait_for(h, is_settled, id, deadline_after(timeout_ms)), timeout_ms);
+	return ldsi_timed(ldsi_wait_for(h, is_settled, id, deadline_after(timeout_ms)), timeout_ms);
 }
 
 void lds_get_stats(const struct lds *h, struct lds_stats *st)
@@ -1195,7 +1272,7 @@ int lds_peer(struct lds *h, const char *cluster, struct lds_peer *p, int timeout
 	snprintf(h->pq.name, sizeof(h->pq.name), "%s", cluster);
 	h->pq.due = 1;
 	h->pq.answered = 0;
-	rc = timed(wait_for(h, peer_answered, 0, deadline_after(timeout_ms)), timeout_ms);
+	rc = ldsi_timed(ldsi_wait_for(h, peer_answered, 0, deadline_after(timeout_ms)), timeout_ms);
 	if (rc == 0)
 		*p = h->pq.ans;
 	return rc;

@@ -55,7 +55,8 @@ struct lds_msg {
 	char src[LDS_NAME_MAX];  /* sender, "cluster/name" */
 	uint64_t id;             /* sender's message id */
 	size_t len;
-	void *data;              /* owned by the handle; valid until the next lds_recv or lds_close */
+	void *data;              /* owned by the handle; valid until the next lds_recv or lds_close
+				  * (from lds_recv_zc: until lds_recv_release) */
 };
 
 enum lds_event_type {
@@ -158,9 +159,36 @@ int lds_flush(struct lds *h, int timeout_ms);
  */
 int lds_recv(struct lds *h, struct lds_msg *msg, int timeout_ms);
 
+/*
+ * Zero-copy calls, beside the copying ones.  When the handle talks to ldsd
+ * through shared-memory rings (the default for a unix socket on Linux;
+ * LDS_SHM=0 turns them off), a message is built or read in place in the
+ * ring; over a socket, or for a message larger than the ring, they copy
+ * through a buffer of the handle, so that programs need not care.
+ *
+ * lds_send_reserve returns in *buf room for a message of len bytes to
+ * dst; fill it, then lds_send_commit hands it over as lds_send would (the
+ * message id in *id).  Blocks while the ring has no room.  Between the
+ * two, no other send, lds_flush or lds_reconnect (they return -EBUSY);
+ * lds_send_cancel drops the reserved message instead.
+ *
+ * lds_recv_zc receives as lds_recv does, but msg->data may point into the
+ * ring: it stays valid, and the message counts as taken by the application
+ * (see "delivered" in README), only until lds_recv_release(h, msg).  One
+ * message may be held at a time (-EBUSY); while it is, other frames keep
+ * arriving behind it, but release it soon: its bytes take room in the ring.
+ */
+int lds_send_reserve(struct lds *h, const char *dst, size_t len, void **buf);
+int lds_send_commit(struct lds *h, uint64_t *id);
+int lds_send_cancel(struct lds *h);
+int lds_recv_zc(struct lds *h, struct lds_msg *msg, int timeout_ms);
+int lds_recv_release(struct lds *h, struct lds_msg *msg);
+
 /* A file descriptor that becomes readable when lds_recv or lds_next_event
  * may have something, or writable when a pending send can progress.  Do not
- * read from or write to it. */
+ * read from or write to it.  With shared-memory rings it is an epoll
+ * descriptor that only becomes readable, also when a pending send can
+ * progress: poll it for POLLIN and retry the send after lds_process. */
 int lds_fd(const struct lds *h);
 /* Reads whatever the daemon sent without blocking and updates events and
  * counters; call after poll says lds_fd is readable if you wait on it. */

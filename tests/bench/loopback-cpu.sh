@@ -7,6 +7,7 @@
 # medians.  COUNT messages per run (default 2000), RUNS (default 3);
 # STREAMS (default 4) and PEER (extra peer settings, e.g.
 # 'congestion = "cubic"; block_size = 262144;') configure the link;
+# OPTS adds ldstest options on both sides (e.g. --zc: the zero-copy calls);
 # PERF_DIR=DIR records each daemon with perf during the transfers
 # (DIR/ldsd-A.data, DIR/ldsd-B.data; read with perf report -i FILE).
 . "$(dirname "$0")/../integration/lib.sh"
@@ -36,14 +37,14 @@ lds_run() {
 	local a0 b0 a1 b1 bytes secs
 	a0=$(cpu_seconds "$PID_clusterA"); b0=$(cpu_seconds "$PID_clusterB")
 	/usr/bin/time -f "%U %S" -o "$T/r.time" "$TBIN/ldstest" recv -s "$T/clusterB.sock" -n sink -f clusterA/src \
-		-c "$COUNT" -b 1M -B 1M -T 120 --fast > "$T/r.out" 2>/dev/null &
+		-c "$COUNT" -b 1M -B 1M -T 120 --fast ${OPTS:-} > "$T/r.out" 2>/dev/null &
 	local rpid=$! pa="" pb=""
 	if [ -n "${PERF_DIR:-}" ]; then
 		perf record -g -o "$PERF_DIR/ldsd-A.data" -p "$PID_clusterA" > /dev/null 2>&1 & pa=$!
 		perf record -g -o "$PERF_DIR/ldsd-B.data" -p "$PID_clusterB" > /dev/null 2>&1 & pb=$!
 	fi
 	/usr/bin/time -f "%U %S" -o "$T/s.time" "$TBIN/ldstest" send -s "$T/clusterA.sock" -n src -t clusterB/sink \
-		-c "$COUNT" -b 1M -B 1M -T 120 --fast > /dev/null 2>&1
+		-c "$COUNT" -b 1M -B 1M -T 120 --fast ${OPTS:-} > /dev/null 2>&1
 	wait $rpid || fail "transfer failed: $(cat "$T/r.out")"
 	[ -n "$pa" ] && { kill -INT $pa $pb; wait $pa $pb; }
 	a1=$(cpu_seconds "$PID_clusterA"); b1=$(cpu_seconds "$PID_clusterB")

@@ -118,6 +118,11 @@ cat <<EOT
 EOT
 part "ldsd on loopback and wanemu's forwarding"
 
+# CRC-32C, the instruction's path against the tables (issue 21).
+echo
+"$BUILD/bench/crc_speed" "$(quick 0.1 0.3)" || echo "bench: crc_speed failed: the CRC paths disagree" >&2
+part "CRC-32C"
+
 # The master-worker runtime (issue 5); three runs, not bench-mw.sh's five,
 # for the WAN matrix's time.
 echo

@@ -1,6 +1,6 @@
 /*
  * fuzz_config.c - libFuzzer target for ldsd's configuration loader
- * (ldsd/config.c, ldsd/cfgnum.c, and libconfig under them).
+ * (ldsd/config.c and the other ldsd/cfg*.c, and libconfig under them).
  *
  * Every input is written to a file and loaded, as `ldsd --check` would.
  * Besides "no crash, no undefined behaviour" (every number is range-checked

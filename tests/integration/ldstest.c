@@ -20,6 +20,9 @@
  * messages N..COUNT; --taken-file gets the number of each message taken,
  * a line each, as it is taken.
  *
+ * --zc: the zero-copy calls (lds_send_reserve/lds_send_commit, then
+ * lds_recv_zc/lds_recv_release) instead of lds_send and lds_recv.
+ *
  * --fast (benchmarks, on both sides): bodies are one pattern written once
  * (the sender only rewrites each message's header), and
  * the receiver checks header, order and CRC-32C but does not rebuild the
@@ -47,7 +50,7 @@ struct opts {
 	uint64_t count, seed;
 	size_t min, max;
 	double timeout;
-	int resend_lost, reconnect, fast;
+	int resend_lost, reconnect, fast, zc;
 	uint64_t first;            /* recv: the first message expected */
 	long delay_ms;             /* recv: pause after each message */
 	const char *taken_file;    /* recv: numbers of the messages taken */
@@ -156,6 +159,18 @@ static int drain_events(struct lds *h, uint64_t **lost, size_t *nlost, size_t *c
 	return bad;
 }
 
+/* lds_send through the zero-copy calls: the message is built in place. */
+static int send_zc(struct lds *h, const char *dst, const uint8_t *msg, size_t n, uint64_t *id)
+{
+	void *p;
+	int r = lds_send_reserve(h, dst, n, &p);
+
+	if (r < 0)
+		return r;
+	memcpy(p, msg, n);
+	return lds_send_commit(h, id);
+}
+
 static int do_send(const struct opts *o)
 {
 	uint8_t *buf = malloc(HDR + o->max + 1);
@@ -217,7 +232,7 @@ static int do_send(const struct opts *o)
 		} else if (i <= o->count) {
 			seq = i++;
 			n = build(o, seq, buf);
-			r = lds_send(h, o->peer, buf, n, &id);
+			r = o->zc ? send_zc(h, o->peer, buf, n, &id) : lds_send(h, o->peer, buf, n, &id);
 		} else {
 			break;
 		}
@@ -336,7 +351,7 @@ static int do_recv(const struct opts *o)
 				got, o->count);
 			return 1;
 		}
-		r = lds_recv(h, &m, 1000);
+		r = o->zc ? lds_recv_zc(h, &m, 1000) : lds_recv(h, &m, 1000);
 		if (r == -ETIMEDOUT)
 			continue;
 		if (r == -ECONNRESET && o->reconnect) {
@@ -369,13 +384,18 @@ static int do_recv(const struct opts *o)
 		}
 		seen[seq] = 1;
 		got++;
+		bytes += m.len;
+		/* Taken once released: only then is it the taken file's. */
+		if (o->zc && (r = lds_recv_release(h, &m)) < 0) {
+			fprintf(stderr, "ldstest: release: %s\n", lds_strerror(r));
+			return 1;
+		}
 		if (tf) {
 			fprintf(tf, "%" PRIu64 "\n", seq);
 			fflush(tf);
 		}
 		if (o->delay_ms > 0)
 			usleep((useconds_t)o->delay_ms * 1000);
-		bytes += m.len;
 		while (expect <= o->count && seen[expect])
 			expect++;
 		if (now - last_print > 2000000000ull) {
@@ -421,7 +441,7 @@ int main(int argc, char **argv)
 	static const struct option lopts[] = {
 		{ "resend-lost", no_argument, NULL, 'R' }, { "lost-file", required_argument, NULL, 'L' },
 		{ "reconnect", no_argument, NULL, 'r' },
-		{ "fast", no_argument, NULL, 'F' },
+		{ "fast", no_argument, NULL, 'F' }, { "zc", no_argument, NULL, 'Z' },
 		{ "first", required_argument, NULL, '1' }, { "delay-ms", required_argument, NULL, 'D' },
 		{ "taken-file", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
@@ -448,6 +468,7 @@ int main(int argc, char **argv)
 		case 'L': o.lost_file = optarg; break;
 		case 'r': o.reconnect = 1; break;
 		case 'F': o.fast = 1; break;
+		case 'Z': o.zc = 1; break;
 		case '1': o.first = strtoull(optarg, NULL, 10); break;
 		case 'D': o.delay_ms = strtol(optarg, NULL, 10); break;
 		case 'K': o.taken_file = optarg; break;

@@ -2,7 +2,8 @@
 # ldsbench through two real ldsd on loopback, whose links use cubic
 # (congestion = "cubic", checked on the sockets with ss): a timed run in
 # JSON (-J: one document) whose bytes the receiver verified, the link's
-# streams set for the run and put back, a --sweep table, --plot, --direct mode, and the exit
+# streams set for the run and put back, a --latency ping-pong, a --sweep
+# table, --plot, --direct mode, and the exit
 # codes of bad arguments and unreachable receivers.
 . "$(dirname "$0")/lib.sh"
 B=$BIN/ldsbench
@@ -42,6 +43,24 @@ n=$(jq '.intervals | length' "$T/send.json")
 [ "$(ctl clusterA status --json | jq '.links[0].streams')" = 2 ] || fail "streams not put back: $(ctl clusterA status)"
 echo "measured: ldsbench through ldsd on loopback: $(echo "$end" | jq '.bits_per_second / 1e6 | floor') Mb/s," \
 	"$sent bytes verified"
+
+# ---- --latency: a ping-pong of 64-byte messages, each echo checked ---------------
+"$B" recv -s "$T/clusterB.sock" -1 -i 0 > "$T/lrecv.txt" 2>&1 &
+rpid=$!
+PIDS="$PIDS $rpid"
+timeout 60 "$B" send -s "$T/clusterA.sock" -T clusterB/bench --latency -t 1 -O 0.2 -J > "$T/lat.json" ||
+	fail "send --latency: $(cat "$T/lat.json")"
+wait "$rpid" || fail "recv after --latency: $(cat "$T/lrecv.txt")"
+end=$(jq -c '.end' "$T/lat.json")
+# Every message went there (checked by the receiver) and came back
+# (checked here), one at a time: as many round trips as messages, less
+# those of the omitted start.
+[ "$(echo "$end" | jq '.error == null and .receiver.errors == 0 and .receiver.messages == .messages_sent and .bytes_sent == 64 * .messages_sent')" = true ] ||
+	fail "latency run: $end"
+[ "$(echo "$end" | jq '.latency.round_trips > 20 and .latency.round_trips < .messages_sent and .latency.rtt_min_us > 0 and .latency.rtt_min_us <= .latency.rtt_p50_us and .latency.rtt_p50_us <= .latency.rtt_p99_us and .latency.rtt_p99_us <= .latency.rtt_max_us')" = true ] ||
+	fail "latency figures: $end"
+echo "measured: ldsbench --latency through ldsd on loopback: $(echo "$end" | jq -r '"\(.latency.round_trips) round trips of 64 bytes, median \(.latency.rtt_p50_us) us, p99 \(.latency.rtt_p99_us) us"')"
+expect 2 "not with --reverse" "$B" send -s "$T/clusterA.sock" -T clusterB/bench --latency -R
 
 # ---- a sweep, in text, with a plot ----------------------------------------------
 "$B" recv -s "$T/clusterB.sock" -1 -i 0 > "$T/recv.txt" 2>&1 &

@@ -5,12 +5,13 @@
 # sender's gateway reports no more delivered than the first process took,
 # the second process gets every other message intact, in order and once
 # (it starts right after the first one's last), and the sender has every
-# message acknowledged.
+# message acknowledged.  RECV_OPTS adds ldstest options to both receivers
+# (t_socket_path.sh: --zc, messages held in place until released).
 . "$(dirname "$0")/lib.sh"
 COUNT=120
 two_clusters 2
 "$TBIN/ldstest" recv -s "$T/clusterB.sock" -n sink -f clusterA/src -c $COUNT -b 64k -B 256k -S 5 -T 60 \
-	--delay-ms 40 --taken-file "$T/taken1" > "$T/r1.out" 2> "$T/r1.log" &
+	--delay-ms 40 --taken-file "$T/taken1" ${RECV_OPTS:-} > "$T/r1.out" 2> "$T/r1.log" &
 r1=$!; PIDS="$PIDS $r1"
 "$TBIN/ldstest" send -s "$T/clusterA.sock" -n src -t clusterB/sink -c $COUNT -b 64k -B 256k -S 5 -T 90 \
 	> "$T/s.out" 2> "$T/s.log" &
@@ -29,7 +30,7 @@ delivered=$(json_field clusterA messages_delivered)
 	fail "the sender's gateway counts $delivered messages delivered, but the killed process took only $took"
 kill -0 $spid || fail "the sender ended before the second receiver started: $(cat "$T/s.out" "$T/s.log")"
 "$TBIN/ldstest" recv -s "$T/clusterB.sock" -n sink -f clusterA/src -c $COUNT -b 64k -B 256k -S 5 -T 60 \
-	--first $((took + 1)) > "$T/r2.out" 2> "$T/r2.log" || fail "second receiver: $(cat "$T/r2.out" "$T/r2.log")"
+	--first $((took + 1)) ${RECV_OPTS:-} > "$T/r2.out" 2> "$T/r2.log" || fail "second receiver: $(cat "$T/r2.out" "$T/r2.log")"
 wait $spid || fail "sender: $(cat "$T/s.out" "$T/s.log")"
 grep -q "acked $COUNT, lost 0" "$T/s.out" || fail "sender: $(cat "$T/s.out")"
 echo "measured: first process took $took of $COUNT (the sender's gateway counted $delivered delivered then);" \

@@ -24,6 +24,15 @@ start_attack() {
 	PIDS="$PIDS $!"
 	eval "APID_$name=$!"
 }
+# stop_attack NAME: ends connection attack NAME now (it prints its summary)
+# and waits for it: for a test whose checks under attack are done before
+# the attack's -t, which then only bounds it.
+stop_attack() {
+	local pid
+	eval "pid=\$APID_$1"
+	kill -USR1 "$pid" 2> /dev/null
+	wait "$pid"
+}
 # attack_field NAME KEY: KEY's value in attack NAME's summary.
 attack_field() { grep -o "$2=[0-9.]*" "$T/$1.out" | cut -d= -f2; }
 

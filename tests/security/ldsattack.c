@@ -14,8 +14,10 @@
  *   bighello  a valid HELLO, then such a header and BYTES
  *   wrongkey  N handshakes one after the other, each with an AUTH whose
  *             MAC is random: the wrong key
- * The connection modes run for SECONDS; with -r a connection the gateway
- * closes is opened again RMS later (default 500).  At the end one line:
+ * The connection modes run for SECONDS, or until SIGUSR1 (a test that has
+ * checked what it needed under attack ends it there); with -r a
+ * connection the gateway closes is opened again RMS later (default 500).
+ * At the end one line:
  *   opened=.. open=.. closed=.. failed=..        (connection modes)
  *   attempts=.. refused_auth=.. dropped=.. other=.. seconds=..   (wrongkey)
  * open: connections established and not closed by the gateway at the end.
@@ -27,6 +29,7 @@
 #include <getopt.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -145,6 +148,14 @@ static void conn_close(const struct opts *o, struct conn *c, unsigned *closed)
 	c->reopen_ns = o->reopen ? clock_now_ns() + (uint64_t)o->reopen_ms * 1000000 : UINT64_MAX;
 }
 
+static volatile sig_atomic_t stop_now;
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+	stop_now = 1;
+}
+
 static void run_conns(const struct opts *o)
 {
 	struct conn *cs = calloc(o->n, sizeof(*cs));
@@ -159,7 +170,7 @@ static void run_conns(const struct opts *o)
 	}
 	for (unsigned i = 0; i < o->n; i++)
 		cs[i].fd = -1;
-	while (clock_now_ns() < end) {
+	while (!stop_now && clock_now_ns() < end) {
 		uint64_t now = clock_now_ns();
 
 		for (unsigned i = 0; i < o->n; i++) {
@@ -341,6 +352,8 @@ int main(int argc, char **argv)
 	build_payload(&o);
 	if (o.mode != M_BIG && o.mode != M_BIGHELLO)
 		o.bytes = 0;
+	/* Without SA_RESTART: poll() returns at once. */
+	sigaction(SIGUSR1, &(struct sigaction){ .sa_handler = on_usr1 }, NULL);
 	run_conns(&o);
 	return 0;
 }

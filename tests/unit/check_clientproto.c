@@ -62,6 +62,9 @@ static void sample(uint8_t type, struct cp_msg *m)
 	case CP_TAKEN:
 		m->count = 0x0A0B0C0D0E0Full;
 		break;
+	case CP_SHM:
+		m->ring_size = 0x0102030405060708ull;
+		break;
 	case CP_PEER:
 		strcpy(m->name, "clusterB");
 		m->state = CP_PEER_DOWN;
@@ -399,7 +402,8 @@ START_TEST(t_encode_limits)
 	memset(m.name, 'a', sizeof(m.name));
 	memset(m.endpoint, 'a', sizeof(m.endpoint));
 	memset(m.text, 'a', sizeof(m.text));
-	if (type != CP_ACKED && type != CP_BYE && type != CP_CHALLENGE && type != CP_PROOF && type != CP_TAKEN)
+	if (type != CP_ACKED && type != CP_BYE && type != CP_CHALLENGE && type != CP_PROOF && type != CP_TAKEN &&
+	    type != CP_SHM)
 		ck_assert_uint_eq(cp_encode(buf, sizeof(buf), &m), 0);
 }
 END_TEST

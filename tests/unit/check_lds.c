@@ -411,7 +411,7 @@ static int fk_welcome(struct fake *f, const char *cluster)
 	free(fr.body);
 	if (rc < 0)
 		return -1;
-	if (fr.m.version != CP_VERSION || fr.m.flags != CP_F_TAKEN)
+	if (fr.m.version != CP_VERSION || (fr.m.flags & ~CP_F_SHM) != CP_F_TAKEN)
 		return FK_ERR(f, "bad HELLO");
 	snprintf(f->hello_name, sizeof(f->hello_name), "%s", fr.m.name);
 	f->hello_incarnation = fr.m.incarnation;
@@ -908,6 +908,57 @@ START_TEST(t_recv_timeouts)
 	ck_assert_uint_eq(st.received, 1);
 	ck_assert_uint_eq(st.bytes_received, 3);
 	ck_assert_int_eq(lds_recv(h, &m, 0), -EAGAIN);
+	ck_assert_int_eq(lds_close(h), 0);
+	fake_stop(&f);
+}
+END_TEST
+
+/* The zero-copy calls over a socket (the fake daemon offers no rings):
+ * they copy through the handle's buffer, put the same bytes on the wire
+ * as lds_send, and keep their one-at-a-time rules. */
+START_TEST(t_zc_socket)
+{
+	struct fake f = { .max_msg = 1000 };
+	struct lds_msg m;
+	struct lds *h;
+	uint64_t id = 0;
+	void *p;
+
+	fake_start(&f, s_send_bytes);
+	h = open_ok(&f, "cm");
+	ck_assert_int_eq(lds_send_reserve(h, "x", 1001, &p), -EMSGSIZE);
+	ck_assert_int_eq(lds_send_reserve(h, "bad name", 1, &p), -EINVAL);
+	ck_assert_int_eq(lds_send_commit(h, &id), -EINVAL);
+	ck_assert_int_eq(lds_send_reserve(h, "cm2", 3, &p), 0);
+	ck_assert_int_eq(lds_send_reserve(h, "cm2", 3, &p), -EBUSY);
+	ck_assert_int_eq(lds_send(h, "cm2", "abc", 3, &id), -EBUSY);
+	ck_assert_int_eq(lds_flush(h, 0), -EBUSY);
+	ck_assert_int_eq(lds_send_cancel(h), 0);
+	ck_assert_int_eq(lds_send_reserve(h, "cm2", 5, &p), 0);
+	memcpy(p, "hello", 5);
+	ck_assert_int_eq(lds_send_commit(h, &id), 0);
+	ck_assert_uint_eq(id, 1);
+	ck_assert_int_eq(lds_send_reserve(h, "clusterB/x", 0, &p), 0);
+	ck_assert_int_eq(lds_send_commit(h, &id), 0);
+	ck_assert_uint_eq(id, 2);
+	ck_assert_int_eq(lds_close(h), 0);
+	fake_stop(&f);
+
+	memset(&f, 0, sizeof(f));
+	fake_start(&f, s_recv);
+	h = open_ok(&f, "cm");
+	ck_assert_int_eq(lds_recv_zc(h, &m, 0), -EAGAIN);
+	ck_assert_int_eq(lds_recv_release(h, &m), -EINVAL);
+	fake_go(&f);
+	ck_assert_int_eq(lds_recv_zc(h, &m, WAIT_MS), 0);
+	ck_assert_str_eq(m.src, "clusterB/x");
+	ck_assert_uint_eq(m.id, 7);
+	ck_assert_uint_eq(m.len, 3);
+	ck_assert_mem_eq(m.data, "abc", 3);
+	ck_assert_int_eq(lds_recv_zc(h, &m, 0), -EBUSY);
+	ck_assert_int_eq(lds_recv_release(h, &m), 0);
+	ck_assert_int_eq(lds_recv_release(h, &m), -EINVAL);
+	ck_assert_int_eq(lds_recv_zc(h, &m, 0), -EAGAIN);
 	ck_assert_int_eq(lds_close(h), 0);
 	fake_stop(&f);
 }
@@ -1774,6 +1825,7 @@ Suite *make_lds_suite(void)
 	tcase_add_test(api, t_big_no_deadlock);
 	tcase_add_test(api, t_send_nb);
 	tcase_add_test(api, t_recv_timeouts);
+	tcase_add_test(api, t_zc_socket);
 	tcase_add_test(api, t_outcomes);
 	tcase_add_test(api, t_settle_order);
 	tcase_add_test(api, t_daemon_gone);

@@ -18,11 +18,12 @@
  * a receiver that stops consuming, a wrong key or setting, B torn down and
  * started again with a new instance id.
  *
- * Time: ldsd reads the real monotonic clock (clock.h, inline), with no
- * hook for a fake one, so the links run with short real timeouts
- * (reconnects from 10 ms) and every run is bounded by a deadline.  What
+ * Time: the links run on the real monotonic clock with short timeouts
+ * (reconnects from 10 ms), and every run is bounded by a deadline.  What
  * the tests check does not depend on the interleaving; how the blocks
- * interleave does.
+ * interleave does.  The test of the reconnect back-off moves the clock
+ * instead (fakeclock.h): seconds of back-off, checked to the tick, in a
+ * fraction of a second.
  */
 #include <check.h>
 #include <errno.h>
@@ -36,6 +37,7 @@
 #include "ldsd/clock.h"
 #include "ldsd/link_int.h"
 #include "ldsd/log.h"
+#include "fakeclock.h"
 #include "suites.h"
 #include "tp_mem.h"
 
@@ -812,6 +814,120 @@ START_TEST(t_peer_restart)
 }
 END_TEST
 
+/* ---- reconnect back-off, on the fake clock --------------------------- */
+
+#define BACKOFF_MIN 1.0
+#define BACKOFF_MAX 8.0
+#define BACKOFF_N1 100                     /* before the path goes */
+#define BACKOFF_N2 100                     /* after it is back */
+#define FAKE_STEP_NS (50 * 1000000ull)     /* the clock moves this much a tick */
+#define ATTEMPTS_REFUSED 4                 /* then the path returns */
+
+static struct {
+	uint64_t break_ns, back_ns, up_ns;
+	uint64_t reconnects0;              /* l->reconnects at the break */
+	uint64_t at[16];                   /* each attempt's time */
+	unsigned n;
+} bo;
+
+/* Records A's connection attempts since the break, with the time. */
+static void backoff_count(uint64_t now)
+{
+	while (run.a.l->reconnects > bo.reconnects0 + bo.n && bo.n < sizeof(bo.at) / sizeof(bo.at[0]))
+		bo.at[bo.n++] = now;
+}
+
+static int backoff_step(void)
+{
+	uint64_t now = clock_now_ns();
+
+	switch (run.phase) {
+	case 0:
+		if (!all_acked())
+			return 0;
+		/* The stream has been up longer than its back-off: its first
+		 * attempt goes at once.  1.5 s stay under the link's silence
+		 * limit (2 s). */
+		fakeclock_advance(1500 * 1000000ull);
+		now = clock_now_ns();
+		run.deadline_ns = now + 60 * 1000000000ull;
+		tp_mem_refuse(1);
+		bo.break_ns = now;
+		bo.reconnects0 = run.a.l->reconnects;
+		tp_mem_break(run.a.l->streams[0]->conn);
+		run.phase++;
+		return 0;
+	case 1:
+		backoff_count(now);
+		if (bo.n == ATTEMPTS_REFUSED) {
+			tp_mem_refuse(0);
+			bo.back_ns = now;
+			run.phase++;
+		}
+		fakeclock_advance(FAKE_STEP_NS);
+		return 0;
+	case 2:
+		backoff_count(now);
+		if (run.a.l->up == 0) {
+			fakeclock_advance(FAKE_STEP_NS);
+			return 0;
+		}
+		bo.up_ns = now;
+		run.send_to += BACKOFF_N2;
+		run.phase++;
+		return 0;
+	default:
+		return all_acked();
+	}
+}
+
+/* The path to B goes (every connect refused, B keeps its session) and
+ * comes back: A tries at once, then after 2, 4 and 8 s (the back-off
+ * doubles from reconnect_min, each counted from the attempt before, up
+ * to reconnect_max); the path returns between two attempts and the link
+ * is up at the next one, not before and not later; the session goes on
+ * (nothing lost or twice) and the back-off starts from reconnect_min
+ * again. */
+START_TEST(t_reconnect_backoff)
+{
+	static const double gap[] = { 2, 4, 8, 8 };     /* s, after the first attempt */
+	const uint64_t tol = 2 * FAKE_STEP_NS;
+
+	setup(0);
+	memset(&bo, 0, sizeof(bo));
+	for (int k = 0; k < 2; k++) {
+		struct config_peer *p = &(k ? &run.b : &run.a)->cfg.peers[0];
+
+		p->streams = 1;
+		p->encryption = CONFIG_ENC_NONE;
+		p->reconnect_min = BACKOFF_MIN;
+		p->reconnect_max = BACKOFF_MAX;
+	}
+	go();
+	run.send_to = BACKOFF_N1;
+	run_until(backoff_step);
+	fakeclock_reset();
+	ck_assert_uint_eq(bo.n, ATTEMPTS_REFUSED + 1);
+	ck_assert_msg(bo.at[0] - bo.break_ns <= tol, "first attempt %.3f s after the break, not at once",
+		      (double)(bo.at[0] - bo.break_ns) / 1e9);
+	for (unsigned k = 1; k < bo.n; k++) {
+		uint64_t want = (uint64_t)(gap[k - 1] * 1e9), got = bo.at[k] - bo.at[k - 1];
+
+		ck_assert_msg(got >= want && got <= want + tol, "attempt %u came %.3f s after the one before, not %.1f",
+			      k, (double)got / 1e9, gap[k - 1]);
+	}
+	ck_assert_msg(bo.back_ns < bo.at[ATTEMPTS_REFUSED] && bo.up_ns - bo.at[ATTEMPTS_REFUSED] <= 10 * FAKE_STEP_NS,
+		      "path back at %.3f s, attempt at %.3f s, link up at %.3f s (after the break)",
+		      (double)(bo.back_ns - bo.break_ns) / 1e9, (double)(bo.at[ATTEMPTS_REFUSED] - bo.break_ns) / 1e9,
+		      (double)(bo.up_ns - bo.break_ns) / 1e9);
+	ck_assert_double_eq(run.a.l->backoff[0], BACKOFF_MIN);
+	ck_assert_uint_eq(run.a.l->resets, 0);
+	ck_assert_uint_eq(run.lost, 0);
+	assert_once(1, BACKOFF_N1 + BACKOFF_N2, 1);
+	finish();
+}
+END_TEST
+
 /* A kind whose hardware is absent (RDMA without a device) is left out,
  * saying so, as in the conformance suite. */
 static int kind_runs_here(const struct lds_transport_ops *ops)
@@ -859,6 +975,8 @@ Suite *make_link_suite(void)
 	tcase_add_loop_test(tc, t_bad_frame, 0, 2 * nmem);
 	tcase_add_loop_test(tc, t_backpressure, 0, nkinds);
 	tcase_add_loop_test(tc, t_peer_restart, 0, nkinds);
+	if (nmem > 0)
+		tcase_add_test(tc, t_reconnect_backoff);
 	if (nmem > 0)
 		tcase_add_loop_test(tc, t_refused, 0, (int)(sizeof(refusals) / sizeof(refusals[0])));
 	suite_add_tcase(s, tc);

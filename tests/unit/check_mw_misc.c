@@ -40,8 +40,11 @@ START_TEST(config_reads_and_prints)
 	char text[1024], again[1024];
 
 	mw_config_defaults(&c);
-	write_conf("StatisticsInterval = 2.5;\nWorkerBehaviour = 2;\nLoadBalance = false;\nPrefetchDepth = 8;\n");
+	ck_assert(!c.worker_continue && c.worker_timeout == 10);
+	write_conf("StatisticsInterval = 2.5;\nWorkerBehaviour = 2;\nLoadBalance = false;\nPrefetchDepth = 8;\n"
+		   "WorkerFailure = \"continue\";\nWorkerTimeout = 2.5;\n");
 	ck_assert_int_eq(mw_config_load(path, &c, err, sizeof(err)), 0);
+	ck_assert(c.worker_continue && c.worker_timeout == 2.5);
 	ck_assert(c.stats_interval == 2.5);
 	ck_assert(!c.load_balance);
 	ck_assert_uint_eq(c.prefetch, 8);
@@ -53,6 +56,8 @@ START_TEST(config_reads_and_prints)
 	ck_assert_int_eq(mw_config_print(&d, again, sizeof(again)), 0);
 	ck_assert_str_eq(text, again);
 	ck_assert(d.stats_interval == 2.5 && !d.load_balance && d.prefetch == 8);
+	ck_assert(d.worker_continue && d.worker_timeout == 2.5);
+	ck_assert_ptr_nonnull(strstr(text, "WorkerFailure = \"continue\";\n"));
 	unlink(path);
 }
 END_TEST
@@ -81,6 +86,9 @@ static const struct {
 	{ "PrefetchDepth = 0;\n", "PrefetchDepth must be at least 1" },
 	{ "MasterNap = 1.5;\n", ":1: MasterNap = 1.5 is out of range (0 to 1)" },
 	{ "StatisticsInterval = 1;\nWorkerBehaviour = = 2;\n", ":2: syntax error" },
+	{ "WorkerFailure = \"retry\";\n", ":1: WorkerFailure must be \"abort\" or \"continue\"" },
+	{ "WorkerFailure = true;\n", ":1: WorkerFailure must be \"abort\" or \"continue\"" },
+	{ "WorkerFailure = \"continue\";\nWorkerTimeout = 0;\n", "WorkerTimeout must be more than 0" },
 };
 
 START_TEST(config_errors)
@@ -304,9 +312,17 @@ START_TEST(stats_report)
 	st.w[1].work = 2.5;
 	st.w[1].exec = 3.5;
 	st.w[1].cpu = 3.25;
+	snprintf(st.w[1].lost, sizeof(st.w[1].lost), "silent for 2.0 s");
+	st.w[1].forfeited = 3;
+	st.w[1].late = 1;
 	f = open_memstream(&buf, &len);
 	mw_stats_report(&st, f);
 	fclose(f);
+	/* A lost worker is named, with the tasks others ran again; the other
+	 * is not. */
+	ck_assert_ptr_nonnull(strstr(buf, "  Lost: silent for 2.0 s\n  Tasks Forfeited (run again by other workers): 3, "
+					  "Late Results Discarded: 1\n"));
+	ck_assert_ptr_null(strstr(strstr(buf, "Lost:") + 1, "Lost:"));
 	ck_assert_ptr_nonnull(strstr(buf, "Total Execution Time: 2.0000 sec"));
 	ck_assert_ptr_nonnull(strstr(buf, "Overall Execution Time: 4.0000 sec"));
 	ck_assert_ptr_nonnull(strstr(buf, "Total Time Waiting for Workers: 1.0000 sec (25.0000 %)"));
@@ -326,6 +342,8 @@ START_TEST(stats_report)
 	ck_assert_ptr_nonnull(strstr(buf, "\"done\": 4, \"discharged\": 1,"));
 	ck_assert_ptr_nonnull(strstr(buf, "\"master_cpu\": 0.500000,"));
 	ck_assert_ptr_nonnull(strstr(buf, "\"cpu_time\": 3.250000,"));
+	ck_assert_ptr_nonnull(strstr(buf, ", \"lost\": \"silent for 2.0 s\", \"forfeited\": 3, \"late\": 1}"));
+	ck_assert_ptr_null(strstr(strstr(buf, "\"lost\"") + 1, "\"lost\""));
 	free(buf);
 	buf = NULL;
 	/* an interval: 4 tasks in 2 s, master waited 0.5 s of it */

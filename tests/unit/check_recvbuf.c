@@ -159,6 +159,28 @@ static uint64_t payload_sum(const struct tstream *s, size_t from, size_t to)
 	return t;
 }
 
+/* recvbuf_ack into *a, whose delivery part must be deliv_cum cum and the
+ * ranges of spec, "5-6 7-10" (start-end, end excluded; "": none). */
+static void ack_deliv_is(struct recvbuf *rb, struct wire_ack *a, uint64_t cum, const char *spec)
+{
+	const char *p = spec;
+	unsigned k = 0;
+
+	recvbuf_ack(rb, a);
+	ck_assert_uint_eq(a->deliv_cum, cum);
+	while (*p) {
+		char *e;
+		uint64_t start = strtoull(p, &e, 10), end = strtoull(e + 1, &e, 10);
+
+		ck_assert_uint_lt(k, a->ndeliv);
+		ck_assert_uint_eq(a->deliv[k].start, start);
+		ck_assert_uint_eq(a->deliv[k].end, end);
+		k++;
+		p = e + strspn(e, " ");
+	}
+	ck_assert_uint_eq(a->ndeliv, k);
+}
+
 static void open_window(struct recvbuf *rb, struct wire_ack *a)
 {
 	recvbuf_ack(rb, a);
@@ -237,9 +259,7 @@ START_TEST(in_order)
 	ck_assert_uint_eq(a.deliv_cum, 0);
 	got_deliver_all(&g);
 	ck_assert_uint_eq(rb.msg_bytes, 0);
-	recvbuf_ack(&rb, &a);
-	ck_assert_uint_eq(a.deliv_cum, s.n);
-	ck_assert_uint_eq(a.ndeliv, 0);
+	ack_deliv_is(&rb, &a, s.n, "");
 	ck_assert_uint_eq(a.window_end, nb + rb.nslots);
 	recvbuf_free(&rb);
 	ts_free(&s);
@@ -349,9 +369,7 @@ START_TEST(shuffled_with_duplicates)
 	ck_assert_uint_eq(rb.ooo_bytes, 0);
 	got_deliver_all(&g);
 	ck_assert_uint_eq(rb.msg_bytes, 0);
-	recvbuf_ack(&rb, &a);
-	ck_assert_uint_eq(a.deliv_cum, s.n);
-	ck_assert_uint_eq(a.ndeliv, 0);
+	ack_deliv_is(&rb, &a, s.n, "");
 	free(order);
 	recvbuf_free(&rb);
 	ts_free(&s);
@@ -708,34 +726,18 @@ START_TEST(deliv_ranges_example)
 		ck_assert_int_eq(recvbuf_delivered(&rb, g.m[order[i]]), 0);
 		g.m[order[i]] = NULL;
 	}
-	recvbuf_ack(&rb, &a);
-	ck_assert_uint_eq(a.deliv_cum, 4);
-	ck_assert_uint_eq(a.ndeliv, 1);
-	ck_assert_uint_eq(a.deliv[0].start, 7);
-	ck_assert_uint_eq(a.deliv[0].end, 9);
+	ack_deliv_is(&rb, &a, 4, "7-9");
 	/* 9 extends the range, 5 starts one, 4 and 6 close the gaps. */
 	ck_assert_int_eq(recvbuf_delivered(&rb, g.m[9]), 0);
 	ck_assert_int_eq(recvbuf_delivered(&rb, g.m[5]), 0);
 	g.m[9] = g.m[5] = NULL;
-	recvbuf_ack(&rb, &a);
-	ck_assert_uint_eq(a.deliv_cum, 4);
-	ck_assert_uint_eq(a.ndeliv, 2);
-	ck_assert_uint_eq(a.deliv[0].start, 5);
-	ck_assert_uint_eq(a.deliv[0].end, 6);
-	ck_assert_uint_eq(a.deliv[1].start, 7);
-	ck_assert_uint_eq(a.deliv[1].end, 10);
+	ack_deliv_is(&rb, &a, 4, "5-6 7-10");
 	ck_assert_int_eq(recvbuf_delivered(&rb, g.m[4]), 0);
 	g.m[4] = NULL;
-	recvbuf_ack(&rb, &a);
-	ck_assert_uint_eq(a.deliv_cum, 6);
-	ck_assert_uint_eq(a.ndeliv, 1);
-	ck_assert_uint_eq(a.deliv[0].start, 7);
-	ck_assert_uint_eq(a.deliv[0].end, 10);
+	ack_deliv_is(&rb, &a, 6, "7-10");
 	ck_assert_int_eq(recvbuf_delivered(&rb, g.m[6]), 0);
 	g.m[6] = NULL;
-	recvbuf_ack(&rb, &a);
-	ck_assert_uint_eq(a.deliv_cum, 10);
-	ck_assert_uint_eq(a.ndeliv, 0);
+	ack_deliv_is(&rb, &a, 10, "");
 	ck_assert_uint_eq(rb.msg_bytes, 0);
 	recvbuf_free(&rb);
 	ts_free(&s);
@@ -769,9 +771,7 @@ START_TEST(discard_then_settle)
 	ck_assert_uint_eq(a.deliv[0].start, 2);
 	ck_assert_uint_eq(rb.msg_bytes, s.rec[3].len);
 	ck_assert_int_eq(recvbuf_settle(&rb, 1, 1), 0);
-	recvbuf_ack(&rb, &a);
-	ck_assert_uint_eq(a.deliv_cum, 3);
-	ck_assert_uint_eq(a.ndeliv, 0);
+	ack_deliv_is(&rb, &a, 3, "");
 	/* A message of an earlier session is not to be reported. */
 	recvbuf_reset(&rb);
 	ck_assert_int_eq(recvbuf_discard(&rb, g.m[3]), 0);
@@ -1013,25 +1013,15 @@ START_TEST(reset_new_epoch)
 	ck_assert_int_eq(recvbuf_delivered(&rb, g1.m[0]), 0);
 	ck_assert_int_eq(recvbuf_delivered(&rb, g1.m[2]), 0);
 	g1.m[0] = g1.m[2] = NULL;
-	recvbuf_ack(&rb, &a);
-	ck_assert_uint_eq(a.deliv_cum, 0);
-	ck_assert_uint_eq(a.ndeliv, 0);
+	ack_deliv_is(&rb, &a, 0, "");
 	ck_assert_int_eq(recvbuf_delivered(&rb, g2.m[1]), 0);
 	g2.m[1] = NULL;
-	recvbuf_ack(&rb, &a);
-	ck_assert_uint_eq(a.deliv_cum, 0);
-	ck_assert_uint_eq(a.ndeliv, 1);
-	ck_assert_uint_eq(a.deliv[0].start, 1);
-	ck_assert_uint_eq(a.deliv[0].end, 2);
+	ack_deliv_is(&rb, &a, 0, "1-2");
 	ck_assert_int_eq(recvbuf_delivered(&rb, g2.m[0]), 0);
 	g2.m[0] = NULL;
-	recvbuf_ack(&rb, &a);
-	ck_assert_uint_eq(a.deliv_cum, 2);
-	ck_assert_uint_eq(a.ndeliv, 0);
+	ack_deliv_is(&rb, &a, 2, "");
 	got_deliver_all(&g1);
-	recvbuf_ack(&rb, &a);
-	ck_assert_uint_eq(a.deliv_cum, 2);
-	ck_assert_uint_eq(a.ndeliv, 0);
+	ack_deliv_is(&rb, &a, 2, "");
 	got_deliver_all(&g2);
 	recvbuf_ack(&rb, &a);
 	ck_assert_uint_eq(a.deliv_cum, s2.n);

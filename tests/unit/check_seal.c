@@ -2,6 +2,7 @@
  * frames (seal.c, sealq.c). */
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -284,47 +285,6 @@ START_TEST(limits)
 }
 END_TEST
 
-/* A fixed queue (a message transport's) is a ring: once nothing waits,
- * new frames go to the start while the transport holds old ones at the
- * end, never over them; the held bytes never move. */
-START_TEST(queue_ring)
-{
-	struct sealq q = { 0 };
-	uint8_t ping[64], *old;
-	size_t pn = wire_encode_ping(ping, sizeof(ping), WIRE_PING, 7);
-
-	ck_assert_uint_ge(pn, SEAL_OVERHEAD);
-	ck_assert_int_eq(sealq_fix(&q, 4 * pn + SEAL_OVERHEAD), 0);
-	for (int i = 0; i < 4; i++)
-		ck_assert_int_eq(sealq_put(&q, ping, pn, 1 << 20), 0);
-	sealq_take(&q, pn);
-	sealq_take(&q, pn);
-	ck_assert_int_eq(sealq_put(&q, ping, pn, 1 << 20), -ENOBUFS);   /* frames wait: no wrap */
-	sealq_take(&q, pn);
-	sealq_take(&q, pn);
-	old = q.buf;
-	sealq_release(&q, pn);
-	ck_assert_int_eq(sealq_put(&q, ping, pn, 1 << 20), -ENOBUFS);   /* pn free at the start: too little */
-	sealq_release(&q, pn);
-	ck_assert_int_eq(sealq_put(&q, ping, pn, 1 << 20), 0);          /* 2 pn free: wraps */
-	ck_assert_ptr_eq(sealq_data(&q), old);
-	ck_assert_uint_eq(sealq_pending(&q), pn);
-	ck_assert_mem_eq(old + 2 * pn, ping, pn);                         /* the held ones untouched */
-	ck_assert_mem_eq(old + 3 * pn, ping, pn);
-	ck_assert_int_eq(sealq_put(&q, ping, pn, 1 << 20), -ENOBUFS);   /* would reach the held ones */
-	sealq_take(&q, pn);
-	sealq_release(&q, pn);
-	sealq_release(&q, pn);                                            /* the old ones all given back */
-	ck_assert_uint_eq(q.wrap, 0);
-	ck_assert_int_eq(sealq_put(&q, ping, pn, 1 << 20), 0);          /* behind the held one again */
-	ck_assert_ptr_eq(sealq_data(&q), old + pn);
-	ck_assert_ptr_eq(q.buf, old);
-	sealq_release(&q, pn);
-	ck_assert_uint_eq(sealq_pending(&q), pn);
-	sealq_free(&q);
-}
-END_TEST
-
 /* Fixed while the transport holds some of it (a long path: pings and acks
  * always in flight): the held bytes stay where they are until given back,
  * what waits moves to the fixed buffer.  Before, the queue was fixed only
@@ -400,6 +360,96 @@ START_TEST(queue)
 	sealq_free(&q);
 	seal_free(&peer);
 	ck_assert_ptr_null(q.buf);
+}
+END_TEST
+
+/* A fixed queue used as a ring by a transport that holds what it was
+ * given until it lets go, oldest first (stream_msg.c's use): frames of
+ * random sizes are put, taken one by one and released in random turns.
+ * Nothing held is overwritten, every frame opens in the order sealed with
+ * its block intact, and the queue goes round many times (a linear queue
+ * waited for every held byte before refilling). */
+#define RING_CAP 8192
+#define RING_HELD 64
+
+static uint8_t ring_byte(uint64_t seq, size_t k)
+{
+	return (uint8_t)(seq * 31 + k * 7);
+}
+
+START_TEST(queue_ring)
+{
+	struct sealq q = { 0 };
+	struct seal peer = { 0 };
+	uint8_t th[AUTH_TH_LEN] = { 4 }, block[1500];
+	struct {
+		const uint8_t *at;
+		uint8_t *copy;
+		size_t n;
+	} held[RING_HELD];
+	uint64_t x = 88172645463325252ull, seq = 1, opened = 1;
+	unsigned nheld = 0, first = 0, wraps = 0;
+
+	ck_assert_int_eq(seal_init(&q.seal, AUTH_CONNECTOR, psk, PSK_LEN, th), 0);
+	ck_assert_int_eq(seal_init(&peer, AUTH_LISTENER, psk, PSK_LEN, th), 0);
+	ck_assert_int_eq(sealq_fix(&q, RING_CAP), 0);
+	for (int step = 0; step < 30000; step++) {
+		x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+		if (x % 3 == 0) {
+			size_t len = 1 + (x >> 8) % sizeof(block);
+			int wrapped = q.wrap != 0;
+
+			if (!sealq_fits(&q, WIRE_DATA_HDR_LEN + len + SEAL_OVERHEAD))
+				continue;
+			for (size_t k = 0; k < len; k++)
+				block[k] = ring_byte(seq, k);
+			ck_assert_int_eq(sealq_put_data(&q, seq++, block, (uint32_t)len), 0);
+			wraps += !wrapped && q.wrap;
+		} else if (x % 3 == 1 && sealq_pending(&q) > 0 && nheld < RING_HELD) {
+			const uint8_t *p = sealq_data(&q);
+			size_t n = WIRE_HDR_LEN + ((size_t)p[4] << 24 | (size_t)p[5] << 16 | (size_t)p[6] << 8 | p[7]);
+			unsigned i = (first + nheld++) % RING_HELD;
+
+			ck_assert_uint_le(n, sealq_pending(&q));
+			held[i].at = p;
+			held[i].n = n;
+			held[i].copy = malloc(n);
+			ck_assert_ptr_nonnull(held[i].copy);
+			memcpy(held[i].copy, p, n);
+			sealq_take(&q, n);
+		} else if (x % 3 == 2 && nheld > 0) {
+			unsigned i = first;
+			struct wire_frame f;
+			size_t used;
+
+			ck_assert_msg(memcmp(held[i].at, held[i].copy, held[i].n) == 0,
+				      "frame %" PRIu64 " changed while held", opened);
+			ck_assert_int_eq(wire_frame_parse(held[i].copy, held[i].n, &f, &used), 1);
+			ck_assert_uint_eq(used, held[i].n);
+			ck_assert_int_eq(seal_open_frame(&peer.rx, held[i].copy, &f), 0);
+			ck_assert_uint_eq(f.type, WIRE_DATA);
+			ck_assert_uint_gt(f.len, 8);
+			for (size_t k = 0; k < 8; k++)
+				block[k] = (uint8_t)(opened >> (56 - 8 * k));
+			ck_assert_msg(memcmp(f.payload, block, 8) == 0, "frame %" PRIu64 " out of order", opened);
+			for (size_t k = 0; k + 8 < f.len; k++)
+				block[k] = ring_byte(opened, k);
+			ck_assert_msg(memcmp(f.payload + 8, block, f.len - 8) == 0, "frame %" PRIu64 " altered", opened);
+			opened++;
+			sealq_release(&q, held[i].n);
+			free(held[i].copy);
+			first = (first + 1) % RING_HELD;
+			nheld--;
+		}
+	}
+	ck_assert_uint_gt(wraps, 100);
+	ck_assert_uint_gt(opened, 3000);
+	while (nheld-- > 0) {
+		free(held[first].copy);
+		first = (first + 1) % RING_HELD;
+	}
+	sealq_free(&q);
+	seal_free(&peer);
 }
 END_TEST
 

@@ -699,53 +699,25 @@ START_TEST(impossible_acks)
 	ok.deliv_cum = 1;
 	memset(&c, 0, sizeof(c));
 
-	a = ok;
-	a.recv_cum = 5;                                 /* beyond next */
-	a.window_end = 6;
-	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &c), -EPROTO);
-	a = ok;
-	a.recv_cum = 4;                                 /* covers the open block */
-	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &c), -EPROTO);
-	a = ok;
-	a.deliv_cum = 5;                                /* beyond msg_next */
-	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &c), -EPROTO);
-	a = ok;
-	a.window_end = 0;                               /* below recv_cum */
-	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &c), -EPROTO);
-	a = ok;
-	a.nsack = 1;                                    /* sack beyond next */
-	a.sack[0].start = 2;
-	a.sack[0].end = 5;
-	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &c), -EPROTO);
-	a = ok;
-	a.nsack = 1;                                    /* empty sack range */
-	a.sack[0].start = 2;
-	a.sack[0].end = 2;
-	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &c), -EPROTO);
-	a = ok;
-	a.ndeliv = 1;                                   /* deliv beyond msg_next */
-	a.deliv[0].start = 2;
-	a.deliv[0].end = 5;
-	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &c), -EPROTO);
-	a = ok;
-	a.ndeliv = 1;                                   /* empty deliv range */
-	a.deliv[0].start = 3;
-	a.deliv[0].end = 3;
-	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &c), -EPROTO);
-	a = ok;
-	a.ndeliv = 2;                                   /* second range bad */
-	a.deliv[0].start = 2;
-	a.deliv[0].end = 3;
-	a.deliv[1].start = 3;
-	a.deliv[1].end = 9;
-	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &c), -EPROTO);
-	a = ok;
-	a.nsack = 2;                                    /* a good range, then a bad one */
-	a.sack[0].start = 1;
-	a.sack[0].end = 2;
-	a.sack[1].start = 2;
-	a.sack[1].end = 7;
-	ck_assert_int_eq(sendbuf_ack(&sb, &a, record_call, &c), -EPROTO);
+	/* Each is ok (1, 5, 1, no ranges) but for one impossible part. */
+	static const struct wire_ack bad[] = {
+		{ .recv_cum = 5, .window_end = 6, .deliv_cum = 1 },   /* recv_cum beyond next */
+		{ .recv_cum = 4, .window_end = 5, .deliv_cum = 1 },   /* covers the open block */
+		{ .recv_cum = 1, .window_end = 5, .deliv_cum = 5 },   /* deliv_cum beyond msg_next */
+		{ .recv_cum = 1, .window_end = 0, .deliv_cum = 1 },   /* window_end below recv_cum */
+		{ .recv_cum = 1, .window_end = 5, .deliv_cum = 1, .nsack = 1, .sack = { { 2, 5 } } },   /* sack beyond next */
+		{ .recv_cum = 1, .window_end = 5, .deliv_cum = 1, .nsack = 1, .sack = { { 2, 2 } } },   /* empty sack range */
+		{ .recv_cum = 1, .window_end = 5, .deliv_cum = 1, .ndeliv = 1, .deliv = { { 2, 5 } } }, /* deliv beyond msg_next */
+		{ .recv_cum = 1, .window_end = 5, .deliv_cum = 1, .ndeliv = 1, .deliv = { { 3, 3 } } }, /* empty deliv range */
+		{ .recv_cum = 1, .window_end = 5, .deliv_cum = 1, .ndeliv = 2,
+		  .deliv = { { 2, 3 }, { 3, 9 } } },                 /* second deliv range bad */
+		{ .recv_cum = 1, .window_end = 5, .deliv_cum = 1, .nsack = 2,
+		  .sack = { { 1, 2 }, { 2, 7 } } },                  /* a good sack range, then a bad one */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		a = bad[i];
+		ck_assert_msg(sendbuf_ack(&sb, &a, record_call, &c) == -EPROTO, "impossible ack %zu accepted", i);
+	}
 
 	/* None of them changed anything. */
 	ck_assert_uint_eq(c.n, 0);

@@ -15,7 +15,8 @@
  *
  * Faults for the link's tests (tp_mem.h): a conn can be broken, losing
  * what is in flight both ways, or held, so that what is sent on it waits
- * while other conns overtake it, or given bytes its peer never sent.
+ * while other conns overtake it, or given bytes its peer never sent; and
+ * every connect can be refused, as by a path that is down.
  *
  * Its twin "memmsg" carries messages instead (LDS_TP_CAP_MESSAGE, whole,
  * in order, each at most MEMMSG_MAX bytes) with registered memory
@@ -78,6 +79,7 @@ struct lds_transport {
 
 /* Every instance's, by port. */
 static struct lds_tp_listener *mem_listeners[MEM_MAX_LISTENERS];
+static int mem_refusing;                        /* tp_mem_refuse */
 
 struct lds_tp_listener {
 	struct lds_transport *tp;
@@ -374,7 +376,7 @@ static int mem_connect(struct lds_transport *tp, const char *host, uint16_t port
 	struct lds_tp_conn *c, *s;
 
 	*step = "connect";
-	for (size_t i = 0; i < MEM_MAX_LISTENERS && l == NULL; i++)
+	for (size_t i = 0; i < MEM_MAX_LISTENERS && l == NULL && !mem_refusing; i++)
 		if (mem_listeners[i] && mem_listeners[i]->port == port)
 			l = mem_listeners[i];
 	if (l == NULL)
@@ -393,6 +395,11 @@ static int mem_connect(struct lds_transport *tp, const char *host, uint16_t port
 	s->accept_on = l;
 	*out = c;
 	return 0;
+}
+
+void tp_mem_refuse(int on)
+{
+	mem_refusing = on;
 }
 
 static void mem_set_userdata(struct lds_tp_conn *c, void *ud)

@@ -16,6 +16,9 @@ void tp_mem_break(struct lds_tp_conn *c);
 /* While on, bytes sent to c wait: no readable upcall, recv says -EAGAIN,
  * pending 0; other conns overtake them.  Off: they are handed up. */
 void tp_mem_hold(struct lds_tp_conn *c, int on);
+/* While on, every connect fails with -ECONNREFUSED, as while the path
+ * to the listener is down; listeners and their conns stay. */
+void tp_mem_refuse(int on);
 /* A number no other conn of this process had or will have: a test that
  * keeps a conn across loop rounds asks whether the link still holds it by
  * this, since the conn may be closed and freed meanwhile. */

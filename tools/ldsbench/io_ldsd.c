@@ -73,7 +73,9 @@ static void il_event(int fd, unsigned events, void *arg)
 	}
 	while (lds_recv(il->h, &m, 0) == 0)
 		il->io.events.message(il->io.events.arg, m.src, m.data, m.len);
-	if (il->want_write && (events & EV_WRITE)) {
+	/* With shared-memory rings lds_fd only becomes readable, also when
+	 * a send can go on (lds.h). */
+	if (il->want_write && (events & (EV_WRITE | EV_READ))) {
 		il->want_write = 0;
 		if (il_watch(il) < 0)
 			il_fatal(il, "%s", "cannot watch the socket to ldsd");

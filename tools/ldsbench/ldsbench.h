@@ -68,6 +68,9 @@ struct msg_hdr {
 #define MSG_F_REVERSE 1u
 #define MSG_F_BIDIR 2u
 #define MSG_F_LAST 4u
+/* --latency: the receiver sends every DATA message it checked back to
+ * its sender as it came (a ping-pong: the sender has one out at a time). */
+#define MSG_F_ECHO 8u
 /* A START: the header (a: message size, b: flags) and four u64, the run's
  * seconds, interval, omit and wait in milliseconds. */
 #define MSG_START_LEN (MSG_HDR + 32)
@@ -229,6 +232,10 @@ struct run_result {
 	int have_report;           /* the receiver answered (DIR_RECEIVE: we were it) */
 	uint64_t recv_msgs, recv_bytes;
 	uint32_t recv_errors;
+	/* --latency: round trips timed (after the omitted start) and their
+	 * spread, in microseconds. */
+	uint64_t rtt_n;
+	double rtt_min_us, rtt_p50_us, rtt_p99_us, rtt_max_us;
 	char error[BENCH_ERR_MAX]; /* "" if the run succeeded */
 };
 
@@ -284,6 +291,7 @@ struct send_opts {
 	int last;                  /* the last run of this command (recv --once exits after it) */
 	int reverse;               /* -R: the receiver sends the run, this side checks it */
 	int bidir;                 /* --bidir: both at once */
+	int latency;               /* --latency: one message out at a time, echoed back */
 };
 
 /* What this process's receiver found in one run (receiver.c, for -R and
@@ -305,6 +313,10 @@ struct sender;
 struct sender *sender_begin(struct bench_io *io, const struct send_opts *o, const struct report *r, unsigned run,
 			    struct run_result *res, struct run_result *rev);
 void sender_message(struct sender *s, const char *src, const struct msg_hdr *h);
+/* --latency: a DATA message came back (h parsed from buf). */
+void sender_echo(struct sender *s, const char *src, const uint8_t *buf, size_t len, const struct msg_hdr *h);
+/* The run is a --latency run: DATA that arrives is its echoes. */
+int sender_latency(const struct sender *s);
 void sender_tick(struct sender *s, uint64_t now);
 void sender_room(struct sender *s);
 void sender_fatal(struct sender *s, const char *text);

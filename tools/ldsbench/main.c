@@ -25,6 +25,7 @@ struct opts {
 	struct io_opts io;
 	struct send_opts s;
 	int once, quiet;
+	int size_given;            /* -l was on the command line */
 	const char *plot;
 	unsigned sweep[BENCH_MAX_RUNS];
 	size_t nsweep;
@@ -56,6 +57,8 @@ static void usage(FILE *out)
 		"  -O, --omit SECS        leave the first SECS out of the average (slow start; default 0)\n"
 		"  -R, --reverse          send: the receiver sends the run and this side checks it\n"
 		"      --bidir            send: both directions at once, reported per direction\n"
+		"      --latency          send: one message out at a time, each sent back by the receiver:\n"
+		"                         round trips per second and their min/median/p99/max (-l default 64)\n"
 		"      --wait SECS        wait this long for the receiver, and at most this long without a\n"
 		"                         message delivered at the end of a run (default 30)\n"
 		"  -C, --congestion ALGO  direct: TCP congestion control (default as ldsd: bbr if available;\n"
@@ -145,7 +148,8 @@ static int bad_usage(const struct report *r, const char *fmt, const char *arg)
 	return BENCH_EXIT_USAGE;
 }
 
-enum { O_CTL = 256, O_KEY, O_SWEEP, O_PLOT, O_MEMORY, O_ENCRYPTION, O_WAIT, O_BIDIR, O_JSON_STREAM, O_TRANSPORT };
+enum { O_CTL = 256, O_KEY, O_SWEEP, O_PLOT, O_MEMORY, O_ENCRYPTION, O_WAIT, O_BIDIR, O_JSON_STREAM, O_TRANSPORT,
+       O_LATENCY };
 
 static int parse_port(const char *s, unsigned *out)
 {
@@ -180,6 +184,8 @@ static int check_modes(struct opts *o, const struct report *r)
 		return bad_usage(r, "--direct %s: with --port, --direct names the host or address only", o->io.direct);
 	if (o->s.reverse && o->s.bidir)
 		return bad_usage(r, "%s", "--reverse and --bidir exclude each other (--bidir sends both ways)");
+	if (o->s.latency && (o->s.reverse || o->s.bidir))
+		return bad_usage(r, "%s", "--latency times round trips this side starts: not with --reverse or --bidir");
 	if (o->s.reverse && o->plot)
 		return bad_usage(r, "%s", "--plot draws the run this side sends: not with --reverse");
 	return -1;
@@ -200,7 +206,7 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 		{ "bidir", no_argument, NULL, O_BIDIR },      { "json-stream", no_argument, NULL, O_JSON_STREAM },
 		{ "sweep", required_argument, NULL, O_SWEEP }, { "plot", required_argument, NULL, O_PLOT },
 		{ "once", no_argument, NULL, '1' },           { "json", no_argument, NULL, 'J' },
-		{ "transport", required_argument, NULL, O_TRANSPORT },
+		{ "transport", required_argument, NULL, O_TRANSPORT }, { "latency", no_argument, NULL, O_LATENCY },
 		{ "quiet", no_argument, NULL, 'q' },          { "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },        { NULL, 0, NULL, 0 },
 	};
@@ -222,6 +228,7 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 		case 'l':
 			if (parse_size(optarg, &o->s.size) < 0 || o->s.size < MSG_HDR)
 				return bad_usage(r, "--size %s: want 40 bytes to 256M (suffixes k, M)", optarg);
+			o->size_given = 1;
 			break;
 		case 't':
 			if (parse_secs(optarg, 0.1, &o->s.seconds) < 0)
@@ -246,6 +253,7 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 			break;
 		case 'R': o->s.reverse = 1; break;
 		case O_BIDIR: o->s.bidir = 1; break;
+		case O_LATENCY: o->s.latency = 1; break;
 		case O_MEMORY:
 			if (parse_size(optarg, &o->io.memory) < 0 || o->io.memory < (1u << 20))
 				return bad_usage(r, "--memory %s: want 1M to 256M", optarg);
@@ -285,9 +293,11 @@ static int parse_args(int argc, char **argv, struct opts *o, const struct report
 	if (o->s.to && o->io.direct)
 		return bad_usage(r, "%s", "--to and --direct exclude each other (direct mode has one receiver)");
 	if (!o->send && (o->s.to || o->s.set_streams || o->nsweep || o->plot || o->io.congestion || o->s.reverse ||
-			 o->s.bidir))
-		return bad_usage(r, "%s", "recv takes no --to, --streams, --sweep, --plot, --congestion, --reverse or "
-				 "--bidir (the sender asks for the direction)");
+			 o->s.bidir || o->s.latency))
+		return bad_usage(r, "%s", "recv takes no --to, --streams, --sweep, --plot, --congestion, --reverse, "
+				 "--bidir or --latency (the sender asks for them)");
+	if (o->s.latency && !o->size_given)
+		o->s.size = 64;
 	if (o->send && o->once)
 		return bad_usage(r, "%s", "--once is for recv");
 	if (o->nsweep && o->s.set_streams)

@@ -3,7 +3,9 @@
  * END with a REPORT of what arrived intact and in order.  A run is the
  * messages between a sender's START and its END; a START from anyone
  * begins a new run (one sender at a time).  A START that asks for a run
- * back (-R, --bidir) goes to the session, which sends it.
+ * back (-R, --bidir) goes to the session, which sends it.  A run whose
+ * START says MSG_F_ECHO (send --latency) gets every DATA message that
+ * checked out sent back as it came; its sender has one out at a time.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -32,6 +34,9 @@ struct receiver {
 	char report_to[256];
 	int report_pending;
 	int exit_after_report;     /* --once, and the sender's last run ended */
+	int echo;                  /* this run's DATA goes back (MSG_F_ECHO) */
+	uint8_t *echo_buf;         /* one that found no room yet */
+	size_t echo_len, echo_cap;
 	int any_errors, done;
 };
 
@@ -56,10 +61,47 @@ static void rx_send_report(struct receiver *rx)
 		rx->done = 1;
 }
 
+/* Sends the echo waiting in echo_buf; it keeps waiting on -EAGAIN. */
+static void rx_send_echo(struct receiver *rx)
+{
+	char err[200];
+	uint64_t id;
+	int r = rx->io->ops->send(rx->io, rx->src, rx->echo_buf, rx->echo_len, &id, err, sizeof(err));
+
+	if (r == -EAGAIN)
+		return;
+	rx->echo_len = 0;
+	if (r < 0)
+		rx_error(rx, err);
+}
+
+static void rx_echo(struct receiver *rx, const uint8_t *buf, size_t len)
+{
+	if (rx->echo_len > 0) {
+		rx_error(rx, "--latency: a second message came before the first could be sent back");
+		return;
+	}
+	if (len > rx->echo_cap) {
+		uint8_t *p = realloc(rx->echo_buf, len);
+
+		if (p == NULL) {
+			rx_error(rx, "--latency: out of memory for the echo");
+			return;
+		}
+		rx->echo_buf = p;
+		rx->echo_cap = len;
+	}
+	memcpy(rx->echo_buf, buf, len);
+	rx->echo_len = len;
+	rx_send_echo(rx);
+}
+
 void receiver_room(struct receiver *rx)
 {
 	if (rx->report_pending)
 		rx_send_report(rx);
+	if (rx->echo_len > 0)
+		rx_send_echo(rx);
 }
 
 void receiver_fatal(struct receiver *rx, const char *text)
@@ -104,6 +146,8 @@ static void rx_data(struct receiver *rx, const uint8_t *buf, size_t len, const s
 	}
 	rx->msgs++;
 	rx->bytes += len;
+	if (rx->echo)
+		rx_echo(rx, buf, len);
 }
 
 static void rx_end(struct receiver *rx, const struct msg_hdr *h)
@@ -150,8 +194,11 @@ void receiver_message(struct receiver *rx, const char *src, const uint8_t *buf, 
 		struct msg_start st;
 
 		msg_parse_start(buf, len, h, &st);
-		if (!(st.flags & MSG_F_REVERSE))
+		if (!(st.flags & MSG_F_REVERSE)) {
 			rx_start(rx, src, h);
+			rx->echo = (st.flags & MSG_F_ECHO) != 0;
+			rx->echo_len = 0;
+		}
 		if ((st.flags & (MSG_F_REVERSE | MSG_F_BIDIR)) && rx->hooks.send_back)
 			rx->hooks.send_back(rx->hooks.arg, src, h->run, &st);
 		return;
@@ -173,6 +220,8 @@ void receiver_tick(struct receiver *rx, uint64_t now)
 
 	if (rx->report_pending)
 		rx_send_report(rx);
+	if (rx->echo_len > 0)
+		rx_send_echo(rx);
 	if (rx->active && rx->interval > 0 && t >= rx->next_iv) {
 		report_recv_interval(rx->r, rx->run, rx->iv_t, t, rx->bytes - rx->iv_bytes, rx->msgs - rx->iv_msgs);
 		rx->iv_t = t;
@@ -216,5 +265,7 @@ struct receiver *receiver_new(struct bench_io *io, const struct report *r, doubl
 
 void receiver_free(struct receiver *rx)
 {
+	if (rx)
+		free(rx->echo_buf);
 	free(rx);
 }

@@ -291,6 +291,14 @@ static void failure_text(const struct report *r, const struct run_result *res)
 	}
 }
 
+/* --latency: round trips timed per second of the measured part. */
+static double rtt_rate(const struct run_result *res)
+{
+	double span = res->seconds - res->omit;
+
+	return span > 0 ? (double)res->rtt_n / span : 0;
+}
+
 static void end_json(const struct report *r, const struct run_result *res)
 {
 	struct jbuf b;
@@ -317,6 +325,11 @@ static void end_json(const struct report *r, const struct run_result *res)
 			(unsigned long long)res->recv_bytes, res->recv_errors);
 	else
 		fputs("null", b.f);
+	if (res->rtt_n)
+		fprintf(b.f, ",\"latency\":{\"round_trips\":%llu,\"rtt_min_us\":%.1f,\"rtt_p50_us\":%.1f,"
+			"\"rtt_p99_us\":%.1f,\"rtt_max_us\":%.1f,\"round_trips_per_second\":%.0f}",
+			(unsigned long long)res->rtt_n, res->rtt_min_us, res->rtt_p50_us, res->rtt_p99_us, res->rtt_max_us,
+			rtt_rate(res));
 	fputs(",\"error\":", b.f);
 	if (res->error[0])
 		json_str(b.f, res->error);
@@ -351,6 +364,10 @@ void report_end(const struct report *r, const struct run_result *res)
 		fprintf(r->out, "%s: %llu messages, %llu bytes intact and in order, %u errors\n",
 			res->dir == DIR_RECEIVE ? "checked here" : "receiver", (unsigned long long)res->recv_msgs,
 			(unsigned long long)res->recv_bytes, res->recv_errors);
+	if (res->rtt_n)
+		fprintf(r->out, "round trips: %llu, %.0f per second; round trip min %.1f, median %.1f, p99 %.1f, max "
+			"%.1f us\n", (unsigned long long)res->rtt_n, rtt_rate(res), res->rtt_min_us, res->rtt_p50_us,
+			res->rtt_p99_us, res->rtt_max_us);
 	failure_text(r, res);
 	if (res->error[0])
 		fprintf(r->out, "ldsbench: run %u failed: %s\n", res->run, res->error);

@@ -14,6 +14,11 @@
  * With -R the START asks the receiver to send the run back, and this side
  * waits until its own receiver (session.c) has checked it; with --bidir
  * it sends its run and waits for the other one as well.
+ *
+ * With --latency the START asks the receiver to send every DATA message
+ * back (MSG_F_ECHO) and the run has one message out at a time: each is
+ * sent when the one before has come back, checked, and its round trip
+ * timed (sockperf's ping-pong, qperf's tcp_lat).
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -26,7 +31,12 @@
 
 #define TICK_MS 10
 #define NS 1e9
-#define PUMP_MAX 256       /* messages per pump call: other events get a turn */
+/* Per pump call, so that other events get a turn: at most PUMP_BYTES,
+ * and PUMP_MAX messages; with pumps every 10 ms tick (and on room) that
+ * caps 64-byte messages at 410,000 a second, above what the path takes
+ * (256, which it was, capped them at exactly 25,600). */
+#define PUMP_MAX 4096
+#define PUMP_BYTES (4u << 20)
 #define POLL_S 0.1         /* how often the link's status is asked while waiting */
 /* Data sent ahead of what is delivered: enough to keep any path full
  * (twice the bandwidth-delay product, so that a stream stalled for a
@@ -65,6 +75,11 @@ struct sender {
 	uint64_t ahead;            /* bytes that may be sent and not yet delivered */
 	uint64_t progress_ns;      /* when the delivered count last moved */
 	uint64_t progress_at;
+	/* --latency */
+	uint64_t echoed;           /* the last DATA that came back */
+	uint64_t echo_ns;          /* when the one out was sent */
+	uint64_t *rtt;             /* round trips after the omitted start, ns */
+	size_t nrtt, rtt_cap;
 };
 
 static void sender_fail(struct sender *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -126,7 +141,8 @@ static void send_start(struct sender *s)
 	char err[BENCH_ERR_MAX];
 	int r;
 
-	st.flags = (o->reverse ? MSG_F_REVERSE : 0) | (o->bidir ? MSG_F_BIDIR : 0) | (o->last ? MSG_F_LAST : 0);
+	st.flags = (o->reverse ? MSG_F_REVERSE : 0) | (o->bidir ? MSG_F_BIDIR : 0) | (o->last ? MSG_F_LAST : 0) |
+		   (o->latency ? MSG_F_ECHO : 0);
 	msg_build_start(s->res->run, &st, buf);
 	r = s->io->ops->send(s->io, o->to, buf, sizeof(buf), &s->start_id, err, sizeof(err));
 	if (r < 0 && r != -EAGAIN)
@@ -137,13 +153,14 @@ static void pump(struct sender *s)
 {
 	char err[BENCH_ERR_MAX];
 
-	for (int i = 0; i < PUMP_MAX && s->phase == P_DATA; i++) {
-		uint64_t id;
+	for (size_t i = 0; i < PUMP_MAX && i * s->o->size < PUMP_BYTES && s->phase == P_DATA; i++) {
+		uint64_t id, now;
 		int r;
 
-		if ((s->sent + 1) * s->o->size > delivered_bytes(s) + s->ahead)
+		if ((s->sent + 1) * s->o->size > delivered_bytes(s) + s->ahead || (s->o->latency && s->echoed < s->sent))
 			return;
 		msg_build_data(&s->pat, s->res->run, s->sent + 1, s->buf);
+		now = clock_now_ns();
 		r = s->io->ops->send(s->io, s->o->to, s->buf, s->o->size, &id, err, sizeof(err));
 		if (r == -EAGAIN)
 			return;
@@ -153,7 +170,46 @@ static void pump(struct sender *s)
 		}
 		s->sent++;
 		s->last_id = id;
+		s->echo_ns = now;
 	}
+}
+
+int sender_latency(const struct sender *s)
+{
+	return s->o->latency;
+}
+
+void sender_echo(struct sender *s, const char *src, const uint8_t *buf, size_t len, const struct msg_hdr *h)
+{
+	char why[256];
+	uint64_t now = clock_now_ns();
+
+	if ((s->phase != P_DATA && s->phase != P_DRAIN) || h->run != s->res->run || h->seq != s->sent ||
+	    s->echoed == s->sent) {
+		fprintf(stderr, "ldsbench: ignoring message %llu of run %u from %s: not the one out\n",
+			(unsigned long long)h->seq, h->run, src);
+		return;
+	}
+	if (len != s->o->size || msg_check_data(buf, len, h, why, sizeof(why)) < 0) {
+		sender_fail(s, "the echo from %s: %s", src, len != s->o->size ? "not the size sent" : why);
+		return;
+	}
+	s->echoed = h->seq;
+	if (since(s->t0_ns) >= s->o->omit) {
+		if (s->nrtt == s->rtt_cap) {
+			size_t cap = s->rtt_cap ? 2 * s->rtt_cap : 4096;
+			uint64_t *v = realloc(s->rtt, cap * sizeof(*v));
+
+			if (v == NULL) {
+				sender_fail(s, "out of memory for round-trip times");
+				return;
+			}
+			s->rtt = v;
+			s->rtt_cap = cap;
+		}
+		s->rtt[s->nrtt++] = now - s->echo_ns;
+	}
+	pump(s);
 }
 
 void sender_room(struct sender *s)
@@ -345,7 +401,7 @@ void sender_tick(struct sender *s, uint64_t now)
 			s->progress_at = s->io->ops->delivered(s->io);
 			s->progress_ns = now;
 		}
-		if (s->io->ops->delivered(s->io) >= s->last_id) {
+		if (s->io->ops->delivered(s->io) >= s->last_id && (!s->o->latency || s->echoed == s->sent)) {
 			struct msg_hdr h = { .kind = MSG_END, .run = s->res->run, .seq = s->sent,
 					     .a = s->sent * s->o->size, .b = (uint64_t)s->o->last };
 			uint64_t id = 0;
@@ -377,6 +433,29 @@ void sender_tick(struct sender *s, uint64_t now)
 	}
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* --latency: the spread of the round trips timed. */
+static void rtt_summary(struct sender *s)
+{
+	struct run_result *res = s->res;
+	size_t n = s->nrtt;
+
+	if (n == 0)
+		return;
+	qsort(s->rtt, n, sizeof(*s->rtt), cmp_u64);
+	res->rtt_n = n;
+	res->rtt_min_us = (double)s->rtt[0] / 1e3;
+	res->rtt_p50_us = (double)s->rtt[(n - 1) / 2] / 1e3;
+	res->rtt_p99_us = (double)s->rtt[(n * 99 + 99) / 100 - 1] / 1e3;
+	res->rtt_max_us = (double)s->rtt[n - 1] / 1e3;
+}
+
 /* The run's summary from its samples and the link's failure log. */
 static void finish(struct sender *s)
 {
@@ -402,6 +481,7 @@ static void finish(struct sender *s)
 	res->msgs_sent = s->sent;
 	res->bytes_sent = s->sent * s->o->size;
 	res->omit = s->omit_t;
+	rtt_summary(s);
 	if (res->niv > 0) {
 		res->bytes_measured = res->iv[res->niv - 1].cum_bytes - s->omit_bytes;
 		res->bps = span > 0 ? (double)res->bytes_measured * 8 / span : 0;
@@ -488,6 +568,7 @@ int sender_end(struct sender *s)
 		finish(s);
 	msg_pattern_free(&s->pat);
 	free(s->buf);
+	free(s->rtt);
 	report_end(s->r, res);
 	failed = res->error[0] != '\0';
 	if (s->rev && s->rev != res) {

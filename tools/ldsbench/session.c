@@ -36,7 +36,9 @@ static void on_message(void *arg, const char *src, const uint8_t *buf, size_t le
 	char why[256];
 	int ok = msg_parse(buf, len, &h, why, sizeof(why)) == 0;
 
-	if (ok && h.kind == MSG_REPORT) {
+	if (ok && h.kind == MSG_DATA && ss->snd && !ss->serving && sender_latency(ss->snd)) {
+		sender_echo(ss->snd, src, buf, len, &h);
+	} else if (ok && h.kind == MSG_REPORT) {
 		if (ss->snd)
 			sender_message(ss->snd, src, &h);
 		else

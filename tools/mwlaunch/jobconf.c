@@ -147,6 +147,9 @@ static int framework(struct reader *r, const config_setting_t *root, struct job 
 				     config_setting_name(s), config_setting_get_bool(s) ? "true" : "false");
 			break;
 		default:
+			if (strcmp(config_setting_name(s), "WorkerFailure") == 0)
+				return bad(r, s, "WorkerFailure", "set on_worker_failure in the job instead (it also "
+					   "starts the main cluster's mpirun with --enable-recovery)");
 			return bad(r, s, config_setting_name(s), "framework entries are numbers or booleans");
 		}
 		if (n < 0 || (size_t)n >= sizeof(j->framework) - off)
@@ -329,13 +332,17 @@ int job_new_id(struct job *j, char *err, size_t errlen)
 int job_read(const char *path, struct job *j, char *err, size_t errlen)
 {
 	static const char *const known[] = { "application", "framework", "clusters", "mpirun", "mpirun_args",
-					     "timeout", "link_timeout", "on_remote_failure", "model", NULL };
+					     "timeout", "link_timeout", "on_remote_failure", "on_worker_failure", "model",
+					     NULL };
 	struct reader r = { path, err, errlen };
 	config_t cfg;
 	const config_setting_t *root, *app;
 	/* The main cluster finishes the job without a remote one that
 	 * fails: what it held goes to the others (docs/mwlaunch.md). */
 	char policy[32] = "continue";
+	/* A worker rank of the main cluster that dies ends the job unless
+	 * asked otherwise (docs/mwlaunch.md, "Failure model"). */
+	char wpolicy[32] = "abort";
 	int rc = -1;
 
 	memset(j, 0, sizeof(*j));
@@ -367,15 +374,20 @@ int job_read(const char *path, struct job *j, char *err, size_t errlen)
 	    strings(&r, root, "mpirun_args", j->mpirun_args, &j->nmpirun_args) < 0 ||
 	    num(&r, root, "timeout", 1, 1e7, false, &j->timeout) < 0 ||
 	    num(&r, root, "link_timeout", 0.1, 1e6, false, &j->link_timeout) < 0 ||
-	    str(&r, root, "on_remote_failure", false, policy, sizeof(policy)) < 0 || clusters(&r, root, j) < 0 ||
+	    str(&r, root, "on_remote_failure", false, policy, sizeof(policy)) < 0 ||
+	    str(&r, root, "on_worker_failure", false, wpolicy, sizeof(wpolicy)) < 0 || clusters(&r, root, j) < 0 ||
 	    model_path(&r, root, j) < 0)
 		goto out;
-	if (strcmp(policy, "abort") != 0 && strcmp(policy, "continue") != 0) {
+	if (mw_config_failure(policy, &j->continue_on_remote_failure) < 0) {
 		bad(&r, config_setting_get_member(root, "on_remote_failure"), "on_remote_failure",
 		    "expected \"abort\" or \"continue\"");
 		goto out;
 	}
-	j->continue_on_remote_failure = strcmp(policy, "continue") == 0;
+	if (mw_config_failure(wpolicy, &j->continue_on_worker_failure) < 0) {
+		bad(&r, config_setting_get_member(root, "on_worker_failure"), "on_worker_failure",
+		    "expected \"abort\" or \"continue\"");
+		goto out;
+	}
 	rc = 0;
 out:
 	config_destroy(&cfg);

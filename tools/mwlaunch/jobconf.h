@@ -53,6 +53,8 @@ struct job {
 	double timeout;            /* whole job, s */
 	double link_timeout;       /* CMs must reach each other by then, s */
 	bool continue_on_remote_failure;
+	bool continue_on_worker_failure; /* the main cluster's mpirun with --enable-recovery, its ranks
+					    with MWL_WORKER_FAILURE=continue */
 	char model[1024];          /* the model file (docs/model.md), relative to the job file's directory; "" = none */
 	long task_limit;           /* not from the file: --benchmark's calibration runs this many tasks; 0 = all */
 	double join_wait;          /* not from the file: a calibration run's wait for every cluster to join, s */

@@ -146,6 +146,8 @@ static void rank(const struct job *j, unsigned c, const char *role, const struct
 	 * much as the remote cluster's entry says. */
 	if (strcmp(role, "submaster") == 0 || (strcmp(role, "cm") == 0 && peer != NULL))
 		env(p, r, "MWL_CACHE=%.0f", (peer ? peer : cl)->cache_mib * 1048576.0);
+	if (cl->main && j->continue_on_worker_failure)
+		env(p, r, "MWL_WORKER_FAILURE=continue");
 	if (cl->predict_best > 0 && (strcmp(role, "master") == 0 || strcmp(role, "submaster") == 0))
 		env(p, r, "MWL_PREDICT=%.6f,%.6f", cl->predict_best, cl->predict_worst);
 	if (j->task_limit > 0 && strcmp(role, "master") == 0)
@@ -177,6 +179,10 @@ static void mpirun(const struct job *j, struct plan *p, bool tag_output)
 		add(p, "--oversubscribe");
 	if (tag_output)
 		add(p, "--tag-output");
+	/* A dead worker rank does not end the main cluster's job: the master
+	 * gives its tasks to the others (on_worker_failure). */
+	if (cl->main && j->continue_on_worker_failure)
+		add(p, "--enable-recovery");
 	if (cl->hosts[0]) {
 		add(p, "-H");
 		add(p, "%s", cl->hosts);

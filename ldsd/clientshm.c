@@ -1,0 +1,322 @@
+/*
+ * clientshm.c - a local client's shared-memory rings (libclient/shmring.h):
+ * set up after HELLO, then the bytes to and from the client that the
+ * socket carried.  See client.h.
+ *
+ * ldsd creates and seals the file and the eventfds itself and hands them
+ * to the client, so that it never maps or waits on anything the client
+ * chose.  The client can still write anything into the rings and their
+ * header: every position read from there is checked (shmring.c), and the
+ * bytes are copied out before they are parsed (client_read) or copied
+ * once into a link's blocks as payload (clientshm_fill), so that a client
+ * changing them meanwhile only changes its own message.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+
+#include "client.h"
+#include "log.h"
+
+struct clientshm {
+	struct shmmap map;
+	int efd_daemon;               /* we sleep on it: the client rings it */
+	int efd_client;               /* the client sleeps on it: we ring it */
+	int memfd;                    /* until handed to the client */
+	int bad;                      /* the client broke its ring: closing */
+	int sock_ready;               /* the socket polled readable: read it when the ring is empty */
+};
+
+/* The client broke its ring: logged once, then it is closed like any
+ * client breaking the protocol. */
+static ssize_t ring_broken(struct client *c)
+{
+	if (!c->shm->bad)
+		log_warnx("client %s (uid %d, pid %d, %s): its shared-memory ring holds positions out of bounds; "
+			  "closing it", c->peer, (int)c->uid, (int)c->pid, c->ep ? c->ep->name : "no endpoint");
+	c->shm->bad = 1;
+	c->doomed = 1;
+	c->cs->resume_pending = 1;
+	errno = EPROTO;
+	return -1;
+}
+
+/* The bytes of rings this user's clients hold now. */
+static size_t user_ring_bytes(const struct client *c)
+{
+	size_t n = 0;
+
+	for (const struct client *o = c->cs->clients; o; o = o->next)
+		if (o->uid == c->uid && o->shm)
+			n += 2 * o->shm->map.size;
+	return n;
+}
+
+/* The socket's events: only its end (or bytes it must not carry) makes
+ * it readable, so it is read only after it said so. */
+static void clientshm_sock_event(int fd, unsigned events, void *arg)
+{
+	struct client *c = arg;
+
+	c->shm->sock_ready = 1;
+	client_event(fd, events, c);
+}
+
+static void clientshm_event(int fd, unsigned events, void *arg)
+{
+	struct client *c = arg;
+
+	shmring_drain(fd);
+	/* Writing first: client_event may close c after reading. */
+	client_event(c->fd, EV_READ | (c->want_write ? EV_WRITE : 0), c);
+}
+
+static void shm_free(struct clientsrv *cs, struct clientshm *s)
+{
+	if (s->memfd >= 0)
+		close(s->memfd);
+	if (s->efd_daemon >= 0) {
+		evloop_unwatch(cs->d->ev, s->efd_daemon);
+		close(s->efd_daemon);
+	}
+	if (s->efd_client >= 0)
+		close(s->efd_client);
+	shmring_unmap(&s->map);
+	free(s);
+}
+
+int clientshm_offer(struct client *c)
+{
+	const struct config_clients *lim = &c->cs->d->cfg->clients;
+	size_t size = shmring_round(lim->shm_ring);
+	struct clientshm *s;
+	int rc;
+
+	if (size == 0 || c->tcp)
+		return 0;
+	if (user_ring_bytes(c) + 2 * size > lim->input_per_user) {
+		log_info("client %s (uid %d): its user's rings would pass input_per_user = %zu; it uses the socket",
+			 c->peer, (int)c->uid, lim->input_per_user);
+		return 0;
+	}
+	s = calloc(1, sizeof(*s));
+	if (s == NULL)
+		return 0;
+	s->efd_daemon = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->efd_client = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	s->memfd = shmring_create(size);
+	rc = s->memfd < 0 ? s->memfd : shmring_map(&s->map, s->memfd, size, 1);
+	if (rc == 0 && (s->efd_daemon < 0 || s->efd_client < 0))
+		rc = -errno;
+	if (rc == 0)
+		rc = evloop_watch(c->cs->d->ev, s->efd_daemon, EV_READ, clientshm_event, c);
+	if (rc < 0) {
+		log_warnx("client %s: cannot set up its shared-memory rings (%s); it uses the socket", c->peer,
+			  strerror(-rc));
+		shm_free(c->cs, s);
+		return 0;
+	}
+	c->shm = s;
+	return 1;
+}
+
+int clientshm_start(struct client *c)
+{
+	struct cp_msg m = { .type = CP_SHM, .ring_size = c->shm->map.size };
+	uint8_t frame[CP_HDR_LEN + 8];
+	int fds[3] = { c->shm->memfd, c->shm->efd_client, c->shm->efd_daemon };
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(fds))];
+	} cm = { 0 };
+	struct iovec iov[2] = { { c->ctl + c->ctl_off, c->ctl_len - c->ctl_off }, { frame, 0 } };
+	struct msghdr mh = { .msg_iov = iov, .msg_iovlen = 2, .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf) };
+	ssize_t n;
+
+	iov[1].iov_len = cp_encode(frame, sizeof(frame), &m);
+	cm.h.cmsg_level = SOL_SOCKET;
+	cm.h.cmsg_type = SCM_RIGHTS;
+	cm.h.cmsg_len = CMSG_LEN(sizeof(fds));
+	memcpy(CMSG_DATA(&cm.h), fds, sizeof(fds));
+	/* The socket is new and nothing else was written to it: WELCOME and
+	 * SHM fit its buffer whole, or the client is gone. */
+	do
+		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	while (n < 0 && errno == EINTR);
+	close(c->shm->memfd);
+	c->shm->memfd = -1;
+	if (n != (ssize_t)(iov[0].iov_len + iov[1].iov_len)) {
+		log_warnx("client %s: cannot hand it its shared-memory rings: %s", c->peer,
+			  n < 0 ? strerror(errno) : "short write");
+		return -1;
+	}
+	c->ctl_off = c->ctl_len = 0;
+	c->shm->sock_ready = 1;
+	clientshm_set_events(c);
+	log_debug("client %s uses shared-memory rings of %zu bytes", c->peer, c->shm->map.size);
+	return 0;
+}
+
+void clientshm_free(struct client *c)
+{
+	if (c->shm == NULL)
+		return;
+	shm_free(c->cs, c->shm);
+	c->shm = NULL;
+}
+
+struct shmring *clientshm_in_ring(struct client *c)
+{
+	return c->shm ? &c->shm->map.r[SHMRING_C2D] : NULL;
+}
+
+/* Bytes were taken from the client's ring: wake it if it waits for room. */
+static void taken_from(struct client *c)
+{
+	if (shmring_wake_producer(&c->shm->map.r[SHMRING_C2D]))
+		shmring_ring(c->shm->efd_client);
+}
+
+/* The ring is empty: if the socket polled readable since it was last
+ * read, it says whether the client is gone (end of file: what it sent is
+ * all read); else, or if it is still there, sleep until the client rings. */
+static ssize_t ring_empty(struct client *c)
+{
+	struct shmring *r = &c->shm->map.r[SHMRING_C2D];
+	uint8_t b;
+	ssize_t n;
+	int rc;
+
+	if (c->shm->sock_ready) {
+		do
+			n = recv(c->fd, &b, 1, MSG_DONTWAIT);
+		while (n < 0 && errno == EINTR);
+		if (n == 0)
+			return 0;
+		if (n > 0) {
+			log_warnx("client %s: wrote to its socket after switching to shared memory; closing it", c->peer);
+			errno = EPROTO;
+			return -1;
+		}
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			return -1;
+		c->shm->sock_ready = 0;
+	}
+	rc = shmring_consumer_sleep(r);
+	if (rc < 0)
+		return ring_broken(c);
+	errno = EAGAIN;
+	return rc > 0 ? -2 : -1;
+}
+
+ssize_t client_read(struct client *c, void *buf, size_t len)
+{
+	for (;;) {
+		ssize_t n;
+
+		if (c->shm == NULL)
+			return read(c->fd, buf, len);
+		if (c->shm->bad)
+			return ring_broken(c);
+		n = shmring_read(&c->shm->map.r[SHMRING_C2D], buf, len);
+		if (n < 0)
+			return ring_broken(c);
+		if (n > 0) {
+			taken_from(c);
+			return n;
+		}
+		n = ring_empty(c);
+		if (n != -2)
+			return n;
+	}
+}
+
+int client_waiting(struct client *c, size_t *n)
+{
+	int waiting = 0;
+
+	if (c->shm != NULL) {
+		if (shmring_avail(&c->shm->map.r[SHMRING_C2D], n) < 0)
+			return (int)ring_broken(c);
+		return 0;
+	}
+	if (ioctl(c->fd, FIONREAD, &waiting) < 0)
+		return -1;
+	*n = (size_t)waiting;
+	return 0;
+}
+
+int clientshm_fill(struct client *c, const struct iovec *iov, int n, size_t skip)
+{
+	struct shmring *r = &c->shm->map.r[SHMRING_C2D];
+
+	for (int i = 0; i < n; i++, skip = 0) {
+		size_t want = iov[i].iov_len - skip;
+		ssize_t got = shmring_read(r, (uint8_t *)iov[i].iov_base + skip, want);
+
+		if (got < 0) {
+			ring_broken(c);
+			return -EPROTO;
+		}
+		/* client_send_direct saw the whole frame in the ring. */
+		if ((size_t)got != want)
+			return -EIO;
+	}
+	taken_from(c);
+	return 0;
+}
+
+ssize_t client_writev(struct client *c, const struct iovec *iov, int n)
+{
+	struct shmring *r;
+	ssize_t w;
+
+	if (c->shm == NULL)
+		return writev(c->fd, iov, n);
+	r = &c->shm->map.r[SHMRING_D2C];
+	for (;;) {
+		int rc;
+
+		if (c->shm->bad)
+			return ring_broken(c);
+		w = shmring_writev(r, iov, n);
+		if (w < 0)
+			return ring_broken(c);
+		if (w > 0) {
+			if (shmring_wake_consumer(r))
+				shmring_ring(c->shm->efd_client);
+			return w;
+		}
+		rc = shmring_producer_sleep(r, 1);
+		if (rc < 0)
+			return ring_broken(c);
+		if (rc == 0) {
+			errno = EAGAIN;
+			return -1;
+		}
+	}
+}
+
+void clientshm_kick(struct client *c, int always)
+{
+	/* Reading stopped: either bytes wait (ring now) or the ring is empty
+	 * and the client must ring us for the next ones. */
+	if (always || (!c->shm->bad && shmring_consumer_sleep(&c->shm->map.r[SHMRING_C2D]) != 0))
+		shmring_ring(c->shm->efd_daemon);
+}
+
+void clientshm_set_events(struct client *c)
+{
+	/* The socket only says the client is gone; reading it while the
+	 * client waits for memory would only say so too early. */
+	if (evloop_watch(c->cs->d->ev, c->fd, c->paused ? 0 : EV_READ, clientshm_sock_event, c) < 0)
+		log_warn("client %s: cannot update its event mask", c->peer);
+	/* Bytes it wrote while we did not read ring no bell: look now. */
+	if (!c->paused)
+		clientshm_kick(c, 0);
+}
