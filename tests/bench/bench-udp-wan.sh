@@ -1,3 +1,5 @@
+# shellcheck shell=bash disable=SC2034,SC2154
+# (sourced: globals of bench-wan.sh and tests/integration/lib.sh)
 # bench-udp-wan.sh - issue 20's part of bench-wan.sh (sourced by it after
 # its helpers, not run alone): the udp transport against ldsd's striped
 # TCP, iperf3 and UDT4 on an emulated link of RATE (200) Mb/s.
