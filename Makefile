@@ -223,6 +223,17 @@ $(BUILD)/bench/mpi_loop: $(call obj,tests/bench/mpi_loop.c)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(MPI_LIBS)
 
+# The UDT4 reference of bench-wan.sh (issue 20): C++, as UDT's API is;
+# built for make bench, and only where Debian's libudt-dev is installed.
+UDTBENCH := $(BUILD)/bench/udtbench
+HAVE_UDT := $(wildcard /usr/include/udt/udt.h)
+.PHONY: udtbench
+udtbench: $(if $(HAVE_UDT),$(UDTBENCH))
+$(UDTBENCH): tests/bench/udtbench.cpp
+	@mkdir -p $(@D)
+	@$(if $(Q),echo "  CXX     $@")
+	$(Q)$(CXX) -std=gnu++17 -Wall -Wextra -Werror -O2 -g $(LDFLAGS) -o $@ $< -ludt -lpthread
+
 $(UNIT): $(call obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC) $(MWLAUNCH_PURE_SRC)) $(LIBLDSD) $(LIBLDS_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
@@ -321,11 +332,11 @@ demo: deps
 	$(Q)BUILD=$(BUILD) tests/demo/demo.sh
 
 bench: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all udtbench
 	$(Q)BUILD=$(BUILD) tests/bench/run-bench.sh
 
 bench-quick: deps
-	$(Q)$(MAKE) --no-print-directory all
+	$(Q)$(MAKE) --no-print-directory all udtbench
 	$(Q)BUILD=$(BUILD) QUICK=1 tests/bench/run-bench.sh
 
 # Files that name where things are installed are written here, from the

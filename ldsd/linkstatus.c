@@ -123,7 +123,13 @@ void link_status_json(const struct link *l, FILE *out)
 		json_str(out, f->reason);
 		fputc('}', out);
 	}
-	fprintf(out, "],\"failures_total\":%u,\"last_error\":", l->nfail);
+	fprintf(out, "],\"failures_total\":%u", l->nfail);
+	if (l->ops->dropped && l->tp) {
+		fputs(",\"transport_dropped\":{", out);
+		l->ops->dropped(l->tp, out);
+		fputc('}', out);
+	}
+	fputs(",\"last_error\":", out);
 	json_str(out, l->last_error);
 	fputc('}', out);
 }

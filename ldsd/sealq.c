@@ -122,6 +122,15 @@ void sealq_take(struct sealq *q, size_t n)
 
 void sealq_release(struct sealq *q, size_t n)
 {
+	/* Oldest first: those left in the buffer sealq_fix replaced. */
+	if (q->old_held > 0) {
+		q->old_held -= n;
+		if (q->old_held == 0) {
+			free(q->old);
+			q->old = NULL;
+		}
+		return;
+	}
 	q->held -= n;
 	q->head += n;
 	if (q->wrap && q->head == q->wrap) {
@@ -139,7 +148,21 @@ int sealq_fix(struct sealq *q, size_t cap)
 
 	if (cap < q->cap)
 		cap = q->cap;
-	if (cap > q->cap) {
+	if (q->held > 0) {
+		/* Held bytes must not move: they stay in the old buffer (an
+		 * unfixed queue never wraps), freed once given back; what
+		 * waits moves to the new one. */
+		p = malloc(cap);
+		if (p == NULL)
+			return -ENOMEM;
+		memcpy(p, q->buf + q->off, q->len - q->off);
+		q->old = q->buf;
+		q->old_held = q->held;
+		q->buf = p;
+		q->len -= q->off;
+		q->head = q->off = q->held = 0;
+		q->cap = cap;
+	} else if (cap > q->cap) {
 		p = realloc(q->buf, cap);
 		if (p == NULL)
 			return -ENOMEM;
@@ -154,5 +177,6 @@ void sealq_free(struct sealq *q)
 {
 	seal_free(&q->seal);
 	free(q->buf);
+	free(q->old);
 	memset(q, 0, sizeof(*q));
 }

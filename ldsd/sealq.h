@@ -35,6 +35,8 @@ struct sealq {
 	 * then on from 0 to len; off lies in either part. */
 	size_t head, off, len, wrap;
 	size_t held;                /* bytes held, in both parts */
+	uint8_t *old;               /* the buffer before sealq_fix while it holds bytes taken before */
+	size_t old_held;            /* those bytes, given back before any in buf */
 	int fixed;                  /* buf never moves (sealq_fix: registered with a transport) */
 };
 
@@ -72,8 +74,9 @@ void sealq_release(struct sealq *q, size_t n);
 /* True if need more bytes can be queued now, in one part of the ring
  * (without moving held ones). */
 int sealq_fits(const struct sealq *q, size_t need);
-/* Makes the buffer cap bytes, once, and never moves it again: nothing
- * may be held.  0 or -ENOMEM. */
+/* Makes the buffer cap bytes, once, and never moves it again.  Bytes held
+ * now stay where they are (in the old buffer, freed when they are given
+ * back).  0 or -ENOMEM. */
 int sealq_fix(struct sealq *q, size_t cap);
 
 /* Frees the buffer and the keys; q is then empty and keyless. */

@@ -55,9 +55,11 @@ static struct stream_msgq *msgq(struct stream *s)
  * until the peer acknowledges it (udp), a round trip's worth - and is
  * refilled, as a ring, as the oldest is let go: sized to a quarter of the
  * link's send memory, at most SEALQ_MSG_MAX, so that one stream can keep
- * a long fat path busy (twice the sealed batch held one stream to about
- * 512 KiB per round trip: 2.2 MB/s at 100 ms). */
-#define SEALQ_MSG_MAX (16u << 20)
+ * a long fat lossy path busy (twice the sealed batch held one stream to
+ * about 512 KiB per round trip: 2.2 MB/s at 100 ms; under loss a message
+ * is let go only once a repair filled its hole, and 16 MiB stalled a conn
+ * at 200 Mb/s, 200 ms, 1 % loss whenever a repair was lost too). */
+#define SEALQ_MSG_MAX (64u << 20)
 
 static int msg_fix_queue(struct stream *s, struct stream_msgq *q)
 {
@@ -67,7 +69,10 @@ static int msg_fix_queue(struct stream *s, struct stream_msgq *q)
 	if (s->aead && path > cap)
 		cap = path < SEALQ_MSG_MAX ? path : SEALQ_MSG_MAX;
 
-	if (s->sq.fixed || s->st != ST_UP || s->sq.held > 0)
+	/* Not waiting for held > 0 to end: on a path longer than the gap
+	 * between control frames (pings, acks; a 250 ms round trip) some are
+	 * always held, and the unfixed queue never took a batch. */
+	if (s->sq.fixed || s->st != ST_UP)
 		return 0;
 	if (sealq_fix(&s->sq, cap) < 0)
 		return -ENOMEM;

@@ -28,8 +28,12 @@ static int idset_reserve(struct idset *s, size_t n)
 
 	if (n <= s->cap)
 		return 0;
+	if (s->max && n > s->max)
+		return -ENOSPC;
 	while (cap < n)
 		cap *= 2;
+	if (s->max && cap > s->max)
+		cap = s->max;
 	r = realloc(s->r, cap * sizeof(*r));
 	if (r == NULL)
 		return -ENOMEM;
@@ -56,8 +60,10 @@ int64_t idset_add(struct idset *s, uint64_t first, uint64_t last)
 			hi = s->r[j].last;
 	}
 	if (i == j) {
-		if (idset_reserve(s, s->n + 1) < 0)
-			return -ENOMEM;
+		int r = idset_reserve(s, s->n + 1);
+
+		if (r < 0)
+			return r;
 		memmove(&s->r[i + 1], &s->r[i], (s->n - i) * sizeof(*s->r));
 		s->n++;
 	} else {
@@ -85,8 +91,10 @@ int idset_remove(struct idset *s, uint64_t id)
 	} else if (id == r->last) {
 		r->last--;
 	} else {
-		if (idset_reserve(s, s->n + 1) < 0)
-			return -ENOMEM;
+		int e = idset_reserve(s, s->n + 1);
+
+		if (e < 0)
+			return e;
 		r = &s->r[i];
 		memmove(r + 1, r, (s->n - i) * sizeof(*r));
 		s->n++;
@@ -143,5 +151,6 @@ uint64_t idset_prefix(const struct idset *s)
 void idset_free(struct idset *s)
 {
 	free(s->r);
-	memset(s, 0, sizeof(*s));
+	s->r = NULL;
+	s->n = s->cap = 0;
 }

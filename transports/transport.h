@@ -301,6 +301,12 @@ struct lds_transport_ops {
 	 * line for each peer and listener of the kind and serves the others,
 	 * and `ldsd --check` prints it as a warning. */
 	int (*probe)(char *buf, size_t len);
+	/* Optional (NULL: none).  The instance's counts of input it dropped
+	 * (datagrams from unknown sources, malformed or replayed packets...),
+	 * as JSON members `"key":value,...` without braces: each of its
+	 * links' status shows them as "transport_dropped", and the metrics
+	 * export them. */
+	void (*dropped)(struct lds_transport *tp, FILE *out);
 };
 
 /* The most bytes a kind's settings block may take (ops->conf_size). */

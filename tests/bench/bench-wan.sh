@@ -29,6 +29,10 @@
 #                      retransmitted in the sending site (nstat), on stderr
 #   SERIAL=1           iperf3's cells after ldsd's, not beside them (to check
 #                      that the twin links do not disturb each other)
+#   UDP_WAN=0          leaves out issue 20's part (the udp transport against
+#                      striped TCP, iperf3 and UDT4: bench-udp-wan.sh, its own
+#                      knobs UDP_SCENARIOS, UDP_REPS, UDP_LENGTH, UDP_OUTAGE);
+#                      default 1, 0 under QUICK
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/../wan/netbed.sh"
 . "$(dirname "$0")/lib.sh"
@@ -313,23 +317,25 @@ if [ "$SWEEP" -gt 0 ]; then
 fi
 
 # ---- a 30 s black hole: ldsd and iperf3 side by side, on twin links ----------------------------
-# outage_run N: one run; appends a table row to $orows and ldsd's resume
-# time (or 99 if it never resumed or lost data) to $oresumes.  The
-# gateways' logs stay in RESULTS for the breakdown of the resume time.
+# outage_run N STREAMS TAG: one run (the gateways' link: STREAMS and the
+# settings in PEER); appends a table row to $orows and ldsd's resume
+# time (or 99 if it never resumed or lost data) to $oresumes.  Results are
+# RESULTS/TAG*; the gateways' logs stay there for the breakdown of the
+# resume time.
 outage_run() {
-	local r=$1 c lpid ipid t_ip t_down t_up l_resume l_end l_ok i_resume i_err
-	bed 100 0 4
+	local r=$1 tag=$3 c lpid ipid t_ip t_down t_up l_resume l_end l_ok i_resume i_err
+	bed 100 0 "$2"
 	kill "$RECV"
 	wait "$RECV" 2> /dev/null
-	"$BIN/ldsbench" recv -s "$T/clusterB.sock" -i 0.05 --json-stream > "$RESULTS/outage-recv.r$r.json" 2>> "$T/send.err" &
+	"$BIN/ldsbench" recv -s "$T/clusterB.sock" -i 0.05 --json-stream > "$RESULTS/$tag-recv.r$r.json" 2>> "$T/send.err" &
 	RECV=$!
 	PIDS="$PIDS $RECV"
 	sleep 0.3
-	"$BIN/ldsbench" send -s "$T/clusterA.sock" -T clusterB/bench -t 43 -i 0.5 --wait 90 --json-stream > "$RESULTS/outage.ldsd.r$r.json" 2>> "$T/send.err" &
+	"$BIN/ldsbench" send -s "$T/clusterA.sock" -T clusterB/bench -t 43 -i 0.5 --wait 90 --json-stream > "$RESULTS/$tag.ldsd.r$r.json" 2>> "$T/send.err" &
 	lpid=$!
 	PIDS="$PIDS $lpid"
 	t_ip=$(date +%s.%N)
-	netbed_exec s3 iperf3 -c "$(netbed_addr s4)" -p "$IPORT" -P 4 -C bbr -t 43 -i 0.5 -J > "$RESULTS/outage.iperf3.r$r.json" 2>> "$T/send.err" &
+	netbed_exec s3 iperf3 -c "$(netbed_addr s4)" -p "$IPORT" -P 4 -C bbr -t 43 -i 0.5 -J > "$RESULTS/$tag.iperf3.r$r.json" 2>> "$T/send.err" &
 	ipid=$!
 	waited sleep 5
 	t_down=$(date +%s.%N)
@@ -341,21 +347,21 @@ outage_run() {
 	t_up=$(date +%s.%N)
 	wait "$lpid"
 	wait "$ipid"
-	for c in clusterA clusterB; do ctl "$c" status --json > "$RESULTS/outage.$c.r$r.status"; done
+	for c in clusterA clusterB; do ctl "$c" status --json > "$RESULTS/$tag.$c.r$r.status"; done
 	unbed
 	for c in clusterA clusterB; do
 		{ echo "path down at $(date -d "@$t_down" +%T.%3N), up at $(date -d "@$t_up" +%T.%3N)"; cat "$T/$c.log"; } \
-			> "$RESULTS/outage.$c.r$r.log"
+			> "$RESULTS/$tag.$c.r$r.log"
 		: > "$T/$c.log"
 	done
 	# ldsd: the first 50 ms at the receiver with new bytes after the path came back.
 	l_resume=$(jq -r --argjson up "$t_up" 'select(.event == "recv_interval" and .data.bytes > 0 and .data.epoch_s > $up) | .data.epoch_s - $up' \
-		"$RESULTS/outage-recv.r$r.json" | head -1)
-	l_end=$(jq -c 'select(.event == "end") | .data | {error, bytes_sent, receiver, disconnections}' "$RESULTS/outage.ldsd.r$r.json")
+		"$RESULTS/$tag-recv.r$r.json" | head -1)
+	l_end=$(jq -c 'select(.event == "end") | .data | {error, bytes_sent, receiver, disconnections}' "$RESULTS/$tag.ldsd.r$r.json")
 	l_ok=$(echo "$l_end" | jq '.error == null and .receiver.errors == 0 and .receiver.bytes == .bytes_sent')
 	i_resume=$(jq -r --argjson up "$(awk -v u="$t_up" -v s="$t_ip" 'BEGIN {print u - s}')" \
-		'[.intervals[].sum | select(.start >= $up - 0.5 and .bytes > 0)][0].start - $up' "$RESULTS/outage.iperf3.r$r.json" 2> /dev/null)
-	i_err=$(jq -r '.error // empty' "$RESULTS/outage.iperf3.r$r.json" 2> /dev/null)
+		'[.intervals[].sum | select(.start >= $up - 0.5 and .bytes > 0)][0].start - $up' "$RESULTS/$tag.iperf3.r$r.json" 2> /dev/null)
+	i_err=$(jq -r '.error // empty' "$RESULTS/$tag.iperf3.r$r.json" 2> /dev/null)
 	odown=$(awk -v d="$t_down" -v s="$t_ip" 'BEGIN {printf "%.0f", d - s}') oup=$(awk -v u="$t_up" -v s="$t_ip" 'BEGIN {printf "%.0f", u - s}')
 	orows="$orows| $r | $(awk -v r="${l_resume:-}" 'BEGIN {if (r == "") print "never"; else printf "%.2f s", r}') |"
 	orows="$orows $([ "$l_ok" = true ] && echo "none: $(echo "$l_end" | jq .receiver.bytes) bytes verified" || echo "RUN FAILED: $l_end") |"
@@ -365,32 +371,39 @@ outage_run() {
 	oresumes="$oresumes $([ "$l_ok" = true ] && echo "${l_resume:-99}" || echo 99)"
 }
 
-if [ "$OUTAGE" -ge 1 ]; then
-	orows="" oresumes=""
-	rm -f "$RESULTS"/outage*.json "$RESULTS"/outage.*.log "$RESULTS"/outage.*.status
+# outage_table LABEL RUNS STREAMS TAG: RUNS runs of outage_run, their table.
+outage_table() {
+	local label=$1 runs=$2 streams=$3 tag=$4 r orows="" oresumes="" omedian odown oup
+	rm -f "$RESULTS/$tag".*.json "$RESULTS/$tag"-recv.*.json "$RESULTS/$tag".*.log "$RESULTS/$tag".*.status
 	{
 		echo "  \$ ldsbench recv -i 0.05 --json-stream; ldsbench send -T clusterB/bench -t 43 -i 0.5 --wait 90 --json-stream (outage)"
 		echo "  \$ iperf3 -c ADDR -P 4 -C bbr -t 43 -i 0.5 -J (outage)"
 		echo "  \$ wanemu ctl s1-s2 down; wanemu ctl s3-s4 down; sleep 30; wanemu ctl s1-s2 up; wanemu ctl s3-s4 up (outage)"
 	} >> "$T/commands"
-	for r in $(seq 1 "$OUTAGE"); do
-		outage_run "$r"
-		echo "bench-wan: outage run $r: ldsd resumed $(echo "$oresumes" | awk '{print $NF}') s after the path returned"
+	for r in $(seq 1 "$runs"); do
+		outage_run "$r" "$streams" "$tag"
+		echo "bench-wan: $tag run $r: ldsd resumed $(echo "$oresumes" | awk '{print $NF}') s after the path returned"
 	done
 	omedian=$(printf '%s\n' $oresumes | median)
 	echo
 	echo "Outage: 100 ms, ${RATE} Mb/s, a black hole (wanemu ctl down) from $odown s to $oup s of a 43 s transfer;" \
-		"ldsd (4 streams, bbr) and iperf3 -P 4 (bbr) side by side on twin links, $OUTAGE runs."
+		"$label and iperf3 -P 4 (bbr) side by side on twin links, $runs runs."
 	echo
 	echo "| run | ldsd: traffic again after the path returned | ldsd: data lost | ldsd: notes | iperf3 -P 4: traffic again |"
 	echo "|---|---|---|---|---|"
 	printf '%s' "$orows"
 	echo
-	echo "ldsd's resume time, median of $OUTAGE: $(awk -v m="$omedian" 'BEGIN {printf "%.2f s", m}') (target <= 1 s, nothing lost)"
+	echo "ldsd's resume time ($label), median of $runs: $(awk -v m="$omedian" 'BEGIN {printf "%.2f s", m}') (target <= 1 s, nothing lost)"
 	awk -v m="$omedian" 'BEGIN {exit !(m <= 1.0)}' || met_all=0
 	case " $oresumes " in *" 99 "*) met_all=0 ;; esac
-	plot_scenario outage
-fi
+	plot_scenario "$tag"
+}
+
+[ "$OUTAGE" -ge 1 ] && outage_table "ldsd (4 streams, bbr)" "$OUTAGE" 4 outage
+
+# ---- issue 20: the udp transport against striped TCP, iperf3 and UDT4 ------------------------
+. "$(dirname "$0")/bench-udp-wan.sh"
+[ "${UDP_WAN:-$([ "$QUICK" = 1 ] && echo 0 || echo 1)}" != 0 ] && udp_wan_part
 echo
 echo "reproduce: $([ "$QUICK" = 1 ] && echo "QUICK=1 ")tests/bench/bench-wan.sh (as root; SCENARIOS=\"RTT/LOSS ...\" for some)"
 if [ -s "$T/commands" ]; then

@@ -285,6 +285,38 @@ START_TEST(limits)
 }
 END_TEST
 
+/* Fixed while the transport holds some of it (a long path: pings and acks
+ * always in flight): the held bytes stay where they are until given back,
+ * what waits moves to the fixed buffer.  Before, the queue was fixed only
+ * with nothing held, never on a 250 ms path, and took no batch there. */
+START_TEST(queue_fix_held)
+{
+	struct sealq q = { 0 };
+	uint8_t ping[64], pong[64], *before;
+	size_t pn = wire_encode_ping(ping, sizeof(ping), WIRE_PING, 1);
+
+	wire_encode_ping(pong, sizeof(pong), WIRE_PONG, 2);
+	ck_assert_int_eq(sealq_put(&q, ping, pn, 1 << 20), 0);
+	ck_assert_int_eq(sealq_put(&q, pong, pn, 1 << 20), 0);
+	sealq_take(&q, pn);
+	before = q.buf;
+	ck_assert_int_eq(sealq_fix(&q, 1 << 20), 0);
+	ck_assert_ptr_ne(q.buf, before);
+	ck_assert_ptr_eq(q.old, before);
+	ck_assert_mem_eq(before, ping, pn);                              /* held: not moved */
+	ck_assert_uint_eq(sealq_pending(&q), pn);
+	ck_assert_mem_eq(sealq_data(&q), pong, pn);
+	ck_assert(sealq_fits(&q, (1 << 20) - pn));
+	sealq_take(&q, pn);
+	sealq_release(&q, pn);                                           /* the old one first */
+	ck_assert_ptr_null(q.old);
+	ck_assert_uint_eq(q.held, pn);
+	sealq_release(&q, pn);
+	ck_assert_uint_eq(q.held, 0);
+	sealq_free(&q);
+}
+END_TEST
+
 /* The queue holds frames in clear until it has keys, sealed after, in the
  * order queued, within its limit. */
 START_TEST(queue)
@@ -435,6 +467,7 @@ Suite *make_seal_suite(void)
 	tcase_add_test(tc, limits);
 	tcase_add_test(tc, queue);
 	tcase_add_test(tc, queue_ring);
+	tcase_add_test(tc, queue_fix_held);
 	suite_add_tcase(s, tc);
 	return s;
 }

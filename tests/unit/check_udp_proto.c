@@ -19,7 +19,7 @@
 
 START_TEST(test_ranges)
 {
-	struct udp_ranges s;
+	struct idset s;
 	uint64_t len;
 
 	udp_ranges_init(&s, 3);
@@ -30,8 +30,8 @@ START_TEST(test_ranges)
 	ck_assert_uint_eq(s.n, 3);
 	ck_assert_int_eq(udp_ranges_add(&s, 20, 30), 0);          /* touching both: one range */
 	ck_assert_uint_eq(s.n, 2);
-	ck_assert_uint_eq(s.r[0].lo, 10);
-	ck_assert_uint_eq(s.r[0].hi, 40);
+	ck_assert_uint_eq(s.r[0].first, 10);
+	ck_assert_uint_eq(s.r[0].last, 39);
 	ck_assert_int_eq(udp_ranges_add(&s, 5, 65), 0);           /* covering all */
 	ck_assert_uint_eq(s.n, 1);
 	ck_assert(udp_ranges_contains(&s, 5));
@@ -41,11 +41,14 @@ START_TEST(test_ranges)
 	ck_assert_uint_eq(udp_ranges_next_missing(&s, 7, &len), 65);
 	ck_assert_uint_eq(udp_ranges_next_missing(&s, 2, &len), 2);
 	ck_assert_uint_eq(len, 3);
+	ck_assert_uint_eq(udp_ranges_next_missing(&s, 70, &len), 70);
+	ck_assert_uint_eq(len, UINT64_MAX - 70);                   /* nothing above */
 	udp_ranges_remove_below(&s, 30);
-	ck_assert_uint_eq(s.r[0].lo, 30);
+	ck_assert_uint_eq(s.r[0].first, 30);
 	udp_ranges_remove_below(&s, 100);
 	ck_assert_uint_eq(s.n, 0);
 	udp_ranges_free(&s);
+	ck_assert_uint_eq(s.max, 3);                               /* still bounded after a free */
 }
 END_TEST
 

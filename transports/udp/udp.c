@@ -11,6 +11,7 @@
  * handshake are udp_sock.c's, a conn's packets udp_conn.c's.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -323,6 +324,15 @@ static int udp_query(struct lds_tp_conn *c, struct lds_tp_info *info)
 	return 0;
 }
 
+static void udp_dropped(struct lds_transport *tp, FILE *out)
+{
+	const struct udp_stats *st = &tp->stats;
+
+	fprintf(out, "\"bad\":%" PRIu64 ",\"unknown\":%" PRIu64 ",\"replayed\":%" PRIu64 ",\"bad_tokens\":%" PRIu64
+		",\"refused\":%" PRIu64 ",\"retries\":%" PRIu64,
+		st->bad, st->unknown, st->replayed, st->bad_tokens, st->refused, st->retries);
+}
+
 const struct lds_transport_ops udp_transport_ops = {
 	.size = LDS_TP_OPS_SIZE,
 	.name = "udp",
@@ -349,4 +359,5 @@ const struct lds_transport_ops udp_transport_ops = {
 	.query = udp_query,
 	.status = udp_conf_status,
 	.describe = udp_conf_describe,
+	.dropped = udp_dropped,
 };

@@ -63,6 +63,7 @@ struct lds_tp_listener {
 struct udp_stats {
 	uint64_t bad;                    /* failed udp_pkt_open or frame parsing */
 	uint64_t unknown;                /* no conn with that id (or wrong address) */
+	uint64_t replayed;               /* a packet number the conn had seen (or forgotten) */
 	uint64_t retries;                /* RETRYs sent */
 	uint64_t bad_tokens;
 	uint64_t refused;                /* INITs refused for limits */
@@ -127,7 +128,7 @@ struct lds_tp_conn {
 	int answer_close;                /* a packet came while closing: CLOSE again */
 	unsigned close_sends;            /* CLOSEs sent unprompted */
 	uint64_t close_next_ns;          /* when the next goes */
-	uint64_t bytes_sent, bytes_recv, dup_pkts, dropped;
+	uint64_t bytes_sent, bytes_recv, dropped;
 };
 
 uint64_t udp_now_ns(void);

@@ -27,7 +27,7 @@ int udp_rx_record(struct udp_rx *rx, uint64_t pn, int eliciting, uint64_t now_ns
 
 	while ((r = udp_ranges_add(&rx->seen, pn, pn + 1)) == -ENOSPC) {
 		/* Forget the oldest range: its packets count as seen from now on. */
-		rx->floor = rx->seen.r[0].hi;
+		rx->floor = rx->seen.r[0].last + 1;
 		udp_ranges_remove_below(&rx->seen, rx->floor);
 	}
 	if (r < 0)
@@ -46,7 +46,7 @@ int udp_rx_record(struct udp_rx *rx, uint64_t pn, int eliciting, uint64_t now_ns
 
 void udp_ack_encode(struct udp_rx *rx, struct udp_wr *w, uint64_t now_ns)
 {
-	const struct udp_ranges *s = &rx->seen;
+	const struct idset *s = &rx->seen;
 	size_t n = s->n, k;
 	uint64_t delay_us = (now_ns - rx->largest_ns) / 1000;
 
@@ -56,8 +56,8 @@ void udp_ack_encode(struct udp_rx *rx, struct udp_wr *w, uint64_t now_ns)
 	 * then a gap and a length for each further range. */
 	k = 1;
 	{
-		size_t need = 1 + udp_varint_len(s->r[n - 1].hi - 1) + udp_varint_len(delay_us) + 1 +
-			      udp_varint_len(s->r[n - 1].hi - 1 - s->r[n - 1].lo);
+		size_t need = 1 + udp_varint_len(s->r[n - 1].last) + udp_varint_len(delay_us) + 1 +
+			      udp_varint_len(s->r[n - 1].last - s->r[n - 1].first);
 		size_t room = (size_t)(w->end - w->p);
 
 		if (need > room) {
@@ -65,8 +65,8 @@ void udp_ack_encode(struct udp_rx *rx, struct udp_wr *w, uint64_t now_ns)
 			return;
 		}
 		while (k < n && k < UDP_ACK_RANGES_MAX) {
-			const struct udp_range *hi = &s->r[n - k], *lo = &s->r[n - k - 1];
-			size_t more = udp_varint_len(hi->lo - lo->hi - 1) + udp_varint_len(lo->hi - 1 - lo->lo);
+			const struct idrange *hi = &s->r[n - k], *lo = &s->r[n - k - 1];
+			size_t more = udp_varint_len(hi->first - lo->last - 2) + udp_varint_len(lo->last - lo->first);
 
 			if (need + more > room)
 				break;
@@ -75,16 +75,16 @@ void udp_ack_encode(struct udp_rx *rx, struct udp_wr *w, uint64_t now_ns)
 		}
 	}
 	udp_wr_varint(w, UDP_FR_ACK);
-	udp_wr_varint(w, s->r[n - 1].hi - 1);
+	udp_wr_varint(w, s->r[n - 1].last);
 	udp_wr_varint(w, delay_us);
 	udp_wr_varint(w, k - 1);
-	udp_wr_varint(w, s->r[n - 1].hi - 1 - s->r[n - 1].lo);
+	udp_wr_varint(w, s->r[n - 1].last - s->r[n - 1].first);
 	for (size_t i = 1; i < k; i++) {
-		const struct udp_range *hi = &s->r[n - i], *lo = &s->r[n - i - 1];
+		const struct idrange *hi = &s->r[n - i], *lo = &s->r[n - i - 1];
 
 		/* Gap: numbers missing between the ranges, less one (never 0 missing). */
-		udp_wr_varint(w, hi->lo - lo->hi - 1);
-		udp_wr_varint(w, lo->hi - 1 - lo->lo);
+		udp_wr_varint(w, hi->first - lo->last - 2);
+		udp_wr_varint(w, lo->last - lo->first);
 	}
 	rx->unacked = 0;
 	rx->now = 0;

@@ -15,7 +15,7 @@
 
 /* The received side: packet numbers seen, and what the next ACK owes. */
 struct udp_rx {
-	struct udp_ranges seen;
+	struct idset seen;
 	uint64_t floor;             /* packets below were forgotten: taken as duplicates */
 	uint64_t largest;
 	uint64_t largest_ns;        /* when largest arrived, for the ack delay */

@@ -96,6 +96,16 @@ static void update_bw(struct udp_cc *cc)
 			cc->bw = cc->bw_round[i];
 }
 
+/* PROBE_RTT's window: half the BDP (as BBR v2), not BBR v1's 4 packets,
+ * which emptied a long fat path and cost a second of its rate every 10 s
+ * at 200 ms; half still drains the queue that a gain of 2 builds. */
+static uint64_t probe_rtt_cwnd(const struct udp_cc *cc)
+{
+	uint64_t half = udp_cc_bdp(cc) / 2, min_cwnd = (uint64_t)UDP_CC_MIN_CWND_PKTS * cc->mss;
+
+	return half > min_cwnd ? half : min_cwnd;
+}
+
 static void enter_probe_bw(struct udp_cc *cc, uint64_t now_ns)
 {
 	cc->state = UDP_CC_PROBE_BW;
@@ -157,7 +167,7 @@ static void update_state(struct udp_cc *cc, uint64_t rtt_ns, uint64_t in_flight,
 		cc->probe_rtt_done = 0;
 	}
 	if (cc->state == UDP_CC_PROBE_RTT) {
-		if (cc->probe_rtt_done == 0 && in_flight <= (uint64_t)UDP_CC_MIN_CWND_PKTS * cc->mss)
+		if (cc->probe_rtt_done == 0 && in_flight <= probe_rtt_cwnd(cc))
 			cc->probe_rtt_done = now_ns + UDP_CC_PROBE_RTT_NS;
 		if (cc->probe_rtt_done && now_ns >= cc->probe_rtt_done) {
 			cc->min_rtt_stamp = now_ns;
@@ -183,8 +193,8 @@ static void update_controls(struct udp_cc *cc, uint64_t srtt_ns)
 		cc->cwnd += cc->acked_now;
 	if (cc->cwnd < min_cwnd)
 		cc->cwnd = min_cwnd;
-	if (cc->state == UDP_CC_PROBE_RTT && cc->cwnd > min_cwnd)
-		cc->cwnd = min_cwnd;
+	if (cc->state == UDP_CC_PROBE_RTT && cc->cwnd > probe_rtt_cwnd(cc))
+		cc->cwnd = probe_rtt_cwnd(cc);
 	if (cc->bw)
 		rate = (uint64_t)(cc->pacing_gain * (double)cc->bw);
 	else

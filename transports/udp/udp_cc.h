@@ -8,8 +8,8 @@
  * is why it holds its rate on lossy long paths (docs/udp.md explains the
  * choice and its fairness).  States: STARTUP (doubling per round until
  * the bandwidth stops growing), DRAIN (empties the queue STARTUP built),
- * PROBE_BW (a cycle of gains 1.25, 0.75, then 1) and PROBE_RTT (a few
- * packets in flight for 200 ms every 10 s, to see the empty path).
+ * PROBE_BW (a cycle of gains 1.25, 0.75, then 1) and PROBE_RTT (half the
+ * BDP in flight for 200 ms every 10 s, to see the path without the queue).
  * Pure: the time is always a parameter.
  */
 #ifndef LDS_UDP_CC_H

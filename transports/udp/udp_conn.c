@@ -149,7 +149,7 @@ void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_r
 	if (h->type == UDP_PKT_ACCEPT)
 		return;             /* outside the packet number space */
 	if (udp_rx_seen(&c->rx, h->pn)) {
-		c->dup_pkts++;
+		c->tp->stats.replayed++;
 		c->rx.now = 1;      /* our ACK may have been lost */
 		return;
 	}

@@ -1,15 +1,16 @@
 /*
  * udp_pacer.h - spreads a conn's packets at the congestion controller's
- * pacing rate: a token bucket refilled at the rate, holding at most a
- * burst of about two of the host timer's ticks (its resolution is a
- * millisecond) and never less than a few packets.  Pure.
+ * pacing rate: a token bucket refilled at the rate, holding at most 8 ms
+ * of it (the host timer's resolution is a millisecond, and a busy host
+ * runs it late: with 2 ms, every later millisecond was rate lost for
+ * good) and never less than a few packets.  Pure.
  */
 #ifndef LDS_UDP_PACER_H
 #define LDS_UDP_PACER_H
 
 #include <stdint.h>
 
-#define UDP_PACER_BURST_NS 2000000ull
+#define UDP_PACER_BURST_NS 8000000ull
 #define UDP_PACER_BURST_MIN_PKTS 4
 
 struct udp_pacer {

@@ -1,35 +1,62 @@
 /*
- * udp_ranges.h - a sorted set of half-open ranges [lo, hi) of 64-bit
- * numbers: packet numbers received (ACK frames), stream offsets received,
- * acknowledged or to be sent again.  At most max ranges, so a peer that
- * punches holes cannot make it grow without bound.
+ * udp_ranges.h - half-open ranges [lo, hi) of 64-bit numbers: packet
+ * numbers received (ACK frames), stream offsets received, acknowledged or
+ * to be sent again.  Kept in an idset (libclient/idset.h: the same sorted
+ * ranges, inclusive) bounded by its max, so that a peer that punches
+ * holes cannot make one grow without bound; these adapt the bounds.
  */
 #ifndef LDS_UDP_RANGES_H
 #define LDS_UDP_RANGES_H
 
-#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
-struct udp_range {
-	uint64_t lo, hi;            /* [lo, hi), lo < hi */
-};
+#include "libclient/idset.h"
 
-struct udp_ranges {
-	struct udp_range *r;        /* ascending, disjoint, not touching */
-	size_t n, cap;
-	size_t max;                 /* the most ranges ever held */
-};
+static inline void udp_ranges_init(struct idset *s, size_t max)
+{
+	memset(s, 0, sizeof(*s));
+	s->max = max;
+}
 
-void udp_ranges_init(struct udp_ranges *s, size_t max);
-void udp_ranges_free(struct udp_ranges *s);
+static inline void udp_ranges_free(struct idset *s)
+{
+	idset_free(s);
+}
+
 /* Adds [lo, hi), merging with neighbours.  Returns 0, -ENOSPC when it
  * would take a range more than max (nothing added), or -ENOMEM. */
-int udp_ranges_add(struct udp_ranges *s, uint64_t lo, uint64_t hi);
-int udp_ranges_contains(const struct udp_ranges *s, uint64_t x);
+static inline int udp_ranges_add(struct idset *s, uint64_t lo, uint64_t hi)
+{
+	int64_t r = lo < hi ? idset_add(s, lo, hi - 1) : 0;
+
+	return r < 0 ? (int)r : 0;
+}
+
+static inline int udp_ranges_contains(const struct idset *s, uint64_t x)
+{
+	return idset_contains(s, x);
+}
+
 /* Removes every number below x. */
-void udp_ranges_remove_below(struct udp_ranges *s, uint64_t x);
+static inline void udp_ranges_remove_below(struct idset *s, uint64_t x)
+{
+	if (x > 0)
+		idset_remove_upto(s, x - 1);
+}
+
 /* The first number >= from not in the set; *len the length of the gap
  * there (UINT64_MAX - start when no range lies above). */
-uint64_t udp_ranges_next_missing(const struct udp_ranges *s, uint64_t from, uint64_t *len);
+static inline uint64_t udp_ranges_next_missing(const struct idset *s, uint64_t from, uint64_t *len)
+{
+	uint64_t first, last;
+
+	if (!idset_gap(s, from, UINT64_MAX - 1, &first, &last)) {
+		*len = 0;
+		return UINT64_MAX;
+	}
+	*len = last - first + 1;
+	return first;
+}
 
 #endif

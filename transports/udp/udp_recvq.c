@@ -81,9 +81,9 @@ int udp_recvq_insert(struct udp_recvq *q, uint64_t off, const uint8_t *data, siz
 	ring_io(q, off, (uint8_t *)data, len, 1);
 	if (off == q->contig)
 		q->contig = off + len;
-	if (q->above.n && q->above.r[0].lo <= q->contig) {
-		if (q->above.r[0].hi > q->contig)
-			q->contig = q->above.r[0].hi;
+	if (q->above.n && q->above.r[0].first <= q->contig) {
+		if (q->above.r[0].last >= q->contig)
+			q->contig = q->above.r[0].last + 1;
 		udp_ranges_remove_below(&q->above, q->contig);
 	}
 	return 0;

@@ -20,7 +20,7 @@ struct udp_recvq {
 	size_t max_msg;
 	uint64_t base;            /* bytes handed up and done with */
 	uint64_t contig;          /* every byte below is here */
-	struct udp_ranges above;  /* bytes here beyond contig */
+	struct idset above;       /* bytes here beyond contig */
 	int held;                 /* the core holds the message at base */
 	size_t held_len;          /* its payload length */
 	uint8_t *scratch;         /* a message that wraps the ring, made whole */

@@ -144,7 +144,7 @@ void udp_sendq_gather(const struct udp_sendq *q, uint64_t off, uint8_t *dst, siz
 int udp_sendq_next(struct udp_sendq *q, size_t max, uint64_t *off, size_t *len, int *retx)
 {
 	while (q->retx.n) {
-		uint64_t lo = q->retx.r[0].lo, hi = q->retx.r[0].hi, gap;
+		uint64_t lo = q->retx.r[0].first, hi = q->retx.r[0].last + 1, gap;
 
 		/* Skip what was acknowledged since it was lost (a late ACK). */
 		if (lo < q->acked)
@@ -190,8 +190,8 @@ int udp_sendq_acked(struct udp_sendq *q, uint64_t off, size_t len)
 	r = udp_ranges_add(&q->acked_above, off, off + len);
 	if (r < 0)
 		return r;
-	if (q->acked_above.r[0].lo <= q->acked) {
-		q->acked = q->acked_above.r[0].hi;
+	if (q->acked_above.r[0].first <= q->acked) {
+		q->acked = q->acked_above.r[0].last + 1;
 		udp_ranges_remove_below(&q->acked_above, q->acked);
 	}
 	return 0;

@@ -33,8 +33,8 @@ struct udp_sendq {
 	uint64_t end;             /* stream bytes queued */
 	uint64_t next;            /* first byte never sent */
 	uint64_t acked;           /* every byte below is acknowledged */
-	struct udp_ranges acked_above;  /* acknowledged beyond acked */
-	struct udp_ranges retx;   /* to send again */
+	struct idset acked_above; /* acknowledged beyond acked */
+	struct idset retx;        /* to send again */
 	uint64_t peer_max;        /* the peer's window: send below this */
 	uint8_t *owned;           /* the copy made at close (udp_sendq_own) */
 };
