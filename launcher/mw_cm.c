@@ -287,6 +287,20 @@ static int gone_away(struct cm *c)
 	return forfeit(c);
 }
 
+/* Main side: messages to the remote cluster were reported lost: its
+ * gateway restarted without its state, and the cluster's job, which that
+ * gateway started, is most likely gone with it.  What it held goes to
+ * other workers at once; mwlaunch's GONE (or, with on_remote_failure =
+ * "abort", the end of the job) follows, and a cluster that lived on is
+ * back with its next message.  Before, the job ended here, or not,
+ * depending on whether the restart caught a message unacknowledged. */
+static int lost_remote(struct cm *c)
+{
+	fprintf(stderr, "mw: cm (cluster %s): %s: its %llu outstanding tasks go to other workers\n", c->r->cluster,
+		mw_wan_error(c->wan), (unsigned long long)c->held);
+	return c->away || forfeit(c) == 0 ? 0 : -1;
+}
+
 /* Main side: mwlaunch saw the remote cluster end (its mpirun exited, or
  * its gateway lost the job) and says so at once, through the gateway,
  * from this job's own endpoint: the tasks it held go elsewhere now, not
@@ -401,6 +415,8 @@ static int run_main_side(struct cm *c)
 			if (rc == 1)
 				return bye_to_master(c);
 		}
+		if (rc == -ECONNRESET)
+			rc = lost_remote(c);
 		if (rc < 0)
 			return fail(c, "%s", mw_wan_error(c->wan));
 		if (stopping && c->dead)

@@ -229,8 +229,8 @@ int mw_wan_send(struct mw_wan *w, const struct mw_hdr *h, const void *data)
 	return rc < 0 ? rc : 0;
 }
 
-/* LOST or ERROR events mean messages that will never arrive: the run
- * cannot go on without them. */
+/* LOST or ERROR events mean messages that will never arrive: the caller
+ * decides whether the run can go on without them. */
 static int check_events(struct mw_wan *w)
 {
 	struct lds_event ev;
@@ -239,7 +239,7 @@ static int check_events(struct mw_wan *w)
 		snprintf(w->err, sizeof(w->err), "%s: messages %llu..%llu %s: %s", w->peer,
 			 (unsigned long long)ev.first, (unsigned long long)ev.last,
 			 ev.type == LDS_EV_LOST ? "were lost" : "failed", ev.text);
-		return -EPIPE;
+		return ev.type == LDS_EV_LOST ? -ECONNRESET : -EPIPE;
 	}
 	return 0;
 }

@@ -54,8 +54,10 @@ uint64_t mw_wan_bytes_out(struct mw_wan *w);
 uint64_t mw_wan_bytes_in(const struct mw_wan *w);
 
 /* One received message (m->peer 0; payload valid until the next call)
- * and its sender in src: 1, 0 when none, or < 0 (a malformed message,
- * the gateway gone, messages reported lost). */
+ * and its sender in src: 1, 0 when none, -ECONNRESET when messages sent
+ * were reported lost (the peer's gateway restarted without its state;
+ * mw_wan_error says which), or another -errno (a malformed message, the
+ * gateway gone, a send that failed). */
 int mw_wan_poll(struct mw_wan *w, struct mw_msg *m, char src[LDS_NAME_MAX]);
 /* Blocks until the gateway has something for us, at most seconds.
  * 0 or < 0. */

@@ -17,13 +17,18 @@ star_clusters 2 2
 WORKERS=1 MAIN_WORKERS=1 GRAIN=2 PREFETCH=8 write_job 2 "-t 400 --ms 15" 'on_remote_failure = "continue";'
 
 # restart_mid_run NAME: runs the job, restarts gateway NAME once clusterB
-# computes; rc and secs of the job.
+# computes; rc and secs of the job.  The gateway is frozen for a second
+# first, so that messages sent to it wait unacknowledged and its peer
+# reports them lost when it comes back without its state (the main CM
+# once ended the job on that, or not, by the timing of the restart).
 restart_mid_run() {
 	local start mpid
 	start=$(date +%s.%N)
 	mwlaunch_job & mpid=$!
 	PIDS="$PIDS $mpid"
 	wait_log "$T/out" '^\[clusterB:0\] mw: [1-9][0-9]*/' 60 || fail "clusterB did not get going: $(tail "$T/out")"
+	eval "kill -STOP \$PID_$1"
+	sleep 1
 	eval "kill -9 \$PID_$1; wait \$PID_$1 2> /dev/null"
 	start_ldsd "$1"
 	wait "$mpid"; rc=$?
@@ -36,6 +41,8 @@ restart_mid_run clusterB
 grep -q '^\[clusterA:0\] mw_sumcheck: verify: 400 tasks, sum [0-9a-f]*: OK$' "$T/out" || fail "not verified: $(tail -30 "$T/out")"
 grep -q "^mwlaunch: remote cluster clusterB failed (exit 1) .* the job goes on" "$T/out" ||
 	fail "the remote failure was not named: $(tail -30 "$T/out")"
+grep -q "^\[clusterA:[0-9]*\] mw: cm (cluster clusterA): clusterB/cm-[0-9a-f]*: messages [0-9]*\.\.[0-9]* were lost: .*: its [0-9]* outstanding tasks go to other workers$" "$T/out" ||
+	fail "the main CM did not report the lost messages: $(grep -i lost "$T/out")"
 jq -e '.status == "ok" and .clusters[0].report.joined == .clusters[0].report.tasks' "$T/job.json" > /dev/null ||
 	fail "summary: $(cat "$T/job.json")"
 t_remote=$secs
