@@ -19,31 +19,16 @@
  */
 #include <errno.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
 #include <sys/mman.h>
-#include <sys/socket.h>
-#include <sys/un.h>
 
-#include "ldsd/clientsrv.h"
-#include "ldsd/config.h"
-#include "ldsd/daemon.h"
-#include "ldsd/evloop.h"
-#include "ldsd/log.h"
+#include "clientbed.h"
 #include "libclient/clientproto.h"
 #include "libclient/shmring.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-#define CHECK(cond) do { if (!(cond)) abort(); } while (0)
 #define ROUNDS 48
 #define HEAD 17
 
-static struct config cfg;
-static struct daemon d;
-static struct clientsrv *cs;
 
 static struct {
 	int fd, efd_ring;
@@ -143,68 +128,25 @@ static void on_idle(void *arg)
 		evloop_stop(d.ev);
 }
 
-static void on_tick(uint64_t now_ns, void *arg)
-{
-	(void)now_ns;
-	(void)arg;
-}
-
-static void teardown(void)
-{
-	clientsrv_free(cs);
-	evloop_free(d.ev);
-	unlink(cfg.client_socket);
-}
-
 static void setup(void)
 {
-	snprintf(cfg.file, sizeof(cfg.file), "fuzz_shmring");
-	snprintf(cfg.cluster, sizeof(cfg.cluster), "fz");
-	snprintf(cfg.client_socket, sizeof(cfg.client_socket), "/tmp/fuzz_shmring.%d.sock", (int)getpid());
-	cfg.clients = (struct config_clients){ .max_clients = 16, .max_per_user = 16, .hello_timeout = 5.0,
-					       .max_message = 1 << 20, .queue_max = 1 << 16, .input_per_user = 1 << 22,
-					       .shm_ring = SHMRING_MIN, .undelivered_share = 50,
-					       .undelivered_ttl = 0.001 };
-	log_init("fuzz_shmring", 1, LOG_LVL_ERR);
-	d.cfg = &cfg;
-	d.ev = evloop_new();
-	CHECK(d.ev != NULL);
-	cs = clientsrv_new(&d);
-	CHECK(cs != NULL);
-	d.cs = cs;
-	CHECK(evloop_idle_add(d.ev, on_idle, NULL) > 0);
-	CHECK(evloop_tick_add(d.ev, 1, on_tick, NULL) > 0);
-	atexit(teardown);
+	struct config_clients c = { .max_clients = 16, .max_per_user = 16, .hello_timeout = 5.0,
+				    .max_message = 1 << 20, .queue_max = 1 << 16, .input_per_user = 1 << 22,
+				    .shm_ring = SHMRING_MIN, .undelivered_share = 50, .undelivered_ttl = 0.001 };
+
+	bed_setup("fuzz_shmring", &c, on_idle);
 }
 
 static int connect_server(void)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	struct cp_msg m = { .type = CP_HELLO, .version = CP_VERSION, .flags = CP_F_TAKEN | CP_F_SHM };
 	uint8_t buf[256];
 	size_t n;
-	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	int fd = bed_connect();
 
-	CHECK(fd >= 0);
-	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", cfg.client_socket);
-	CHECK(connect(fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
 	n = cp_encode(buf, sizeof(buf), &m);
 	CHECK(n > 0 && write(fd, buf, n) == (ssize_t)n);
 	return fd;
-}
-
-static int clients_connected(void)
-{
-	char buf[4096] = "";
-	FILE *f = fmemopen(buf, sizeof(buf) - 1, "w");
-	const char *p;
-
-	CHECK(f != NULL);
-	clientsrv_status_json(cs, f);
-	fclose(f);
-	p = strstr(buf, "\"clients\":");
-	CHECK(p != NULL);
-	return atoi(p + strlen("\"clients\":"));
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -226,7 +168,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cur.fd = -1;
 	cur.rounds = ROUNDS - 4;
 	CHECK(evloop_run(d.ev) == 0);
-	CHECK(clients_connected() == 0);
+	CHECK(bed_clients_connected() == 0);
 	shmring_unmap(&cur.map);
 	if (cur.efd_ring >= 0)
 		close(cur.efd_ring);
