@@ -25,6 +25,7 @@
 #include <time.h>
 #include <arpa/inet.h>
 
+#include "ldsd/clock.h"
 #include "rdx_int.h"
 
 #define RDMA_RESOLVE_MS 2000        /* address and route resolution, when no connect timeout is set */
@@ -48,14 +49,6 @@ static int rdx_probe(char *buf, size_t len)
 		return -ENODEV;
 	}
 	return 0;
-}
-
-static uint64_t rdx_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 static void rdx_conn_free(struct lds_tp_conn *c);
@@ -418,7 +411,7 @@ static void rdx_on_request(struct lds_transport *tp, struct rdma_cm_id *listen_i
 	id->context = c;
 	c->l = l;
 	c->state = RS_ACCEPTING;
-	c->deadline_ns = rdx_now_ns() + RDMA_CONNECT_MS * 1000000ull;
+	c->deadline_ns = clock_now_ns() + RDMA_CONNECT_MS * 1000000ull;
 	if (rdx_conn_setup(c, &step) < 0) {
 		rdma_reject(id, NULL, 0);
 		rdx_conn_fail(c, -EIO);
@@ -620,7 +613,7 @@ static int rdx_connect_op(struct lds_transport *tp, const char *host, uint16_t p
 		r = -errno;
 		goto fail;
 	}
-	c->deadline_ns = rdx_now_ns() + ms * 1000000ull;
+	c->deadline_ns = clock_now_ns() + ms * 1000000ull;
 	c->state = RS_RESOLVING;
 	*out = c;
 	return 0;

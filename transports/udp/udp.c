@@ -19,14 +19,6 @@
 
 #include "udp.h"
 
-uint64_t udp_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* Frees conns that are done: closed by the core, told, and lingered out. */
 static void reap_finished(struct lds_transport *tp, uint64_t now)
 {
@@ -46,7 +38,7 @@ static void reap_finished(struct lds_transport *tp, uint64_t now)
 static void udp_tick(uint64_t now_ns, void *arg)
 {
 	struct lds_transport *tp = arg;
-	uint64_t now = udp_now_ns();
+	uint64_t now = clock_now_ns();
 
 	for (struct lds_tp_conn *c = tp->conns; c; c = c->next)
 		udp_conn_tick(c, now);
@@ -89,7 +81,7 @@ static int udp_pending(void *arg)
 
 		udp_conn_upcalls(c);
 		if (c->rq.base != base || c->sq.end != end) {
-			udp_conn_flush(c, udp_now_ns());
+			udp_conn_flush(c, clock_now_ns());
 			progress = 1;
 		}
 	}
@@ -181,7 +173,7 @@ static int udp_connect(struct lds_transport *tp, const char *host, uint16_t port
 	struct lds_tp_conn *c;
 	struct sockaddr_storage peer;
 	socklen_t pl = 0;
-	uint64_t now = udp_now_ns();
+	uint64_t now = clock_now_ns();
 	int r;
 
 	udp_conf_get(&uc, o ? o->conf : NULL);
@@ -249,7 +241,7 @@ static int udp_send_msg(struct lds_tp_conn *c, const struct iovec *iov, int iovc
 	r = udp_sendq_push(&c->sq, iov, iovcnt, total, ctx);
 	if (r < 0)
 		return r;
-	udp_conn_flush(c, udp_now_ns());
+	udp_conn_flush(c, clock_now_ns());
 	return 0;
 }
 
@@ -306,7 +298,7 @@ static void udp_close(struct lds_tp_conn *c)
 	c->dead_listed = 1;
 	c->next_dead = tp->dead;
 	tp->dead = c;
-	udp_conn_close(c, udp_now_ns());
+	udp_conn_close(c, clock_now_ns());
 }
 
 static int udp_query(struct lds_tp_conn *c, struct lds_tp_info *info)

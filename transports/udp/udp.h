@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include <sys/socket.h>
 
+#include "ldsd/clock.h"
 #include "transports/transport.h"
 #include "udp_ack.h"
 #include "udp_cc.h"
@@ -130,8 +131,6 @@ struct lds_tp_conn {
 	uint64_t close_next_ns;          /* when the next goes */
 	uint64_t bytes_sent, bytes_recv, dropped;
 };
-
-uint64_t udp_now_ns(void);
 
 /* udp.c */
 void udp_timer_need(struct lds_transport *tp);

@@ -18,7 +18,7 @@ struct lds_tp_conn *udp_conn_new(struct lds_transport *tp, struct udp_sock *s, c
 				 size_t unsent_max)
 {
 	struct lds_tp_conn *c = calloc(1, sizeof(*c));
-	uint64_t now = udp_now_ns();
+	uint64_t now = clock_now_ns();
 
 	if (c == NULL)
 		return NULL;
@@ -66,7 +66,7 @@ void udp_conn_fail(struct lds_tp_conn *c, int err)
 		c->connected_owed = 1;
 	c->state = UDP_ST_FAILED;
 	c->err = err;
-	c->end_ns = udp_now_ns();
+	c->end_ns = clock_now_ns();
 }
 
 /* ---- packets in ------------------------------------------------------- */
@@ -111,7 +111,7 @@ static void take_close(struct lds_tp_conn *c, struct udp_rd *r)
 	if (c->state == UDP_ST_OPEN || c->state == UDP_ST_CONNECTING)
 		udp_conn_fail(c, code == 0 ? -EPIPE : -ECONNRESET);
 	else if (c->state == UDP_ST_LINGER || c->state == UDP_ST_CLOSING)
-		c->end_ns = udp_now_ns();
+		c->end_ns = clock_now_ns();
 }
 
 void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_rd *payload, uint64_t now)

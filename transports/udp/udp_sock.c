@@ -345,7 +345,7 @@ static void sock_event(int fd, unsigned events, void *arg)
 	s->refs++;              /* an upcall may close the last conn on it */
 	/* Bounded so that one busy socket cannot starve the loop. */
 	for (int round = 0; round < 8; round++) {
-		uint64_t now = udp_now_ns();
+		uint64_t now = clock_now_ns();
 		size_t nt = 0;
 		int n;
 
