@@ -17,7 +17,8 @@
 # QUICK=1 shortens everything (make bench-quick); DEAD_SECS=N sets how
 # long the producer sends into the dead link (default 60 s, as issue 2 names; 10 with QUICK).
 # QUICK runs each script once or twice, on fewer cases, so that
-# make bench-quick stays under 3 minutes: a smoke run, not figures of record.
+# make bench-quick takes about 3 minutes (195 s on the 2-core VM, 2026-11-27):
+# a smoke run, not figures of record.
 # Each part says how long it took.
 # Results are printed as Markdown tables to paste into docs/BENCHMARKS.md.
 . "$(dirname "$0")/../integration/lib.sh"
