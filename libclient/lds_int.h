@@ -1,6 +1,7 @@
 /*
- * lds_int.h - internal to liblds: a handle's state, and what lds.c (the
- * connection, the copying calls) and ldszc.c (the zero-copy calls) share.
+ * lds_int.h - internal to liblds: a handle's state, and what ldsio.c (the
+ * connection: frames in, the frame out, waiting), lds.c (the API's
+ * copying calls) and ldszc.c (the zero-copy calls) share.
  * The functions are ldsi_*, which liblds.so does not export (lds.map).
  */
 #ifndef LDS_INT_H
@@ -139,6 +140,11 @@ struct lds {
 	struct lds_stats st;
 };
 
+/* The input buffer of a handle. */
+#define LDSI_IN_SIZE (64u * 1024)
+
+/* ---- ldsio.c: the connection -------------------------------------- */
+
 /* Records the handle's first fatal error; returns it. */
 int ldsi_fail(struct lds *h, int err);
 /* lds.h promises -EAGAIN, not -ETIMEDOUT, when the caller did not wait. */
@@ -150,6 +156,22 @@ typedef int (*ldsi_wait_cond)(const struct lds *h, uint64_t arg);
 int ldsi_wait_for(struct lds *h, ldsi_wait_cond done, uint64_t arg, int64_t deadline);
 /* Nothing is being written or due to be. */
 int ldsi_out_idle(const struct lds *h, uint64_t arg);
+/* One round: waits until the socket is ready or the deadline passes, then
+ * reads and writes what it can.  0, -ETIMEDOUT if nothing became ready,
+ * or a negative errno. */
+int ldsi_pump(struct lds *h, int64_t deadline);
+/* A new event at the end of the handle's queue, or NULL (out of memory). */
+struct lds_event *ldsi_ev_push(struct lds *h);
+/* The frame to write next: m with payload (not copied: it must stay until
+ * written or the frame is cleared).  0 or -errno. */
+int ldsi_out_set(struct lds *h, const struct cp_msg *m, const void *payload, size_t len);
+/* Forgets the frame being written. */
+void ldsi_out_clear(struct outmsg *o);
+/* Writes as much of the pending frame as the connection takes now; the
+ * payload goes straight from its buffer, never copied.  0 or -errno. */
+int ldsi_write_out(struct lds *h);
+
+/* ---- lds.c: the API ------------------------------------------------ */
 
 /* "name" means this cluster's "cluster/name": 0 or -EINVAL. */
 int ldsi_full_dst(const struct lds *h, const char *dst, char out[WIRE_ENDPOINT_MAX + 1]);
