@@ -52,22 +52,6 @@ udp_spec() {
 	esac
 }
 
-# udp_gw CONF STREAMS: a fresh pair of gateways on s1-s2 and a receiver.
-udp_gw() {
-	two_clusters "$2" "$1"
-	"$BIN/ldsbench" recv -s "$T/clusterB.sock" -i 0 -q >> "$T/recv.log" 2>&1 &
-	RECV=$!
-	PIDS="$PIDS $RECV"
-	sleep 0.3
-}
-
-udp_gw_down() {
-	kill "$RECV" "$PID_clusterA" "$PID_clusterB" 2> /dev/null
-	wait "$RECV" "$PID_clusterA" "$PID_clusterB" 2> /dev/null
-	rm -f "$T"/*.sock "$T"/*.ctl
-	PORT=$((PORT + 1))
-}
-
 # The two gateways' CPU seconds so far.
 udp_gw_cpu() { echo "$(cpu_seconds "$PID_clusterA") $(cpu_seconds "$PID_clusterB")" | awk '{print $1 + $2}'; }
 
@@ -77,7 +61,7 @@ udp_gw_cpu() { echo "$(cpu_seconds "$PID_clusterA") $(cpu_seconds "$PID_clusterB
 # status after the runs in RESULTS (the udp conn's cc state: cwnd, RTT).
 udp_cell() {
 	local key=$1 r f c0 c1 v runs="" cpus=""
-	udp_gw "$2" "$3"
+	gateways "$3" "$2"
 	lds auto 1 "$omit" "$RESULTS/$name.$key.r0.json" > /dev/null
 	for r in $(seq 1 "$UDP_REPS"); do
 		f=$RESULTS/$name.$key.r$r.json
@@ -89,7 +73,7 @@ udp_cell() {
 			'select(.event == "end") | .data.bytes_sent | select(. > 0) | $c / (. / 1e9)' "$f")"
 	done
 	ctl clusterA status --json > "$RESULTS/$name.$key.status" 2> /dev/null
-	udp_gw_down
+	gateways_down
 	[ "$UDP_REPS" -gt 1 ] && echo "bench-wan: udp: $name $key runs (Mb/s): $(r1 $runs)"
 	g[$key]=$(printf '%s\n' $runs | grep -v FAIL | median)
 	[ -n "${g[$key]}" ] || g[$key]=FAIL

@@ -95,21 +95,31 @@ bed() {
 	GW_ADDR=$(netbed_addr s2)
 	NS_clusterA=$(netbed_ns s1)
 	NS_clusterB=$(netbed_ns s2)
-	two_clusters "${3:-\"auto\"}" "${PEER:-}"
 	netbed_exec s4 iperf3 -s -p "$IPORT" > /dev/null 2>&1 &
 	disown
+	gateways "${3:-\"auto\"}" "${PEER:-}"
+}
+
+# gateways STREAMS SETTINGS: two gateways on s1 and s2 (the bed's) and an
+# ldsbench receiver at clusterB; gateways_down stops them all.
+gateways() {
+	two_clusters "$1" "$2"
 	"$BIN/ldsbench" recv -s "$T/clusterB.sock" -i 0 -q >> "$T/recv.log" 2>&1 &
 	RECV=$!
 	PIDS="$PIDS $RECV"
 	sleep 0.3
 }
 
-unbed() {
+gateways_down() {
 	kill "$RECV" "$PID_clusterA" "$PID_clusterB" 2> /dev/null
 	wait "$RECV" "$PID_clusterA" "$PID_clusterB" 2> /dev/null
-	netbed_down
 	rm -f "$T"/*.sock "$T"/*.ctl
 	PORT=$((PORT + 1))
+}
+
+unbed() {
+	gateways_down
+	netbed_down
 }
 
 # lds STREAMS SECS OMIT OUT: ldsd goodput (Mb/s) or FAIL; the run's JSON in OUT.
