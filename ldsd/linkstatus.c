@@ -61,6 +61,19 @@ static double link_transport_rtt_ms(const struct link *l)
 	return n ? sum / n : 0.0;
 }
 
+/* The smallest packet size the link's streams send now (datagram kinds:
+ * the path MTU they found); 0 where the transport has none. */
+static unsigned link_transport_mtu(const struct link *l)
+{
+	struct lds_tp_info info;
+	unsigned mtu = 0;
+
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
+		if (stream_query(l->streams[i], &info) && info.mtu && (mtu == 0 || info.mtu < mtu))
+			mtu = info.mtu;
+	return mtu;
+}
+
 /* Our PING samples when there are any (keepalive may be long), else the
  * transport's. */
 static double link_rtt_ms(const struct link *l)
@@ -124,6 +137,8 @@ void link_status_json(const struct link *l, FILE *out)
 		fputc('}', out);
 	}
 	fprintf(out, "],\"failures_total\":%u", l->nfail);
+	if (link_transport_mtu(l))
+		fprintf(out, ",\"transport_mtu\":%u", link_transport_mtu(l));
 	if (l->ops->dropped && l->tp) {
 		fputs(",\"transport_dropped\":{", out);
 		l->ops->dropped(l->tp, out);

@@ -116,6 +116,7 @@ struct lds_tp_info {
 	uint32_t min_rtt_us;   /* its lowest RTT lately: the path without queues; 0 if unknown */
 	uint32_t cwnd;         /* congestion window in packets, 0 if unknown */
 	uint32_t retransmits;  /* transport-level retransmissions so far */
+	uint32_t mtu;          /* datagram kinds: payload bytes per packet now (the path MTU found); 0 if none */
 	char peer[64];         /* "address:port", "[v6 address]:port" */
 };
 

@@ -3,7 +3,8 @@
 # settings printed back by --check; checksummed messages from clusterA to
 # clusterB, each verified once and intact, while the listening gateway is
 # stopped mid-transfer and started again; the link's status names the
-# transport and its settings and reports an RTT.
+# transport and its settings, the packet size the path MTU search found,
+# and reports an RTT.
 . "$(dirname "$0")/lib.sh"
 UDP='transport = "udp"; udp_window = "8M";'
 make_key "$T/key"
@@ -20,8 +21,11 @@ N=80000
 start_pair $N "$RESTART_RECV_OPTS" "$RESTART_SEND_OPTS" -B 64k -T 180
 sleep 1
 st=$(ctl clusterA status --json)
-[ "$(jq -r '.links[0] | "\(.transport) \(.udp_window) \(.udp_mtu)"' <<< "$st")" = "udp 8388608 1232" ] ||
+[ "$(jq -r '.links[0] | "\(.transport) \(.udp_window) \(.udp_mtu) \(.udp_mtu_max)"' <<< "$st")" = "udp 8388608 1232 1472" ] ||
 	fail "status does not report the udp transport and its settings: $st"
+# Loopback carries the largest size the path MTU search tries.
+[ "$(jq -r '.links[0].transport_mtu' <<< "$st")" = 1472 ] ||
+	fail "the conns did not find loopback's packet size (transport_mtu 1472): $st"
 kill -0 "$rpid" 2> /dev/null || fail "the transfer ended before the restart: $(cat "$T/r.out")"
 kill -TERM "$PID_clusterB"; wait "$PID_clusterB" 2>/dev/null
 sleep 2

@@ -76,6 +76,8 @@ START_TEST(test_clean)
 	check_delivery();
 	ck_assert_uint_eq(tp_run.tp->stats.bad, 0);
 	ck_assert_uint_gt(tp_run.info.bytes_sent, 200ull * 100000);
+	/* Loopback carries the largest size the search tries. */
+	ck_assert_uint_eq(tp_run.info.mtu, UDP_MTU_MAX_DEFAULT);
 	tp_run_finish();
 }
 END_TEST
@@ -97,6 +99,26 @@ START_TEST(test_lossy)
 	ck_assert_uint_gt(shim.duplicated, 10);
 	ck_assert_uint_gt(shim.reordered, 10);
 	ck_assert_uint_gt(tp_run.info.retransmits, 0);
+	tp_shim_close(&shim, tp_run.ev);
+	tp_run_finish();
+}
+END_TEST
+
+/* A path that drops datagrams over 1400 bytes (a tunnel): the search
+ * settles within a step below it, and nothing is lost on the way. */
+START_TEST(test_path_mtu)
+{
+	uint16_t sp;
+
+	start(150, UDP_MSG_MAX);
+	sp = tp_shim_open(&shim, tp_run.ev, tp_run.port, 4242);
+	shim.mtu = 1400;
+	tp_run_connect(sp);
+	tp_run_loop();
+	check_delivery();
+	ck_assert_uint_le(tp_run.info.mtu, 1400);
+	ck_assert_uint_gt(tp_run.info.mtu, 1400 - UDP_PMTU_STEP);
+	ck_assert_uint_ge(shim.too_big, UDP_PMTU_TRIES);
 	tp_shim_close(&shim, tp_run.ev);
 	tp_run_finish();
 }
@@ -230,7 +252,8 @@ START_TEST(test_status)
 	ops->status(&uc, f);
 	fclose(f);
 	ck_assert_ptr_nonnull(strstr(buf, "\"udp_mtu\":1232"));
-	ck_assert_ptr_nonnull(strstr(buf, "\"udp_window\":16777216"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"udp_mtu_max\":1472"));
+	ck_assert_ptr_nonnull(strstr(buf, "\"udp_window\":67108864"));
 	ck_assert_ptr_nonnull(strstr(buf, "\"udp_idle_timeout\":30"));
 	free(buf);
 }
@@ -244,6 +267,7 @@ Suite *make_udp_e2e_suite(void)
 	tcase_set_timeout(tc, 90);
 	tcase_add_test(tc, test_clean);
 	tcase_add_test(tc, test_lossy);
+	tcase_add_test(tc, test_path_mtu);
 	tcase_add_test(tc, test_long_path);
 	tcase_add_test(tc, test_close_in_upcall);
 	tcase_add_test(tc, test_refused);

@@ -14,6 +14,7 @@
 #include "transports/udp/udp_ack.h"
 #include "transports/udp/udp_packet.h"
 #include "transports/udp/udp_ranges.h"
+#include "transports/udp/udp_pmtu.h"
 #include "transports/udp/udp_recvq.h"
 #include "transports/udp/udp_sendq.h"
 
@@ -441,6 +442,81 @@ START_TEST(test_recvq_grow)
 }
 END_TEST
 
+/* Probes on a path that carries at most path bytes, the socket refusing
+ * above iface: the size data packets use; the probes it took. */
+static unsigned pmtu_run(struct udp_pmtu *m, unsigned path, unsigned iface, uint64_t now, unsigned *probes)
+{
+	unsigned size, cur = m->cur;
+
+	for (*probes = 0; (size = udp_pmtu_next(m, now)) != 0; (*probes)++) {
+		ck_assert_uint_lt(*probes, 64);
+		ck_assert_uint_gt(size, cur);
+		if (size > iface) {
+			cur = udp_pmtu_lost(m, 1);
+			continue;
+		}
+		udp_pmtu_sent(m, size);
+		ck_assert_uint_eq(udp_pmtu_next(m, now), 0);      /* one at a time */
+		cur = size <= path ? udp_pmtu_acked(m) : udp_pmtu_lost(m, 0);
+		ck_assert_uint_le(cur, path);
+	}
+	return cur;
+}
+
+/* The search: the largest size first, then halving to within a step;
+ * three losses of a size before it is given up, none after EMSGSIZE. */
+START_TEST(test_pmtu_search)
+{
+	struct udp_pmtu m;
+	unsigned probes;
+
+	udp_pmtu_init(&m, 1232, 1472);
+	ck_assert_uint_eq(pmtu_run(&m, 1500, 65535, 0, &probes), 1472);
+	ck_assert_uint_eq(probes, 1);
+	udp_pmtu_init(&m, 1232, 9000);
+	ck_assert_uint_eq(pmtu_run(&m, 9000, 65535, 0, &probes), 9000);
+	udp_pmtu_init(&m, 1232, 9000);
+	ck_assert_uint_ge(pmtu_run(&m, 4000, 65535, 0, &probes), 4000 - UDP_PMTU_STEP);
+	ck_assert_uint_le(probes, 40);
+	ck_assert_uint_ge(m.lost, UDP_PMTU_TRIES);
+	/* Larger than the interface: refused at once, once per size. */
+	udp_pmtu_init(&m, 1232, 9000);
+	ck_assert_uint_ge(pmtu_run(&m, 65535, 1472, 0, &probes), 1472 - UDP_PMTU_STEP);
+	ck_assert_uint_le(m.lost, 10);
+	/* Nothing larger carried: the safe size stays. */
+	udp_pmtu_init(&m, 1232, 1472);
+	ck_assert_uint_eq(pmtu_run(&m, 1240, 65535, 0, &probes), 1232);
+	/* No search when the largest is not above the safe size. */
+	udp_pmtu_init(&m, 1472, 1232);
+	ck_assert_uint_eq(udp_pmtu_next(&m, 0), 0);
+	ck_assert_uint_eq(m.cur, 1472);
+}
+END_TEST
+
+/* A black hole (probe timeouts in a row at the larger size) falls back to
+ * the safe size and searches again; a search that ended below the
+ * largest size starts again after UDP_PMTU_RAISE_NS. */
+START_TEST(test_pmtu_black_hole)
+{
+	struct udp_pmtu m;
+	unsigned probes;
+
+	udp_pmtu_init(&m, 1232, 9000);
+	ck_assert_uint_eq(pmtu_run(&m, 9000, 65535, 0, &probes), 9000);
+	ck_assert_uint_eq(udp_pmtu_on_pto(&m, UDP_PMTU_PTOS - 1), 9000);
+	ck_assert_uint_eq(udp_pmtu_on_pto(&m, UDP_PMTU_PTOS), 1232);
+	ck_assert_uint_ge(pmtu_run(&m, 1500, 65535, 1, &probes), 1500 - UDP_PMTU_STEP);
+	/* Ended below the largest: quiet until the raise timer. */
+	ck_assert_uint_eq(udp_pmtu_next(&m, 2), 0);
+	ck_assert_uint_eq(udp_pmtu_next(&m, UDP_PMTU_RAISE_NS), 0);
+	ck_assert_uint_eq(udp_pmtu_next(&m, 2 + UDP_PMTU_RAISE_NS), 9000);
+	ck_assert_uint_eq(pmtu_run(&m, 9000, 65535, 2 + UDP_PMTU_RAISE_NS, &probes), 9000);
+	/* At the safe size a probe timeout is only an outage. */
+	udp_pmtu_init(&m, 1232, 1232);
+	ck_assert_uint_eq(udp_pmtu_on_pto(&m, 10), 1232);
+}
+END_TEST
+
 START_TEST(test_recvq_bad)
 {
 	struct udp_recvq rq;
@@ -481,6 +557,8 @@ Suite *make_udp_proto_suite(void)
 	tcase_add_test(tc, test_packetize_reassemble);
 	tcase_add_test(tc, test_sendq_retx);
 	tcase_add_test(tc, test_recvq_grow);
+	tcase_add_test(tc, test_pmtu_search);
+	tcase_add_test(tc, test_pmtu_black_hole);
 	tcase_add_test(tc, test_recvq_bad);
 	suite_add_tcase(s, tc);
 	return s;

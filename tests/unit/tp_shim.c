@@ -61,6 +61,10 @@ static void shim_pass(struct tp_shim *s, int dir, const uint8_t *b, size_t n)
 {
 	unsigned r = (unsigned)rand_r(&s->seed) % 1000;
 
+	if (s->mtu && n > s->mtu) {
+		s->too_big++;
+		return;
+	}
 	if (r < s->loss) {
 		s->dropped++;
 		return;

@@ -21,7 +21,8 @@
 struct tp_shim {
 	unsigned loss, dup, reorder;     /* per mille; set after tp_shim_open */
 	uint64_t delay_ns;               /* one way, both ways: a long path */
-	unsigned dropped, duplicated, reordered, passed;   /* what it did */
+	size_t mtu;                      /* datagrams larger are dropped (too_big); 0: any size */
+	unsigned dropped, duplicated, reordered, passed, too_big;   /* what it did */
 	/* Private. */
 	int front, back;                 /* the client's side, the server's side */
 	struct sockaddr_in client;

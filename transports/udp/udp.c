@@ -210,8 +210,8 @@ static void udp_set_userdata(struct lds_tp_conn *c, void *ud)
  * serves: the whole receive window opens, grown to the link's
  * `udp_window` (an accepted conn is made with the smallest, as its
  * listener serves every peer on its address and grants only
- * UDP_WINDOW_PREAUTH before the core's handshake), the link's rate cap
- * and idle timeout apply. */
+ * UDP_WINDOW_PREAUTH before the core's handshake), the link's rate cap,
+ * idle timeout and packet sizes apply. */
 static int udp_set_opts(struct lds_tp_conn *c, const struct lds_tp_opts *o)
 {
 	struct udp_conf uc;
@@ -223,6 +223,7 @@ static int udp_set_opts(struct lds_tp_conn *c, const struct lds_tp_opts *o)
 	c->conf.idle_timeout = uc.idle_timeout;
 	if (o->unsent_max)
 		c->unsent_max = o->unsent_max;
+	udp_conn_mtu_conf(c, uc.mtu, uc.mtu_max);
 	return udp_recvq_grow(&c->rq, uc.window);
 }
 
@@ -315,6 +316,7 @@ static int udp_query(struct lds_tp_conn *c, struct lds_tp_info *info)
 	}
 	info->cwnd = (uint32_t)(c->cc.cwnd / c->conf.mtu);
 	info->retransmits = (uint32_t)c->rec.retransmits;
+	info->mtu = c->conf.mtu;
 	snprintf(info->peer, sizeof(info->peer), "%s", c->peer_name);
 	return 0;
 }

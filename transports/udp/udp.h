@@ -22,6 +22,7 @@
 #include "udp_conf.h"
 #include "udp_pacer.h"
 #include "udp_packet.h"
+#include "udp_pmtu.h"
 #include "udp_recovery.h"
 #include "udp_recvq.h"
 #include "udp_sendq.h"
@@ -123,6 +124,7 @@ struct lds_tp_conn {
 	struct udp_recovery rec;
 	struct udp_cc cc;
 	struct udp_pacer pacer;
+	struct udp_pmtu pmtu;            /* the packet size: conf.mtu follows it */
 	uint64_t last_recv_ns, last_eliciting_ns, end_ns;
 	uint64_t advertised;             /* the window's end last told the peer */
 	int probe;                       /* probes owed after a probe timeout */
@@ -134,6 +136,9 @@ struct lds_tp_conn {
 
 /* udp.c */
 void udp_timer_need(struct lds_transport *tp);
+
+/* udp_conn.c */
+void udp_conn_mtu_conf(struct lds_tp_conn *c, unsigned mtu, unsigned mtu_max);
 
 /* udp_sock.c */
 int udp_sock_open(struct lds_transport *tp, const char *host, uint16_t port, int passive, const struct udp_conf *uc,

@@ -12,6 +12,8 @@
 const struct lds_tp_option udp_options[] = {
 	{ .name = "udp_mtu", .type = LDS_TP_OPT_UINT, .off = offsetof(struct udp_conf, mtu),
 	  .size = sizeof(unsigned), .min = UDP_INIT_MIN, .max = UDP_PKT_MAX },
+	{ .name = "udp_mtu_max", .type = LDS_TP_OPT_UINT, .off = offsetof(struct udp_conf, mtu_max),
+	  .size = sizeof(unsigned), .min = UDP_INIT_MIN, .max = UDP_PKT_MAX },
 	{ .name = "udp_window", .type = LDS_TP_OPT_BYTES, .off = offsetof(struct udp_conf, window),
 	  .size = sizeof(size_t), .min = UDP_WINDOW_MIN, .max = 1ull << 30 },
 	{ .name = "udp_rate_max", .type = LDS_TP_OPT_BYTES, .off = offsetof(struct udp_conf, rate_max),
@@ -28,6 +30,7 @@ void udp_conf_defaults(void *conf)
 	struct udp_conf *uc = conf;
 
 	uc->mtu = UDP_MTU_DEFAULT;
+	uc->mtu_max = UDP_MTU_MAX_DEFAULT;
 	uc->window = UDP_WINDOW_DEFAULT;
 	uc->rate_max = 0;
 	uc->buffer = UDP_BUFFER_DEFAULT;
@@ -61,15 +64,18 @@ void udp_conf_status(const void *conf, FILE *out)
 {
 	const struct udp_conf *uc = conf;
 
-	fprintf(out, ",\"udp_mtu\":%u,\"udp_window\":%zu,\"udp_rate_max\":%zu,\"udp_buffer\":%zu,\"udp_idle_timeout\":%g",
-		uc->mtu, uc->window, uc->rate_max, uc->buffer, uc->idle_timeout);
+	fprintf(out, ",\"udp_mtu\":%u,\"udp_mtu_max\":%u,\"udp_window\":%zu,\"udp_rate_max\":%zu,\"udp_buffer\":%zu,\"udp_idle_timeout\":%g",
+		uc->mtu, uc->mtu_max, uc->window, uc->rate_max, uc->buffer, uc->idle_timeout);
 }
 
 const char *udp_conf_describe(const void *conf, char *buf, size_t len)
 {
 	const struct udp_conf *uc = conf;
 
-	snprintf(buf, len, "udp mtu %u", uc->mtu);
+	if (uc->mtu_max > uc->mtu)
+		snprintf(buf, len, "udp mtu %u..%u", uc->mtu, uc->mtu_max);
+	else
+		snprintf(buf, len, "udp mtu %u", uc->mtu);
 	return buf;
 }
 

@@ -1,5 +1,5 @@
 /*
- * udp_conf.h - the UDP transport's peer settings (udp_mtu, udp_window,
+ * udp_conf.h - the UDP transport's peer settings (udp_mtu, udp_mtu_max, udp_window,
  * udp_rate_max, udp_buffer, udp_idle_timeout); private to
  * transports/udp/ (the core sees only the option table).
  */
@@ -13,13 +13,15 @@
 
 #define UDP_MSG_MAX ((4u << 20) + 64)       /* caps.max_msg: 4 MiB and a header */
 #define UDP_MTU_DEFAULT 1232                /* IPv6's minimum link MTU less IP and UDP headers */
-#define UDP_WINDOW_DEFAULT (16u << 20)
+#define UDP_MTU_MAX_DEFAULT 1472            /* Ethernet's 1500 less IPv4 and UDP headers */
+#define UDP_WINDOW_DEFAULT (64u << 20)
 #define UDP_WINDOW_MIN (UDP_MSG_MAX + 4 + 65536)   /* a whole message must fit */
 #define UDP_BUFFER_DEFAULT (4u << 20)
 #define UDP_IDLE_DEFAULT 30.0
 
 struct udp_conf {
-	unsigned mtu;             /* UDP payload bytes per packet */
+	unsigned mtu;             /* UDP payload bytes per packet: the safe size, where the search starts */
+	unsigned mtu_max;         /* the largest the path MTU search tries; <= mtu: no search */
 	size_t window;            /* receive window: stream bytes the peer may send ahead */
 	size_t rate_max;          /* bytes/s, 0: no cap */
 	size_t buffer;            /* SO_SNDBUF and SO_RCVBUF */

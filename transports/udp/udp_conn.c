@@ -35,6 +35,7 @@ struct lds_tp_conn *udp_conn_new(struct lds_transport *tp, struct udp_sock *s, c
 	c->lcid |= 1;                   /* 0 names no conn (an INIT's destination) */
 	udp_cc_init(&c->cc, uc->mtu, uc->rate_max, now);
 	udp_pacer_init(&c->pacer, c->cc.pacing_rate, uc->mtu, now);
+	udp_pmtu_init(&c->pmtu, uc->mtu, uc->mtu_max);
 	c->last_recv_ns = c->last_eliciting_ns = now;
 	c->sock = s;
 	udp_sock_add_conn(s, c);
@@ -69,6 +70,27 @@ void udp_conn_fail(struct lds_tp_conn *c, int err)
 	c->end_ns = clock_now_ns();
 }
 
+/* ---- packet size -------------------------------------------------------- */
+
+/* Data packets of this size from now on (the path MTU search's word). */
+static void set_mtu(struct lds_tp_conn *c, unsigned mtu)
+{
+	if (mtu == c->conf.mtu)
+		return;
+	c->conf.mtu = mtu;
+	c->cc.mss = mtu;
+	udp_pacer_set_rate(&c->pacer, c->cc.pacing_rate, mtu);
+}
+
+/* The link's sizes (an accepted conn was made with its listener's). */
+void udp_conn_mtu_conf(struct lds_tp_conn *c, unsigned mtu, unsigned mtu_max)
+{
+	if (c->pmtu.base == mtu && c->pmtu.max == mtu_max)
+		return;
+	udp_pmtu_init(&c->pmtu, mtu, mtu_max);
+	set_mtu(c, mtu);
+}
+
 /* ---- packets in ------------------------------------------------------- */
 
 static void on_acked(void *arg, const struct udp_sent *p, uint64_t now_ns)
@@ -77,6 +99,8 @@ static void on_acked(void *arg, const struct udp_sent *p, uint64_t now_ns)
 
 	if (p->len && udp_sendq_acked(&c->sq, p->off, p->len) < 0)
 		udp_conn_fail(c, -ENOMEM);
+	if (p->flags & UDP_SENT_PMTU)
+		set_mtu(c, udp_pmtu_acked(&c->pmtu));
 	udp_cc_on_acked(&c->cc, p, now_ns);
 }
 
@@ -84,6 +108,10 @@ static void on_lost(void *arg, const struct udp_sent *p)
 {
 	struct lds_tp_conn *c = arg;
 
+	if (p->flags & UDP_SENT_PMTU) {
+		set_mtu(c, udp_pmtu_lost(&c->pmtu, 0));
+		return;
+	}
 	if (p->len && udp_sendq_lost(&c->sq, p->off, p->len) < 0)
 		udp_conn_fail(c, -ENOMEM);
 	udp_cc_on_lost(&c->cc, p);
@@ -293,6 +321,48 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 	return held ? 2 : 1;
 }
 
+/* A path MTU probe: a PING padded to size, in a send of its own, so that
+ * the socket's EMSGSIZE (larger than the interface) speaks of it only. */
+static void send_pmtu_probe(struct lds_tp_conn *c, unsigned size, uint64_t now)
+{
+	uint8_t *buf = c->tp->obuf[0];
+	struct udp_wr w = { buf + UDP_HDR_LEN, buf + size, 0 };
+	struct udp_sent *p;
+	uint64_t pn;
+	int r, err;
+
+	p = udp_rec_next(&c->rec, &pn);
+	if (p == NULL) {
+		udp_conn_fail(c, -ENOMEM);
+		return;
+	}
+	udp_wr_varint(&w, UDP_FR_PING);
+	memset(w.p, UDP_FR_PADDING, (size_t)(w.end - w.p));
+	hdr(c, buf, UDP_PKT_DATA, pn);
+	c->tp->olen[0] = size;
+	udp_pkt_seal(buf, size);
+	p->time_ns = now;
+	p->off = 0;
+	p->len = 0;
+	p->size = (uint16_t)size;
+	p->flags = UDP_SENT_ELICITING | UDP_SENT_INFLIGHT | UDP_SENT_PMTU;
+	udp_cc_on_send(&c->cc, p, c->rec.in_flight, now);
+	udp_rec_commit(&c->rec, p);
+	r = udp_sock_send(c, 1);
+	err = errno;
+	if (r == 1) {
+		udp_pmtu_sent(&c->pmtu, size);
+		udp_pacer_spend(&c->pacer, size);
+		c->bytes_sent += size;
+		return;
+	}
+	(void)udp_rec_unsend(&c->rec, pn);
+	if (r < 0)
+		udp_conn_fail(c, r);
+	else if (err == EMSGSIZE)
+		set_mtu(c, udp_pmtu_lost(&c->pmtu, 1));
+}
+
 /* Sends the batch built so far; what the socket refused goes again. */
 static int send_batch(struct lds_tp_conn *c, size_t n, const uint64_t *pns)
 {
@@ -317,12 +387,18 @@ void udp_conn_flush(struct lds_tp_conn *c, uint64_t now)
 {
 	uint64_t pns[UDP_BATCH];
 	size_t n = 0;
+	unsigned probe;
 	int r = 1;
 
 	if (c->state != UDP_ST_OPEN && c->state != UDP_ST_LINGER)
 		return;
 	if (c->pacer.rate != c->cc.pacing_rate)
 		udp_pacer_set_rate(&c->pacer, c->cc.pacing_rate, c->conf.mtu);
+	/* Probes only while acknowledgements flow: one lost in an outage
+	 * says nothing of its size. */
+	probe = udp_pmtu_next(&c->pmtu, now);
+	if (probe && c->rec.pto_count == 0 && c->rec.have_rtt && c->rec.in_flight + probe <= c->cc.cwnd)
+		send_pmtu_probe(c, probe, now);
 	/* Bounded: a fast path yields to the loop every few batches. */
 	for (int k = 0; k < 4 * UDP_BATCH && c->state != UDP_ST_FAILED; k++) {
 		r = build(c, n, now, &pns[n]);
@@ -402,6 +478,7 @@ void udp_conn_tick(struct lds_tp_conn *c, uint64_t now)
 		if (old && old->len && udp_sendq_lost(&c->sq, old->off, old->len) < 0)
 			udp_conn_fail(c, -ENOMEM);
 		c->probe = 1;
+		set_mtu(c, udp_pmtu_on_pto(&c->pmtu, c->rec.pto_count));
 	}
 	if (now - c->last_eliciting_ns >= idle / 3)
 		c->probe = 1;       /* keepalive */

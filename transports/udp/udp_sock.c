@@ -425,6 +425,13 @@ int udp_sock_open(struct lds_transport *tp, const char *host, uint16_t port, int
 	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
 	/* Coalesced receives where the kernel offers them (sock_event splits them). */
 	(void)setsockopt(fd, IPPROTO_UDP, UDP_GRO, &(int){ 1 }, sizeof(int));
+	/* Don't fragment, and no size from the kernel's PMTU cache (ICMP):
+	 * the transport finds the path's size itself (udp_pmtu.h), and a
+	 * probe fragmented on the way would prove nothing. */
+	if (res->ai_family == AF_INET6)
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_MTU_DISCOVER, &(int){ IPV6_PMTUDISC_PROBE }, sizeof(int));
+	else
+		(void)setsockopt(fd, IPPROTO_IP, IP_MTU_DISCOVER, &(int){ IP_PMTUDISC_PROBE }, sizeof(int));
 	*step = passive ? "bind" : "connect";
 	if (passive ? bind(fd, res->ai_addr, res->ai_addrlen) : connect(fd, res->ai_addr, res->ai_addrlen))
 		r = -errno;
