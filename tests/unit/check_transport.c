@@ -276,7 +276,8 @@ START_TEST(test_status_keys)
 	mem_transport_ops.status(tcfg.peers[0].tp_conf, f);
 	fclose(f);
 	ck_assert_str_eq(tcp->describe(tcfg.peers[0].tp_conf, words, sizeof(words)), "reno");
-	ck_assert_msg(strncmp(buf, ",\"congestion\":\"reno\",\"tcp_buffer\":65536,\"mem_window\":", 51) == 0, "%s", buf);
+	ck_assert_msg(strncmp(buf, ",\"congestion\":\"reno\",\"tcp_buffer\":65536,\"zerocopy\":false,"
+			   "\"zerocopy_min\":16384,\"mem_window\":", 91) == 0, "%s", buf);
 	free(buf);
 }
 END_TEST
