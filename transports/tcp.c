@@ -34,7 +34,7 @@ struct lds_transport {
 	int reserve_fd;              /* freed to accept and drop a connection when out of descriptors; -1: none */
 	int pending_id;              /* the host's before-sleep hook that frees closed conns */
 	struct lds_tp_conn *dead;    /* closed conns not yet freed */
-	struct lds_tp_conn *grace;   /* closed conns reset with zero-copy sends held (tcp_close) */
+	struct lds_tp_conn *closing; /* closed conns waiting for their zero-copy completions (tcp_close) */
 	char step[64];               /* the last failed step, for messages (transport.h: connect) */
 };
 
@@ -47,7 +47,7 @@ struct lds_tp_conn {
 	void *ud;
 	uint64_t sent, recvd;
 	struct tcp_zc zc;            /* zerocopy: sends the kernel may still read */
-	int zc_timer;                /* closed with such sends: the grace before it is freed */
+	int zc_timer, zc_fd, zc_polls;  /* closed with such sends: tcp_zc_closing */
 	char peer[64];
 	struct lds_tp_conn *next_dead;
 };
@@ -100,12 +100,13 @@ static int tcp_init(struct lds_transport **out, const struct lds_tp_host *host, 
 	return 0;
 }
 
-static void tcp_zc_grace_over(uint64_t now_ns, void *arg);
+static void tcp_zc_let_go(struct lds_tp_conn *c);
 
 static void tcp_fini(struct lds_transport *tp)
 {
-	while (tp->grace)
-		tcp_zc_grace_over(0, tp->grace);
+	/* The instance ends (the daemon exits): no waiting for completions. */
+	while (tp->closing)
+		tcp_zc_let_go(tp->closing);
 	tcp_reap(tp);
 	tp->host.pending_del(tp->host.ctx, tp->pending_id);
 	if (tp->reserve_fd >= 0)
@@ -178,15 +179,25 @@ static int tcp_conn_watch(struct lds_tp_conn *c)
 	return c->tp->host.watch(c->tp->host.ctx, c->fd, ev, tcp_conn_event, c);
 }
 
-/* A conn's grace after its reset is over: freed like any closed conn. */
-static void tcp_zc_grace_over(uint64_t now_ns, void *arg)
+/*
+ * A conn closed while the kernel still reads some of its zero-copy sends
+ * would go on sending from pages that the core frees once told closed,
+ * for as long as the peer takes to acknowledge them: it is reset instead
+ * (connect to AF_UNSPEC: an RST, and the kernel drops its send queue),
+ * its socket kept open, and its error queue read every TCP_ZC_POLL_MS
+ * until every held send has completed - also those a NIC or a pacing
+ * queue still had - or TCP_ZC_WAIT_MS passed; only then is it closed and
+ * the core told.  No fd watch: a reset socket polls as hung up, always.
+ */
+#define TCP_ZC_POLL_MS 10
+#define TCP_ZC_WAIT_MS 2000
+
+static void tcp_zc_let_go(struct lds_tp_conn *c)
 {
-	struct lds_tp_conn *c = arg;
+	struct lds_tp_conn **p = &c->tp->closing;
 
-	struct lds_tp_conn **p = &c->tp->grace;
-
-	(void)now_ns;
 	c->tp->host.timer_del(c->tp->host.ctx, c->zc_timer);
+	close(c->zc_fd);
 	while (*p != c)
 		p = &(*p)->next_dead;
 	*p = c->next_dead;
@@ -194,34 +205,42 @@ static void tcp_zc_grace_over(uint64_t now_ns, void *arg)
 	c->tp->dead = c;
 }
 
-/*
- * A conn whose zero-copy sends the kernel still holds would go on
- * sending from pages the core frees once told closed, for as long as the
- * peer takes to acknowledge them (retransmissions included): it is reset
- * instead (SO_LINGER 0: the kernel drops its send queue at close), and
- * the core told closed only TCP_ZC_GRACE_MS later, when a packet already
- * handed to the NIC has surely been sent.
- */
-#define TCP_ZC_GRACE_MS 100
+static void tcp_zc_closing(uint64_t now_ns, void *arg)
+{
+	struct lds_tp_conn *c = arg;
+
+	tcp_zc_drain(&c->zc, c->zc_fd);
+	while (tcp_zc_release(&c->zc) > 0)
+		;
+	c->zc_polls++;
+	(void)now_ns;
+	if (c->zc.n == 0 || c->zc_polls * TCP_ZC_POLL_MS >= TCP_ZC_WAIT_MS)
+		tcp_zc_let_go(c);
+}
+
+/* 0 if c waits for its completions now (tcp_zc_closing), else -1. */
+static int tcp_zc_close(struct lds_tp_conn *c)
+{
+	struct sockaddr reset = { .sa_family = AF_UNSPEC };
+
+	c->zc_timer = c->tp->host.timer_add(c->tp->host.ctx, TCP_ZC_POLL_MS, tcp_zc_closing, c);
+	if (c->zc_timer < 0)
+		return -1;
+	(void)connect(c->fd, &reset, sizeof(reset));
+	c->zc_fd = c->fd;
+	c->fd = -1;
+	c->next_dead = c->tp->closing;
+	c->tp->closing = c;
+	return 0;
+}
 
 static void tcp_close(struct lds_tp_conn *c)
 {
-	struct linger reset = { .l_onoff = 1, .l_linger = 0 };
-	int held = c->zc.n > 0;
-
 	c->tp->host.unwatch(c->tp->host.ctx, c->fd);
-	if (held)
-		(void)setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+	if (c->zc.n > 0 && tcp_zc_close(c) == 0)
+		return;
 	close(c->fd);
 	c->fd = -1;
-	if (held) {
-		c->zc_timer = c->tp->host.timer_add(c->tp->host.ctx, TCP_ZC_GRACE_MS, tcp_zc_grace_over, c);
-		if (c->zc_timer > 0) {
-			c->next_dead = c->tp->grace;
-			c->tp->grace = c;
-			return;
-		}
-	}
 	c->next_dead = c->tp->dead;
 	c->tp->dead = c;
 }
