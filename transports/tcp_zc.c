@@ -25,22 +25,24 @@ int tcp_zc_enable(struct tcp_zc *z, int fd, size_t min)
 	return 0;
 }
 
-/* Room for one more held send. */
+/* Room for one more held send at q[head + n]: the live ones moved to the
+ * front, or the array doubled. */
 static int zc_room(struct tcp_zc *z)
 {
-	if (z->n == z->cap) {
-		size_t cap = z->cap ? 2 * z->cap : 64;
-		struct tcp_zc_send *q = malloc(cap * sizeof(*q));
+	struct tcp_zc_send *q;
 
-		if (q == NULL)
-			return -ENOMEM;
-		for (size_t i = 0; i < z->n; i++)
-			q[i] = z->q[(z->head + i) % z->cap];
-		free(z->q);
-		z->q = q;
-		z->cap = cap;
+	if (z->head + z->n < z->cap)
+		return 0;
+	if (z->head > 0) {
+		memmove(z->q, z->q + z->head, z->n * sizeof(*z->q));
 		z->head = 0;
+		return 0;
 	}
+	q = realloc(z->q, (z->cap ? 2 * z->cap : 64) * sizeof(*q));
+	if (q == NULL)
+		return -ENOMEM;
+	z->q = q;
+	z->cap = z->cap ? 2 * z->cap : 64;
 	return 0;
 }
 
@@ -77,8 +79,7 @@ ssize_t tcp_zc_sendmsg(struct tcp_zc *z, int fd, struct msghdr *mh, int flags, i
 	}
 	/* A copied send needs holding only behind a zero-copy one. */
 	if (zc || z->n > 0) {
-		z->q[(z->head + z->n++) % z->cap] =
-			(struct tcp_zc_send){ .id = zc ? z->next_id : 0, .zc = zc, .bytes = (size_t)n };
+		z->q[z->head + z->n++] = (struct tcp_zc_send){ .id = zc ? z->next_id : 0, .zc = zc, .bytes = (size_t)n };
 		*held = 1;
 	}
 	if (zc) {
@@ -92,7 +93,7 @@ ssize_t tcp_zc_sendmsg(struct tcp_zc *z, int fd, struct msghdr *mh, int flags, i
 static void zc_complete(struct tcp_zc *z, uint32_t lo, uint32_t hi, int copied)
 {
 	for (size_t i = 0; i < z->n; i++) {
-		struct tcp_zc_send *s = &z->q[(z->head + i) % z->cap];
+		struct tcp_zc_send *s = &z->q[z->head + i];
 
 		if (s->zc && !s->done && (uint32_t)(s->id - lo) <= (uint32_t)(hi - lo)) {
 			s->done = 1;
@@ -133,8 +134,7 @@ size_t tcp_zc_release(struct tcp_zc *z)
 
 	if (z->n == 0 || (s->zc && !s->done))
 		return 0;
-	z->head = (z->head + 1) % z->cap;
-	z->n--;
+	z->head = --z->n > 0 ? z->head + 1 : 0;
 	return s->bytes;
 }
 

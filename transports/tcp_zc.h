@@ -31,7 +31,7 @@ struct tcp_zc {
 	int on;                     /* SO_ZEROCOPY is set */
 	size_t min;                 /* smaller sends are copied */
 	uint32_t next_id;           /* the number the kernel gives the next zero-copy send */
-	struct tcp_zc_send *q;      /* held sends, oldest at head (a ring of cap) */
+	struct tcp_zc_send *q;      /* held sends: q[head .. head + n), oldest first; cap allocated */
 	size_t head, n, cap;
 	uint64_t sends, completed, copied, refused;
 };
