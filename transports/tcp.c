@@ -254,15 +254,22 @@ static void tcp_conn_drop(struct lds_tp_conn *c)
 	free(c);
 }
 
-/* zerocopy on: the setting asks for it and the core can be told when the
- * kernel is done with a send.  Where the kernel refuses, sends are copied
- * (tcp_conf_check said so already). */
+/* zerocopy on where the setting asks for it and the core can be told when
+ * the kernel is done with a send; where the kernel refuses, sends are
+ * copied (tcp_conf_check said so already).  An accepted conn gets the
+ * listener's settings, then its link's (set_opts, before the stream is up
+ * and holds anything): off again if the link's say so. */
 static void tcp_zc_setup(struct lds_tp_conn *c, const struct lds_tp_opts *o)
 {
 	const struct tcp_conf *tc = o ? o->conf : NULL;
+	int want = tc && tc->zerocopy && c->tp->up.released;
 
-	if (tc && tc->zerocopy && !c->zc.on && c->tp->up.released)
+	if (want && !c->zc.on)
 		(void)tcp_zc_enable(&c->zc, c->fd, tc->zerocopy_min);
+	else if (want)
+		c->zc.min = tc->zerocopy_min;
+	else if (c->zc.on && c->zc.n == 0)
+		c->zc.on = 0;
 }
 
 /* The kernel's completions of zero-copy sends: the sends they free given
