@@ -367,6 +367,7 @@ const struct lds_tp_upcalls link_upcalls = {
 	.readable = stream_readable,
 	.writable = stream_writable,
 	.sent = stream_sent,
+	.released = stream_released,
 	.closed = stream_closed,
 };
 

@@ -96,6 +96,28 @@ static double link_downtime(const struct link *l)
 	return l->downtime + (l->down_since > 0 ? clock_wall_s() - l->down_since : 0);
 }
 
+/* Zero-copy sends of the streams up now (a transport with send_holds). */
+static void link_zc_json(const struct link *l, FILE *out)
+{
+	struct lds_tp_info info;
+	uint64_t sends = 0, done = 0, copied = 0, refused = 0;
+
+	if (l->ops->send_holds == NULL)
+		return;
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
+		if (!stream_query(l->streams[i], &info))
+			continue;
+		sends += info.zc_sends;
+		done += info.zc_completed;
+		copied += info.zc_copied;
+		refused += info.zc_refused;
+	}
+	fprintf(out,
+		",\"zerocopy\":{\"sends\":%" PRIu64 ",\"completed\":%" PRIu64 ",\"copied\":%" PRIu64
+		",\"refused\":%" PRIu64 "}",
+		sends, done, copied, refused);
+}
+
 void link_status_json(const struct link *l, FILE *out)
 {
 	const struct sendbuf *sb = &l->sb;
@@ -109,6 +131,7 @@ void link_status_json(const struct link *l, FILE *out)
 	if (l->ops->status)
 		l->ops->status(l->cfg->tp_conf, out);
 	fprintf(out, ",\"encryption\":\"%s\"", hs_encryption_name(hs_encryption(l)));
+	link_zc_json(l, out);
 	fprintf(out,
 		",\"port\":%u,\"role\":\"%s\",\"transport\":\"%s\","
 		"\"streams\":%u,\"streams_auto\":%s,\"streams_up\":%u,\"peer_instance\":\"%016" PRIx64 "\",\"srtt_ms\":%.3f,"

@@ -96,6 +96,8 @@ struct stream {
 					(on message kinds, control frames always do) */
 	struct sealq sq;
 	int sq_more;                 /* sq ends with a full batch and more blocks wait */
+	int sq_held;                 /* byte streams: sq is a fixed ring whose bytes the transport
+					reads until released (zerocopy, stream_bytes.c) */
 	char peer_addr[CONFIG_ADDR_MAX + 8];
 	/* What the peer claimed (HELLO; max_msg also in CHALLENGE), applied once authenticated. */
 	uint64_t peer_instance;
@@ -169,6 +171,7 @@ void stream_rtts(struct stream *const *v, unsigned n, uint32_t *now_us, uint32_t
 void stream_readable(struct lds_tp_conn *c, void *ud);
 void stream_writable(struct lds_tp_conn *c, void *ud);
 void stream_sent(struct lds_tp_conn *c, void *ctx, void *ud);
+void stream_released(struct lds_tp_conn *c, size_t bytes, void *ud);
 void stream_closed(struct lds_tp_conn *c, void *ud);
 
 /* Registered memory (LDS_TP_CAP_REGMEM kinds; else nothing is done): the

@@ -83,13 +83,47 @@ static void stream_wrote_clear(struct stream *s, size_t sent, size_t ctl_part)
 	stream_wrote_blocks(s, sent);
 }
 
+/*
+ * Zero copy (the transport's send_holds: TCP's zerocopy setting): once
+ * the stream is up, its queue becomes a fixed ring (stream_sealq_ring)
+ * and every write asks the transport to hold (LDS_TP_HOLD): the kernel
+ * sends from the queue's pages, which are not sealed over until the
+ * transport's released upcall gives them back, oldest first.  Clear
+ * streams (encryption = "none") write from the send buffer's blocks and
+ * the control buffer, which do not wait for the kernel: they copy.
+ * 0, or -ENOMEM.
+ */
+static int stream_bytes_hold(struct stream *s)
+{
+	if (s->sq_held || s->st != ST_UP || s->ops->send_holds == NULL || !s->ops->send_holds(s->conn))
+		return 0;
+	if (sealq_fix(&s->sq, stream_sealq_ring(s)) < 0)
+		return -ENOMEM;
+	s->sq_held = 1;
+	return 0;
+}
+
+void stream_released(struct lds_tp_conn *c, size_t bytes, void *ud)
+{
+	struct stream *s = ud;
+
+	sealq_release(&s->sq, bytes);
+	stream_flush(s);
+	stream_failed(s);
+}
+
 /* What to write next on a sealed stream: the queue, where the next batch
  * of blocks is sealed once the last one is written (a control frame
- * queued meanwhile waits behind at most that batch).  Returns the iovecs
- * filled (0 or 1), or -EIO if sealing failed. */
+ * queued meanwhile waits behind at most that batch) and, in a held ring,
+ * once it fits behind what the transport still reads.  Returns the
+ * iovecs filled (0 or 1), or -errno. */
 static int stream_iov_sealed(struct stream *s, struct iovec *iov, int *more)
 {
-	if (sealq_pending(&s->sq) == 0) {
+	size_t batch = (size_t)s->take * (WIRE_DATA_HDR_LEN + s->block_size + SEAL_OVERHEAD);
+
+	if (stream_bytes_hold(s) < 0)
+		return -ENOMEM;
+	if (sealq_pending(&s->sq) == 0 && (!s->sq_held || sealq_fits(&s->sq, batch))) {
 		int full;
 
 		stream_take_blocks(s);
@@ -130,7 +164,7 @@ static void stream_bytes_flush(struct stream *s)
 			s->ops->want_write(s->conn, 0);
 			return;
 		}
-		r = s->ops->send(s->conn, iov, n, more ? LDS_TP_MORE : 0, &sent);
+		r = s->ops->send(s->conn, iov, n, (more ? LDS_TP_MORE : 0) | (s->sq_held ? LDS_TP_HOLD : 0), &sent);
 		if (r == -EAGAIN) {
 			s->take = 1;
 			s->blocked = 1;
@@ -145,7 +179,9 @@ static void stream_bytes_flush(struct stream *s)
 			return;
 		}
 		s->take = sent < offered ? 1 : s->take * 2 < STREAM_BATCH ? s->take * 2 : STREAM_BATCH;
-		if (s->aead)
+		if (r == 1)
+			sealq_take(&s->sq, sent);
+		else if (s->aead)
 			sealq_sent(&s->sq, sent);
 		else
 			stream_wrote_clear(s, sent, ctl_part);
@@ -338,9 +374,11 @@ static void stream_bytes_readable(struct stream *s)
 	}
 }
 
+/* Held bytes stay until the transport's closed upcall (tcp.c resets
+ * such a conn and lets its pages go before it says closed). */
 static int stream_bytes_closing(struct stream *s)
 {
-	return 0;
+	return s->sq_held && s->sq.held > 0;
 }
 
 static void stream_bytes_free(struct stream *s)

@@ -39,6 +39,13 @@ const char *stream_who(const struct stream *s);
 /* What a sealed stream may hold unwritten: a batch of blocks and the
  * control frames queued behind it. */
 size_t stream_sealed_max(const struct stream *s);
+/* The size of a sealed queue whose bytes its transport holds until it is
+ * done with them (sealq_fix): what it has not let go of yet - for a
+ * transport that keeps data until the peer acknowledges it (udp, TCP
+ * with MSG_ZEROCOPY), a round trip's worth - is refilled as a ring as the
+ * oldest is let go: a quarter of the link's send memory, at most 64 MiB,
+ * at least twice stream_sealed_max. */
+size_t stream_sealq_ring(const struct stream *s);
 /* Takes the next batch of blocks to write into s->out, if s may. */
 void stream_take_blocks(struct stream *s);
 /* Seals the blocks of s->out into s->sq and gives them back to the send

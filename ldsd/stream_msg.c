@@ -50,24 +50,10 @@ static struct stream_msgq *msgq(struct stream *s)
 
 /* The queue at its final size once the stream is up and nothing is held,
  * registered once (a batch sealed while the last one is held, and
- * control frames beside).  A sealed stream's queue holds what its
- * transport has not yet reported sent - for a transport that keeps data
- * until the peer acknowledges it (udp), a round trip's worth - and is
- * refilled, as a ring, as the oldest is let go: sized to a quarter of the
- * link's send memory, at most SEALQ_MSG_MAX, so that one stream can keep
- * a long fat lossy path busy (twice the sealed batch held one stream to
- * about 512 KiB per round trip: 2.2 MB/s at 100 ms; under loss a message
- * is let go only once a repair filled its hole, and 16 MiB stalled a conn
- * at 200 Mb/s, 200 ms, 1 % loss whenever a repair was lost too). */
-#define SEALQ_MSG_MAX (64u << 20)
-
+ * control frames beside): stream_sealq_ring for a sealed stream. */
 static int msg_fix_queue(struct stream *s, struct stream_msgq *q)
 {
-	size_t path = s->sb ? s->sb->mem / 4 : 0;
-	size_t cap = s->aead ? 2 * stream_sealed_max(s) : 2 * CTL_CAP;
-
-	if (s->aead && path > cap)
-		cap = path < SEALQ_MSG_MAX ? path : SEALQ_MSG_MAX;
+	size_t cap = s->aead ? stream_sealq_ring(s) : 2 * CTL_CAP;
 
 	/* Not waiting for held > 0 to end: on a path longer than the gap
 	 * between control frames (pings, acks; a 250 ms round trip) some are

@@ -5,7 +5,8 @@
  * optional congestion control per socket (TCP_CONGESTION), and a connect
  * timeout enforced with TCP_USER_TIMEOUT plus SYN retries so that a black
  * hole fails the connect instead of hanging it for minutes.  Its settings
- * (congestion, tcp_buffer) are tcp_conf.c's.  A closed conn's descriptor is
+ * (congestion, tcp_buffer, zerocopy) are tcp_conf.c's; MSG_ZEROCOPY sends
+ * and their completions tcp_zc.c's.  A closed conn's descriptor is
  * closed at once, its memory freed (and upcalls->closed made) from the
  * before-sleep hook, so that close is safe inside any upcall.
  */
@@ -23,6 +24,7 @@
 #include <sys/socket.h>
 
 #include "tcp_conf.h"
+#include "tcp_zc.h"
 #include "tp_addr.h"
 #include "transport.h"
 
@@ -32,6 +34,7 @@ struct lds_transport {
 	int reserve_fd;              /* freed to accept and drop a connection when out of descriptors; -1: none */
 	int pending_id;              /* the host's before-sleep hook that frees closed conns */
 	struct lds_tp_conn *dead;    /* closed conns not yet freed */
+	struct lds_tp_conn *closing; /* closed conns waiting for their zero-copy completions (tcp_close) */
 	char step[64];               /* the last failed step, for messages (transport.h: connect) */
 };
 
@@ -43,6 +46,8 @@ struct lds_tp_conn {
 	int no_read;
 	void *ud;
 	uint64_t sent, recvd;
+	struct tcp_zc zc;            /* zerocopy: sends the kernel may still read */
+	int zc_timer, zc_fd, zc_polls;  /* closed with such sends: tcp_zc_closing */
 	char peer[64];
 	struct lds_tp_conn *next_dead;
 };
@@ -67,6 +72,7 @@ static int tcp_reap(void *arg)
 		tp->dead = c->next_dead;
 		if (tp->up.closed)
 			tp->up.closed(c, c->ud);
+		tcp_zc_free(&c->zc);
 		free(c);
 	}
 	return 0;
@@ -94,8 +100,13 @@ static int tcp_init(struct lds_transport **out, const struct lds_tp_host *host, 
 	return 0;
 }
 
+static void tcp_zc_let_go(struct lds_tp_conn *c);
+
 static void tcp_fini(struct lds_transport *tp)
 {
+	/* The instance ends (the daemon exits): no waiting for completions. */
+	while (tp->closing)
+		tcp_zc_let_go(tp->closing);
 	tcp_reap(tp);
 	tp->host.pending_del(tp->host.ctx, tp->pending_id);
 	if (tp->reserve_fd >= 0)
@@ -168,9 +179,66 @@ static int tcp_conn_watch(struct lds_tp_conn *c)
 	return c->tp->host.watch(c->tp->host.ctx, c->fd, ev, tcp_conn_event, c);
 }
 
+/*
+ * A conn closed while the kernel still reads some of its zero-copy sends
+ * would go on sending from pages that the core frees once told closed,
+ * for as long as the peer takes to acknowledge them: it is reset instead
+ * (connect to AF_UNSPEC: an RST, and the kernel drops its send queue),
+ * its socket kept open, and its error queue read every TCP_ZC_POLL_MS
+ * until every held send has completed - also those a NIC or a pacing
+ * queue still had - or TCP_ZC_WAIT_MS passed; only then is it closed and
+ * the core told.  No fd watch: a reset socket polls as hung up, always.
+ */
+#define TCP_ZC_POLL_MS 10
+#define TCP_ZC_WAIT_MS 2000
+
+static void tcp_zc_let_go(struct lds_tp_conn *c)
+{
+	struct lds_tp_conn **p = &c->tp->closing;
+
+	c->tp->host.timer_del(c->tp->host.ctx, c->zc_timer);
+	close(c->zc_fd);
+	while (*p != c)
+		p = &(*p)->next_dead;
+	*p = c->next_dead;
+	c->next_dead = c->tp->dead;
+	c->tp->dead = c;
+}
+
+static void tcp_zc_closing(uint64_t now_ns, void *arg)
+{
+	struct lds_tp_conn *c = arg;
+
+	tcp_zc_drain(&c->zc, c->zc_fd);
+	while (tcp_zc_release(&c->zc) > 0)
+		;
+	c->zc_polls++;
+	(void)now_ns;
+	if (c->zc.n == 0 || c->zc_polls * TCP_ZC_POLL_MS >= TCP_ZC_WAIT_MS)
+		tcp_zc_let_go(c);
+}
+
+/* 0 if c waits for its completions now (tcp_zc_closing), else -1. */
+static int tcp_zc_close(struct lds_tp_conn *c)
+{
+	struct sockaddr reset = { .sa_family = AF_UNSPEC };
+
+	c->zc_timer = c->tp->host.timer_add(c->tp->host.ctx, TCP_ZC_POLL_MS, tcp_zc_closing, c);
+	if (c->zc_timer < 0)
+		return -1;
+	(void)connect(c->fd, &reset, sizeof(reset));
+	c->zc_fd = c->fd;
+	c->fd = -1;
+	c->next_dead = c->tp->closing;
+	c->tp->closing = c;
+	return 0;
+}
+
 static void tcp_close(struct lds_tp_conn *c)
 {
 	c->tp->host.unwatch(c->tp->host.ctx, c->fd);
+	if (c->zc.n > 0 && tcp_zc_close(c) == 0)
+		return;
 	close(c->fd);
 	c->fd = -1;
 	c->next_dead = c->tp->dead;
@@ -182,7 +250,43 @@ static void tcp_conn_drop(struct lds_tp_conn *c)
 {
 	c->tp->host.unwatch(c->tp->host.ctx, c->fd);
 	close(c->fd);
+	tcp_zc_free(&c->zc);
 	free(c);
+}
+
+/* zerocopy on where the setting asks for it and the core can be told when
+ * the kernel is done with a send; where the kernel refuses, sends are
+ * copied (tcp_conf_check said so already).  An accepted conn gets the
+ * listener's settings, then its link's (set_opts, before the stream is up
+ * and holds anything): off again if the link's say so. */
+static void tcp_zc_setup(struct lds_tp_conn *c, const struct lds_tp_opts *o)
+{
+	const struct tcp_conf *tc = o ? o->conf : NULL;
+	int want = tc && tc->zerocopy && c->tp->up.released;
+
+	if (want && !c->zc.on)
+		(void)tcp_zc_enable(&c->zc, c->fd, tc->zerocopy_min);
+	else if (want)
+		c->zc.min = tc->zerocopy_min;
+	else if (c->zc.on && c->zc.n == 0)
+		c->zc.on = 0;
+}
+
+/* The kernel's completions of zero-copy sends: the sends they free given
+ * back to the core, oldest first.  Returns 1 if it read any (the error
+ * event was theirs), 0 if none waited, -1 if the core closed c. */
+static int tcp_zc_event(struct lds_tp_conn *c)
+{
+	size_t bytes;
+
+	if (tcp_zc_drain(&c->zc, c->fd) == 0)
+		return 0;
+	while ((bytes = tcp_zc_release(&c->zc)) > 0) {
+		c->tp->up.released(c, bytes, c->ud);
+		if (c->fd < 0)
+			return -1;
+	}
+	return 1;
 }
 
 static void tcp_conn_event(int fd, unsigned events, void *arg)
@@ -216,6 +320,17 @@ static void tcp_conn_event(int fd, unsigned events, void *arg)
 		}
 		tp->up.connected(c, 0, c->ud);
 		return;
+	}
+	/* With zerocopy, the error queue's completions make the socket
+	 * report an error: read them first; a real error stays and reports
+	 * itself again. */
+	if (c->zc.on && (events & TP_EV_ERROR)) {
+		int r = tcp_zc_event(c);
+
+		if (r < 0)
+			return;
+		if (r > 0)
+			events &= ~TP_EV_ERROR;
 	}
 	/* Errors surface through recv/send, so read first: data may precede
 	 * the error and must not be lost. */
@@ -280,9 +395,11 @@ static int tcp_connect(struct lds_transport *tp, const char *host, uint16_t port
 		return -ENOMEM;
 	}
 	c->connecting = 1;
+	tcp_zc_setup(c, o);
 	r = tcp_conn_watch(c);
 	if (r < 0) {
 		close(fd);
+		tcp_zc_free(&c->zc);
 		free(c);
 		return r;
 	}
@@ -329,8 +446,10 @@ static void tcp_accept_event(int fd, unsigned events, void *arg)
 			continue;
 		}
 		tcp_peer_name(cfd, c->peer, sizeof(c->peer));
+		tcp_zc_setup(c, &l->opts);
 		if (tcp_conn_watch(c) < 0) {
 			close(cfd);
+			tcp_zc_free(&c->zc);
 			free(c);
 			continue;
 		}
@@ -400,25 +519,38 @@ static int tcp_set_opts(struct lds_tp_conn *c, const struct lds_tp_opts *o)
 {
 	const char *step;
 
+	tcp_zc_setup(c, o);
 	return tcp_tune(c->tp, c->fd, o, &step);
+}
+
+static int tcp_send_holds(struct lds_tp_conn *c)
+{
+	return c->zc.on;
 }
 
 static int tcp_send(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, unsigned flags, size_t *sent)
 {
 	struct msghdr mh = { 0 };
+	int how = MSG_NOSIGNAL | MSG_DONTWAIT | (flags & LDS_TP_MORE ? MSG_MORE : 0), held = 0;
 	ssize_t n;
 
 	*sent = 0;
 	mh.msg_iov = (struct iovec *)iov;
 	mh.msg_iovlen = (size_t)iovcnt;
-	do
-		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT | (flags & LDS_TP_MORE ? MSG_MORE : 0));
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	if (c->zc.on && (flags & LDS_TP_HOLD)) {
+		n = tcp_zc_sendmsg(&c->zc, c->fd, &mh, how, &held);
+		if (n < 0)
+			return n == -EAGAIN || n == -EWOULDBLOCK ? -EAGAIN : (int)n;
+	} else {
+		do
+			n = sendmsg(c->fd, &mh, how);
+		while (n < 0 && errno == EINTR);
+		if (n < 0)
+			return errno == EAGAIN || errno == EWOULDBLOCK ? -EAGAIN : -errno;
+	}
 	*sent = (size_t)n;
 	c->sent += (uint64_t)n;
-	return 0;
+	return held;
 }
 
 static void tcp_push(struct lds_tp_conn *c)
@@ -482,6 +614,10 @@ static int tcp_query(struct lds_tp_conn *c, struct lds_tp_info *info)
 	memset(info, 0, sizeof(*info));
 	info->bytes_sent = c->sent;
 	info->bytes_recv = c->recvd;
+	info->zc_sends = c->zc.sends;
+	info->zc_completed = c->zc.completed;
+	info->zc_copied = c->zc.copied;
+	info->zc_refused = c->zc.refused;
 	snprintf(info->peer, sizeof(info->peer), "%s", c->peer);
 	if (getsockopt(c->fd, IPPROTO_TCP, TCP_INFO, &ti, &tl) < 0)
 		return -errno;
@@ -509,6 +645,7 @@ const struct lds_transport_ops tcp_transport_ops = {
 	.set_userdata = tcp_set_userdata,
 	.set_opts = tcp_set_opts,
 	.send = tcp_send,
+	.send_holds = tcp_send_holds,
 	.push = tcp_push,
 	.recv = tcp_recv,
 	.pending = tcp_pending,

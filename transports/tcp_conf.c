@@ -1,14 +1,16 @@
 /*
- * tcp_conf.c - the TCP transport's peer settings, congestion and
- * tcp_buffer: defaults and checks against what this kernel offers and
+ * tcp_conf.c - the TCP transport's peer settings, congestion,
+ * tcp_buffer, zerocopy and zerocopy_min: defaults and checks against what this kernel offers and
  * allows this user (/proc/sys/net), and their part of a link's status.
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/socket.h>
 
 #include "ldsd/config.h"
 #include "ldsd/json.h"
@@ -25,6 +27,9 @@
 #define CAP_NET_ADMIN_BIT 12
 #define WMEM_MAX "/proc/sys/net/core/wmem_max"
 #define RMEM_MAX "/proc/sys/net/core/rmem_max"
+#ifndef SO_ZEROCOPY
+#define SO_ZEROCOPY 60
+#endif
 
 const struct lds_tp_option tcp_options[] = {
 	{ .name = "congestion", .type = LDS_TP_OPT_STRING, .off = offsetof(struct tcp_conf, congestion),
@@ -32,6 +37,9 @@ const struct lds_tp_option tcp_options[] = {
 	/* An int for setsockopt; this kernel's cap is checked by tcp_conf_check. */
 	{ .name = "tcp_buffer", .type = LDS_TP_OPT_BYTES, .off = offsetof(struct tcp_conf, buffer),
 	  .size = sizeof(size_t), .min = 0, .max = INT_MAX / 2 },
+	{ .name = "zerocopy", .type = LDS_TP_OPT_BOOL, .off = offsetof(struct tcp_conf, zerocopy), .size = sizeof(int) },
+	{ .name = "zerocopy_min", .type = LDS_TP_OPT_BYTES, .off = offsetof(struct tcp_conf, zerocopy_min),
+	  .size = sizeof(size_t), .min = 1, .max = 1u << 30 },
 	{ .name = NULL },
 };
 
@@ -117,11 +125,27 @@ void tcp_conf_defaults(void *conf)
 	struct tcp_conf *tc = conf;
 	char avail[256], allowed[256];
 
+	tc->zerocopy_min = TCP_ZC_MIN_DEFAULT;
 	read_line(CC_AVAILABLE, avail, sizeof(avail));
 	if (word_listed(avail, CC_PREFERRED) && cc_allowed(CC_PREFERRED, allowed, sizeof(allowed)))
 		snprintf(tc->congestion, sizeof(tc->congestion), "%s", CC_PREFERRED);
 	else
 		read_line(CC_KERNEL_DEFAULT, tc->congestion, sizeof(tc->congestion));
+}
+
+/* SO_ZEROCOPY on a TCP socket of this kernel; errno says why not. */
+static bool zc_supported(void)
+{
+	int one = 1, fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), err;
+	bool ok;
+
+	if (fd < 0)
+		return false;
+	ok = setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)) == 0;
+	err = errno;
+	close(fd);
+	errno = err;
+	return ok;
 }
 
 int tcp_conf_check(const void *conf, struct lds_tp_conf_error *e)
@@ -150,6 +174,12 @@ int tcp_conf_check(const void *conf, struct lds_tp_conf_error *e)
 			 "net.core.wmem_max and rmem_max): raise both with sysctl or lower tcp_buffer", tc->buffer, cap);
 		return -1;
 	}
+	e->option = "zerocopy";
+	if (tc->zerocopy && !zc_supported()) {
+		snprintf(e->msg, sizeof(e->msg), "this kernel refuses SO_ZEROCOPY on TCP sockets (%s; Linux 4.14 or "
+			 "later has it): set zerocopy = false", strerror(errno));
+		return -1;
+	}
 	return 0;
 }
 
@@ -159,14 +189,16 @@ void tcp_conf_status(const void *conf, FILE *out)
 
 	fputs(",\"congestion\":", out);
 	json_str(out, tc->congestion);
-	fprintf(out, ",\"tcp_buffer\":%zu", tc->buffer);
+	fprintf(out, ",\"tcp_buffer\":%zu,\"zerocopy\":%s,\"zerocopy_min\":%zu", tc->buffer,
+		tc->zerocopy ? "true" : "false", tc->zerocopy_min);
 }
 
 const char *tcp_conf_describe(const void *conf, char *buf, size_t len)
 {
 	const struct tcp_conf *tc = conf;
 
-	snprintf(buf, len, "%s", tc->congestion[0] ? tc->congestion : "kernel default");
+	snprintf(buf, len, "%s%s", tc->congestion[0] ? tc->congestion : "kernel default",
+		 tc->zerocopy ? ", zerocopy" : "");
 	return buf;
 }
 

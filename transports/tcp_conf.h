@@ -11,10 +11,13 @@
 #include "transport.h"
 
 #define TCP_CC_MAX 16   /* TCP_CA_NAME_MAX, NUL included */
+#define TCP_ZC_MIN_DEFAULT 16384  /* the kernel's advice: zero copy pays from about 10 KB */
 
 struct tcp_conf {
 	char congestion[TCP_CC_MAX];  /* "" = the kernel's default for new sockets */
 	size_t buffer;                /* SO_SNDBUF and SO_RCVBUF; 0 = autotuning */
+	int zerocopy;                 /* MSG_ZEROCOPY sends (tcp_zc.h) */
+	size_t zerocopy_min;          /* ...of at least this many bytes */
 };
 
 /* The TCP block of a struct config_peer's transport settings. */

@@ -100,6 +100,12 @@ struct lds_tp_upcalls {
 	 * message taken, in the order they were sent; never for messages
 	 * still held when the conn closes (closed says those are let go). */
 	void (*sent)(struct lds_tp_conn *c, void *ctx, void *ud);
+	/* Byte-stream kinds, sends with LDS_TP_HOLD that returned 1: the
+	 * transport no longer reads the memory of the oldest such send, of
+	 * bytes bytes (what it took).  Once per held send, in the order
+	 * sent; never after the conn's close (closed says those are let go).
+	 * NULL: the transport holds nothing (send_holds says 0). */
+	void (*released)(struct lds_tp_conn *c, size_t bytes, void *ud);
 	/* Optional (NULL: not told).  The conn the core closed is gone: the
 	 * transport holds nothing of it any more (a transport that sends from
 	 * the core's buffers is done with them).  Called exactly once per
@@ -117,6 +123,10 @@ struct lds_tp_info {
 	uint32_t cwnd;         /* congestion window in packets, 0 if unknown */
 	uint32_t retransmits;  /* transport-level retransmissions so far */
 	uint32_t mtu;          /* datagram kinds: payload bytes per packet now (the path MTU found); 0 if none */
+	/* Zero-copy sends (TCP's MSG_ZEROCOPY; 0 where not used): sends made
+	 * so, their completions received, those of them the kernel copied
+	 * after all (loopback always does), and sends it refused (copied). */
+	uint64_t zc_sends, zc_completed, zc_copied, zc_refused;
 	char peer[64];         /* "address:port", "[v6 address]:port" */
 };
 
@@ -139,6 +149,10 @@ struct lds_tp_msg {
 
 /* send() flags. */
 #define LDS_TP_MORE 1u
+/* The core leaves the iovecs' memory unchanged until released says so
+ * (byte-stream kinds whose send_holds is on): the transport may send
+ * from it without copying. */
+#define LDS_TP_HOLD 2u
 
 /* What a kind offers: the core asks these, never the name. */
 #define LDS_TP_CAP_STREAM    0x01u  /* conns carry a byte stream (send/push/recv/pending; no boundaries kept) */
@@ -241,8 +255,13 @@ struct lds_transport_ops {
 	 * may hold back a partly filled packet; the core then either sends
 	 * again or calls push.  Returns 0 (including a short write), -EAGAIN
 	 * (nothing taken), or -errno: the conn is broken and the core must
-	 * close it. */
+	 * close it.  With LDS_TP_HOLD, 1 instead of 0 if the transport goes
+	 * on reading the bytes it took until upcalls->released. */
 	int (*send)(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, unsigned flags, size_t *sent);
+	/* Optional (NULL: never).  Whether sends on c may hold their memory
+	 * (LDS_TP_HOLD): fixed once the conn is set up (connect, set_opts);
+	 * 0 unless the core handed a released upcall. */
+	int (*send_holds)(struct lds_tp_conn *c);
 	/* Sends now what an LDS_TP_MORE send held back. */
 	void (*push)(struct lds_tp_conn *c);
 	/* Reads up to the iovecs' total, filling them in order; *got = bytes

@@ -9,7 +9,8 @@
 # 'congestion = "cubic"; block_size = 262144;') configure the link;
 # OPTS adds ldstest options on both sides (e.g. --zc: the zero-copy calls);
 # PERF_DIR=DIR records each daemon with perf during the transfers
-# (DIR/ldsd-A.data, DIR/ldsd-B.data; read with perf report -i FILE).
+# (DIR/ldsd-A.data, DIR/ldsd-B.data; read with perf report -i FILE, or
+# tests/bench/perf-shares.sh FILE for the shares by kind of work).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib.sh"
 RUNS=${RUNS:-3}
