@@ -210,7 +210,8 @@ static int client_on_hello(struct client *c, const struct cp_msg *m)
 		maxmsg = cs->d->cfg->clients.max_message;
 	w.max_msg = c->max_msg = (uint32_t)maxmsg;
 	c->takes = (m->flags & CP_F_TAKEN) != 0;
-	w.flags = m->flags & CP_F_TAKEN;
+	c->link_bytes = (m->flags & CP_F_LINKBYTES) != 0;
+	w.flags = m->flags & (CP_F_TAKEN | CP_F_LINKBYTES);
 	if ((m->flags & CP_F_SHM) && clientshm_offer(c))
 		w.flags |= CP_F_SHM;
 	snprintf(w.name, sizeof(w.name), "%s", cluster);
