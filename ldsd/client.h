@@ -93,6 +93,7 @@ struct clientsrv {
 	int resume_pending;
 	struct client *last_lookup;
 	uint64_t msgs_local, msgs_refused, msgs_undelivered, clients_refused;
+	uint64_t msgs_ended;          /* of msgs_undelivered: their job ended (jobend.h) */
 	uint64_t tcp_key_failures;    /* TCP clients closed for a wrong PROOF */
 	int tick_id;
 };

@@ -14,6 +14,7 @@
 #include "execmsg.h"
 #include "execpolicy.h"
 #include "fdreserve.h"
+#include "jobend.h"
 #include "jobexec.h"
 #include "libclient/clientproto.h"
 #include "link.h"
@@ -50,6 +51,7 @@ static void cs_drop(void *arg, struct endpoint *e, struct rb_msg *m, enum ep_dro
 	struct clientsrv *cs = arg;
 
 	cs->msgs_undelivered++;
+	cs->msgs_ended += why == EP_DROP_ENDED;
 	log_debug("message from %s to %s dropped: %s", m->rec.src, e->name, ep_drop_reasons[why]);
 	if (m->origin) {
 		link_undelivered(m->origin, m, why);
@@ -58,7 +60,7 @@ static void cs_drop(void *arg, struct endpoint *e, struct rb_msg *m, enum ep_dro
 
 		if (sender)
 			client_send_error(sender, m->rec.msg_id,
-					  why == EP_DROP_EXPIRED ? ETIMEDOUT : why == EP_DROP_GONE ? ECONNRESET : ENOBUFS,
+					  why == EP_DROP_EXPIRED ? ETIMEDOUT : why == EP_DROP_GONE || why == EP_DROP_ENDED ? ECONNRESET : ENOBUFS,
 					  "%s (%s)", ep_drop_reasons[why], e->name);
 		cs->local_bytes -= m->rec.len;
 		cs->resume_pending = 1; /* local senders may wait for that memory */
@@ -270,7 +272,7 @@ static int client_send_local(struct client *c, const struct cp_msg *m, const str
 	struct endpoint *e;
 
 	if (exec_reserved_name(m->name)) {
-		client_send_error(c, m->msg_id, EACCES, "%s takes requests from peer gateways only", m->name);
+		jobend_local_request(c, m);
 		return 0;
 	}
 	if (m->payload_len > CS_LOCAL_MEMORY / 2) {
@@ -832,6 +834,11 @@ void clientsrv_space(struct clientsrv *cs, struct link *l)
 	cs->resume_pending = 1;
 }
 
+long clientsrv_end_job(struct clientsrv *cs, const char *tag, uid_t uid, char *why, size_t len)
+{
+	return jobend_end(&cs->eps, tag, uid, clock_now_ns(), cs_drop, cs, why, len);
+}
+
 void clientsrv_flush(struct clientsrv *cs)
 {
 	struct client *c, *next;
@@ -974,9 +981,10 @@ void clientsrv_status_json(const struct clientsrv *cs, FILE *out)
 	struct status_ctx x = { out, 1 };
 
 	fprintf(out, "{\"local_messages\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"undelivered\":%" PRIu64
-		",\"clients\":%zu,\"clients_refused\":%" PRIu64 ",\"tcp_key_failures\":%" PRIu64 ",\"endpoints\":[",
-		cs->msgs_local, cs->msgs_refused, cs->msgs_undelivered, cs->nclients, cs->clients_refused,
-		cs->tcp_key_failures);
+		",\"undelivered_job_ended\":%" PRIu64 ",\"clients\":%zu,\"clients_refused\":%" PRIu64
+		",\"tcp_key_failures\":%" PRIu64 ",\"endpoints\":[",
+		cs->msgs_local, cs->msgs_refused, cs->msgs_undelivered, cs->msgs_ended, cs->nclients,
+		cs->clients_refused, cs->tcp_key_failures);
 	eptab_foreach(&cs->eps, ep_status_json, &x);
 	fputs("]}", out);
 }
@@ -998,8 +1006,8 @@ void clientsrv_status_text(const struct clientsrv *cs, FILE *out)
 {
 	struct status_ctx x = { out, 1 };
 
-	fprintf(out, "clients: %zu connected, %" PRIu64 " refused; %" PRIu64 " messages not delivered\n",
-		cs->nclients, cs->clients_refused, cs->msgs_undelivered);
+	fprintf(out, "clients: %zu connected, %" PRIu64 " refused; %" PRIu64 " messages not delivered (%" PRIu64
+		" of ended jobs)\n", cs->nclients, cs->clients_refused, cs->msgs_undelivered, cs->msgs_ended);
 	fprintf(out, "endpoints:\n");
 	eptab_foreach(&cs->eps, ep_status_text, &x);
 }
