@@ -5,7 +5,9 @@
 #  1. Another local user (uid) asks clusterB to end root's job: refused
 #     (EPERM, logged), the messages still wait.
 #  2. A client of the peer cluster that did not start a job there asks
-#     through the link: refused (logged), the messages still wait.
+#     through the link: refused (logged), the messages still wait; one
+#     that did start a job there (run as exec.user, nobody) asks for root's
+#     tag after its job: refused too (the endpoints are not exec.user's).
 #  3. The owner asks: the 5 messages are dropped at once, counted as
 #     undelivered of an ended job, and reported lost to their sender;
 #     3 more sent later are dropped as they come.
@@ -21,9 +23,16 @@ useradd -M -N -s /usr/sbin/nologin "$u" 2> /dev/null || fail "useradd $u failed"
 trap 'userdel "$u" 2>/dev/null; cleanup' EXIT
 as_user() { setpriv --reuid="$u" --regid=nogroup --clear-groups "$@"; }
 chmod 755 "$T"
+id nobody > /dev/null 2>&1 || { echo "SKIP: no user nobody to run exec-service jobs as"; exit 77; }
+[ -x /usr/bin/mpirun ] || { echo "SKIP: no /usr/bin/mpirun (Open MPI) to start exec-service jobs with"; exit 77; }
 tag=0123456789abcdef
-CLIENTS_EXTRA='undelivered_ttl = 60.0;'
-two_clusters 1
+make_key "$T/key"
+CLIENTS_EXTRA='undelivered_ttl = 60.0;' write_conf clusterB clusterA listen 1
+echo 'exec = { allow_clusters = [ "clusterA" ]; programs = [ "/bin/true" ]; user = "nobody"; };' >> "$T/clusterB.conf"
+write_conf clusterA clusterB connect 1
+start_ldsd clusterB
+start_ldsd clusterA
+wait_up clusterA 1
 
 # queued: messages waiting for clusterB/cm-TAG (0 when the endpoint is gone).
 queued() { ctl clusterB status --json | jq --arg n "clusterB/cm-$tag" '[.clients.endpoints[] | select(.name == $n) | .queued] | add // 0'; }
@@ -45,6 +54,11 @@ grep -q "END of job $tag refused: endpoint clusterB/cm-$tag of job $tag belongs 
 "$TBIN/clientattack" end -s "$T/clusterA.sock" -n clusterB -c 1 -t "$tag" > "$T/e2.out" || fail "END over the link: $(cat "$T/e2.out")"
 wait_log "$T/clusterB.log" "exec: END of job $tag from clusterA/[^ ]* \(its job 1\) refused: it did not start job 1 here" 10 ||
 	fail "clusterB did not refuse the END of a peer that started no job"
+timeout 60 "$TBIN/exectest" -s "$T/clusterA.sock" -c clusterB -T 30 -E "$tag" /bin/true > "$T/x.out" 2>&1 ||
+	fail "a job through clusterB's exec service: $(cat "$T/x.out")"
+grep -q "^END $tag" "$T/x.out" || fail "exectest did not send its END: $(cat "$T/x.out")"
+wait_log "$T/clusterB.log" "exec: END of job $tag from clusterA/[^ ]* \(its job 1\) refused: endpoint clusterB/cm-$tag of job $tag belongs to uid 0" 10 ||
+	fail "clusterB did not refuse the END of another job's requester: $(grep 'END' "$T/clusterB.log")"
 [ "$(queued)" = 5 ] || fail "refused ENDs dropped messages: $(queued) left of 5"
 [ "$(ended)" = 0 ] || fail "refused ENDs counted drops: $(ended)"
 # 3. The owner.
@@ -64,4 +78,4 @@ done
 for _ in $(seq 1 50); do [ "$(ended)" = 8 ] && break; sleep 0.1; done
 [ "$(ended)" = 8 ] || fail "later messages for the ended job: $(ended) dropped of 8, $(queued) queued"
 [ "$(ctl clusterB status --json | jq '.clients.undelivered')" = 8 ] || fail "undelivered is not 8"
-echo "measured: user $u and a peer's client refused; the owner's END dropped 5 queued messages in $ms ms (sender told), 3 later ones on arrival"
+echo "measured: user $u, a peer's client without a job and the requester of another job refused; the owner's END dropped 5 queued messages in $ms ms (sender told), 3 later ones on arrival"
