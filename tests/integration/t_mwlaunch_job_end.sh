@@ -16,9 +16,8 @@
 . "$(dirname "$0")/mw_lib.sh"
 . "$(dirname "$0")/mwl_lib.sh"
 command -v jq > /dev/null || { echo "SKIP: jq is missing (make deps)"; exit 77; }
-APP=$ROOT/$BUILD/mwtests/mw_sumcheck
-[ -x "$APP" ] || fail "$APP missing: run make"
 star_clusters 2 2
+sumcheck_app
 ON_REMOTE_FAILURE=default DEADLINE=30 LOAD_BALANCE=false write_job 2 "-t 4000 --ms 3"
 
 # cm_pid CLUSTER: the pid of that cluster's communication manager.

@@ -14,8 +14,7 @@
 . "$(dirname "$0")/mw_lib.sh"
 . "$(dirname "$0")/mwl_lib.sh"
 command -v jq > /dev/null || { echo "SKIP: jq is missing (make deps)"; exit 77; }
-APP=$ROOT/$BUILD/mwtests/mw_sumcheck
-[ -x "$APP" ] || fail "$APP missing: run make"
+sumcheck_app
 
 # main_worker RANK: the pid of clusterA's rank RANK (a worker).
 main_worker() {

@@ -421,6 +421,16 @@ START_TEST(stats_prediction)
 }
 END_TEST
 
+/* Statistics of 10 tasks over a worker and cm:clusterB, the series in
+ * memory (*ser, once st->series is closed). */
+static void stats_with_cm(struct mw_stats *st, char **ser, size_t *slen)
+{
+	ck_assert_int_eq(mw_stats_init(st, "app", 10, 2, 100.0), 0);
+	st->w[1].role = "CommManager";
+	snprintf(st->w[1].host, sizeof(st->w[1].host), "cm:clusterB");
+	st->series = open_memstream(ser, slen);
+}
+
 /* A communication manager's WAN traffic per interval: in the series file
  * (two columns named after it), in the JSON report, and in the text. */
 START_TEST(stats_wan_series)
@@ -430,10 +440,7 @@ START_TEST(stats_wan_series)
 	size_t len = 0, slen = 0;
 	FILE *f;
 
-	ck_assert_int_eq(mw_stats_init(&st, "app", 10, 2, 100.0), 0);
-	st.w[1].role = "CommManager";
-	snprintf(st.w[1].host, sizeof(st.w[1].host), "cm:clusterB");
-	st.series = open_memstream(&ser, &slen);
+	stats_with_cm(&st, &ser, &slen);
 	st.w[1].wan = (struct mw_cm_stats){ .wan_out = 1000, .wan_in = 200 };
 	ck_assert_int_eq(mw_stats_interval(&st, 101, 1, NULL, false), 0);
 	st.w[1].wan = (struct mw_cm_stats){ .wan_out = 1500, .wan_in = 1200, .cache_saved = 77, .late = 3 };
@@ -472,10 +479,7 @@ START_TEST(stats_wan_series_link)
 	char *ser = NULL;
 	size_t slen = 0;
 
-	ck_assert_int_eq(mw_stats_init(&st, "app", 10, 2, 100.0), 0);
-	st.w[1].role = "CommManager";
-	snprintf(st.w[1].host, sizeof(st.w[1].host), "cm:clusterB");
-	st.series = open_memstream(&ser, &slen);
+	stats_with_cm(&st, &ser, &slen);
 	st.w[1].wan = (struct mw_cm_stats){ .link_out = 2097152, .link_in = 100 };
 	ck_assert_int_eq(mw_stats_interval(&st, 101, 0, NULL, false), 0);
 	st.w[1].wan = (struct mw_cm_stats){ .wan_out = 4194304, .wan_in = 64, .link_out = 4194400, .link_in = 200 };
