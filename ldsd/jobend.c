@@ -1,6 +1,7 @@
 /* jobend.c - a job's end, told to its gateways; see jobend.h. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -50,16 +51,24 @@ void jobend_local_request(struct client *c, const struct cp_msg *m)
 	char why[WIRE_ENDPOINT_MAX + 96];
 	long n;
 
-	if (slash == NULL || strcmp(slash + 1, EXEC_ENDPOINT) != 0 ||
-	    exec_decode(m->payload, m->payload_len, &req) < 0 || req.type != EXEC_END) {
+	bool end = slash != NULL && strcmp(slash + 1, EXEC_ENDPOINT) == 0 &&
+		   exec_decode(m->payload, m->payload_len, &req) == 0;
+
+	if (end && req.type != EXEC_END) {
+		exec_msg_free(&req);
+		end = false;
+	}
+	if (!end) {
 		client_send_error(c, m->msg_id, EACCES, "%s takes requests from peer gateways only, and END locally",
 				  m->name);
 		return;
 	}
-	/* Over TCP ldsd does not know who asks. */
-	n = c->tcp ? -EACCES : clientsrv_end_job(c->cs, req.text, c->uid, why, sizeof(why));
-	if (c->tcp)
+	if (c->tcp) {
+		n = -EACCES;
 		snprintf(why, sizeof(why), "a job can be ended only over the unix socket, where ldsd knows who asks");
+	} else {
+		n = clientsrv_end_job(c->cs, req.text, c->uid, why, sizeof(why));
+	}
 	if (n < 0) {
 		log_warnx("client %s (uid %d): END of job %.40s refused: %s", c->peer, (int)c->uid, req.text, why);
 		client_send_error(c, m->msg_id, (int)-n, "%s", why);
