@@ -1,10 +1,15 @@
 /*
  * client.h - one local client connection and the client server's state,
- * shared by the files of the client server: clientsrv.c (sessions, input,
- * endpoints, accepting), clientout.c (what is written to a client),
- * clientsock.c (payloads read straight from a socket), clientshm.c (the
- * shared-memory rings that replace the socket's bytes) and clientkey.c (the
- * key check of TCP clients).
+ * shared by the files of the client server: clientsrv.c (what the rest of
+ * ldsd calls: sockets, timer, messages from links, flush, status),
+ * clientconn.c (connections: accepting, reading frames, pausing, closing),
+ * clientreq.c (what a client's frames do), clientep.c (the endpoints'
+ * queues), clientout.c (what is written to a client), clientsock.c
+ * (payloads read straight from a socket), clientshm.c (the shared-memory
+ * rings that replace the socket's bytes) and clientkey.c (the key check of
+ * TCP clients).
+ * clientconn.c reports decoded frames up through struct client_handlers,
+ * which clientreq.c fills; clientreq.c calls down, never the reverse.
  * Nothing outside them includes it; the rest of ldsd sees clientsrv.h.
  */
 #ifndef LDS_CLIENT_H
@@ -84,6 +89,7 @@ struct client {
 
 struct clientsrv {
 	struct daemon *d;
+	const struct client_handlers *handlers;   /* clientreq_handlers */
 	int unix_fd, tcp_fd;
 	struct client *clients;
 	size_t nclients;
@@ -98,10 +104,62 @@ struct clientsrv {
 	int tick_id;
 };
 
-/* ---- clientsrv.c --------------------------------------------------------- */
+/* ---- clientconn.c -------------------------------------------------------- */
+/*
+ * What the connection layer calls up for a client's frames (clientreq.c's
+ * clientreq_handlers).  Every handler runs inside the client's event; it
+ * never closes the client itself but says so by its return value, and it
+ * may queue frames to write (clientout.c), which are written after it.
+ */
+/* Frame m, decoded whole, after the TCP key check and, but for HELLO itself,
+ * after the HELLO.  Returns 0 (done: the next frame follows), -ENOSPC
+ * (not done: the client is paused and m handed again when memory frees),
+ * or -1 (logged, or an ERROR told): the client is closed. */
+typedef int client_frame_fn(struct client *c, const struct cp_msg *m);
+struct client_handlers {
+	/* By frame type; NULL: a frame no client may send (the client is
+	 * closed).  A new request is a new entry. */
+	client_frame_fn *frame[CP_TYPE_MAX];
+	/* A frame of which header h and the first avail bytes of its body
+	 * (body) are in the input buffer, the rest not yet: it may take the
+	 * rest from the socket or ring itself.  Returns 1 (the frame is
+	 * consumed), 0 (read it whole first, then hand it to frame[]),
+	 * -ENOSPC (paused, as above) or -1 (closed). */
+	int (*head)(struct client *c, const struct cp_hdr *h, const uint8_t *body, size_t avail);
+	/* c is being closed: what its frames set up is undone (c is still
+	 * whole, but off the client list). */
+	void (*closed)(struct client *c);
+};
+
+/* evloop_fd_cb of the listening sockets (arg: the server): accepts
+ * clients within max_clients and max_clients_per_user. */
+void clientconn_accept(int fd, unsigned events, void *arg);
 struct client *client_by_id(struct clientsrv *cs, uint64_t id);
 /* The socket's events (see evloop.h): reads it, writes it, notes hang-ups. */
 void client_event(int fd, unsigned events, void *arg);
+/* Closes c now (logged with why) and frees it; not from inside its event. */
+void client_close(struct client *c, const char *why);
+/* Dooms connections with no HELLO within clients.hello_timeout. */
+void clientconn_expire(struct clientsrv *cs, uint64_t now_ns);
+/* Closes the doomed clients and reads on from those paused for memory
+ * (cs->resume_pending said it may have freed). */
+void clientconn_resume(struct clientsrv *cs);
+
+/* ---- clientreq.c --------------------------------------------------------- */
+/* HELLO, SEND, RESUME, PEERQ, TAKEN, BYE, and the direct read of a large
+ * SEND's payload into a link's send buffer. */
+extern const struct client_handlers clientreq_handlers;
+
+/* ---- clientep.c ---------------------------------------------------------- */
+/* ep_drop_fn (arg: the server): m, from a link or a local client, will
+ * never be delivered: the link is told, or the local sender gets an ERROR. */
+void clientep_drop(void *arg, struct endpoint *e, struct rb_msg *m, enum ep_drop why);
+/* e lost its process: messages for an anonymous name can never be
+ * delivered; a named one keeps them, and its owner, for a while. */
+void clientep_detach(struct clientsrv *cs, struct endpoint *e);
+/* Queues m for e (and writes it if e is open), or drops it if nobody has
+ * e open and its share is full. */
+void clientep_enqueue(struct clientsrv *cs, struct endpoint *e, struct rb_msg *m);
 
 /* ---- clientout.c --------------------------------------------------------- */
 /* Queues a control frame (ACKED, LOST, ERROR, WELCOME).  Returns 0 (also

@@ -18,7 +18,7 @@
 #include "seal.h"
 #include "stream_framer.h"
 
-#define MSGQ_MAX 64                /* messages a stream's transport may hold */
+#define MSGQ_MAX 1024              /* messages a stream's transport may hold */
 #define MSG_IOV (1 + 2 * STREAM_BATCH)
 
 /* A message the transport holds: what to give back at its sent upcall. */

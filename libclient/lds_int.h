@@ -189,6 +189,11 @@ int ldsi_ring_head(struct lds *h, struct cp_hdr *hdr, size_t *avail);
 /* Whether a TAKEN is due: the application took everything that arrived,
  * or a batch. */
 void ldsi_taken_check(struct lds *h);
+/* A DELIVER arrived whole: 1 if it is new (counted as queued), 0 if the
+ * application was given it before (its sender resent it after a gateway
+ * crash): a copy, counted, and taken at once; or -errno (the handle
+ * failed).  The caller drops what is not new. */
+int ldsi_rx_admit(struct lds *h, const char *src, uint64_t incarnation, uint64_t id);
 /* Hands the first queued message to the application; it counts as taken
  * once the caller says so (ldsi_rx_taken). */
 struct rxmsg *ldsi_rx_take(struct lds *h, struct lds_msg *msg);

@@ -167,23 +167,31 @@ void ldsi_taken_check(struct lds *h)
 		h->tk.due = 1;
 }
 
-/* A message arrived whole: it is queued unless the application was given
- * it before (its sender resent it after a gateway crash); a copy counts
- * as taken at once. */
-static int rx_complete(struct lds *h, struct rxmsg *r)
+int ldsi_rx_admit(struct lds *h, const char *src, uint64_t incarnation, uint64_t id)
 {
-	int rc = dedup_admit(&h->seen, r->m.src, r->incarnation, r->m.id);
+	int rc = dedup_admit(&h->seen, src, incarnation, id);
 
 	h->tk.delivers++;
-	if (rc <= 0) {
-		ldsi_rx_recycle(h, r);
-		if (rc < 0)
-			return ldsi_fail(h, -ENOMEM);
+	if (rc < 0)
+		return ldsi_fail(h, -ENOMEM);
+	if (rc == 0) {
 		h->st.duplicates++;
 		ldsi_taken_check(h);
 		return 0;
 	}
 	h->tk.queued++;
+	return 1;
+}
+
+/* A message arrived whole: queued unless it is a copy. */
+static int rx_complete(struct lds *h, struct rxmsg *r)
+{
+	int rc = ldsi_rx_admit(h, r->m.src, r->incarnation, r->m.id);
+
+	if (rc <= 0) {
+		ldsi_rx_recycle(h, r);
+		return rc;
+	}
 	if (h->rx_tail)
 		h->rx_tail->next = r;
 	else

@@ -124,22 +124,16 @@ static int zc_take(struct lds *h, struct lds_msg *msg)
 		return 0;
 	if (cp_decode(&hd, shmring_rptr(r) + CP_HDR_LEN, &m) < 0 || !wire_endpoint_valid(m.name))
 		return ldsi_fail(h, -EPROTO);
-	h->tk.delivers++;
-	rc = dedup_admit(&h->seen, m.name, m.incarnation, m.msg_id);
+	rc = ldsi_rx_admit(h, m.name, m.incarnation, m.msg_id);
 	if (rc <= 0) {
 		shmring_release(r, frame);
 		if (shmring_wake_producer(r))
 			shmring_ring(h->shm->efd_ring);
-		if (rc < 0)
-			return ldsi_fail(h, -ENOMEM);
-		h->st.duplicates++;
-		ldsi_taken_check(h);
-		return 0;
+		return rc;
 	}
 	/* Read, so that what follows can be, but not given back. */
 	shmring_hold(r);
 	shmring_release(r, frame);
-	h->tk.queued++;
 	memset(msg, 0, sizeof(*msg));
 	memcpy(msg->src, m.name, sizeof(m.name));
 	msg->id = m.msg_id;

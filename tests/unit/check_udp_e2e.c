@@ -26,16 +26,22 @@
 #include "tp_shim.h"
 #include "transports/udp/udp.h"
 
-/* Until the core knows the link, the client may send a small window only;
- * the link's settings (set_opts) open it. */
+/* Until the core knows the link, the client may send a small window only,
+ * into the smallest ring; the link's settings (set_opts) open the link's
+ * own udp_window, larger than its listener's (the listener's was all an
+ * accepted conn ever had, whatever the link's udp_window said). */
 static void accepted(struct lds_tp_conn *c)
 {
-	struct lds_tp_opts o = { 0 };
+	struct udp_conf uc;
+	struct lds_tp_opts o = { .conf = &uc };
 
+	udp_conf_defaults(&uc);
+	uc.window = 2 * UDP_WINDOW_DEFAULT;
 	ck_assert_uint_eq(udp_recvq_limit(&c->rq), UDP_WINDOW_PREAUTH);
 	ck_assert_uint_eq(c->advertised, UDP_WINDOW_PREAUTH);
+	ck_assert_uint_eq(c->rq.size, UDP_WINDOW_MIN);
 	ck_assert_int_eq(tp_run.p.ops->set_opts(c, &o), 0);
-	ck_assert_uint_eq(udp_recvq_limit(&c->rq), UDP_WINDOW_DEFAULT);
+	ck_assert_uint_eq(udp_recvq_limit(&c->rq) - c->rq.base, 2 * UDP_WINDOW_DEFAULT);
 }
 
 /* nmsg messages up to max_len, 64 held at once, a fixed seed. */

@@ -385,6 +385,62 @@ START_TEST(test_sendq_retx)
 END_TEST
 
 /* A peer that sends past the window, or a length past max_msg, is refused. */
+/* A ring grown while it holds data across its end, holes and a message
+ * the core holds: every message still comes whole, in order, once, and
+ * the whole larger window is granted. */
+START_TEST(test_recvq_grow)
+{
+	struct udp_recvq rq;
+	uint8_t stream[40000];
+	const uint8_t *d;
+	size_t dl, at = 0, got = 0, next = 0;
+	unsigned seed = 3;
+
+	/* Messages of 1..2000 bytes as the stream: 4-byte length, bytes. */
+	while (at + 4 + 2000 <= sizeof(stream)) {
+		size_t n = 1 + (size_t)rand_r(&seed) % 2000;
+
+		stream[at] = 0;
+		stream[at + 1] = 0;
+		stream[at + 2] = (uint8_t)(n >> 8);
+		stream[at + 3] = (uint8_t)n;
+		for (size_t k = 0; k < n; k++)
+			stream[at + 4 + k] = (uint8_t)(at + k);
+		at += 4 + n;
+	}
+	ck_assert_int_eq(udp_recvq_init(&rq, 5000, 2000), 0);
+	for (int step = 0; next < at || udp_recvq_ready(&rq); step++) {
+		size_t lim = (size_t)udp_recvq_limit(&rq), end = lim < at ? lim : at;
+
+		ck_assert_int_lt(step, 100000);
+		/* The window's second half first (a hole), then the first. */
+		if (next < end) {
+			size_t mid = next + (end - next) / 2;
+
+			ck_assert_int_eq(udp_recvq_insert(&rq, mid, stream + mid, end - mid), 0);
+			if (step == 3)
+				ck_assert_int_eq(udp_recvq_grow(&rq, 9000), 0);
+			ck_assert_int_eq(udp_recvq_insert(&rq, next, stream + next, mid - next), 0);
+			next = end;
+		}
+		if (udp_recvq_peek(&rq, &d, &dl) == 1) {
+			ck_assert_mem_eq(d, stream + got + 4, dl);
+			got += 4 + dl;
+			/* Grown while the core holds a message: at its done. */
+			if (step == 7) {
+				ck_assert_int_eq(udp_recvq_grow(&rq, 30000), 0);
+				ck_assert_uint_eq(rq.size, 9000);
+			}
+			udp_recvq_done(&rq);
+		}
+	}
+	ck_assert_uint_eq(got, at);
+	ck_assert_uint_eq(rq.size, 30000);
+	ck_assert_uint_eq(udp_recvq_limit(&rq), rq.base + 30000);
+	udp_recvq_free(&rq);
+}
+END_TEST
+
 START_TEST(test_recvq_bad)
 {
 	struct udp_recvq rq;
@@ -424,6 +480,7 @@ Suite *make_udp_proto_suite(void)
 	tcase_add_test(tc, test_frames_bad);
 	tcase_add_test(tc, test_packetize_reassemble);
 	tcase_add_test(tc, test_sendq_retx);
+	tcase_add_test(tc, test_recvq_grow);
 	tcase_add_test(tc, test_recvq_bad);
 	suite_add_tcase(s, tc);
 	return s;

@@ -207,8 +207,11 @@ static void udp_set_userdata(struct lds_tp_conn *c, void *ud)
 }
 
 /* The link's settings, once the core knows which link an accepted conn
- * serves: the whole receive window opens (its size stays as created),
- * the link's rate cap and idle timeout apply. */
+ * serves: the whole receive window opens, grown to the link's
+ * `udp_window` (an accepted conn is made with the smallest, as its
+ * listener serves every peer on its address and grants only
+ * UDP_WINDOW_PREAUTH before the core's handshake), the link's rate cap
+ * and idle timeout apply. */
 static int udp_set_opts(struct lds_tp_conn *c, const struct lds_tp_opts *o)
 {
 	struct udp_conf uc;
@@ -220,7 +223,7 @@ static int udp_set_opts(struct lds_tp_conn *c, const struct lds_tp_opts *o)
 	c->conf.idle_timeout = uc.idle_timeout;
 	if (o->unsent_max)
 		c->unsent_max = o->unsent_max;
-	return 0;
+	return udp_recvq_grow(&c->rq, uc.window);
 }
 
 static int udp_send_msg(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, void *const *desc, void *ctx)

@@ -115,9 +115,21 @@ static void enter_probe_bw(struct udp_cc *cc, uint64_t now_ns)
 	cc->pacing_gain = cycle_gains[cc->cycle];
 }
 
+/* The pipe is full once the bandwidth grew less than 25 % in 3 rounds.
+ * A round the core left idle (app-limited) says nothing of the path -
+ * unless packets were lost in it: then the path is full or lossy, and
+ * doubling again only adds loss (a conn held by its window or the core
+ * stayed in STARTUP for good, sending its bursts at 2.885x the path's
+ * rate, and lost a sixth of its packets on a 1 % lossy path). */
 static void check_full_pipe(struct udp_cc *cc)
 {
-	if (cc->filled_pipe || !cc->round_start || cc->sample->app_limited)
+	int lossy;
+
+	if (cc->filled_pipe || !cc->round_start)
+		return;
+	lossy = cc->losses > cc->round_losses;
+	cc->round_losses = cc->losses;
+	if (cc->sample->app_limited && !lossy)
 		return;
 	if ((double)cc->bw >= (double)cc->full_bw * FULL_BW_GROWTH) {
 		cc->full_bw = cc->bw;

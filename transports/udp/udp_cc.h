@@ -47,6 +47,7 @@ struct udp_cc {
 	uint64_t min_rtt, min_rtt_stamp;
 	uint64_t full_bw;
 	unsigned full_bw_count;
+	uint64_t round_losses;      /* losses when the round began */
 	int filled_pipe;
 	unsigned cycle;
 	uint64_t cycle_stamp;

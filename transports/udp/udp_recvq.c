@@ -53,6 +53,36 @@ void udp_recvq_open(struct udp_recvq *q, size_t open)
 	q->open = open < q->size ? open : q->size;
 }
 
+/* Moves the ring to a larger buffer: every offset of the window keeps
+ * its bytes (present or not: the copy does not need to know which). */
+static int resize(struct udp_recvq *q, size_t size)
+{
+	struct udp_recvq n = { .size = size };
+	size_t at = (size_t)(q->base % q->size);
+
+	n.buf = malloc(size);
+	if (n.buf == NULL)
+		return -ENOMEM;
+	ring_io(&n, q->base, q->buf + at, q->size - at, 1);
+	ring_io(&n, q->base + (q->size - at), q->buf, at, 1);
+	free(q->buf);
+	q->buf = n.buf;
+	q->size = q->open = size;
+	q->want = 0;
+	return 0;
+}
+
+int udp_recvq_grow(struct udp_recvq *q, size_t size)
+{
+	if (size <= q->size)
+		return 0;
+	if (q->held) {
+		q->want = size;
+		return 0;
+	}
+	return resize(q, size);
+}
+
 int udp_recvq_insert(struct udp_recvq *q, uint64_t off, const uint8_t *data, size_t len)
 {
 	int r;
@@ -140,4 +170,7 @@ void udp_recvq_done(struct udp_recvq *q)
 		return;
 	q->base += 4 + q->held_len;
 	q->held = 0;
+	/* Failing, the ring stays as it was: a smaller window, not an error. */
+	if (q->want)
+		(void)resize(q, q->want);
 }

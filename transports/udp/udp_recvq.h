@@ -24,6 +24,7 @@ struct udp_recvq {
 	int held;                 /* the core holds the message at base */
 	size_t held_len;          /* its payload length */
 	uint8_t *scratch;         /* a message that wraps the ring, made whole */
+	size_t want;              /* a larger size asked for while a message was held */
 	uint64_t dups;            /* stream bytes received twice */
 };
 
@@ -45,5 +46,10 @@ void udp_recvq_done(struct udp_recvq *q);
 uint64_t udp_recvq_limit(const struct udp_recvq *q);
 /* Grants the peer open bytes of the window (at most its size). */
 void udp_recvq_open(struct udp_recvq *q, size_t open);
+/* Grows the ring to size bytes, keeping what it holds, and grants the
+ * peer all of it; at once, or at udp_recvq_done while the core holds a
+ * message in place.  A smaller size changes nothing.  0 or -ENOMEM (the
+ * ring stays as it was). */
+int udp_recvq_grow(struct udp_recvq *q, size_t size);
 
 #endif

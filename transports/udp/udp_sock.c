@@ -210,6 +210,7 @@ static void take_init(struct udp_sock *s, const struct sockaddr_storage *from, s
 	struct lds_transport *tp = s->tp;
 	struct lds_tp_listener *l = s->l;
 	struct lds_tp_conn *c;
+	struct udp_conf ac;
 	struct udp_frames f;
 	uint64_t tl = udp_rd_u16be(r);
 	const uint8_t *token = udp_rd_bytes(r, (size_t)tl);
@@ -242,7 +243,10 @@ static void take_init(struct udp_sock *s, const struct sockaddr_storage *from, s
 			udp_conn_send_hs(c, UDP_PKT_ACCEPT, now);
 		return;
 	}
-	c = udp_conn_new(tp, s, &l->conf, l->unsent_max);
+	/* The smallest ring until set_opts grows it to the link's window. */
+	ac = l->conf;
+	ac.window = UDP_WINDOW_MIN;
+	c = udp_conn_new(tp, s, &ac, l->unsent_max);
 	if (c == NULL) {
 		tp->up.accept_failed(l, -ENOMEM, l->ud);
 		return;
