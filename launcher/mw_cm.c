@@ -38,7 +38,8 @@
 #define NAP 0.002               /* s: longest wait on the gateway per loop */
 #define PACK_WAIT 0.05          /* s: longest a partial coarse task waits for more */
 #define PING_EVERY 1.0          /* s: either side's heartbeat behind an empty queue */
-#define STATS_EVERY 0.25        /* s: the main side's reports to the master */
+#define STATS_EVERY 0.1         /* s: the main side's reports to the master (an interval
+                                 * of the WAN series is off by at most this) */
 #define MAX_BLOCKS 256          /* shared ranges of one task */
 
 struct cm {
@@ -243,12 +244,15 @@ static int report(struct cm *c, bool force)
 	struct mw_cm_stats now = c->st;
 	struct mw_hdr h = { .type = MW_MSG_STATS, .len = MW_STATS_LEN };
 
+	if (!force && mw_now() - c->stats_at < STATS_EVERY)
+		return 0;
+	c->stats_at = mw_now();
 	now.wan_out = mw_wan_bytes_out(c->wan);
 	now.wan_in = mw_wan_bytes_in(c->wan);
-	if (!force && (mw_now() - c->stats_at < STATS_EVERY || memcmp(&now, &c->told, sizeof(now)) == 0))
+	mw_wan_link_bytes(c->wan, &now.link_out, &now.link_in);
+	if (!force && memcmp(&now, &c->told, sizeof(now)) == 0)
 		return 0;
 	c->told = now;
-	c->stats_at = mw_now();
 	h.id = now.wan_out;
 	h.aux = now.wan_in;
 	mw_stats_msg_encode(p, &now);
@@ -366,6 +370,8 @@ static int run_main_side(struct cm *c)
 	else
 		snprintf(src, sizeof(src), "%s/cm", c->env.remote);
 	mw_wan_set_peer(c->wan, src);
+	/* The link's counters start here, before the master sends a task. */
+	mw_wan_link_bytes(c->wan, &c->st.link_out, &c->st.link_in);
 	h.len = (uint32_t)snprintf(hello, sizeof(hello), "cm:%s", c->env.remote);
 	if (port_send(c, &h, hello) != 0)
 		return 1;

@@ -154,18 +154,19 @@ static int gather_roles(enum mw_role role, int rank, int size, int **roles, int 
 }
 
 /* The hub talks to every other rank (a sub-master's CM first, as its
- * peer 0); every other rank talks to the hub only. */
-static int run_role(struct mw_run *r, enum mw_role role, int rank, int size, const int *roles, int hub,
-		    MPI_Comm comm)
+ * peer 0); every other rank talks to the hub only.  NULL when out of
+ * memory (said). */
+static struct mw_port *role_port(const struct mw_run *r, enum mw_role role, int rank, int size, const int *roles,
+				 int hub, MPI_Comm comm)
 {
 	struct mw_port *port;
-	int *ranks, n = 0, status;
+	int *ranks, n = 0;
 
-	if (role == MW_ROLE_SERIAL)
-		return mw_serial_run(r);
 	ranks = malloc((size_t)size * sizeof(int));
-	if (ranks == NULL)
-		return 1;
+	if (ranks == NULL) {
+		fprintf(stderr, "mw: rank %d: out of memory\n", rank);
+		return NULL;
+	}
 	if (role == MW_ROLE_SUBMASTER)
 		for (int i = 0; i < size; i++)
 			if (roles[i] == MW_ROLE_CM)
@@ -178,18 +179,41 @@ static int run_role(struct mw_run *r, enum mw_role role, int rank, int size, con
 		ranks[n++] = hub;
 	port = mw_port_mpi_new(comm, ranks, (unsigned)n, r->cfg.idle_sleep_max);
 	free(ranks);
-	if (port == NULL) {
+	if (port == NULL)
 		fprintf(stderr, "mw: rank %d: out of memory\n", rank);
-		return 1;
-	}
+	return port;
+}
+
+/* WorkerFailure = "continue": a master takes a rank that says nothing
+ * for WorkerTimeout before its HELLO for dead, so the workers and CMs
+ * that report to it beat from before setup(), which may take long (a
+ * worker goes on beating, a CM stops at its start: mw_cm_run). */
+static int beat_before_setup(const struct mw_run *r, enum mw_role role, int rank, const int *roles, int hub,
+			     struct mw_port *port)
+{
+	int rc;
+
+	if (!r->cfg.worker_continue || roles == NULL || rank == hub || roles[hub] != MW_ROLE_MASTER ||
+	    (role != MW_ROLE_WORKER && role != MW_ROLE_CM))
+		return 0;
+	rc = mw_port_beat(port, 0, &(struct mw_hdr){ .type = MW_MSG_PING }, r->cfg.worker_timeout / 4);
+	if (rc < 0)
+		fprintf(stderr, "mw: rank %d: cannot start the heartbeat: %s\n", rank, strerror(-rc));
+	return rc;
+}
+
+static int run_role(struct mw_run *r, enum mw_role role, const int *roles, int hub, struct mw_port *port)
+{
 	switch (role) {
-	case MW_ROLE_MASTER: status = mw_master_run(r, port); break;
-	case MW_ROLE_SUBMASTER: status = mw_submaster_run(r, port); break;
-	case MW_ROLE_CM: status = mw_cm_run(r, port, roles[hub] == MW_ROLE_MASTER); break;
-	default: status = mw_worker_run(r, port); break;
+	case MW_ROLE_MASTER: return mw_master_run(r, port);
+	case MW_ROLE_SUBMASTER: return mw_submaster_run(r, port);
+	case MW_ROLE_CM:
+		/* Its own messages keep the master informed from here on. */
+		mw_port_beat(port, 0, NULL, 0);
+		return mw_cm_run(r, port, roles[hub] == MW_ROLE_MASTER);
+	case MW_ROLE_SERIAL: return mw_serial_run(r);
+	default: return mw_worker_run(r, port);
 	}
-	mw_port_close(port);
-	return status;
 }
 
 int mw_main(int argc, char **argv, const struct mw_app *app)
@@ -199,6 +223,7 @@ int mw_main(int argc, char **argv, const struct mw_app *app)
 	char err[512];
 	enum mw_role role;
 	int rank, size, hub = 0, status, inited = 0, threads = MPI_THREAD_SINGLE, *roles = NULL;
+	struct mw_port *port = NULL;
 	MPI_Comm comm;
 
 	r.t0 = mw_now();
@@ -236,12 +261,18 @@ int mw_main(int argc, char **argv, const struct mw_app *app)
 	MPI_Comm_dup(MPI_COMM_WORLD, &comm);
 	if (worker_failure_setup(&r, comm, threads) < 0)
 		goto abort;
+	if (role != MW_ROLE_SERIAL && ((port = role_port(&r, role, rank, size, roles, hub, comm)) == NULL ||
+				       beat_before_setup(&r, role, rank, roles, hub, port) < 0))
+		goto abort;
 	r.args_hash = mw_journal_args(argc, argv);
 	if (app->setup != NULL && (status = app->setup(app->ctx, argc, argv, role)) < 0) {
 		status = status == -2 ? 2 : 1;
 		goto abort;
 	}
-	status = run_role(&r, role, rank, size, roles, hub, comm);
+	status = run_role(&r, role, roles, hub, port);
+	if (port != NULL)
+		mw_port_close(port);
+	port = NULL;
 	if (app->cleanup != NULL)
 		app->cleanup(app->ctx);
 	if (status != 0)
@@ -253,6 +284,8 @@ int mw_main(int argc, char **argv, const struct mw_app *app)
 abort:
 	/* A rank that gives up takes the job with it: the others would
 	 * wait for it forever. */
+	if (port != NULL)
+		mw_port_close(port);
 	free(roles);
 	fflush(stdout);
 	fflush(stderr);

@@ -3,7 +3,8 @@
  * run (MWL_TASK_LIMIT) first waits for every remote cluster to join and
  * gives each cluster its own tasks (mw_calib.h).  With WorkerFailure =
  * "continue", a worker silent past WorkerTimeout while it owes the master
- * something is lost: its tasks go to the others (watch()). */
+ * something is lost: its tasks go to the others (watch()); so is one
+ * silent that long before its HELLO (hello_watch()). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,22 +141,27 @@ static int handle(struct master *ms, const struct mw_msg *m, double now)
 	}
 }
 
-/* Worker w is lost (silent since `since`): what it holds goes to the
- * others at the next refill, this step; it gets no task again, and sends
- * to it are never waited for.  -1 when no one is left to compute. */
-static int lose(struct master *ms, unsigned w, double since, double now)
+/* Worker w is lost (silent since `since`; before its HELLO if hello):
+ * what it holds goes to the others at the next refill, this step; it
+ * gets no task again, and sends to it are never waited for.  -1 when no
+ * one is left to compute. */
+static int lose(struct master *ms, unsigned w, double since, double now, bool hello)
 {
 	struct mw_run *r = ms->r;
 	struct mw_stats_worker *sw = &r->stats.w[w];
 	unsigned n = mw_sched_forfeit(&r->sched, w), alive = 0;
+	char held[32];
 
 	ms->peer[w].lost = true;
 	ms->nlost++;
 	mw_port_lose(ms->port, w);
-	snprintf(sw->lost, sizeof(sw->lost), "silent for %.1f s (WorkerTimeout %g s) holding %u tasks", now - since,
-		 r->cfg.worker_timeout, n);
-	fprintf(stderr, "mw: master: worker %u (%s) is lost: %s; they go to other workers now\n", w + 1, sw->host,
-		sw->lost);
+	snprintf(held, sizeof(held), "holding %u tasks", n);
+	snprintf(sw->lost, sizeof(sw->lost), "silent for %.1f s (WorkerTimeout %g s) %s", now - since,
+		 r->cfg.worker_timeout, hello ? "before its HELLO" : held);
+	if (hello)
+		snprintf(sw->host, sizeof(sw->host), "rank of peer %u", w + 1);
+	fprintf(stderr, "mw: master: worker %u (%s) is lost: %s; %s\n", w + 1, sw->host, sw->lost,
+		hello ? "the run goes on without it" : "they go to other workers now");
 	for (unsigned k = 0; k < ms->nw; k++)
 		alive += !ms->peer[k].lost && !ms->peer[k].excused;
 	if (alive == 0 && !mw_sched_finished(&r->sched)) {
@@ -194,7 +200,7 @@ static int watch(struct master *ms, double now)
 		else
 			continue;
 		if (now - since > tmo) {
-			if (lose(ms, w, since, now) < 0)
+			if (lose(ms, w, since, now, false) < 0)
 				return -1;
 		} else if (since + tmo < ms->next_watch)
 			ms->next_watch = since + tmo;
@@ -296,12 +302,35 @@ static int idle(struct master *ms)
 	return rc;
 }
 
-/* One HELLO from every peer.  A communication manager that said its
- * HELLO may report its link (STATS) before the others said theirs. */
+/* WorkerFailure = "continue": a peer that has sent nothing, neither
+ * HELLO nor the heartbeat it starts before setup() (mw_main), for
+ * WorkerTimeout since the master began waiting died before its HELLO.
+ * Returns how many were lost now, or -1 when no one is left. */
+static int hello_watch(struct master *ms, const bool *said, double t0)
+{
+	double now = mw_now(), tmo = ms->r->cfg.worker_timeout;
+	int n = 0;
+
+	for (unsigned w = 0; w < ms->nw; w++) {
+		double since = ms->peer[w].heard > t0 ? ms->peer[w].heard : t0;
+
+		if (said[w] || ms->peer[w].lost || now - since <= tmo)
+			continue;
+		if (lose(ms, w, since, now, true) < 0)
+			return -1;
+		n++;
+	}
+	return n;
+}
+
+/* One HELLO from every peer (or, WorkerFailure = "continue", its loss).
+ * A communication manager that said its HELLO may report its link
+ * (STATS) before the others said theirs. */
 static int hellos(struct master *ms)
 {
 	struct mw_run *r = ms->r;
 	bool *said = calloc(ms->nw, sizeof(*said));
+	double t0 = mw_now(), nap = r->cfg.worker_continue ? r->cfg.worker_timeout / 4 : 1.0;
 	unsigned n = 0;
 	struct mw_msg m;
 	int rc = 0;
@@ -309,12 +338,24 @@ static int hellos(struct master *ms)
 	if (said == NULL)
 		return -1;
 	while (n < ms->nw && rc == 0) {
+		if (r->cfg.worker_continue) {
+			int lost = hello_watch(ms, said, t0);
+
+			if (lost < 0)
+				break;
+			if ((n += (unsigned)lost) == ms->nw)
+				break;
+		}
 		rc = mw_port_poll(ms->port, &m);
 		if (rc <= 0) {
-			rc = rc < 0 || mw_port_wait(ms->port, 1.0) < 0 ? -1 : 0;
+			rc = rc < 0 || mw_port_wait(ms->port, nap < 1.0 ? nap : 1.0) < 0 ? -1 : 0;
 			continue;
 		}
 		rc = 0;
+		ms->peer[m.peer].heard = mw_now();
+		/* A heartbeat while the rank runs setup(); a late word of a lost one. */
+		if (ms->peer[m.peer].lost || (m.h.type == MW_MSG_PING && !said[m.peer]))
+			continue;
 		if (m.h.type != MW_MSG_HELLO)
 			rc = said[m.peer] ? handle(ms, &m, mw_now()) : protocol_error(&m, "expected HELLO first");
 		else if (said[m.peer])
@@ -331,7 +372,7 @@ static int hellos(struct master *ms)
 		}
 	}
 	free(said);
-	return rc;
+	return rc < 0 || n < ms->nw ? -1 : 0;
 }
 
 /* A calibration run waits for every communication manager's JOINED, at

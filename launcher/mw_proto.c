@@ -81,6 +81,8 @@ void mw_stats_msg_encode(unsigned char out[MW_STATS_LEN], const struct mw_cm_sta
 {
 	mw_put_le(out, s->cache_saved, 8);
 	mw_put_le(out + 8, s->late, 8);
+	mw_put_le(out + 16, s->link_out, 8);
+	mw_put_le(out + 24, s->link_in, 8);
 }
 
 int mw_stats_msg_decode(const struct mw_hdr *h, const unsigned char *p, struct mw_cm_stats *s)
@@ -91,5 +93,7 @@ int mw_stats_msg_decode(const struct mw_hdr *h, const unsigned char *p, struct m
 	s->wan_in = h->aux;
 	s->cache_saved = mw_get_le(p, 8);
 	s->late = mw_get_le(p + 8, 8);
+	s->link_out = mw_get_le(p + 16, 8);
+	s->link_in = mw_get_le(p + 24, 8);
 	return 0;
 }

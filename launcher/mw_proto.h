@@ -83,12 +83,14 @@ int mw_hdr_decode(const unsigned char *msg, size_t n, struct mw_hdr *h);
 
 /* What a main-side CM tells the master about its link (STATS), all
  * counted since the start: bytes of runtime messages over the WAN, task
- * bytes the data cache did not have to send, and late results dropped
- * because their tasks were forfeited (AWAY) and run elsewhere. */
+ * bytes the data cache did not have to send, late results dropped
+ * because their tasks were forfeited (AWAY) and run elsewhere, and the
+ * bytes its gateway's link to the remote cluster carried each way,
+ * block by block (both 0 while the gateway has not said: an older ldsd). */
 struct mw_cm_stats {
-	uint64_t wan_out, wan_in, cache_saved, late;
+	uint64_t wan_out, wan_in, cache_saved, late, link_out, link_in;
 };
-#define MW_STATS_LEN 16
+#define MW_STATS_LEN 32
 
 void mw_stats_msg_encode(unsigned char out[MW_STATS_LEN], const struct mw_cm_stats *s);
 /* h and its payload into s: 0, or -EBADMSG when the payload is short. */

@@ -1,6 +1,7 @@
 /* mw_wan.c - runtime messages over liblds with an outgoing queue. */
 #include <errno.h>
 #include <poll.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,11 @@ struct mw_wan {
 	size_t inflight;           /* bytes of the remembered messages */
 	size_t inflight_max;       /* 0: no limit but ldsd's */
 	uint64_t bytes_out, bytes_in;
+	/* the link's counters: the gateway's last answer, and their growth
+	 * since the first (a gateway that restarted counts from 0 again) */
+	struct lds_link_bytes link_raw;
+	bool link_seen;
+	uint64_t link_out, link_in;
 	char err[512];
 };
 
@@ -133,6 +139,36 @@ static int remember(struct mw_wan *w, uint64_t id, size_t len)
 uint64_t mw_wan_bytes_in(const struct mw_wan *w)
 {
 	return w->bytes_in;
+}
+
+static uint64_t growth(uint64_t now, uint64_t before)
+{
+	return now >= before ? now - before : now;
+}
+
+void mw_wan_link_bytes(struct mw_wan *w, uint64_t *out, uint64_t *in)
+{
+	char cluster[LDS_NAME_MAX];
+	struct lds_link_bytes b;
+
+	int rc;
+
+	snprintf(cluster, sizeof(cluster), "%.*s", (int)strcspn(w->peer, "/"), w->peer);
+	rc = lds_link_bytes(w->h, cluster, &b);
+	/* The first answer is the base: waited for (a round trip to the
+	 * local gateway, at most 1 s), so that counting starts at the call. */
+	for (int i = 0; i < 100 && !w->link_seen && rc == 0 && mw_wan_wait(w, 0.01) == 0; i++)
+		rc = lds_link_bytes(w->h, cluster, &b);
+	if (rc == 1) {
+		if (w->link_seen) {
+			w->link_out += growth(b.sent, w->link_raw.sent);
+			w->link_in += growth(b.received, w->link_raw.received);
+		}
+		w->link_raw = b;
+		w->link_seen = true;
+	}
+	*out = w->link_out;
+	*in = w->link_in;
 }
 
 int mw_wan_pump(struct mw_wan *w)

@@ -52,6 +52,11 @@ size_t mw_wan_drop_queued(struct mw_wan *w, uint8_t type, uint64_t *bytes);
  * WAN), and of messages received. */
 uint64_t mw_wan_bytes_out(struct mw_wan *w);
 uint64_t mw_wan_bytes_in(const struct mw_wan *w);
+/* What the gateway's link to the peer's cluster carried each way since
+ * the first call, block by block (lds_link_bytes): its latest answer,
+ * and a new question; call it at the pace samples are wanted.  Both
+ * stay 0 where the gateway does not say (an older ldsd). */
+void mw_wan_link_bytes(struct mw_wan *w, uint64_t *out, uint64_t *in);
 
 /* One received message (m->peer 0; payload valid until the next call)
  * and its sender in src: 1, 0 when none, -ECONNRESET when messages sent

@@ -91,15 +91,11 @@ int mw_worker_run(struct mw_run *r, struct mw_port *port)
 	gethostname(host, sizeof(host) - 1);
 	snprintf(host + strlen(host), sizeof(host) - strlen(host), ":%d", (int)getpid());
 	h.len = (uint32_t)strlen(host);
+	/* WorkerFailure = "continue": the master takes a worker silent for
+	 * WorkerTimeout for dead, so its heartbeat started before setup()
+	 * (mw_main.c) and goes on while task_run computes. */
 	if (mw_port_send(port, 0, &h, host) < 0)
 		goto out;
-	/* WorkerFailure = "continue": the master takes a worker silent for
-	 * WorkerTimeout for dead, so a long task_run must not look silent. */
-	if (r->cfg.worker_continue &&
-	    (rc = mw_port_beat(port, 0, &(struct mw_hdr){ .type = MW_MSG_PING }, r->cfg.worker_timeout / 4)) < 0) {
-		fprintf(stderr, "mw: worker: cannot start the heartbeat: %s\n", strerror(-rc));
-		goto out;
-	}
 	for (;;) {
 		struct queued *t;
 		double t0;

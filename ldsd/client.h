@@ -63,6 +63,7 @@ struct client {
 	 * endpoint's queue until the client's TAKEN covers it, so that a
 	 * process that dies leaves it to the next one on the name. */
 	int takes;                    /* CP_F_TAKEN agreed */
+	int link_bytes;               /* CP_F_LINKBYTES agreed: PEER carries the link's counters */
 	size_t written;               /* written, not yet taken: the queue's first */
 	struct rb_msg *last_written;  /* the last of them, or NULL */
 	uint64_t taken;               /* TAKEN's count so far */
@@ -98,6 +99,7 @@ struct clientsrv {
 	int resume_pending;
 	struct client *last_lookup;
 	uint64_t msgs_local, msgs_refused, msgs_undelivered, clients_refused;
+	uint64_t msgs_ended;          /* of msgs_undelivered: their job ended (jobend.h) */
 	uint64_t tcp_key_failures;    /* TCP clients closed for a wrong PROOF */
 	int tick_id;
 };

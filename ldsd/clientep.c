@@ -14,6 +14,7 @@ void clientep_drop(void *arg, struct endpoint *e, struct rb_msg *m, enum ep_drop
 	struct clientsrv *cs = arg;
 
 	cs->msgs_undelivered++;
+	cs->msgs_ended += why == EP_DROP_ENDED;
 	log_debug("message from %s to %s dropped: %s", m->rec.src, e->name, ep_drop_reasons[why]);
 	if (m->origin) {
 		link_undelivered(m->origin, m, why);
@@ -22,7 +23,7 @@ void clientep_drop(void *arg, struct endpoint *e, struct rb_msg *m, enum ep_drop
 
 		if (sender)
 			client_send_error(sender, m->rec.msg_id,
-					  why == EP_DROP_EXPIRED ? ETIMEDOUT : why == EP_DROP_GONE ? ECONNRESET : ENOBUFS,
+					  why == EP_DROP_EXPIRED ? ETIMEDOUT : why == EP_DROP_GONE || why == EP_DROP_ENDED ? ECONNRESET : ENOBUFS,
 					  "%s (%s)", ep_drop_reasons[why], e->name);
 		cs->local_bytes -= m->rec.len;
 		cs->resume_pending = 1; /* local senders may wait for that memory */

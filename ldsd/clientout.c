@@ -92,6 +92,8 @@ void client_answer_peer(struct client *c, const char *cluster)
 		m.state = down > 0 ? CP_PEER_DOWN : CP_PEER_UP;
 		m.seconds = down > UINT32_MAX ? UINT32_MAX : (uint32_t)down;
 		snprintf(m.text, sizeof(m.text), "%s", link_last_error(l));
+		m.has_bytes = c->link_bytes;
+		link_byte_counts(l, &m.bytes_out, &m.bytes_in);
 	}
 	if (client_ctl_append(c, &m) < 0)
 		log_warnx("client %s: could not queue the state of peer %s", c->peer, cluster);

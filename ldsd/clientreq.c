@@ -16,6 +16,7 @@
 #include "endpoint.h"
 #include "execmsg.h"
 #include "execpolicy.h"
+#include "jobend.h"
 #include "link.h"
 #include "log.h"
 #include "lostrep.h"
@@ -118,7 +119,8 @@ static int req_hello(struct client *c, const struct cp_msg *m)
 		maxmsg = cs->d->cfg->clients.max_message;
 	w.max_msg = c->max_msg = (uint32_t)maxmsg;
 	c->takes = (m->flags & CP_F_TAKEN) != 0;
-	w.flags = m->flags & CP_F_TAKEN;
+	c->link_bytes = (m->flags & CP_F_LINKBYTES) != 0;
+	w.flags = m->flags & (CP_F_TAKEN | CP_F_LINKBYTES);
 	if ((m->flags & CP_F_SHM) && clientshm_offer(c))
 		w.flags |= CP_F_SHM;
 	snprintf(w.name, sizeof(w.name), "%s", cluster);
@@ -177,7 +179,7 @@ static int client_send_local(struct client *c, const struct cp_msg *m, const str
 	struct endpoint *e;
 
 	if (exec_reserved_name(m->name)) {
-		client_send_error(c, m->msg_id, EACCES, "%s takes requests from peer gateways only", m->name);
+		jobend_local_request(c, m);
 		return 0;
 	}
 	if (m->payload_len > CS_LOCAL_MEMORY / 2) {

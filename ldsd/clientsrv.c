@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "endpoint.h"
 #include "execmsg.h"
+#include "jobend.h"
 #include "jobexec.h"
 #include "link.h"
 #include "listen.h"
@@ -91,6 +92,11 @@ void clientsrv_lost(struct clientsrv *cs, struct link *l, uint64_t client, uint6
 void clientsrv_space(struct clientsrv *cs, struct link *l)
 {
 	cs->resume_pending = 1;
+}
+
+long clientsrv_end_job(struct clientsrv *cs, const char *tag, uid_t uid, char *why, size_t len)
+{
+	return jobend_end(&cs->eps, tag, uid, clock_now_ns(), clientep_drop, cs, why, len);
 }
 
 void clientsrv_flush(struct clientsrv *cs)
@@ -222,9 +228,10 @@ void clientsrv_status_json(const struct clientsrv *cs, FILE *out)
 	struct status_ctx x = { out, 1 };
 
 	fprintf(out, "{\"local_messages\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"undelivered\":%" PRIu64
-		",\"clients\":%zu,\"clients_refused\":%" PRIu64 ",\"tcp_key_failures\":%" PRIu64 ",\"endpoints\":[",
-		cs->msgs_local, cs->msgs_refused, cs->msgs_undelivered, cs->nclients, cs->clients_refused,
-		cs->tcp_key_failures);
+		",\"undelivered_job_ended\":%" PRIu64 ",\"clients\":%zu,\"clients_refused\":%" PRIu64
+		",\"tcp_key_failures\":%" PRIu64 ",\"endpoints\":[",
+		cs->msgs_local, cs->msgs_refused, cs->msgs_undelivered, cs->msgs_ended, cs->nclients,
+		cs->clients_refused, cs->tcp_key_failures);
 	eptab_foreach(&cs->eps, ep_status_json, &x);
 	fputs("]}", out);
 }
@@ -246,8 +253,8 @@ void clientsrv_status_text(const struct clientsrv *cs, FILE *out)
 {
 	struct status_ctx x = { out, 1 };
 
-	fprintf(out, "clients: %zu connected, %" PRIu64 " refused; %" PRIu64 " messages not delivered\n",
-		cs->nclients, cs->clients_refused, cs->msgs_undelivered);
+	fprintf(out, "clients: %zu connected, %" PRIu64 " refused; %" PRIu64 " messages not delivered (%" PRIu64
+		" of ended jobs)\n", cs->nclients, cs->clients_refused, cs->msgs_undelivered, cs->msgs_ended);
 	fprintf(out, "endpoints:\n");
 	eptab_foreach(&cs->eps, ep_status_text, &x);
 }

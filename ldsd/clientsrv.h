@@ -21,14 +21,17 @@
  * message: link_undelivered; a local one: ERROR to its sender).
  *
  * Names starting with "ldsd." belong to the gateway (execmsg.h): no client
- * may open one or send to one of this cluster, and messages from links
- * for them go to the exec service (jobexec_request) instead of a client.
+ * may open one or send to one of this cluster (but an END to its
+ * ldsd.exec, jobend.h), and messages from links for them go to the exec
+ * service (jobexec_request) instead of a client.
  */
 #ifndef LDS_CLIENTSRV_H
 #define LDS_CLIENTSRV_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "daemon.h"
 #include "recvbuf.h"
@@ -67,6 +70,11 @@ void clientsrv_lost(struct clientsrv *cs, struct link *l, uint64_t client, uint6
 void clientsrv_space(struct clientsrv *cs, struct link *l);
 /* Once per loop round: flushes coalesced ACKED notices. */
 void clientsrv_flush(struct clientsrv *cs);
+
+/* The job of tag ended (jobend.h): for uid's endpoints, or exec.user's
+ * when an exec-service requester asks.  How many messages were dropped,
+ * or -EINVAL/-EPERM with why. */
+long clientsrv_end_job(struct clientsrv *cs, const char *tag, uid_t uid, char *why, size_t len);
 
 /* True when no connected client has messages or notices waiting to be
  * written to it. */

@@ -16,6 +16,7 @@ const char *const ep_drop_reasons[] = {
 			 "fill their share of the gateway's memory",
 	[EP_DROP_EXPIRED] = "not delivered: no process opened the destination within undelivered_ttl",
 	[EP_DROP_GONE] = "not delivered: the receiving process exited",
+	[EP_DROP_ENDED] = "not delivered: the destination's job ended",
 };
 
 /* FNV-1a over a random seed: a client cannot pick names that collide. */
@@ -199,6 +200,8 @@ enum ep_drop eptab_admit(const struct eptab *t, const struct endpoint *e, const 
 
 	if (e->client || p == NULL)
 		return EP_DROP_NONE;
+	if (jobmarks_has(&t->ended, e->name))
+		return EP_DROP_ENDED;
 	if (p->used + cost > p->cap)
 		return EP_DROP_POOL;
 	if (e->held_cost > 0 && e->held_cost + cost > p->cap / 2)
@@ -277,6 +280,7 @@ size_t eptab_expire(struct eptab *t, uint64_t now_ns, ep_drop_fn *drop, void *ar
 	struct endpoint *e, *next;
 	size_t n = 0;
 
+	jobmarks_expire(&t->ended, now_ns);
 	for (e = t->detached; e; e = next) {
 		next = e->dnext;
 		while (e->head && now_ns - e->head->t_ns >= t->ttl_ns) {

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "jobmark.h"
 #include "recvbuf.h"
 
 #define EP_MSG_COST 512u       /* bytes a held message costs beyond its payload */
@@ -59,6 +60,7 @@ struct eptab {
 	struct ep_pool pools[EP_MAX_POOLS];
 	size_t npools;
 	uint64_t ttl_ns, linger_ns;
+	struct jobmarks ended;        /* jobs ended (jobend.h): their endpoints take nothing more to hold */
 };
 
 /* Why eptab_admit refused a message, or why one expired. */
@@ -68,6 +70,7 @@ enum ep_drop {
 	EP_DROP_POOL,         /* the origin's pool is full */
 	EP_DROP_EXPIRED,      /* waited longer than the ttl */
 	EP_DROP_GONE,         /* an anonymous endpoint's process exited */
+	EP_DROP_ENDED,        /* its job ended (jobend.h) */
 };
 extern const char *const ep_drop_reasons[];
 

@@ -20,6 +20,7 @@ const char *const exec_type_names[EXEC_TYPE_MAX] = {
 	[EXEC_OUTPUT] = "OUTPUT",
 	[EXEC_EXIT] = "EXIT",
 	[EXEC_REFUSED] = "REFUSED",
+	[EXEC_END] = "END",
 };
 
 #define HDR_LEN 6   /* u8 version, u8 type, u32 job */
@@ -176,6 +177,7 @@ size_t exec_encode(const struct exec_msg *m, uint8_t *buf, size_t cap)
 		break;
 	case EXEC_STOP:
 	case EXEC_STARTED:
+	case EXEC_END:
 		w_str(&w, m->text, 2, EXEC_TEXT_MAX, 1);
 		break;
 	default:
@@ -370,6 +372,7 @@ static void r_body(struct erd *r, struct exec_msg *m)
 		break;
 	case EXEC_STOP:
 	case EXEC_STARTED:
+	case EXEC_END:
 		r_text(r, m);
 		break;
 	default:

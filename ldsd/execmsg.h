@@ -43,6 +43,8 @@ enum exec_type {
 	EXEC_OUTPUT,        /* gateway -> requester: bytes of its output */
 	EXEC_EXIT,          /* gateway -> requester: it ended; last message of a job */
 	EXEC_REFUSED,       /* gateway -> requester: not started, and why */
+	EXEC_END,           /* requester -> gateway: the job whose endpoints end in "-TEXT" ended:
+			     * drop what waits for them (ldsd/jobend.h); also from a local client */
 	EXEC_TYPE_MAX
 };
 extern const char *const exec_type_names[EXEC_TYPE_MAX];
@@ -95,7 +97,7 @@ struct exec_msg {
 	uint32_t len;
 	int32_t status;             /* EXIT: >= 0 exit code, < 0 killed by signal -status */
 	int32_t err;                /* REFUSED: a positive errno value */
-	char text[EXEC_TEXT_MAX + 1]; /* STOP, STARTED, EXIT, REFUSED: for people and logs */
+	char text[EXEC_TEXT_MAX + 1]; /* STOP, STARTED, EXIT, REFUSED: for people and logs; END: the tag */
 	void *arena;                /* decoder's allocation for START; exec_msg_free() */
 };
 

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "auth.h"
+#include "clientsrv.h"
 #include "clock.h"
 #include "execpolicy.h"
 #include "execspec.h"
@@ -64,6 +65,7 @@ struct jobexec {
 	int tick;
 	bool draining;
 	uint64_t started, refused, ended;
+	struct jobrecent recent;            /* who may END which job (jobend.h) */
 };
 
 static void job_watch(struct job *j);
@@ -479,6 +481,25 @@ static void jx_start(struct jobexec *jx, struct link *l, const char *src, const 
 	jx_post(jx, l, src, &ok, &j->held, &j->held_len);
 	if (j->held)
 		j->held_ns = now;
+	jobrecent_add(&jx->recent, src, m->job);
+}
+
+/* END from the requester of job m->job (running, or among the last
+ * JOBMARK_RECENT started): its tag's endpoints are exec.user's. */
+static void jx_end_request(struct jobexec *jx, const char *src, const struct exec_msg *m)
+{
+	char why[WIRE_ENDPOINT_MAX + 96];
+	long n = -ESRCH;
+
+	if (!jobrecent_has(&jx->recent, src, m->job))
+		snprintf(why, sizeof(why), "it did not start job %" PRIu32 " here (or too long ago)", m->job);
+	else
+		n = clientsrv_end_job(jx->d->cs, m->text, jx->d->cfg->exec.uid, why, sizeof(why));
+	if (n < 0)
+		log_warnx("exec: END of job %.40s from %s (its job %" PRIu32 ") refused: %s", m->text, src, m->job, why);
+	else
+		log_info("exec: %s ended job %s (its job %" PRIu32 "): %ld messages waiting for it dropped", src,
+			 m->text, m->job, n);
 }
 
 static void jx_stop_request(struct jobexec *jx, const char *src, const struct exec_msg *m)
@@ -517,6 +538,8 @@ void jobexec_request(struct jobexec *jx, struct link *from, struct rb_msg *m)
 			jx_start(jx, from, m->rec.src, &req);
 		else if (req.type == EXEC_STOP)
 			jx_stop_request(jx, m->rec.src, &req);
+		else if (req.type == EXEC_END)
+			jx_end_request(jx, m->rec.src, &req);
 		else
 			log_warnx("exec: %s from %s is not a request; ignored", exec_type_names[req.type], m->rec.src);
 		exec_msg_free(&req);

@@ -119,6 +119,10 @@ void link_status_text(const struct link *l, FILE *out);
 double link_down_for(const struct link *l);
 /* Why the last stream that never came up failed ("" if none did). */
 const char *link_last_error(const struct link *l);
+/* Bytes of blocks the peer reported received, each counted once when
+ * first reported (what the path carried, block by block), and bytes of
+ * blocks received from it; since this ldsd started. */
+void link_byte_counts(const struct link *l, uint64_t *out, uint64_t *in);
 
 /* link.c */
 /* Fault injection for tests: breaks stream idx (-1: all) at once, or

@@ -91,6 +91,12 @@ const char *link_last_error(const struct link *l)
 	return l->last_error;
 }
 
+void link_byte_counts(const struct link *l, uint64_t *out, uint64_t *in)
+{
+	*out = l->sb.bytes_reached;
+	*in = l->rb.bytes_recv;
+}
+
 static double link_downtime(const struct link *l)
 {
 	return l->downtime + (l->down_since > 0 ? clock_wall_s() - l->down_since : 0);

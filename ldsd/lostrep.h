@@ -30,7 +30,7 @@
 #define LOSTREP_VERSION    1u
 #define LOSTREP_MAX_RANGES 1024u
 #define LOSTREP_MAX_LEN    (4u + 16u * LOSTREP_MAX_RANGES)
-#define LOSTREP_REASONS    5u            /* enum ep_drop values */
+#define LOSTREP_REASONS    6u            /* enum ep_drop values */
 
 struct lostrep_sent {
 	uint64_t id;

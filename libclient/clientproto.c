@@ -210,6 +210,11 @@ int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m)
 		m->state = (uint8_t)rc_uint(&c, 1);
 		m->seconds = (uint32_t)rc_uint(&c, 4);
 		rc_str(&c, 2, m->text, sizeof(m->text), 1);
+		if (c.left > 0) {
+			m->has_bytes = 1;
+			m->bytes_out = rc_uint(&c, 8);
+			m->bytes_in = rc_uint(&c, 8);
+		}
 		if (m->state >= CP_PEER_STATE_MAX)
 			c.bad = 1;
 		break;
@@ -369,6 +374,10 @@ size_t cp_encode(uint8_t *buf, size_t cap, const struct cp_msg *m)
 		wc_uint(&c, m->state, 1);
 		wc_uint(&c, m->seconds, 4);
 		wc_str(&c, 2, m->text, sizeof(m->text), CP_TEXT_MAX);
+		if (m->has_bytes) {
+			wc_uint(&c, m->bytes_out, 8);
+			wc_uint(&c, m->bytes_in, 8);
+		}
 		break;
 	case CP_CHALLENGE:
 	case CP_PROOF:

@@ -46,7 +46,8 @@ enum cp_type {
 	CP_PROOF,      /* both  u8[32] client nonce, u8[32] MAC: the client's answer, then the daemon's */
 	CP_PEERQ,      /* c->d  str cluster: how is the link to it? */
 	CP_PEER,       /* d->c  str cluster, u8 state (enum cp_peer_state), u32 seconds down (0 when up),
-			* str16 why the last attempt failed ("" none): the answer */
+			* str16 why the last attempt failed ("" none)[, u64 bytes reached, u64 bytes
+			* received: the link's counters, only after CP_F_LINKBYTES was agreed]: the answer */
 	CP_TAKEN,      /* c->d  u64 count: the application has taken the first `count` DELIVER
 			* frames of this connection; only after CP_F_TAKEN was agreed */
 	CP_SHM,        /* d->c  u64 ring size, with SCM_RIGHTS: the rings' memfd, the eventfd the client
@@ -59,6 +60,7 @@ extern const char *const cp_type_names[CP_TYPE_MAX];
 /* HELLO and WELCOME flags. */
 #define CP_F_TAKEN 1u  /* the client sends TAKEN: a message counts as delivered once taken */
 #define CP_F_SHM   2u  /* frames go through shared-memory rings (unix socket clients, Linux) */
+#define CP_F_LINKBYTES 4u /* PEER carries the link's byte counters */
 
 /* PEER's state: the link to that cluster. */
 enum cp_peer_state {
@@ -87,6 +89,9 @@ struct cp_msg {
 	uint64_t ring_size;        /* SHM */
 	uint8_t state;             /* PEER: enum cp_peer_state */
 	uint32_t seconds;          /* PEER: down that long */
+	int has_bytes;             /* PEER: the two counters below are there */
+	uint64_t bytes_out;        /* PEER: bytes of blocks the peer gateway reported received */
+	uint64_t bytes_in;         /* PEER: bytes of blocks received from it */
 	int32_t err;               /* ERROR: positive errno */
 	char name[WIRE_ENDPOINT_MAX + 1];   /* HELLO name, WELCOME cluster, SEND dst, DELIVER src, LOST/RESUME/
 					     * PEERQ/PEER peer */

@@ -92,7 +92,7 @@ static int free_handle(struct lds *h)
 /* Connects to the daemon and registers the name asked for. */
 static int hello(struct lds *h, int64_t deadline)
 {
-	struct cp_msg m = { .type = CP_HELLO, .version = CP_VERSION, .flags = CP_F_TAKEN,
+	struct cp_msg m = { .type = CP_HELLO, .version = CP_VERSION, .flags = CP_F_TAKEN | CP_F_LINKBYTES,
 			    .incarnation = h->incarnation };
 	int rc = daemon_connect(h->path, deadline);
 
@@ -511,6 +511,8 @@ static void drop_connection(struct lds *h)
 	h->tk.delivers = h->tk.queued = h->tk.sent = 0;
 	h->tk.bytes = 0;
 	h->tk.due = 0;
+	h->pq.waiting = 0;
+	h->pq.bytes_on = 0;
 }
 
 /* The messages whose outcome the old connection did not report: the daemon
@@ -621,6 +623,32 @@ int lds_peer(struct lds *h, const char *cluster, struct lds_peer *p, int timeout
 	rc = ldsi_timed(ldsi_wait_for(h, peer_answered, 0, deadline_after(timeout_ms)), timeout_ms);
 	if (rc == 0)
 		*p = h->pq.ans;
+	return rc;
+}
+
+int lds_link_bytes(struct lds *h, const char *cluster, struct lds_link_bytes *b)
+{
+	int rc = 0;
+
+	if (cluster == NULL || !wire_name_valid(cluster))
+		return -EINVAL;
+	if (h->err)
+		return h->err;
+	if (!h->pq.bytes_on)
+		return -ENOTSUP;
+	if (strcmp(h->pq.name, cluster) == 0 && h->pq.answered && h->pq.ans.state == LDS_PEER_UNKNOWN)
+		return -ENOENT;
+	if (strcmp(h->pq.name, cluster) == 0 && h->pq.bytes_fresh) {
+		*b = h->pq.bytes;
+		h->pq.bytes_fresh = 0;
+		rc = 1;
+	}
+	if (!h->pq.due && !h->pq.waiting) {
+		snprintf(h->pq.name, sizeof(h->pq.name), "%s", cluster);
+		h->pq.due = 1;
+		h->pq.answered = 0;
+		rc = ldsi_write_out(h) < 0 ? h->err : rc;
+	}
 	return rc;
 }
 

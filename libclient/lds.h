@@ -226,6 +226,23 @@ struct lds_peer {
  * or a connection error. */
 int lds_peer(struct lds *h, const char *cluster, struct lds_peer *p, int timeout_ms);
 
+/* What the gateway's link to a peer cluster carried since the gateway
+ * started, block by block (a message's acknowledgement comes only once
+ * the whole message crossed, which makes a rate of acknowledged
+ * messages jump). */
+struct lds_link_bytes {
+	uint64_t sent;            /* bytes of blocks the peer's gateway reported received, each once */
+	uint64_t received;        /* bytes of blocks received from it, each once */
+};
+/* Never waits: returns the gateway's answer that arrived since the last
+ * call, and asks again unless a question is on its way (the answer comes
+ * in with the handle's other input: lds_process, lds_recv...).  Call it
+ * at the pace samples are wanted.  1 with *b filled, 0 when no new
+ * answer came, -ENOTSUP (an ldsd that does not report them), -ENOENT (no
+ * link to that cluster), -EINVAL (not a cluster name), or the handle's
+ * error. */
+int lds_link_bytes(struct lds *h, const char *cluster, struct lds_link_bytes *b);
+
 /* Describes a negative errno returned by liblds. */
 const char *lds_strerror(int err);
 

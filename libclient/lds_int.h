@@ -125,11 +125,16 @@ struct lds {
 	size_t ntaken;
 	size_t ev_stale;          /* events queued before the last reconnect */
 
-	/* lds_peer's question: sent once no message is half written. */
+	/* lds_peer's and lds_link_bytes's question: sent once no message
+	 * is half written. */
 	struct {
 		char name[WIRE_NAME_MAX + 1];
 		int due, answered;
+		int waiting;          /* written, not yet answered on this connection */
 		struct lds_peer ans;
+		int bytes_on;         /* the daemon agreed to CP_F_LINKBYTES */
+		int bytes_fresh;      /* bytes: an answer lds_link_bytes has not returned */
+		struct lds_link_bytes bytes;
 	} pq;
 
 	struct lds_event *ev;     /* ring */

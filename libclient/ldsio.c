@@ -103,6 +103,7 @@ static int on_welcome(struct lds *h, const struct cp_msg *m)
 	memcpy(h->name, m->endpoint, strlen(m->endpoint) + 1);
 	h->tk.on = (m->flags & CP_F_TAKEN) != 0;
 	h->shm_agreed = (m->flags & CP_F_SHM) != 0;
+	h->pq.bytes_on = (m->flags & CP_F_LINKBYTES) != 0;
 	h->max_msg = m->max_msg < WIRE_MAX_MSG ? m->max_msg : WIRE_MAX_MSG;
 	h->welcomed = 1;
 	return 0;
@@ -314,11 +315,14 @@ static int handle_frame(struct lds *h, const struct cp_hdr *hdr, const uint8_t *
 		return on_outcome(h, &m);
 	case CP_PEER:
 		/* An answer to an earlier question that timed out is dropped. */
+		h->pq.waiting = 0;
 		if (strcmp(m.name, h->pq.name) == 0 && !h->pq.due) {
 			h->pq.ans.state = (enum lds_peer_state)m.state;
 			h->pq.ans.down_s = m.seconds;
 			snprintf(h->pq.ans.why, sizeof(h->pq.ans.why), "%s", m.text);
 			h->pq.answered = 1;
+			h->pq.bytes_fresh = m.has_bytes;
+			h->pq.bytes = (struct lds_link_bytes){ m.bytes_out, m.bytes_in };
 		}
 		return 0;
 	default:
@@ -547,6 +551,7 @@ static int out_next_peerq(struct lds *h)
 	if (ldsi_out_set(h, &m, NULL, 0) < 0)
 		return 0;
 	h->pq.due = 0;
+	h->pq.waiting = 1;
 	return 1;
 }
 

@@ -4,7 +4,7 @@
  * comes back.
  *
  *   exectest -s SOCK -c CLUSTER [-T SECONDS] [-L SECONDS] [-e NAME=VALUE]...
- *            [-P SECONDS] [-S SECONDS] [-l] [-r HEX] [-u USER] [-U UID] PROGRAM [ARG...]
+ *            [-P SECONDS] [-S SECONDS] [-l] [-r HEX] [-u USER] [-U UID] [-E TAG] PROGRAM [ARG...]
  *
  * Prints "STARTED text", the job's output as it comes (stdout lines to
  * stdout, stderr to stderr; with -l only "LINES n LAST text" at the end),
@@ -14,7 +14,9 @@
  * before reading anything (the gateway must hold the job back), -S sends
  * STOP that long after STARTED, -r sends the given hex bytes as the
  * request instead of a START, -u and -U name another requester than the
- * user running exectest (its gateway must refuse that).  Exit status: 0 the job exited 0, 1 it
+ * user running exectest (its gateway must refuse that).  -E sends END
+ * with that tag for the job once it exited (ldsd/jobend.h), from the
+ * same endpoint, and prints "END TAG" once its own gateway took it.  Exit status: 0 the job exited 0, 1 it
  * exited otherwise, 3 refused, 4 no answer within -T (default 60 s),
  * 5 a liblds error, 2 usage.
  */
@@ -31,7 +33,7 @@
 #include "libclient/lds.h"
 
 struct opts {
-	const char *sock, *cluster, *raw, *user;
+	const char *sock, *cluster, *raw, *user, *end_tag;
 	long uid;
 	const char *env[EXEC_MAX_ENV];
 	unsigned nenv;
@@ -42,7 +44,7 @@ struct opts {
 static int usage(void)
 {
 	fprintf(stderr, "usage: exectest -s SOCK -c CLUSTER [-T S] [-L S] [-e NAME=VALUE]... [-P S] [-S S] [-l] "
-		"[-r HEX] [-u USER] [-U UID] PROGRAM [ARG...]\n");
+		"[-r HEX] [-u USER] [-U UID] [-E TAG] PROGRAM [ARG...]\n");
 	return 2;
 }
 
@@ -182,7 +184,7 @@ int main(int argc, char **argv)
 	struct lds *h;
 	int ch, err = 0, rc;
 
-	while ((ch = getopt(argc, argv, "+s:c:T:L:e:P:S:lr:u:U:")) != -1) {
+	while ((ch = getopt(argc, argv, "+s:c:T:L:e:P:S:lr:u:U:E:")) != -1) {
 		switch (ch) {
 		case 's': o.sock = optarg; break;
 		case 'c': o.cluster = optarg; break;
@@ -199,6 +201,7 @@ int main(int argc, char **argv)
 		case 'r': o.raw = optarg; break;
 		case 'u': o.user = optarg; break;
 		case 'U': o.uid = strtol(optarg, NULL, 10); break;
+		case 'E': o.end_tag = optarg; break;
 		default: return usage();
 		}
 	}
@@ -223,6 +226,15 @@ int main(int argc, char **argv)
 	}
 	rc = o.raw ? send_raw(h, dst, o.raw) : send_exec(h, dst, &m);
 	rc = rc < 0 ? 5 : run(h, dst, &o);
+	if (o.end_tag != NULL && rc <= 1) {
+		struct exec_msg e = { .type = EXEC_END, .job = 1 };
+
+		snprintf(e.text, sizeof(e.text), "%s", o.end_tag);
+		if (send_exec(h, dst, &e) < 0 || lds_flush(h, 10000) < 0)
+			rc = 5;
+		else
+			printf("END %s\n", o.end_tag);
+	}
 	lds_close(h);
 	return rc;
 }

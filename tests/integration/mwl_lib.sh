@@ -138,6 +138,13 @@ check_job() {
 		fail "job summary does not add up: $(cat "$T/job.json")"
 }
 
+# sumcheck_app: the tests' own application (tests/mw/mw_sumcheck.c, which
+# shares no code with the examples) as the job's APP.
+sumcheck_app() {
+	APP=$ROOT/$BUILD/mwtests/mw_sumcheck
+	[ -x "$APP" ] || fail "$APP missing: run make"
+}
+
 # cm_done NAME: tasks the master counted as done by NAME's CM.
 cm_done() {
 	jq --arg h "cm:$1" '.clusters[0].report.workers[] | select(.host == $h) | .done' "$T/job.json"

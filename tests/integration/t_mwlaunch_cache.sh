@@ -28,7 +28,12 @@ for mib in 0 64; do
 		fail "cache_mib $mib: tasks do not add up: $(jq -c '[.clusters[].report | {tasks, joined}]' "$T/job.json")"
 	jq -e '[.clusters[0].report.workers[] | select(.role == "CommManager") | .wan_series | length] | .[0] >= 1' \
 		"$T/job.json" > /dev/null || fail "no WAN time series in the report"
-	echo "measured: cache_mib $mib: clusterB's link received ${got[$mib]} bytes; the runtime says the cache saved ${saved[$mib]}"
+	# The series follows the main gateway's link (lds_link_bytes): it adds
+	# up to what clusterB's link received in the job.
+	series=$(jq '[.clusters[0].report.workers[] | select(.role == "CommManager") | .wan_series[].out] | add' "$T/job.json")
+	awk -v s="$series" -v g="${got[$mib]}" 'BEGIN { exit !(s >= 0.95 * g && s <= g) }' ||
+		fail "cache_mib $mib: the WAN series adds up to $series bytes out, clusterB's link received ${got[$mib]}"
+	echo "measured: cache_mib $mib: clusterB's link received ${got[$mib]} bytes (the WAN series: $series); the runtime says the cache saved ${saved[$mib]}"
 done
 [ "${saved[0]}" = 0 ] || fail "the cache saved ${saved[0]} bytes while it was off"
 # 128 tasks of 8 blocks of 16 KiB cross as 16 MiB without the cache; with

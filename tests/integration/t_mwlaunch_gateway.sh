@@ -72,6 +72,12 @@ grep -q "^mwlaunch: cluster clusterB: started by its gateway: .* as user $JOBUSE
 grep -q '^\[clusterB:1\] mw: cm: linked to clusterA/cm-clusterB' "$T/out" || fail "clusterB's output not tagged: $(tail -30 "$T/out")"
 dir=$(grep -o "in /[^ ]*lds-job-[^ ,]*" "$T/clusterB.log" | tail -1 | cut -c4-)
 [ -n "$dir" ] && [ ! -e "$dir" ] || fail "job directory '$dir' was not removed"
+# The job's end, told to both gateways (ldsd/jobend.h): to clusterB's
+# through the link by the endpoint that started the job there.
+id=$(jq -r .id "$T/job.json")
+wait_log "$T/clusterB.log" "exec: clusterA/[^ ]* ended job $id \(its job [0-9]+\)" 5 ||
+	fail "clusterB's gateway was not told that job $id ended: $(grep -i 'end' "$T/clusterB.log" | tail -3)"
+grep -q "ended job $id: " "$T/clusterA.log" || fail "clusterA's gateway was not told that job $id ended"
 
 # Output waits for its reader (-P: it reads nothing for 8 s), and for a
 # link that is down (its streams stalled, a black hole, until the gateways

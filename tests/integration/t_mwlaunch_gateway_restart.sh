@@ -11,8 +11,7 @@
 . "$(dirname "$0")/mw_lib.sh"
 . "$(dirname "$0")/mwl_lib.sh"
 command -v jq > /dev/null || { echo "SKIP: jq is missing (make deps)"; exit 77; }
-APP=$ROOT/$BUILD/mwtests/mw_sumcheck
-[ -x "$APP" ] || fail "$APP missing: run make"
+sumcheck_app
 star_clusters 2 2
 WORKERS=1 MAIN_WORKERS=1 GRAIN=2 PREFETCH=8 write_job 2 "-t 400 --ms 15" 'on_remote_failure = "continue";'
 

@@ -14,8 +14,7 @@
 . "$(dirname "$0")/mw_lib.sh"
 . "$(dirname "$0")/mwl_lib.sh"
 command -v jq > /dev/null || { echo "SKIP: jq is missing (make deps)"; exit 77; }
-APP=$ROOT/$BUILD/mwtests/mw_sumcheck
-[ -x "$APP" ] || fail "$APP missing: run make"
+sumcheck_app
 
 # main_worker RANK: the pid of clusterA's rank RANK (a worker).
 main_worker() {
@@ -100,5 +99,27 @@ grep -q "^mwlaunch: cluster clusterA failed (.*) after .*; stopping the job" "$T
 	fail "the failure was not named: $(tail -30 "$T/out")"
 grep -q "verify: .*OK" "$T/out" && fail "abort: a result was verified after the loss: $(tail -30 "$T/out")"
 awk -v t="$secs" 'BEGIN { exit !(t < 20) }' || fail "the aborted job took $secs s"
+t2=$secs
+
+# 3. continue, before the HELLOs: worker 2 dies in setup(), while worker
+# 1's setup() takes 4 s (its heartbeat runs from before setup): worker 2
+# is lost after WorkerTimeout, worker 1 is not, the job ends verified.
+# Before, the master waited for every HELLO: here until the job's timeout.
+JOB_TIMEOUT=40 MAIN_WORKERS=3 WORKERS=1 GRAIN=2 PREFETCH=8 \
+	write_job 2 "-t 300 --ms 15 --slow-setup clusterA:1:4000 --die-in-setup clusterA:2" 'on_worker_failure = "continue";'
+sed -i 's/framework = {/framework = { WorkerTimeout = 1.5;/' "$T/job.conf"
+start=$(date +%s.%N)
+mwlaunch_job; rc=$?
+secs=$(echo "$(date +%s.%N) - $start" | bc)
+[ "$rc" = 0 ] || fail "a worker dead in setup: mwlaunch exited $rc: $(tail -30 "$T/out")"
+grep -q '^\[clusterA:0\] mw_sumcheck: verify: 300 tasks, sum [0-9a-f]*: OK$' "$T/out" || fail "not verified: $(tail -30 "$T/out")"
+grep -q "^\[clusterA:0\] mw: master: worker 2 (.*) is lost: silent for [0-9.]* s (WorkerTimeout 1.5 s) before its HELLO; the run goes on without it" \
+	"$T/out" || fail "the worker dead in setup was not named: $(grep -i 'lost\|HELLO' "$T/out")"
+jq -e '[.clusters[0].report.workers[] | select(.lost)] | length == 1 and (.[0].lost | test("before its HELLO"))' \
+	"$T/job.json" > /dev/null || fail "summary: $(jq -c '[.clusters[0].report.workers[] | {host, done, lost}]' "$T/job.json")"
+[ "$(jq '[.clusters[0].report.workers[] | select(.role == "Worker" and .done > 0)] | length' "$T/job.json")" = 2 ] ||
+	fail "the slow worker did no task: $(jq -c '[.clusters[0].report.workers[] | {host, done, lost}]' "$T/job.json")"
 echo "measured: continue: worker 2 killed mid-run, lost after WorkerTimeout 1.5 s, $redone tasks run again," \
-	"a 4 s task kept alive by its heartbeat, verified in ${t1} s; abort: exit 1 in ${secs} s"
+	"a 4 s task kept alive by its heartbeat, verified in ${t1} s; abort: exit 1 in ${t2} s;" \
+	"a worker dead in setup() beside one whose setup() took 4 s: verified in ${secs} s"
+

@@ -7,10 +7,15 @@
  * joined twice, never, or with a wrong result fails the run.
  *
  *   mw_sumcheck [-t TASKS] [--ms MS] [--iters N] [--slow ID:MS]
+ *               [--slow-setup CLUSTER:RANK:MS] [--die-in-setup CLUSTER:RANK]
  * --slow makes task ID take MS milliseconds instead (a long task).
+ * --slow-setup makes setup() of that rank (MWL_CLUSTER, MWL_RANK) take MS
+ * milliseconds; --die-in-setup kills that rank (SIGKILL) in setup().
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,9 +52,20 @@ static int number(const char *s, double *v)
 	return end != s && *end == '\0' && *v >= 0 ? 0 : -1;
 }
 
+/* True if this process is rank `rank` of cluster cl (mwlaunch's
+ * MWL_CLUSTER and MWL_RANK). */
+static int this_rank(const char *cl, int rank)
+{
+	const char *c = getenv("MWL_CLUSTER"), *r = getenv("MWL_RANK");
+
+	return c != NULL && r != NULL && strcmp(c, cl) == 0 && atoi(r) == rank;
+}
+
 static int setup(void *ctx, int argc, char **argv, enum mw_role role)
 {
 	struct app *a = ctx;
+	char cl[64];
+	int rank;
 	double v;
 
 	(void)role;
@@ -66,13 +82,20 @@ static int setup(void *ctx, int argc, char **argv, enum mw_role role)
 			a->iters = (uint64_t)v;
 		else if (strcmp(o, "--slow") == 0 && sscanf(val, "%" SCNu64 ":%lf", &a->slow_id, &a->slow_ms) == 2)
 			;
-		else
+		else if (strcmp(o, "--slow-setup") == 0 && sscanf(val, "%63[^:]:%d:%lf", cl, &rank, &v) == 3) {
+			if (this_rank(cl, rank))
+				nanosleep(&(struct timespec){ (time_t)(v / 1000), (long)(fmod(v, 1000) * 1e6) }, NULL);
+		} else if (strcmp(o, "--die-in-setup") == 0 && sscanf(val, "%63[^:]:%d", cl, &rank) == 2) {
+			if (this_rank(cl, rank))
+				raise(SIGKILL);
+		} else
 			goto usage;
 		i++;
 	}
 	return 0;
 usage:
-	fprintf(stderr, "usage: mw_sumcheck [-t TASKS] [--ms MS] [--iters N] [--slow ID:MS]\n");
+	fprintf(stderr, "usage: mw_sumcheck [-t TASKS] [--ms MS] [--iters N] [--slow ID:MS] "
+		"[--slow-setup CLUSTER:RANK:MS] [--die-in-setup CLUSTER:RANK]\n");
 	mw_usage(stderr);
 	return -2;
 }

@@ -20,6 +20,10 @@
  *                                                  for reading
  *   clientattack open -s SOCK [-n NAME]               opens NAME (or an anonymous name): prints
  *                                                  "opened NAME" (exit 0) or "refused: TEXT" (exit 1)
+ *   clientattack end -s SOCK -t TAG [-n CLUSTER] [-c JOB]
+ *                                                  sends an exec-service END of job TAG (number JOB) to
+ *                                                  CLUSTER/ldsd.exec (default: the gateway's own cluster):
+ *                                                  prints "acked" (exit 0) or "refused: TEXT" (exit 1)
  *   clientattack squat -s SOCK -n PREFIX -c COUNT [-o FIRST] [-T S]
  *                                                  opens PREFIXFIRST.. (COUNT names; FIRST default 1)
  *                                                  and holds them
@@ -43,6 +47,7 @@
 
 #include "ldsd/clock.h"
 #include "libclient/clientproto.h"
+#include "ldsd/execmsg.h"
 #include "libclient/lds.h"
 #include "tests/security/sockio.h"
 
@@ -380,6 +385,34 @@ static int do_squat(const struct opts *o)
 	return 0;
 }
 
+static int do_end(const struct opts *o)
+{
+	struct exec_msg m = { .type = EXEC_END, .job = (uint32_t)o->count };
+	struct lds *h = lds_open(o->sock, NULL, 5000, NULL);
+	char dst[LDS_NAME_MAX];
+	struct lds_event ev;
+	uint8_t buf[512];
+	uint64_t id = 0;
+	size_t n;
+
+	if (h == NULL || o->dst == NULL)
+		return 3;
+	snprintf(m.text, sizeof(m.text), "%s", o->dst);
+	n = exec_encode(&m, buf, sizeof(buf));
+	snprintf(dst, sizeof(dst), "%s/%s", o->name ? o->name : lds_cluster(h), EXEC_ENDPOINT);
+	if (n == 0 || lds_send(h, dst, buf, n, &id) < 0 || lds_wait_settled(h, id, (int)(o->timeout * 1000)) < 0)
+		return 3;
+	while (lds_next_event(h, &ev) == 1)
+		if (ev.type == LDS_EV_ERROR || ev.type == LDS_EV_LOST) {
+			printf("refused: %s\n", ev.text);
+			lds_close(h);
+			return 1;
+		}
+	printf("acked\n");
+	lds_close(h);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct {
@@ -388,6 +421,7 @@ int main(int argc, char **argv)
 	} modes[] = {
 		{ "bigframe", do_bigframe }, { "partial", do_partial }, { "conns", do_conns }, { "noread", do_noread }, { "flood", do_flood },
 		{ "lost", do_lost },         { "hold", do_hold },   { "open", do_open },     { "squat", do_squat },
+		{ "end", do_end },
 	};
 	struct opts o = { .count = 1, .first = 1, .timeout = 10, .bytes = 0 };
 	char *end;

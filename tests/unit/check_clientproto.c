@@ -70,6 +70,9 @@ static void sample(uint8_t type, struct cp_msg *m)
 		m->state = CP_PEER_DOWN;
 		m->seconds = 0x01020304;
 		strcpy(m->text, "auth-sent: refused: authentication failed (wrong key?)");
+		m->has_bytes = 1;
+		m->bytes_out = 0x0102030405060708ull;
+		m->bytes_in = 0xF0E0D0C0B0A09080ull;
 		break;
 	case CP_CHALLENGE:
 	case CP_PROOF:
@@ -180,7 +183,8 @@ END_TEST
 
 /* Any body cut short inside its fields is refused; SEND and DELIVER bodies
  * end in a payload of any length, so only their fields can be cut.  A
- * WELCOME cut before its flags is the WELCOME without flags (t_fields). */
+ * WELCOME cut before its flags is the WELCOME without flags, a PEER cut
+ * before its counters the PEER without them (t_fields). */
 START_TEST(t_truncated)
 {
 	uint8_t type = (uint8_t)_i, buf[1024], *copy;
@@ -190,7 +194,7 @@ START_TEST(t_truncated)
 	sample(type, &m);
 	fields = cp_encode(buf, sizeof(buf), &m) - CP_HDR_LEN;
 	for (size_t len = 0; len < fields; len++) {
-		if (type == CP_WELCOME && len == fields - 2)
+		if ((type == CP_WELCOME && len == fields - 2) || (type == CP_PEER && len == fields - 16))
 			continue;
 		ck_assert_msg(decode_exact(type, buf + CP_HDR_LEN, len, &out, &copy) == -EBADMSG,
 			      "%s cut to %zu of %zu bytes", cp_type_names[type], len, fields);
@@ -354,6 +358,14 @@ START_TEST(t_fields)
 	n = cp_encode(buf, sizeof(buf), &m);
 	ck_assert_int_eq(decode_exact(CP_PEER, buf + CP_HDR_LEN, n - CP_HDR_LEN, &out, &copy), 0);
 	ck_assert_uint_eq(out.state, CP_PEER_UP);
+	free(copy);
+	/* Without CP_F_LINKBYTES, the PEER protocol 2 first had: no counters. */
+	m.has_bytes = 0;
+	n = cp_encode(buf, sizeof(buf), &m);
+	ck_assert_uint_eq(n, CP_HDR_LEN + 8 + strlen(m.name));
+	ck_assert_int_eq(decode_exact(CP_PEER, buf + CP_HDR_LEN, n - CP_HDR_LEN, &out, &copy), 0);
+	ck_assert_int_eq(out.has_bytes, 0);
+	ck_assert_uint_eq(out.bytes_out, 0);
 	free(copy);
 	/* A PEERQ names a cluster. */
 	sample(CP_PEERQ, &m);

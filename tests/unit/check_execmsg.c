@@ -99,6 +99,7 @@ static void sample_other(int i, struct exec_msg *m)
 	case 2: m->type = EXEC_OUTPUT; m->stream = EXEC_STDERR; m->data = (const uint8_t *)"x\n\0y"; m->len = 4; break;
 	case 3: m->type = EXEC_EXIT; m->status = -9; strcpy(m->text, "killed by signal 9"); break;
 	case 4: m->type = EXEC_REFUSED; m->err = EACCES; strcpy(m->text, "not on the allow-list"); break;
+	case 5: m->type = EXEC_END; strcpy(m->text, "0123456789abcdef"); break;
 	default: m->type = EXEC_OUTPUT; m->stream = EXEC_COLLECTED; m->data = (const uint8_t *)"{}"; m->len = 2; break;
 	}
 }
@@ -135,7 +136,7 @@ START_TEST(test_truncated_and_trailing)
 	size_t n;
 	uint8_t *buf, *big;
 
-	if (_i == 6)
+	if (_i == 7)
 		sample_start(&m, ranks);
 	else
 		sample_other(_i, &m);
@@ -328,8 +329,8 @@ Suite *make_execmsg_suite(void)
 	TCase *tc = tcase_create("codec");
 
 	tcase_add_test(tc, test_start_round_trip);
-	tcase_add_loop_test(tc, test_other_round_trip, 0, 6);
-	tcase_add_loop_test(tc, test_truncated_and_trailing, 0, 7);
+	tcase_add_loop_test(tc, test_other_round_trip, 0, 7);
+	tcase_add_loop_test(tc, test_truncated_and_trailing, 0, 8);
 	tcase_add_test(tc, test_bad_version_and_type);
 	tcase_add_test(tc, test_encode_refuses);
 	tcase_add_test(tc, test_hostile_start);

@@ -19,6 +19,7 @@ static Suite *(*const suites[])(void) = {
 	make_resolve_suite,
 	make_mw_calib_suite,
 	make_endpoint_suite,
+	make_jobend_suite,
 	make_transport_suite,
 	make_conformance_suite,
 	make_handshake_suite,

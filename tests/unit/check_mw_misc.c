@@ -211,7 +211,8 @@ END_TEST
 /* A communication manager's link counters to the master and back. */
 START_TEST(stats_message)
 {
-	struct mw_cm_stats s = { .wan_out = 1ULL << 40, .wan_in = 7, .cache_saved = 123456789, .late = 3 }, t;
+	struct mw_cm_stats s = { .wan_out = 1ULL << 40, .wan_in = 7, .cache_saved = 123456789, .late = 3,
+				 .link_out = (1ULL << 40) + 5, .link_in = 1ULL << 63 }, t;
 	unsigned char p[MW_STATS_LEN];
 	struct mw_hdr h = { .type = MW_MSG_STATS, .len = MW_STATS_LEN, .id = s.wan_out, .aux = s.wan_in };
 
@@ -420,6 +421,16 @@ START_TEST(stats_prediction)
 }
 END_TEST
 
+/* Statistics of 10 tasks over a worker and cm:clusterB, the series in
+ * memory (*ser, once st->series is closed). */
+static void stats_with_cm(struct mw_stats *st, char **ser, size_t *slen)
+{
+	ck_assert_int_eq(mw_stats_init(st, "app", 10, 2, 100.0), 0);
+	st->w[1].role = "CommManager";
+	snprintf(st->w[1].host, sizeof(st->w[1].host), "cm:clusterB");
+	st->series = open_memstream(ser, slen);
+}
+
 /* A communication manager's WAN traffic per interval: in the series file
  * (two columns named after it), in the JSON report, and in the text. */
 START_TEST(stats_wan_series)
@@ -429,10 +440,7 @@ START_TEST(stats_wan_series)
 	size_t len = 0, slen = 0;
 	FILE *f;
 
-	ck_assert_int_eq(mw_stats_init(&st, "app", 10, 2, 100.0), 0);
-	st.w[1].role = "CommManager";
-	snprintf(st.w[1].host, sizeof(st.w[1].host), "cm:clusterB");
-	st.series = open_memstream(&ser, &slen);
+	stats_with_cm(&st, &ser, &slen);
 	st.w[1].wan = (struct mw_cm_stats){ .wan_out = 1000, .wan_in = 200 };
 	ck_assert_int_eq(mw_stats_interval(&st, 101, 1, NULL, false), 0);
 	st.w[1].wan = (struct mw_cm_stats){ .wan_out = 1500, .wan_in = 1200, .cache_saved = 77, .late = 3 };
@@ -462,6 +470,31 @@ START_TEST(stats_wan_series)
 }
 END_TEST
 
+/* Once the CM reports its gateway's link counters, the series follows
+ * them, block by block: a 4 MiB message acknowledged whole in the second
+ * interval crossed the link over both. */
+START_TEST(stats_wan_series_link)
+{
+	struct mw_stats st;
+	char *ser = NULL;
+	size_t slen = 0;
+
+	stats_with_cm(&st, &ser, &slen);
+	st.w[1].wan = (struct mw_cm_stats){ .link_out = 2097152, .link_in = 100 };
+	ck_assert_int_eq(mw_stats_interval(&st, 101, 0, NULL, false), 0);
+	st.w[1].wan = (struct mw_cm_stats){ .wan_out = 4194304, .wan_in = 64, .link_out = 4194400, .link_in = 200 };
+	ck_assert_int_eq(mw_stats_interval(&st, 102, 1, NULL, false), 0);
+	fclose(st.series);
+	st.series = NULL;
+	ck_assert_ptr_nonnull(strstr(ser, "\t2097152\t100\n"));
+	ck_assert_ptr_nonnull(strstr(ser, "\t2097248\t100\n"));
+	ck_assert_uint_eq(st.w[1].nsamples, 2);
+	ck_assert_uint_eq(st.w[1].samples[1].out, 2097248);
+	free(ser);
+	mw_stats_free(&st);
+}
+END_TEST
+
 Suite *make_mw_misc_suite(void)
 {
 	Suite *s = suite_create("mw_misc");
@@ -479,6 +512,7 @@ Suite *make_mw_misc_suite(void)
 	tcase_add_test(tc, coarse_items);
 	tcase_add_test(tc, stats_report);
 	tcase_add_test(tc, stats_wan_series);
+	tcase_add_test(tc, stats_wan_series_link);
 	tcase_add_test(tc, stats_prediction);
 	suite_add_tcase(s, tc);
 	return s;

@@ -350,7 +350,7 @@ int fk_welcome(struct fake *f, const char *cluster)
 	free(fr.body);
 	if (rc < 0)
 		return -1;
-	if (fr.m.version != CP_VERSION || (fr.m.flags & ~CP_F_SHM) != CP_F_TAKEN)
+	if (fr.m.version != CP_VERSION || (fr.m.flags & ~(CP_F_SHM | CP_F_LINKBYTES)) != CP_F_TAKEN)
 		return FK_ERR(f, "bad HELLO");
 	snprintf(f->hello_name, sizeof(f->hello_name), "%s", fr.m.name);
 	f->hello_incarnation = fr.m.incarnation;

@@ -32,6 +32,7 @@ Suite *make_admission_suite(void);
 Suite *make_seal_suite(void);
 Suite *make_resolve_suite(void);
 Suite *make_endpoint_suite(void);
+Suite *make_jobend_suite(void);
 Suite *make_transport_suite(void);
 Suite *make_conformance_suite(void);
 Suite *make_handshake_suite(void);

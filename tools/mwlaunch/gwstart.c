@@ -141,6 +141,18 @@ void gw_stop(struct gw *g, struct child *c, const char *why)
 		gw_lost(c, "cannot ask its gateway to stop it: %s", lds_strerror(r));
 }
 
+void gw_end(struct gw *g, const struct child *c, const char *tag)
+{
+	struct exec_msg m = { .type = EXEC_END, .job = c->job };
+	int r;
+
+	snprintf(m.text, sizeof(m.text), "%s", tag);
+	r = gw_send(g, c->name, &m, NULL);
+	if (r < 0)
+		fprintf(stderr, "mwlaunch: cluster %s: cannot tell its gateway that job %s ended (%s): what waits for "
+			"it there is dropped after its undelivered_ttl instead\n", c->name, tag, lds_strerror(r));
+}
+
 static struct child *gw_child_from(struct child *c, unsigned n, const char *src)
 {
 	const char *slash = strchr(src, '/');

@@ -35,6 +35,9 @@ int gw_fd(const struct gw *g);
 int gw_start(struct gw *g, struct child *c, const struct exec_start *req, double answer);
 /* Asks c's gateway to stop it (SIGTERM there, SIGKILL 5 s later). */
 void gw_stop(struct gw *g, struct child *c, const char *why);
+/* Tells c's gateway that the job (endpoints "*-tag") ended: it drops
+ * what waits for them (ldsd/jobend.h).  Says so when it cannot. */
+void gw_end(struct gw *g, const struct child *c, const char *tag);
 /* Takes every message and event waiting; updates the children. */
 void gw_process(struct gw *g, struct child *c, unsigned n);
 /* Gives up on children whose gateway did not answer in time. */

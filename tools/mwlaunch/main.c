@@ -16,6 +16,7 @@
 #include "launcher/mw_config.h"
 #include "ldsd/json.h"
 #include "tools/mwlaunch/calibrate.h"
+#include "tools/mwlaunch/ended.h"
 #include "tools/mwlaunch/failover.h"
 #include "tools/mwlaunch/gwstart.h"
 #include "tools/mwlaunch/jobconf.h"
@@ -501,6 +502,8 @@ int main(int argc, char **argv)
 		if (o.benchmark && out == RUN_OK)
 			measured = calib_take(&j, reports, &cal, &o.calib) == 0;
 	}
+	/* Its runs share the id: the end is told once, after the last. */
+	ended_tell(&j, gw, c);
 	if (o.benchmark && out != RUN_OK)
 		fprintf(stderr, "mwlaunch: --benchmark: a calibration run failed; no model written\n");
 	else if (o.benchmark && (!measured || calib_finish(&j, &cal, mwconf, &o.calib) != 0))
