@@ -38,8 +38,11 @@ static void reap_finished(struct lds_transport *tp, uint64_t now)
 static void udp_tick(uint64_t now_ns, void *arg)
 {
 	struct lds_transport *tp = arg;
-	uint64_t now = clock_now_ns();
+	uint64_t now;
 
+	/* Reads first: a conn's timers must not see a clock older than its packets. */
+	udp_sock_poll(tp, clock_now_ns());
+	now = clock_now_ns();
 	for (struct lds_tp_conn *c = tp->conns; c; c = c->next)
 		udp_conn_tick(c, now);
 	for (struct lds_tp_conn *c = tp->conns; c; c = c->next)
@@ -48,6 +51,9 @@ static void udp_tick(uint64_t now_ns, void *arg)
 	if (tp->nconns == 0 && tp->timer_id > 0) {
 		tp->host.timer_del(tp->host.ctx, tp->timer_id);
 		tp->timer_id = 0;
+		/* A listener's socket is read on its readiness again. */
+		for (struct udp_sock *s = tp->socks; s; s = s->next)
+			udp_sock_set_polled(s, 0);
 	}
 }
 

@@ -43,6 +43,13 @@
 #define UDP_LINGER_MAX_NS 10000000000ull  /* delivering what was queued before a close */
 #define UDP_ZOMBIE_NS 2000000000ull       /* answering a closed conn's peer with CLOSE */
 #define UDP_CLOSE_SENDS 3                 /* a CLOSE may be lost, and a peer with nothing to send never asks again */
+/* A socket that receives many packets is read on the tick instead of on
+ * each readiness (udp_sock_poll): one wake, one recvmmsg and one ACK per
+ * tick's packets instead of per packet or two.  Entered at this rate,
+ * left below the lower one (measured over a window). */
+#define UDP_POLL_ENTER_PPS 4000
+#define UDP_POLL_LEAVE_PPS 1000
+#define UDP_POLL_WINDOW_NS 10000000ull
 
 struct udp_sock {
 	struct lds_transport *tp;
@@ -51,6 +58,10 @@ struct udp_sock {
 	struct lds_tp_listener *l;       /* accepting here; NULL: a client's socket or a closed listener */
 	struct lds_tp_conn *bucket[UDP_SOCK_BUCKETS];  /* conns by local conn id */
 	size_t nconns;
+	struct udp_sock *next;           /* the instance's sockets */
+	int polled;                      /* read on the tick, not watched */
+	unsigned polled_round;           /* the tick that last read it */
+	uint64_t win_ns, win_pkts;       /* packets received since win_ns */
 };
 
 struct lds_tp_listener {
@@ -77,6 +88,8 @@ struct lds_transport {
 	int timer_id, pending_id;
 	struct lds_tp_conn *conns;       /* all conns, live and lingering */
 	size_t nconns;
+	struct udp_sock *socks;
+	unsigned round;                  /* ticks so far */
 	struct lds_tp_conn *dead;        /* closed by the core, closed upcall owed */
 	uint8_t secret[32];              /* keys retry tokens */
 	int no_gso;                      /* the kernel refused UDP GSO: one packet per send */
@@ -150,6 +163,10 @@ void udp_sock_del_conn(struct udp_sock *s, struct lds_tp_conn *c);
  * rest were refused by a full socket buffer), or -errno. */
 int udp_sock_send(struct lds_tp_conn *c, size_t n);
 void udp_peer_name(const struct sockaddr_storage *ss, char *buf, size_t len);
+/* On the tick: reads the sockets that are polled, and moves each between
+ * polled and watched by the rate it receives at. */
+void udp_sock_poll(struct lds_transport *tp, uint64_t now_ns);
+void udp_sock_set_polled(struct udp_sock *s, int polled);
 
 /* udp_token.c */
 void udp_token_make(const uint8_t *secret, const struct sockaddr_storage *ss, uint64_t cid, uint64_t epoch,

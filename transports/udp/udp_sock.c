@@ -85,6 +85,11 @@ void udp_sock_unref(struct udp_sock *s)
 {
 	if (--s->refs > 0)
 		return;
+	for (struct udp_sock **pp = &s->tp->socks; *pp; pp = &(*pp)->next)
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
 	s->tp->host.unwatch(s->tp->host.ctx, s->fd);
 	close(s->fd);
 	free(s);
@@ -387,6 +392,7 @@ static void sock_event(int fd, unsigned events, void *arg)
 				struct lds_tp_conn *c = take_packet(s, tp->rbuf[i] + off, pl, &from[i],
 								    mm[i].msg_hdr.msg_namelen, now);
 
+				s->win_pkts++;
 				if (c == NULL)
 					continue;
 				c->bytes_recv += pl;
@@ -399,6 +405,47 @@ static void sock_event(int fd, unsigned events, void *arg)
 			break;
 	}
 	udp_sock_unref(s);
+}
+
+void udp_sock_set_polled(struct udp_sock *s, int polled)
+{
+	if (polled == s->polled)
+		return;
+	if (s->tp->host.watch(s->tp->host.ctx, s->fd, polled ? 0 : TP_EV_READ, sock_event, s) == 0)
+		s->polled = polled;
+}
+
+/* Polled or watched by the rate of the window that ended. */
+static void poll_mode(struct udp_sock *s, uint64_t now)
+{
+	uint64_t pps;
+
+	if (now - s->win_ns < UDP_POLL_WINDOW_NS)
+		return;
+	pps = s->win_pkts * 1000000000ull / (now - s->win_ns);
+	s->win_ns = now;
+	s->win_pkts = 0;
+	/* Without the tick nothing would read it. */
+	udp_sock_set_polled(s, s->tp->timer_id > 0 &&
+				       pps >= (s->polled ? UDP_POLL_LEAVE_PPS : UDP_POLL_ENTER_PPS));
+}
+
+void udp_sock_poll(struct lds_transport *tp, uint64_t now)
+{
+	struct udp_sock *s;
+
+	tp->round++;
+	/* From the head after each socket: a read's upcalls may close sockets. */
+	do {
+		for (s = tp->socks; s && s->polled_round == tp->round; s = s->next)
+			;
+		if (s == NULL)
+			break;
+		s->polled_round = tp->round;
+		poll_mode(s, now);
+		if (s->polled)
+			sock_event(s->fd, TP_EV_READ, s);
+	} while (1);
 }
 
 int udp_sock_open(struct lds_transport *tp, const char *host, uint16_t port, int passive, const struct udp_conf *uc,
@@ -449,6 +496,10 @@ int udp_sock_open(struct lds_transport *tp, const char *host, uint16_t port, int
 		s->refs = 0;
 		*step = "watch";
 		r = tp->host.watch(tp->host.ctx, fd, TP_EV_READ, sock_event, s);
+	}
+	if (r == 0) {
+		s->next = tp->socks;
+		tp->socks = s;
 	}
 	if (r < 0) {
 		close(fd);
