@@ -4,8 +4,8 @@
  * recovery, model-based congestion control, pacing and flow control.
  *
  * This file holds the ops table and the instance: one host timer (every
- * millisecond while any conn exists) drives every conn's timers and
- * sending; the before-sleep pending hook frees closed conns after their
+ * millisecond while any conn exists) reads the busy sockets
+ * (udp_sock_poll) and drives every conn's timers and sending; the before-sleep pending hook frees closed conns after their
  * closed upcall and makes the level-triggered upcalls (readable while a
  * whole message waits, writable while there is room).  Sockets and the
  * handshake are udp_sock.c's, a conn's packets udp_conn.c's.

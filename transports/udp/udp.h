@@ -90,6 +90,7 @@ struct lds_transport {
 	size_t nconns;
 	struct udp_sock *socks;
 	unsigned round;                  /* ticks so far */
+	uint64_t tick_reads;             /* sockets read on the tick (udp_sock_poll) */
 	struct lds_tp_conn *dead;        /* closed by the core, closed upcall owed */
 	uint8_t secret[32];              /* keys retry tokens */
 	int no_gso;                      /* the kernel refused UDP GSO: one packet per send */

@@ -443,8 +443,10 @@ void udp_sock_poll(struct lds_transport *tp, uint64_t now)
 			break;
 		s->polled_round = tp->round;
 		poll_mode(s, now);
-		if (s->polled)
+		if (s->polled) {
+			tp->tick_reads++;
 			sock_event(s->fd, TP_EV_READ, s);
+		}
 	} while (1);
 }
 
