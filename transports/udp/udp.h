@@ -50,6 +50,12 @@
 #define UDP_POLL_ENTER_PPS 4000
 #define UDP_POLL_LEAVE_PPS 1000
 #define UDP_POLL_WINDOW_NS 10000000ull
+/* Only where every conn's path is this long (path_rtt_min): a tick more
+ * on each side's reading lengthens the round trip beyond what the
+ * congestion controller measured as its minimum, and on a short path
+ * (loopback, a LAN) its window, twice the estimated BDP, would cap the
+ * rate at a fraction. */
+#define UDP_POLL_MIN_RTT_NS 10000000ull
 
 struct udp_sock {
 	struct lds_transport *tp;
@@ -146,6 +152,7 @@ struct lds_tp_conn {
 	unsigned close_sends;            /* CLOSEs sent unprompted */
 	uint64_t close_next_ns;          /* when the next goes */
 	uint64_t bytes_sent, bytes_recv, dropped;
+	uint64_t path_rtt_min;           /* least RTT sample less the peer's ACK delay (0: none yet) */
 };
 
 /* udp.c */

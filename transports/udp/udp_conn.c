@@ -123,6 +123,14 @@ static void take_ack(struct lds_tp_conn *c, const struct udp_frames *f, uint64_t
 
 	if (udp_rec_on_ack(&c->rec, f, now, &cb) == 0)
 		return;
+	/* The peer's ACK delay out (its timers, its reading on the tick):
+	 * what the path itself takes, for udp_sock_poll. */
+	if (c->rec.rtt_new) {
+		uint64_t d = f->ack_delay_us * 1000, path = c->rec.latest_rtt > d ? c->rec.latest_rtt - d : 0;
+
+		if (c->path_rtt_min == 0 || path < c->path_rtt_min)
+			c->path_rtt_min = path ? path : 1;
+	}
 	udp_cc_on_ack_end(&c->cc, c->rec.rtt_new ? c->rec.latest_rtt : 0, c->rec.srtt, c->rec.in_flight, now);
 }
 

@@ -415,6 +415,16 @@ void udp_sock_set_polled(struct udp_sock *s, int polled)
 		s->polled = polled;
 }
 
+/* Every conn on s has measured a path of at least UDP_POLL_MIN_RTT_NS. */
+static int long_paths(const struct udp_sock *s)
+{
+	for (int b = 0; b < UDP_SOCK_BUCKETS; b++)
+		for (const struct lds_tp_conn *c = s->bucket[b]; c; c = c->hnext)
+			if (c->path_rtt_min < UDP_POLL_MIN_RTT_NS)
+				return 0;
+	return s->nconns > 0;
+}
+
 /* Polled or watched by the rate of the window that ended. */
 static void poll_mode(struct udp_sock *s, uint64_t now)
 {
@@ -426,7 +436,7 @@ static void poll_mode(struct udp_sock *s, uint64_t now)
 	s->win_ns = now;
 	s->win_pkts = 0;
 	/* Without the tick nothing would read it. */
-	udp_sock_set_polled(s, s->tp->timer_id > 0 &&
+	udp_sock_set_polled(s, s->tp->timer_id > 0 && long_paths(s) &&
 				       pps >= (s->polled ? UDP_POLL_LEAVE_PPS : UDP_POLL_ENTER_PPS));
 }
 
