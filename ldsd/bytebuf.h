@@ -87,8 +87,8 @@ static inline const uint8_t *bb_rd_take(struct bb_rd *r, size_t n)
 	return p;
 }
 
-/* An unsigned integer n (1..8) bytes wide, for a width chosen at run time
- * (a length prefix); 0 if it is not there. */
+/* An unsigned integer n (1..8) bytes wide, most significant byte first;
+ * 0 if it is not there.  The fixed widths below are this with n constant. */
 static inline uint64_t bb_rd_be(struct bb_rd *r, size_t n)
 {
 	const uint8_t *p = bb_rd_take(r, n);
@@ -101,30 +101,22 @@ static inline uint64_t bb_rd_be(struct bb_rd *r, size_t n)
 
 static inline uint8_t bb_rd_u8(struct bb_rd *r)
 {
-	const uint8_t *p = bb_rd_take(r, 1);
-
-	return p ? p[0] : 0;
+	return (uint8_t)bb_rd_be(r, 1);
 }
 
 static inline uint16_t bb_rd_be16(struct bb_rd *r)
 {
-	const uint8_t *p = bb_rd_take(r, 2);
-
-	return p ? bb_get_be16(p) : 0;
+	return (uint16_t)bb_rd_be(r, 2);
 }
 
 static inline uint32_t bb_rd_be32(struct bb_rd *r)
 {
-	const uint8_t *p = bb_rd_take(r, 4);
-
-	return p ? bb_get_be32(p) : 0;
+	return (uint32_t)bb_rd_be(r, 4);
 }
 
 static inline uint64_t bb_rd_be64(struct bb_rd *r)
 {
-	const uint8_t *p = bb_rd_take(r, 8);
-
-	return p ? bb_get_be64(p) : 0;
+	return bb_rd_be(r, 8);
 }
 
 /* n bytes into dst; dst is left alone if they are not there. */
@@ -219,34 +211,22 @@ static inline void bb_wr_be(struct bb_wr *w, uint64_t v, size_t n)
 
 static inline void bb_wr_u8(struct bb_wr *w, uint8_t v)
 {
-	uint8_t *p = bb_wr_reserve(w, 1);
-
-	if (p != NULL)
-		p[0] = v;
+	bb_wr_be(w, v, 1);
 }
 
 static inline void bb_wr_be16(struct bb_wr *w, uint16_t v)
 {
-	uint8_t *p = bb_wr_reserve(w, 2);
-
-	if (p != NULL)
-		bb_put_be16(p, v);
+	bb_wr_be(w, v, 2);
 }
 
 static inline void bb_wr_be32(struct bb_wr *w, uint32_t v)
 {
-	uint8_t *p = bb_wr_reserve(w, 4);
-
-	if (p != NULL)
-		bb_put_be32(p, v);
+	bb_wr_be(w, v, 4);
 }
 
 static inline void bb_wr_be64(struct bb_wr *w, uint64_t v)
 {
-	uint8_t *p = bb_wr_reserve(w, 8);
-
-	if (p != NULL)
-		bb_put_be64(p, v);
+	bb_wr_be(w, v, 8);
 }
 
 /* A string as bb_rd_str reads it: n as a lenbytes-wide length, then the n
