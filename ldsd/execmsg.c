@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytebuf.h"
 #include "execmsg.h"
 
 const char *const exec_type_names[EXEC_TYPE_MAX] = {
@@ -63,37 +64,9 @@ static int text_ok(const uint8_t *p, size_t n)
 
 /* ---- writing: with w->buf NULL only counts ------------------------------- */
 
-struct ewr {
-	uint8_t *buf;
-	size_t cap, len;
-	int bad;
-};
-
-static void w_bytes(struct ewr *w, const void *p, size_t n)
-{
-	if (w->buf != NULL) {
-		if (n > w->cap - w->len) {
-			w->bad = 1;
-			return;
-		}
-		if (n)
-			memcpy(w->buf + w->len, p, n);
-	}
-	w->len += n;
-}
-
-static void w_uint(struct ewr *w, uint64_t v, size_t n)
-{
-	uint8_t b[8];
-
-	for (size_t i = 0; i < n; i++)
-		b[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
-	w_bytes(w, b, n);
-}
-
 /* A string with a lenbytes-wide length, at most max bytes; empty only if
  * may_be_empty. */
-static void w_str(struct ewr *w, const char *s, size_t lenbytes, size_t max, int may_be_empty)
+static void w_str(struct bb_wr *w, const char *s, size_t lenbytes, size_t max, int may_be_empty)
 {
 	size_t n = s ? strlen(s) : 0;
 
@@ -101,11 +74,10 @@ static void w_str(struct ewr *w, const char *s, size_t lenbytes, size_t max, int
 		w->bad = 1;
 		return;
 	}
-	w_uint(w, n, lenbytes);
-	w_bytes(w, s, n);
+	bb_wr_str(w, lenbytes, s, n);
 }
 
-static void w_start(struct ewr *w, const struct exec_start *s)
+static void w_start(struct bb_wr *w, const struct exec_start *s)
 {
 	if (s->nfiles > EXEC_MAX_FILES || s->nranks == 0 || s->nranks > EXEC_MAX_RANKS ||
 	    (s->collect && s->collect[0] && !exec_file_name_valid(s->collect)) || s->user == NULL ||
@@ -113,24 +85,24 @@ static void w_start(struct ewr *w, const struct exec_start *s)
 		w->bad = 1;
 		return;
 	}
-	w_uint(w, s->uid, 4);
+	bb_wr_be32(w, s->uid);
 	w_str(w, s->user, 1, EXEC_USER_MAX, 0);
-	w_uint(w, s->timeout, 4);
-	w_uint(w, s->lease, 4);
+	bb_wr_be32(w, s->timeout);
+	bb_wr_be32(w, s->lease);
 	w_str(w, s->hosts, 2, EXEC_MAX_STR, 1);
 	w_str(w, s->hostfile, 2, EXEC_MAX_STR, 1);
 	w_str(w, s->collect, 1, EXEC_FILE_NAME_MAX, 1);
-	w_uint(w, s->nfiles, 1);
+	bb_wr_u8(w, s->nfiles);
 	for (unsigned i = 0; i < s->nfiles; i++) {
 		if (!exec_file_name_valid(s->files[i].name) || s->files[i].len > EXEC_MAX_FILE) {
 			w->bad = 1;
 			return;
 		}
 		w_str(w, s->files[i].name, 1, EXEC_FILE_NAME_MAX, 0);
-		w_uint(w, s->files[i].len, 4);
-		w_bytes(w, s->files[i].data, s->files[i].len);
+		bb_wr_be32(w, s->files[i].len);
+		bb_wr_bytes(w, s->files[i].data, s->files[i].len);
 	}
-	w_uint(w, s->nranks, 2);
+	bb_wr_be16(w, s->nranks);
 	for (unsigned i = 0; i < s->nranks; i++) {
 		const struct exec_rank *r = &s->ranks[i];
 
@@ -139,10 +111,10 @@ static void w_start(struct ewr *w, const struct exec_start *s)
 			return;
 		}
 		w_str(w, r->program, 2, EXEC_MAX_STR, 0);
-		w_uint(w, r->nargs, 1);
+		bb_wr_u8(w, r->nargs);
 		for (unsigned k = 0; k < r->nargs; k++)
 			w_str(w, r->args[k], 2, EXEC_MAX_STR, 1);
-		w_uint(w, r->nenv, 1);
+		bb_wr_u8(w, r->nenv);
 		for (unsigned k = 0; k < r->nenv; k++)
 			w_str(w, r->env[k], 2, EXEC_MAX_STR, 0);
 	}
@@ -150,11 +122,12 @@ static void w_start(struct ewr *w, const struct exec_start *s)
 
 size_t exec_encode(const struct exec_msg *m, uint8_t *buf, size_t cap)
 {
-	struct ewr w = { .buf = buf, .cap = cap };
+	struct bb_wr w;
 
-	w_uint(&w, EXEC_VERSION, 1);
-	w_uint(&w, m->type, 1);
-	w_uint(&w, m->job, 4);
+	bb_wr_init(&w, buf, cap);
+	bb_wr_u8(&w, EXEC_VERSION);
+	bb_wr_u8(&w, m->type);
+	bb_wr_be32(&w, m->job);
 	switch (m->type) {
 	case EXEC_START:
 		w_start(&w, &m->start);
@@ -162,17 +135,17 @@ size_t exec_encode(const struct exec_msg *m, uint8_t *buf, size_t cap)
 	case EXEC_OUTPUT:
 		if (m->stream == 0 || m->stream >= EXEC_STREAM_MAX || m->len == 0 || m->len > EXEC_MAX_CHUNK)
 			return 0;
-		w_uint(&w, m->stream, 1);
-		w_bytes(&w, m->data, m->len);
+		bb_wr_u8(&w, m->stream);
+		bb_wr_bytes(&w, m->data, m->len);
 		break;
 	case EXEC_EXIT:
-		w_uint(&w, (uint32_t)m->status, 4);
+		bb_wr_be32(&w, (uint32_t)m->status);
 		w_str(&w, m->text, 2, EXEC_TEXT_MAX, 1);
 		break;
 	case EXEC_REFUSED:
 		if (m->err <= 0)
 			return 0;
-		w_uint(&w, (uint32_t)m->err, 4);
+		bb_wr_be32(&w, (uint32_t)m->err);
 		w_str(&w, m->text, 2, EXEC_TEXT_MAX, 1);
 		break;
 	case EXEC_STOP:
@@ -196,36 +169,11 @@ size_t exec_encode(const struct exec_msg *m, uint8_t *buf, size_t cap)
  * copied into the arena, pointer arrays first (aligned), strings after.
  */
 struct erd {
-	const uint8_t *p;
-	size_t left;
-	int bad;
+	struct bb_rd c;
 	char *arena;
 	size_t ptr_used, str_used;  /* bytes taken in each region */
 	size_t ptr_size;            /* start of the string region */
 };
-
-static const uint8_t *r_take(struct erd *r, size_t n)
-{
-	const uint8_t *p = r->p;
-
-	if (r->bad || n > r->left) {
-		r->bad = 1;
-		return NULL;
-	}
-	r->p += n;
-	r->left -= n;
-	return p;
-}
-
-static uint64_t r_uint(struct erd *r, size_t n)
-{
-	const uint8_t *p = r_take(r, n);
-	uint64_t v = 0;
-
-	for (size_t i = 0; p && i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
 
 /* Room for n bytes of pointers (or rank structs); NULL while counting. */
 static void *r_alloc_ptrs(struct erd *r, size_t n)
@@ -238,17 +186,12 @@ static void *r_alloc_ptrs(struct erd *r, size_t n)
 
 static const char *r_str(struct erd *r, size_t lenbytes, size_t max, int may_be_empty)
 {
-	size_t n = (size_t)r_uint(r, lenbytes);
-	const uint8_t *p;
+	size_t n;
+	const uint8_t *p = bb_rd_str(&r->c, lenbytes, max, &n);
 	char *s;
 
-	if (n > max || (n == 0 && !may_be_empty)) {
-		r->bad = 1;
-		return "";
-	}
-	p = r_take(r, n);
-	if (p == NULL || !text_ok(p, n)) {
-		r->bad = 1;
+	if (p == NULL || (n == 0 && !may_be_empty) || !text_ok(p, n)) {
+		r->c.bad = 1;
 		return "";
 	}
 	if (r->arena == NULL) {
@@ -266,7 +209,7 @@ static const char **r_strs(struct erd *r, unsigned n, int may_be_empty)
 {
 	const char **v = r_alloc_ptrs(r, n * sizeof(*v));
 
-	for (unsigned i = 0; i < n && !r->bad; i++) {
+	for (unsigned i = 0; i < n && !r->c.bad; i++) {
 		const char *s = r_str(r, 2, EXEC_MAX_STR, may_be_empty);
 
 		if (v)
@@ -277,46 +220,46 @@ static const char **r_strs(struct erd *r, unsigned n, int may_be_empty)
 
 static void r_start(struct erd *r, struct exec_start *s)
 {
-	s->uid = (uint32_t)r_uint(r, 4);
+	s->uid = bb_rd_be32(&r->c);
 	s->user = r_str(r, 1, EXEC_USER_MAX, 0);
 	if (r->arena && !exec_user_name_valid(s->user))
-		r->bad = 1;
-	s->timeout = (uint32_t)r_uint(r, 4);
-	s->lease = (uint32_t)r_uint(r, 4);
+		r->c.bad = 1;
+	s->timeout = bb_rd_be32(&r->c);
+	s->lease = bb_rd_be32(&r->c);
 	s->hosts = r_str(r, 2, EXEC_MAX_STR, 1);
 	s->hostfile = r_str(r, 2, EXEC_MAX_STR, 1);
 	s->collect = r_str(r, 1, EXEC_FILE_NAME_MAX, 1);
 	if (r->arena && s->collect[0] && !exec_file_name_valid(s->collect))
-		r->bad = 1;
-	s->nfiles = (unsigned)r_uint(r, 1);
+		r->c.bad = 1;
+	s->nfiles = bb_rd_u8(&r->c);
 	if (s->nfiles > EXEC_MAX_FILES)
-		r->bad = 1;
-	for (unsigned i = 0; i < s->nfiles && !r->bad; i++) {
+		r->c.bad = 1;
+	for (unsigned i = 0; i < s->nfiles && !r->c.bad; i++) {
 		struct exec_file *f = &s->files[i];
 
 		f->name = r_str(r, 1, EXEC_FILE_NAME_MAX, 0);
-		f->len = (uint32_t)r_uint(r, 4);
+		f->len = bb_rd_be32(&r->c);
 		if (f->len > EXEC_MAX_FILE || (r->arena && !exec_file_name_valid(f->name)))
-			r->bad = 1;
-		f->data = r_take(r, f->len);
+			r->c.bad = 1;
+		f->data = bb_rd_take(&r->c, f->len);
 	}
-	s->nranks = (unsigned)r_uint(r, 2);
+	s->nranks = bb_rd_be16(&r->c);
 	if (s->nranks == 0 || s->nranks > EXEC_MAX_RANKS)
-		r->bad = 1;
-	if (r->bad)
+		r->c.bad = 1;
+	if (r->c.bad)
 		return;
 	s->ranks = r_alloc_ptrs(r, s->nranks * sizeof(*s->ranks));
-	for (unsigned i = 0; i < s->nranks && !r->bad; i++) {
+	for (unsigned i = 0; i < s->nranks && !r->c.bad; i++) {
 		struct exec_rank rk = { 0 };
 
 		rk.program = r_str(r, 2, EXEC_MAX_STR, 0);
-		rk.nargs = (unsigned)r_uint(r, 1);
+		rk.nargs = bb_rd_u8(&r->c);
 		if (rk.nargs > EXEC_MAX_ARGS)
-			r->bad = 1;
+			r->c.bad = 1;
 		rk.args = r_strs(r, rk.nargs, 1);
-		rk.nenv = (unsigned)r_uint(r, 1);
+		rk.nenv = bb_rd_u8(&r->c);
 		if (rk.nenv > EXEC_MAX_ENV)
-			r->bad = 1;
+			r->c.bad = 1;
 		rk.env = r_strs(r, rk.nenv, 0);
 		if (s->ranks)
 			s->ranks[i] = rk;
@@ -327,16 +270,11 @@ static void r_start(struct erd *r, struct exec_start *s)
  * m->text: no arena needed. */
 static void r_text(struct erd *r, struct exec_msg *m)
 {
-	size_t n = (size_t)r_uint(r, 2);
-	const uint8_t *p;
+	size_t n;
+	const uint8_t *p = bb_rd_str(&r->c, 2, EXEC_TEXT_MAX, &n);
 
-	if (n > EXEC_TEXT_MAX) {
-		r->bad = 1;
-		return;
-	}
-	p = r_take(r, n);
 	if (p == NULL || !text_ok(p, n)) {
-		r->bad = 1;
+		r->c.bad = 1;
 		return;
 	}
 	memcpy(m->text, p, n);
@@ -353,21 +291,21 @@ static void r_body(struct erd *r, struct exec_msg *m)
 		r_start(r, &m->start);
 		break;
 	case EXEC_OUTPUT:
-		m->stream = (uint8_t)r_uint(r, 1);
-		n = r->left;
+		m->stream = bb_rd_u8(&r->c);
+		n = r->c.left;
 		if (m->stream == 0 || m->stream >= EXEC_STREAM_MAX || n == 0 || n > EXEC_MAX_CHUNK)
-			r->bad = 1;
-		m->data = r_take(r, n);
+			r->c.bad = 1;
+		m->data = bb_rd_take(&r->c, n);
 		m->len = (uint32_t)n;
 		break;
 	case EXEC_EXIT:
-		m->status = (int32_t)(uint32_t)r_uint(r, 4);
+		m->status = (int32_t)bb_rd_be32(&r->c);
 		r_text(r, m);
 		break;
 	case EXEC_REFUSED:
-		m->err = (int32_t)(uint32_t)r_uint(r, 4);
+		m->err = (int32_t)bb_rd_be32(&r->c);
 		if (m->err <= 0)
-			r->bad = 1;
+			r->c.bad = 1;
 		r_text(r, m);
 		break;
 	case EXEC_STOP:
@@ -376,29 +314,30 @@ static void r_body(struct erd *r, struct exec_msg *m)
 		r_text(r, m);
 		break;
 	default:
-		r->bad = 1;
+		r->c.bad = 1;
 	}
-	if (r->left != 0)
-		r->bad = 1;
+	if (r->c.left != 0)
+		r->c.bad = 1;
 }
 
 int exec_decode(const uint8_t *buf, size_t len, struct exec_msg *m)
 {
-	struct erd r = { .p = buf, .left = len };
+	struct erd r = { 0 };
 	size_t ptrs;
 
+	bb_rd_init(&r.c, buf, len);
 	memset(m, 0, sizeof(*m));
 	if (len > EXEC_MAX_MSG)
 		return -EBADMSG;
 	if (len >= 1 && buf[0] != EXEC_VERSION)
 		return -EPROTONOSUPPORT;
-	r_take(&r, 2);
+	bb_rd_take(&r.c, 2);
 	m->type = len >= 2 ? buf[1] : 0;
-	m->job = (uint32_t)r_uint(&r, 4);
-	if (r.bad)
+	m->job = bb_rd_be32(&r.c);
+	if (r.c.bad)
 		return -EBADMSG;
 	r_body(&r, m);
-	if (r.bad)
+	if (r.c.bad)
 		return -EBADMSG;
 	if (m->type != EXEC_START)
 		return 0;
@@ -407,10 +346,11 @@ int exec_decode(const uint8_t *buf, size_t len, struct exec_msg *m)
 	m->arena = malloc(ptrs + r.str_used + 1);
 	if (m->arena == NULL)
 		return -ENOMEM;
-	r = (struct erd){ .p = buf + HDR_LEN, .left = len - HDR_LEN, .arena = m->arena, .ptr_size = ptrs };
+	r = (struct erd){ .arena = m->arena, .ptr_size = ptrs };
+	bb_rd_init(&r.c, buf + HDR_LEN, len - HDR_LEN);
 	memset(&m->start, 0, sizeof(m->start));
 	r_body(&r, m);
-	if (r.bad) {
+	if (r.c.bad) {
 		exec_msg_free(m);
 		return -EBADMSG;
 	}
@@ -419,20 +359,20 @@ int exec_decode(const uint8_t *buf, size_t len, struct exec_msg *m)
 
 int exec_peek_requester(const uint8_t *buf, size_t len, uint32_t *uid, char *user)
 {
-	struct erd r = { .p = buf, .left = len };
+	struct bb_rd r;
 	const uint8_t *name;
 	size_t n;
 
 	if (len >= 1 && buf[0] != EXEC_VERSION)
 		return -EPROTONOSUPPORT;
-	r_take(&r, 1);
-	if (r_uint(&r, 1) != EXEC_START)
+	bb_rd_init(&r, buf, len);
+	bb_rd_take(&r, 1);
+	if (bb_rd_u8(&r) != EXEC_START)
 		return r.bad ? -EBADMSG : 0;
-	r_take(&r, 4);
-	*uid = (uint32_t)r_uint(&r, 4);
-	n = (size_t)r_uint(&r, 1);
-	name = r_take(&r, n);
-	if (r.bad || n > EXEC_USER_MAX || !text_ok(name, n))
+	bb_rd_take(&r, 4);
+	*uid = bb_rd_be32(&r);
+	name = bb_rd_str(&r, 1, EXEC_USER_MAX, &n);
+	if (name == NULL || !text_ok(name, n))
 		return -EBADMSG;
 	memcpy(user, name, n);
 	user[n] = '\0';

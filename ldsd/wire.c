@@ -1,14 +1,14 @@
 /*
  * wire.c - gateway wire protocol codecs; see wire.h and docs/protocol.md.
  *
- * Decoders read through a cursor whose error flag is sticky: a field read
- * past the end yields 0 and marks the cursor bad, so each decoder reads all
- * its fields straight through and checks once at the end.  Encoders use the
- * mirror-image writer.
+ * Decoders and encoders go through bytebuf.h's cursors, whose error flag is
+ * sticky: each reads or writes all its fields straight through and checks
+ * once at the end.
  */
 #include <errno.h>
 #include <string.h>
 
+#include "bytebuf.h"
 #include "crc32c.h"
 #include "wire.h"
 
@@ -25,44 +25,6 @@ const char *const wire_type_names[WIRE_TYPE_MAX] = {
 	[WIRE_PONG] = "PONG",
 	[WIRE_BYE] = "BYE",
 };
-
-/* ---- big-endian helpers ------------------------------------------------ */
-
-static uint16_t get_be16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t get_be32(const uint8_t *p)
-{
-	return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 |
-	       (uint32_t)p[2] << 8 | p[3];
-}
-
-static uint64_t get_be64(const uint8_t *p)
-{
-	return (uint64_t)get_be32(p) << 32 | get_be32(p + 4);
-}
-
-static void put_be16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)(v >> 8);
-	p[1] = (uint8_t)v;
-}
-
-static void put_be32(uint8_t *p, uint32_t v)
-{
-	p[0] = (uint8_t)(v >> 24);
-	p[1] = (uint8_t)(v >> 16);
-	p[2] = (uint8_t)(v >> 8);
-	p[3] = (uint8_t)v;
-}
-
-static void put_be64(uint8_t *p, uint64_t v)
-{
-	put_be32(p, (uint32_t)(v >> 32));
-	put_be32(p + 4, (uint32_t)v);
-}
 
 /* ---- names --------------------------------------------------------------- */
 
@@ -141,75 +103,19 @@ static int ranges_valid(const struct wire_range *v, size_t n)
 
 /* ---- reader -------------------------------------------------------------- */
 
-struct rd {
-	const uint8_t *p;
-	size_t left;
-	int bad;
-};
-
 /* Also checks the frame type, so that a decoder handed the wrong frame
  * fails like one handed a malformed frame. */
-static void rd_init(struct rd *r, const struct wire_frame *f, uint8_t type)
+static void rd_init(struct bb_rd *r, const struct wire_frame *f, uint8_t type)
 {
-	r->p = f->payload;
-	r->left = f->len;
+	bb_rd_init(r, f->payload, f->len);
 	r->bad = f->type != type || f->sealed;
 }
 
-static const uint8_t *rd_get(struct rd *r, size_t n)
-{
-	const uint8_t *p = r->p;
-
-	if (r->bad || r->left < n) {
-		r->bad = 1;
-		return NULL;
-	}
-	r->p += n;
-	r->left -= n;
-	return p;
-}
-
-static uint8_t rd_u8(struct rd *r)
-{
-	const uint8_t *p = rd_get(r, 1);
-
-	return p ? p[0] : 0;
-}
-
-static uint16_t rd_u16(struct rd *r)
-{
-	const uint8_t *p = rd_get(r, 2);
-
-	return p ? get_be16(p) : 0;
-}
-
-static uint32_t rd_u32(struct rd *r)
-{
-	const uint8_t *p = rd_get(r, 4);
-
-	return p ? get_be32(p) : 0;
-}
-
-static uint64_t rd_u64(struct rd *r)
-{
-	const uint8_t *p = rd_get(r, 8);
-
-	return p ? get_be64(p) : 0;
-}
-
-static void rd_bytes(struct rd *r, void *dst, size_t n)
-{
-	const uint8_t *p = rd_get(r, n);
-
-	if (p)
-		memcpy(dst, p, n);
-}
-
 /* u8 length + bytes into out[WIRE_NAME_MAX + 1], NUL-terminated. */
-static void rd_name(struct rd *r, char *out)
+static void rd_name(struct bb_rd *r, char *out)
 {
-	size_t n = rd_u8(r);
-	const char *p = (const char *)rd_get(r, n);
+	size_t n;
+	const char *p = (const char *)bb_rd_str(r, 1, WIRE_NAME_MAX, &n);
 
 	out[0] = '\0';
 	if (!p || !name_valid_n(p, n)) {
@@ -220,90 +126,25 @@ static void rd_name(struct rd *r, char *out)
 	out[n] = '\0';
 }
 
-static void rd_ranges(struct rd *r, struct wire_range *v, uint16_t n)
+static void rd_ranges(struct bb_rd *r, struct wire_range *v, uint16_t n)
 {
 	if (n > WIRE_MAX_RANGES) {
 		r->bad = 1;
 		return;
 	}
 	for (uint16_t i = 0; i < n; i++) {
-		v[i].start = rd_u64(r);
-		v[i].end = rd_u64(r);
+		v[i].start = bb_rd_be64(r);
+		v[i].end = bb_rd_be64(r);
 	}
 	if (!ranges_valid(v, n))
 		r->bad = 1;
 }
 
-static int rd_end(const struct rd *r)
-{
-	return r->bad || r->left ? -EBADMSG : 0;
-}
-
 /* ---- writer -------------------------------------------------------------- */
-
-struct wr {
-	uint8_t *start;
-	uint8_t *p;
-	size_t left;
-	int bad;
-};
-
-static uint8_t *wr_get(struct wr *w, size_t n)
-{
-	uint8_t *p = w->p;
-
-	if (w->bad || w->left < n) {
-		w->bad = 1;
-		return NULL;
-	}
-	w->p += n;
-	w->left -= n;
-	return p;
-}
-
-static void wr_u8(struct wr *w, uint8_t v)
-{
-	uint8_t *p = wr_get(w, 1);
-
-	if (p)
-		p[0] = v;
-}
-
-static void wr_u16(struct wr *w, uint16_t v)
-{
-	uint8_t *p = wr_get(w, 2);
-
-	if (p)
-		put_be16(p, v);
-}
-
-static void wr_u32(struct wr *w, uint32_t v)
-{
-	uint8_t *p = wr_get(w, 4);
-
-	if (p)
-		put_be32(p, v);
-}
-
-static void wr_u64(struct wr *w, uint64_t v)
-{
-	uint8_t *p = wr_get(w, 8);
-
-	if (p)
-		put_be64(p, v);
-}
-
-static void wr_bytes(struct wr *w, const void *src, size_t n)
-{
-	uint8_t *p = wr_get(w, n);
-
-	if (p)
-		memcpy(p, src, n);
-}
 
 /* strnlen() bounds the read: a struct whose name array lacks a NUL is
  * rejected instead of being read past. */
-static void wr_name(struct wr *w, const char name[WIRE_NAME_MAX + 1])
+static void wr_name(struct bb_wr *w, const char name[WIRE_NAME_MAX + 1])
 {
 	size_t n = strnlen(name, WIRE_NAME_MAX + 1);
 
@@ -311,19 +152,18 @@ static void wr_name(struct wr *w, const char name[WIRE_NAME_MAX + 1])
 		w->bad = 1;
 		return;
 	}
-	wr_u8(w, (uint8_t)n);
-	wr_bytes(w, name, n);
+	bb_wr_str(w, 1, name, n);
 }
 
-static void wr_ranges(struct wr *w, const struct wire_range *v, uint16_t n)
+static void wr_ranges(struct bb_wr *w, const struct wire_range *v, uint16_t n)
 {
 	if (!ranges_valid(v, n)) {
 		w->bad = 1;
 		return;
 	}
 	for (uint16_t i = 0; i < n; i++) {
-		wr_u64(w, v[i].start);
-		wr_u64(w, v[i].end);
+		bb_wr_be64(w, v[i].start);
+		bb_wr_be64(w, v[i].end);
 	}
 }
 
@@ -332,30 +172,26 @@ static void wr_ranges(struct wr *w, const struct wire_range *v, uint16_t n)
 /* Header with a zero CRC field, as the CRC is computed over it. */
 static void put_hdr(uint8_t *p, uint8_t type, uint32_t len)
 {
-	put_be16(p, WIRE_MAGIC);
+	bb_put_be16(p, WIRE_MAGIC);
 	p[2] = WIRE_VERSION;
 	p[3] = type;
-	put_be32(p + 4, len);
-	put_be32(p + 8, 0);
+	bb_put_be32(p + 4, len);
+	bb_put_be32(p + 8, 0);
 }
 
-static void frame_begin(struct wr *w, uint8_t *buf, size_t cap)
+static void frame_begin(struct bb_wr *w, uint8_t *buf, size_t cap)
 {
-	w->start = w->p = buf;
-	w->left = cap;
-	w->bad = 0;
-	wr_get(w, WIRE_HDR_LEN);
+	bb_wr_init(w, buf, cap);
+	bb_wr_reserve(w, WIRE_HDR_LEN);
 }
 
-static size_t frame_end(struct wr *w, uint8_t type)
+static size_t frame_end(struct bb_wr *w, uint8_t type)
 {
-	size_t total = (size_t)(w->p - w->start);
-
 	if (w->bad)
 		return 0;
-	put_hdr(w->start, type, (uint32_t)(total - WIRE_HDR_LEN));
-	put_be32(w->start + 8, crc32c(0, w->start, total));
-	return total;
+	put_hdr(w->buf, type, (uint32_t)(w->len - WIRE_HDR_LEN));
+	bb_put_be32(w->buf + 8, crc32c(0, w->buf, w->len));
+	return w->len;
 }
 
 int wire_frame_parse(const uint8_t *buf, size_t len, struct wire_frame *f, size_t *consumed)
@@ -367,13 +203,13 @@ int wire_frame_parse(const uint8_t *buf, size_t len, struct wire_frame *f, size_
 		*consumed = WIRE_HDR_LEN;
 		return 0;
 	}
-	if (get_be16(buf) != WIRE_MAGIC)
+	if (bb_get_be16(buf) != WIRE_MAGIC)
 		return -EPROTO;
 	if (buf[2] != WIRE_VERSION) {
 		f->version = buf[2];
 		return -EPROTONOSUPPORT;
 	}
-	plen = get_be32(buf + 4);
+	plen = bb_get_be32(buf + 4);
 	if (plen > WIRE_MAX_PAYLOAD)
 		return -EMSGSIZE;
 	if (len - WIRE_HDR_LEN < plen) {
@@ -388,9 +224,9 @@ int wire_frame_parse(const uint8_t *buf, size_t len, struct wire_frame *f, size_
 			return -EBADMSG;
 	} else {
 		memcpy(hdr, buf, 8);
-		put_be32(hdr + 8, 0);
+		bb_put_be32(hdr + 8, 0);
 		crc = crc32c(crc32c(0, hdr, sizeof(hdr)), buf + WIRE_HDR_LEN, plen);
-		if (crc != get_be32(buf + 8))
+		if (crc != bb_get_be32(buf + 8))
 			return -EBADMSG;
 	}
 	/* After the CRC: a corrupted type byte is a transmission error, while
@@ -406,17 +242,17 @@ int wire_frame_parse(const uint8_t *buf, size_t len, struct wire_frame *f, size_
 
 size_t wire_encode_hello(uint8_t *buf, size_t cap, const struct wire_hello *h)
 {
-	struct wr w;
+	struct bb_wr w;
 
 	frame_begin(&w, buf, cap);
-	wr_u16(&w, h->stream_idx);
-	wr_u16(&w, h->nstreams);
-	wr_u32(&w, h->max_msg);
-	wr_u64(&w, h->instance);
-	wr_bytes(&w, h->nonce, WIRE_NONCE_LEN);
+	bb_wr_be16(&w, h->stream_idx);
+	bb_wr_be16(&w, h->nstreams);
+	bb_wr_be32(&w, h->max_msg);
+	bb_wr_be64(&w, h->instance);
+	bb_wr_bytes(&w, h->nonce, WIRE_NONCE_LEN);
 	if (h->encryption > WIRE_ENC_AEAD)
 		w.bad = 1;
-	wr_u8(&w, h->encryption);
+	bb_wr_u8(&w, h->encryption);
 	wr_name(&w, h->from);
 	wr_name(&w, h->to);
 	return frame_end(&w, WIRE_HELLO);
@@ -424,32 +260,32 @@ size_t wire_encode_hello(uint8_t *buf, size_t cap, const struct wire_hello *h)
 
 size_t wire_encode_challenge(uint8_t *buf, size_t cap, const struct wire_challenge *c)
 {
-	struct wr w;
+	struct bb_wr w;
 
 	frame_begin(&w, buf, cap);
-	wr_u32(&w, c->max_msg);
-	wr_u64(&w, c->instance);
-	wr_bytes(&w, c->nonce, WIRE_NONCE_LEN);
-	wr_bytes(&w, c->mac, WIRE_MAC_LEN);
+	bb_wr_be32(&w, c->max_msg);
+	bb_wr_be64(&w, c->instance);
+	bb_wr_bytes(&w, c->nonce, WIRE_NONCE_LEN);
+	bb_wr_bytes(&w, c->mac, WIRE_MAC_LEN);
 	if (c->encryption > WIRE_ENC_AEAD)
 		w.bad = 1;
-	wr_u8(&w, c->encryption);
+	bb_wr_u8(&w, c->encryption);
 	wr_name(&w, c->from);
 	return frame_end(&w, WIRE_CHALLENGE);
 }
 
 size_t wire_encode_auth(uint8_t *buf, size_t cap, const struct wire_auth *a)
 {
-	struct wr w;
+	struct bb_wr w;
 
 	frame_begin(&w, buf, cap);
-	wr_bytes(&w, a->mac, WIRE_MAC_LEN);
+	bb_wr_bytes(&w, a->mac, WIRE_MAC_LEN);
 	return frame_end(&w, WIRE_AUTH);
 }
 
 size_t wire_encode_ready(uint8_t *buf, size_t cap)
 {
-	struct wr w;
+	struct bb_wr w;
 
 	frame_begin(&w, buf, cap);
 	return frame_end(&w, WIRE_READY);
@@ -458,27 +294,26 @@ size_t wire_encode_ready(uint8_t *buf, size_t cap)
 size_t wire_encode_refuse(uint8_t *buf, size_t cap, const struct wire_refuse_msg *r)
 {
 	size_t n = strnlen(r->reason, WIRE_REASON_MAX + 1);
-	struct wr w;
+	struct bb_wr w;
 
 	frame_begin(&w, buf, cap);
 	if (!reason_valid_n(r->reason, n))
 		w.bad = 1;
-	wr_u16(&w, r->code);
-	wr_u16(&w, (uint16_t)n);
-	wr_bytes(&w, r->reason, n);
+	bb_wr_be16(&w, r->code);
+	bb_wr_str(&w, 2, r->reason, n);
 	return frame_end(&w, WIRE_REFUSE);
 }
 
 size_t wire_encode_ack(uint8_t *buf, size_t cap, const struct wire_ack *a)
 {
-	struct wr w;
+	struct bb_wr w;
 
 	frame_begin(&w, buf, cap);
-	wr_u64(&w, a->recv_cum);
-	wr_u64(&w, a->window_end);
-	wr_u64(&w, a->deliv_cum);
-	wr_u16(&w, a->nsack);
-	wr_u16(&w, a->ndeliv);
+	bb_wr_be64(&w, a->recv_cum);
+	bb_wr_be64(&w, a->window_end);
+	bb_wr_be64(&w, a->deliv_cum);
+	bb_wr_be16(&w, a->nsack);
+	bb_wr_be16(&w, a->ndeliv);
 	wr_ranges(&w, a->sack, a->nsack);
 	wr_ranges(&w, a->deliv, a->ndeliv);
 	return frame_end(&w, WIRE_ACK);
@@ -486,21 +321,21 @@ size_t wire_encode_ack(uint8_t *buf, size_t cap, const struct wire_ack *a)
 
 size_t wire_encode_ping(uint8_t *buf, size_t cap, enum wire_type type, uint64_t t_ns)
 {
-	struct wr w;
+	struct bb_wr w;
 
 	frame_begin(&w, buf, cap);
 	if (type != WIRE_PING && type != WIRE_PONG)
 		w.bad = 1;
-	wr_u64(&w, t_ns);
+	bb_wr_be64(&w, t_ns);
 	return frame_end(&w, (uint8_t)type);
 }
 
 size_t wire_encode_bye(uint8_t *buf, size_t cap, uint16_t reason)
 {
-	struct wr w;
+	struct bb_wr w;
 
 	frame_begin(&w, buf, cap);
-	wr_u16(&w, reason);
+	bb_wr_be16(&w, reason);
 	return frame_end(&w, WIRE_BYE);
 }
 
@@ -509,9 +344,9 @@ void wire_encode_data_hdr(uint8_t hdr[WIRE_DATA_HDR_LEN], uint64_t seq, const vo
 	uint32_t crc;
 
 	put_hdr(hdr, WIRE_DATA, len + 8);
-	put_be64(hdr + WIRE_HDR_LEN, seq);
+	bb_put_be64(hdr + WIRE_HDR_LEN, seq);
 	crc = crc32c(crc32c(0, hdr, WIRE_DATA_HDR_LEN), payload, len);
-	put_be32(hdr + 8, crc);
+	bb_put_be32(hdr + 8, crc);
 }
 
 void wire_encode_sealed_hdr(uint8_t hdr[WIRE_HDR_LEN], uint8_t type, uint32_t len)
@@ -521,103 +356,102 @@ void wire_encode_sealed_hdr(uint8_t hdr[WIRE_HDR_LEN], uint8_t type, uint32_t le
 
 int wire_decode_hello(const struct wire_frame *f, struct wire_hello *h)
 {
-	struct rd r;
+	struct bb_rd r;
 
 	rd_init(&r, f, WIRE_HELLO);
-	h->stream_idx = rd_u16(&r);
-	h->nstreams = rd_u16(&r);
-	h->max_msg = rd_u32(&r);
-	h->instance = rd_u64(&r);
-	rd_bytes(&r, h->nonce, WIRE_NONCE_LEN);
-	h->encryption = rd_u8(&r);
+	h->stream_idx = bb_rd_be16(&r);
+	h->nstreams = bb_rd_be16(&r);
+	h->max_msg = bb_rd_be32(&r);
+	h->instance = bb_rd_be64(&r);
+	bb_rd_copy(&r, h->nonce, WIRE_NONCE_LEN);
+	h->encryption = bb_rd_u8(&r);
 	if (h->encryption > WIRE_ENC_AEAD)
 		r.bad = 1;
 	rd_name(&r, h->from);
 	rd_name(&r, h->to);
-	return rd_end(&r);
+	return bb_rd_end(&r);
 }
 
 int wire_decode_challenge(const struct wire_frame *f, struct wire_challenge *c)
 {
-	struct rd r;
+	struct bb_rd r;
 
 	rd_init(&r, f, WIRE_CHALLENGE);
-	c->max_msg = rd_u32(&r);
-	c->instance = rd_u64(&r);
-	rd_bytes(&r, c->nonce, WIRE_NONCE_LEN);
-	rd_bytes(&r, c->mac, WIRE_MAC_LEN);
-	c->encryption = rd_u8(&r);
+	c->max_msg = bb_rd_be32(&r);
+	c->instance = bb_rd_be64(&r);
+	bb_rd_copy(&r, c->nonce, WIRE_NONCE_LEN);
+	bb_rd_copy(&r, c->mac, WIRE_MAC_LEN);
+	c->encryption = bb_rd_u8(&r);
 	if (c->encryption > WIRE_ENC_AEAD)
 		r.bad = 1;
 	rd_name(&r, c->from);
-	return rd_end(&r);
+	return bb_rd_end(&r);
 }
 
 int wire_decode_auth(const struct wire_frame *f, struct wire_auth *a)
 {
-	struct rd r;
+	struct bb_rd r;
 
 	rd_init(&r, f, WIRE_AUTH);
-	rd_bytes(&r, a->mac, WIRE_MAC_LEN);
-	return rd_end(&r);
+	bb_rd_copy(&r, a->mac, WIRE_MAC_LEN);
+	return bb_rd_end(&r);
 }
 
 int wire_decode_refuse(const struct wire_frame *f, struct wire_refuse_msg *m)
 {
-	struct rd r;
+	struct bb_rd r;
 	size_t n;
 	const char *p;
 
 	rd_init(&r, f, WIRE_REFUSE);
-	m->code = rd_u16(&r);
-	n = rd_u16(&r);
-	p = (const char *)rd_get(&r, n);
+	m->code = bb_rd_be16(&r);
+	p = (const char *)bb_rd_str(&r, 2, WIRE_REASON_MAX, &n);
 	m->reason[0] = '\0';
 	if (!p || !reason_valid_n(p, n))
 		return -EBADMSG;
 	memcpy(m->reason, p, n);
 	m->reason[n] = '\0';
-	return rd_end(&r);
+	return bb_rd_end(&r);
 }
 
 int wire_decode_ack(const struct wire_frame *f, struct wire_ack *a)
 {
-	struct rd r;
+	struct bb_rd r;
 
 	rd_init(&r, f, WIRE_ACK);
-	a->recv_cum = rd_u64(&r);
-	a->window_end = rd_u64(&r);
-	a->deliv_cum = rd_u64(&r);
-	a->nsack = rd_u16(&r);
-	a->ndeliv = rd_u16(&r);
+	a->recv_cum = bb_rd_be64(&r);
+	a->window_end = bb_rd_be64(&r);
+	a->deliv_cum = bb_rd_be64(&r);
+	a->nsack = bb_rd_be16(&r);
+	a->ndeliv = bb_rd_be16(&r);
 	rd_ranges(&r, a->sack, a->nsack);
 	rd_ranges(&r, a->deliv, a->ndeliv);
-	return rd_end(&r);
+	return bb_rd_end(&r);
 }
 
 int wire_decode_ping(const struct wire_frame *f, uint64_t *t_ns)
 {
-	struct rd r;
+	struct bb_rd r;
 
 	rd_init(&r, f, f->type == WIRE_PONG ? WIRE_PONG : WIRE_PING);
-	*t_ns = rd_u64(&r);
-	return rd_end(&r);
+	*t_ns = bb_rd_be64(&r);
+	return bb_rd_end(&r);
 }
 
 int wire_decode_bye(const struct wire_frame *f, uint16_t *reason)
 {
-	struct rd r;
+	struct bb_rd r;
 
 	rd_init(&r, f, WIRE_BYE);
-	*reason = rd_u16(&r);
-	return rd_end(&r);
+	*reason = bb_rd_be16(&r);
+	return bb_rd_end(&r);
 }
 
 int wire_decode_data(const struct wire_frame *f, uint64_t *seq, const uint8_t **data, uint32_t *len)
 {
 	if (f->type != WIRE_DATA || f->sealed || f->len <= 8 || f->len - 8 > WIRE_MAX_BLOCK)
 		return -EBADMSG;
-	*seq = get_be64(f->payload);
+	*seq = bb_get_be64(f->payload);
 	*data = f->payload + 8;
 	*len = f->len - 8;
 	return 0;
@@ -625,15 +459,15 @@ int wire_decode_data(const struct wire_frame *f, uint64_t *seq, const uint8_t **
 
 int wire_peek_data(const uint8_t *prefix, uint64_t *seq, uint32_t *len, int *sealed)
 {
-	uint32_t flen = get_be32(prefix + 4), over = 8;
+	uint32_t flen = bb_get_be32(prefix + 4), over = 8;
 
 	*sealed = prefix[3] == (WIRE_DATA | WIRE_SEALED);
 	if (*sealed)
 		over += WIRE_TAG_LEN;
-	if (get_be16(prefix) != WIRE_MAGIC || prefix[2] != WIRE_VERSION || (prefix[3] != WIRE_DATA && !*sealed) ||
+	if (bb_get_be16(prefix) != WIRE_MAGIC || prefix[2] != WIRE_VERSION || (prefix[3] != WIRE_DATA && !*sealed) ||
 	    flen <= over || flen - over > WIRE_MAX_BLOCK)
 		return 0;
-	*seq = get_be64(prefix + WIRE_HDR_LEN);
+	*seq = bb_get_be64(prefix + WIRE_HDR_LEN);
 	*len = flen - over;
 	return 1;
 }
@@ -642,7 +476,7 @@ int wire_data_intact(const uint8_t *prefix, const void *block, uint32_t len)
 {
 	uint8_t want[WIRE_DATA_HDR_LEN];
 
-	wire_encode_data_hdr(want, get_be64(prefix + WIRE_HDR_LEN), block, len);
+	wire_encode_data_hdr(want, bb_get_be64(prefix + WIRE_HDR_LEN), block, len);
 	return memcmp(want, prefix, WIRE_DATA_HDR_LEN) == 0;
 }
 
@@ -665,7 +499,7 @@ static int rec_fixed_ok(const uint8_t *buf, size_t len)
 		return 0;
 	if (len > 3 && !endpoint_len_ok(buf[3]))
 		return 0;
-	if (len >= 8 && get_be32(buf + 4) > WIRE_MAX_MSG)
+	if (len >= 8 && bb_get_be32(buf + 4) > WIRE_MAX_MSG)
 		return 0;
 	return 1;
 }
@@ -689,9 +523,9 @@ size_t wire_encode_record_hdr(uint8_t *buf, size_t cap, const struct wire_record
 	buf[1] = 0;
 	buf[2] = (uint8_t)slen;
 	buf[3] = (uint8_t)dlen;
-	put_be32(buf + 4, r->len);
-	put_be64(buf + 8, r->msg_id);
-	put_be64(buf + 16, r->incarnation);
+	bb_put_be32(buf + 4, r->len);
+	bb_put_be64(buf + 8, r->msg_id);
+	bb_put_be64(buf + 16, r->incarnation);
 	memcpy(buf + WIRE_REC_FIXED, r->src, slen);
 	memcpy(buf + WIRE_REC_FIXED + slen, r->dst, dlen);
 	return total;
@@ -714,9 +548,9 @@ int wire_decode_record_hdr(const uint8_t *buf, size_t len, struct wire_record *r
 	dst = src + slen;
 	if (!endpoint_valid_n(src, slen) || !endpoint_valid_n(dst, dlen))
 		return -EBADMSG;
-	r->len = get_be32(buf + 4);
-	r->msg_id = get_be64(buf + 8);
-	r->incarnation = get_be64(buf + 16);
+	r->len = bb_get_be32(buf + 4);
+	r->msg_id = bb_get_be64(buf + 8);
+	r->incarnation = bb_get_be64(buf + 16);
 	memcpy(r->src, src, slen);
 	r->src[slen] = '\0';
 	memcpy(r->dst, dst, dlen);

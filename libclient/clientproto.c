@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "../ldsd/bytebuf.h"
 #include "clientproto.h"
 
 const char *const cp_type_names[CP_TYPE_MAX] = {
@@ -23,46 +24,7 @@ const char *const cp_type_names[CP_TYPE_MAX] = {
 	[CP_SHM] = "SHM",
 };
 
-/* ---- reading: a cursor that turns every overrun into one sticky error ---- */
-
-struct rcur {
-	const uint8_t *p;
-	size_t left;
-	int bad;
-};
-
-static const uint8_t *rc_take(struct rcur *c, size_t n)
-{
-	const uint8_t *p = c->p;
-
-	if (c->bad || n > c->left) {
-		c->bad = 1;
-		return NULL;
-	}
-	c->p += n;
-	c->left -= n;
-	return p;
-}
-
-static uint64_t rc_uint(struct rcur *c, size_t n)
-{
-	const uint8_t *p = rc_take(c, n);
-	uint64_t v = 0;
-
-	if (p == NULL)
-		return 0;
-	for (size_t i = 0; i < n; i++)
-		v = v << 8 | p[i];
-	return v;
-}
-
-static void rc_bytes(struct rcur *c, uint8_t *dst, size_t n)
-{
-	const uint8_t *p = rc_take(c, n);
-
-	if (p != NULL)
-		memcpy(dst, p, n);
-}
+/* ---- reading: bytebuf.h's cursor, every overrun one sticky error ---- */
 
 /* Names are single printable tokens; texts may hold spaces and UTF-8 but
  * no control characters, which would let a peer forge log lines. */
@@ -74,16 +36,11 @@ static int byte_ok(uint8_t b, int is_text)
 }
 
 /* A string of lenbytes-wide length into dst (cap includes the NUL). */
-static void rc_str(struct rcur *c, size_t lenbytes, char *dst, size_t cap, int is_text)
+static void rc_str(struct bb_rd *c, size_t lenbytes, char *dst, size_t cap, int is_text)
 {
-	size_t n = (size_t)rc_uint(c, lenbytes);
-	const uint8_t *p;
+	size_t n;
+	const uint8_t *p = bb_rd_str(c, lenbytes, cap - 1, &n);
 
-	if (n >= cap) {
-		c->bad = 1;
-		return;
-	}
-	p = rc_take(c, n);
 	if (p == NULL)
 		return;
 	for (size_t i = 0; i < n; i++)
@@ -95,17 +52,17 @@ static void rc_str(struct rcur *c, size_t lenbytes, char *dst, size_t cap, int i
 	dst[n] = '\0';
 }
 
-static void rc_name(struct rcur *c, char *dst, size_t cap, int may_be_empty)
+static void rc_name(struct bb_rd *c, char *dst, size_t cap, int may_be_empty)
 {
 	rc_str(c, 1, dst, cap, 0);
 	if (!may_be_empty && dst[0] == '\0')
 		c->bad = 1;
 }
 
-static void rc_range(struct rcur *c, struct cp_msg *m)
+static void rc_range(struct bb_rd *c, struct cp_msg *m)
 {
-	m->first = rc_uint(c, 8);
-	m->last = rc_uint(c, 8);
+	m->first = bb_rd_be64(c);
+	m->last = bb_rd_be64(c);
 	/* Ids start at 1; an empty or reversed range means a broken sender. */
 	if (m->first == 0 || m->first > m->last)
 		c->bad = 1;
@@ -113,7 +70,7 @@ static void rc_range(struct rcur *c, struct cp_msg *m)
 
 int cp_hdr_parse(const uint8_t *buf, struct cp_hdr *h)
 {
-	h->len = (uint32_t)buf[0] << 24 | (uint32_t)buf[1] << 16 | (uint32_t)buf[2] << 8 | buf[3];
+	h->len = bb_get_be32(buf);
 	h->type = buf[4];
 	h->version = buf[5];
 	/* Bytes 6-7 are reserved: the version byte already gates any change. */
@@ -129,10 +86,7 @@ size_t cp_client_body_max(int welcomed, uint32_t max_msg)
 
 void cp_hdr_write(uint8_t *buf, uint8_t type, uint32_t len)
 {
-	buf[0] = (uint8_t)(len >> 24);
-	buf[1] = (uint8_t)(len >> 16);
-	buf[2] = (uint8_t)(len >> 8);
-	buf[3] = (uint8_t)len;
+	bb_put_be32(buf, len);
 	buf[4] = type;
 	buf[5] = CP_VERSION;
 	buf[6] = 0;
@@ -141,34 +95,35 @@ void cp_hdr_write(uint8_t *buf, uint8_t type, uint32_t len)
 
 int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m)
 {
-	struct rcur c = { body, h->len, 0 };
+	struct bb_rd c;
 	int has_payload = 0;
 
+	bb_rd_init(&c, body, h->len);
 	memset(m, 0, sizeof(*m));
 	m->type = h->type;
 	switch (h->type) {
 	case CP_HELLO:
-		m->version = (uint16_t)rc_uint(&c, 2);
-		m->flags = (uint16_t)rc_uint(&c, 2);
-		m->incarnation = rc_uint(&c, 8);
+		m->version = bb_rd_be16(&c);
+		m->flags = bb_rd_be16(&c);
+		m->incarnation = bb_rd_be64(&c);
 		rc_name(&c, m->name, sizeof(m->name), 1);
 		break;
 	case CP_WELCOME:
-		m->version = (uint16_t)rc_uint(&c, 2);
-		m->max_msg = (uint32_t)rc_uint(&c, 4);
+		m->version = bb_rd_be16(&c);
+		m->max_msg = bb_rd_be32(&c);
 		rc_name(&c, m->name, sizeof(m->name), 0);
 		rc_name(&c, m->endpoint, sizeof(m->endpoint), 0);
 		if (c.left > 0) {
-			m->flags = (uint16_t)rc_uint(&c, 2);
+			m->flags = bb_rd_be16(&c);
 			if (m->flags == 0)
 				c.bad = 1;
 		}
 		break;
 	case CP_SEND:
 	case CP_DELIVER:
-		m->msg_id = rc_uint(&c, 8);
+		m->msg_id = bb_rd_be64(&c);
 		if (h->type == CP_DELIVER)
-			m->incarnation = rc_uint(&c, 8);
+			m->incarnation = bb_rd_be64(&c);
 		rc_name(&c, m->name, sizeof(m->name), 0);
 		has_payload = 1;
 		break;
@@ -181,15 +136,15 @@ int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m)
 		rc_str(&c, 2, m->text, sizeof(m->text), 1);
 		break;
 	case CP_ERROR:
-		m->msg_id = rc_uint(&c, 8);
+		m->msg_id = bb_rd_be64(&c);
 		/* Two's complement on the wire; gcc converts modulo 2^32. */
-		m->err = (int32_t)(uint32_t)rc_uint(&c, 4);
+		m->err = (int32_t)bb_rd_be32(&c);
 		rc_str(&c, 2, m->text, sizeof(m->text), 1);
 		break;
 	case CP_BYE:
 		break;
 	case CP_RESUME:
-		m->count = rc_uint(&c, 8);
+		m->count = bb_rd_be64(&c);
 		rc_name(&c, m->name, sizeof(m->name), 0);
 		if (m->count == 0)
 			c.bad = 1;
@@ -198,31 +153,31 @@ int cp_decode(const struct cp_hdr *h, const uint8_t *body, struct cp_msg *m)
 		rc_name(&c, m->name, sizeof(m->name), 0);
 		break;
 	case CP_TAKEN:
-		m->count = rc_uint(&c, 8);
+		m->count = bb_rd_be64(&c);
 		if (m->count == 0)
 			c.bad = 1;
 		break;
 	case CP_SHM:
-		m->ring_size = rc_uint(&c, 8);
+		m->ring_size = bb_rd_be64(&c);
 		break;
 	case CP_PEER:
 		rc_name(&c, m->name, sizeof(m->name), 0);
-		m->state = (uint8_t)rc_uint(&c, 1);
-		m->seconds = (uint32_t)rc_uint(&c, 4);
+		m->state = bb_rd_u8(&c);
+		m->seconds = bb_rd_be32(&c);
 		rc_str(&c, 2, m->text, sizeof(m->text), 1);
 		if (c.left > 0) {
 			m->has_bytes = 1;
-			m->bytes_out = rc_uint(&c, 8);
-			m->bytes_in = rc_uint(&c, 8);
+			m->bytes_out = bb_rd_be64(&c);
+			m->bytes_in = bb_rd_be64(&c);
 		}
 		if (m->state >= CP_PEER_STATE_MAX)
 			c.bad = 1;
 		break;
 	case CP_CHALLENGE:
 	case CP_PROOF:
-		rc_bytes(&c, m->nonce, sizeof(m->nonce));
+		bb_rd_copy(&c, m->nonce, sizeof(m->nonce));
 		if (h->type == CP_PROOF)
-			rc_bytes(&c, m->mac, sizeof(m->mac));
+			bb_rd_copy(&c, m->mac, sizeof(m->mac));
 		break;
 	default:
 		return -EBADMSG;
@@ -263,35 +218,9 @@ int cp_decode_head(const struct cp_hdr *h, const uint8_t *body, size_t avail, st
 
 /* ---- writing ---- */
 
-struct wcur {
-	uint8_t *p;
-	size_t left;
-	int bad;
-};
-
-static void wc_bytes(struct wcur *c, const void *src, size_t n)
-{
-	if (c->bad || n > c->left) {
-		c->bad = 1;
-		return;
-	}
-	memcpy(c->p, src, n);
-	c->p += n;
-	c->left -= n;
-}
-
-static void wc_uint(struct wcur *c, uint64_t v, size_t n)
-{
-	uint8_t b[8];
-
-	for (size_t i = 0; i < n; i++)
-		b[i] = (uint8_t)(v >> (8 * (n - 1 - i)));
-	wc_bytes(c, b, n);
-}
-
 /* src is a field of a struct cp_msg: a missing NUL within cap, or a length
  * the prefix cannot express, makes the frame unencodable. */
-static void wc_str(struct wcur *c, size_t lenbytes, const char *src, size_t cap, size_t max)
+static void wc_str(struct bb_wr *c, size_t lenbytes, const char *src, size_t cap, size_t max)
 {
 	size_t n = strnlen(src, cap);
 
@@ -299,102 +228,99 @@ static void wc_str(struct wcur *c, size_t lenbytes, const char *src, size_t cap,
 		c->bad = 1;
 		return;
 	}
-	wc_uint(c, n, lenbytes);
-	wc_bytes(c, src, n);
+	bb_wr_str(c, lenbytes, src, n);
 }
 
-static void wc_name(struct wcur *c, const char *src)
+static void wc_name(struct bb_wr *c, const char *src)
 {
 	wc_str(c, 1, src, WIRE_ENDPOINT_MAX + 1, WIRE_ENDPOINT_MAX);
 }
 
 size_t cp_encode(uint8_t *buf, size_t cap, const struct cp_msg *m)
 {
-	struct wcur c = { buf, cap, 0 };
+	struct bb_wr c;
 	uint64_t body;
 
-	if (cap < CP_HDR_LEN)
-		return 0;
-	c.p += CP_HDR_LEN;
-	c.left -= CP_HDR_LEN;
+	bb_wr_init(&c, buf, cap);
+	bb_wr_reserve(&c, CP_HDR_LEN);
 	switch (m->type) {
 	case CP_HELLO:
-		wc_uint(&c, m->version, 2);
-		wc_uint(&c, m->flags, 2);
-		wc_uint(&c, m->incarnation, 8);
+		bb_wr_be16(&c, m->version);
+		bb_wr_be16(&c, m->flags);
+		bb_wr_be64(&c, m->incarnation);
 		wc_name(&c, m->name);
 		break;
 	case CP_WELCOME:
-		wc_uint(&c, m->version, 2);
-		wc_uint(&c, m->max_msg, 4);
+		bb_wr_be16(&c, m->version);
+		bb_wr_be32(&c, m->max_msg);
 		wc_name(&c, m->name);
 		wc_name(&c, m->endpoint);
 		if (m->flags != 0)
-			wc_uint(&c, m->flags, 2);
+			bb_wr_be16(&c, m->flags);
 		break;
 	case CP_SEND:
 	case CP_DELIVER:
-		wc_uint(&c, m->msg_id, 8);
+		bb_wr_be64(&c, m->msg_id);
 		if (m->type == CP_DELIVER)
-			wc_uint(&c, m->incarnation, 8);
+			bb_wr_be64(&c, m->incarnation);
 		wc_name(&c, m->name);
 		break;
 	case CP_ACKED:
-		wc_uint(&c, m->first, 8);
-		wc_uint(&c, m->last, 8);
+		bb_wr_be64(&c, m->first);
+		bb_wr_be64(&c, m->last);
 		break;
 	case CP_LOST:
-		wc_uint(&c, m->first, 8);
-		wc_uint(&c, m->last, 8);
+		bb_wr_be64(&c, m->first);
+		bb_wr_be64(&c, m->last);
 		wc_name(&c, m->name);
 		wc_str(&c, 2, m->text, sizeof(m->text), CP_TEXT_MAX);
 		break;
 	case CP_ERROR:
-		wc_uint(&c, m->msg_id, 8);
-		wc_uint(&c, (uint32_t)m->err, 4);
+		bb_wr_be64(&c, m->msg_id);
+		bb_wr_be32(&c, (uint32_t)m->err);
 		wc_str(&c, 2, m->text, sizeof(m->text), CP_TEXT_MAX);
 		break;
 	case CP_BYE:
 		break;
 	case CP_RESUME:
-		wc_uint(&c, m->count, 8);
+		bb_wr_be64(&c, m->count);
 		wc_name(&c, m->name);
 		break;
 	case CP_PEERQ:
 		wc_name(&c, m->name);
 		break;
 	case CP_TAKEN:
-		wc_uint(&c, m->count, 8);
+		bb_wr_be64(&c, m->count);
 		break;
 	case CP_SHM:
-		wc_uint(&c, m->ring_size, 8);
+		bb_wr_be64(&c, m->ring_size);
 		break;
 	case CP_PEER:
 		wc_name(&c, m->name);
-		wc_uint(&c, m->state, 1);
-		wc_uint(&c, m->seconds, 4);
+		bb_wr_u8(&c, m->state);
+		bb_wr_be32(&c, m->seconds);
 		wc_str(&c, 2, m->text, sizeof(m->text), CP_TEXT_MAX);
 		if (m->has_bytes) {
-			wc_uint(&c, m->bytes_out, 8);
-			wc_uint(&c, m->bytes_in, 8);
+			bb_wr_be64(&c, m->bytes_out);
+			bb_wr_be64(&c, m->bytes_in);
 		}
 		break;
 	case CP_CHALLENGE:
 	case CP_PROOF:
-		wc_bytes(&c, m->nonce, sizeof(m->nonce));
+		bb_wr_bytes(&c, m->nonce, sizeof(m->nonce));
 		if (m->type == CP_PROOF)
-			wc_bytes(&c, m->mac, sizeof(m->mac));
+			bb_wr_bytes(&c, m->mac, sizeof(m->mac));
 		break;
 	default:
 		return 0;
 	}
 	if (c.bad)
 		return 0;
-	body = (uint64_t)(cap - c.left - CP_HDR_LEN);
+	body = (uint64_t)(c.len - CP_HDR_LEN);
 	if (m->type == CP_SEND || m->type == CP_DELIVER)
 		body += m->payload_len;
 	if (body > CP_MAX_BODY)
 		return 0;
 	cp_hdr_write(buf, m->type, (uint32_t)body);
-	return cap - c.left;
+	return c.len;
 }

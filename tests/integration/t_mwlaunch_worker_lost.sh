@@ -55,7 +55,7 @@ MAIN_WORKERS=3 WORKERS=1 GRAIN=2 PREFETCH=8 write_job 2 "-t 600 --ms 15 --slow 0
 # 4 s of task_run, silent but for its heartbeat.
 sed -i 's/framework = {/framework = { WorkerTimeout = 1.5;/' "$T/job.conf"
 "$BIN/mwlaunch" --dry-run "$T/job.conf" > "$T/dry" 2>&1 || fail "--dry-run: $(cat "$T/dry")"
-grep -q "mpirun --oversubscribe --tag-output --enable-recovery .*MWL_WORKER_FAILURE=continue" "$T/dry" ||
+grep -q "mpirun --oversubscribe --tag-output --enable-recovery --mca async_mpi_finalize 1 .*MWL_WORKER_FAILURE=continue" "$T/dry" ||
 	fail "the main cluster's mpirun lacks --enable-recovery or MWL_WORKER_FAILURE: $(cat "$T/dry")"
 
 # run_and_kill: runs the job and kills a main-cluster worker mid-run;

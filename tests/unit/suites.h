@@ -5,6 +5,7 @@
 #include <check.h>
 
 Suite *make_wire_suite(void);
+Suite *make_bytebuf_suite(void);
 Suite *make_config_suite(void);
 Suite *make_clientproto_suite(void);
 Suite *make_lds_suite(void);

@@ -180,9 +180,17 @@ static void mpirun(const struct job *j, struct plan *p, bool tag_output)
 	if (tag_output)
 		add(p, "--tag-output");
 	/* A dead worker rank does not end the main cluster's job: the master
-	 * gives its tasks to the others (on_worker_failure). */
-	if (cl->main && j->continue_on_worker_failure)
+	 * gives its tasks to the others (on_worker_failure).  MPI_Finalize
+	 * then skips its opening barrier: it includes the dead rank, and
+	 * Open MPI 4.1 sometimes never releases it (every survivor spun in
+	 * it until the job's timeout, seen under load); the runtime's own
+	 * goodbyes have ended all traffic by then. */
+	if (cl->main && j->continue_on_worker_failure) {
 		add(p, "--enable-recovery");
+		add(p, "--mca");
+		add(p, "async_mpi_finalize");
+		add(p, "1");
+	}
 	if (cl->hosts[0]) {
 		add(p, "-H");
 		add(p, "%s", cl->hosts);
