@@ -24,6 +24,21 @@ rx_bytes() { ctl clusterB status --json | jq '.links[0].received.bytes'; }
 
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
+# outages BOUND_MS SECS...: a black hole of each length in turn in the
+# transfer start_pair runs; traffic must resume within BOUND_MS of each
+# path's return (printed).
+outages() {
+	local bound=$1 secs ms
+	shift
+	for secs in "$@"; do
+		kill -0 "$rpid" 2> /dev/null || fail "transfer ended before the ${secs} s outage"
+		ms=$(outage "$secs")
+		echo "measured: traffic resumed ${ms} ms after a ${secs} s outage ended"
+		[ "$ms" -lt "$bound" ] || fail "traffic did not resume within ${bound} ms after a ${secs} s outage"
+		sleep 2
+	done
+}
+
 # outage SECONDS: a black hole on the link for SECONDS, then the time (ms)
 # from the path's return until clusterB receives data again; 99999 if
 # nothing arrives within 60 s.
