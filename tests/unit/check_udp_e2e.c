@@ -67,6 +67,29 @@ static void check_delivery(void)
 
 static struct tp_shim shim;
 
+/* The run start() set up, through the shim with path's impairments (its
+ * loss, dup, reorder, delay_ns and mtu), delivery checked; the caller
+ * asserts what the shim and the conn did, then calls shim_finish. */
+static void run_through_shim(const struct tp_shim *path, unsigned seed)
+{
+	uint16_t sp = tp_shim_open(&shim, tp_run.ev, tp_run.port, seed);
+
+	shim.loss = path->loss;
+	shim.dup = path->dup;
+	shim.reorder = path->reorder;
+	shim.delay_ns = path->delay_ns;
+	shim.mtu = path->mtu;
+	tp_run_connect(sp);
+	tp_run_loop();
+	check_delivery();
+}
+
+static void shim_finish(void)
+{
+	tp_shim_close(&shim, tp_run.ev);
+	tp_run_finish();
+}
+
 /* A clean path: everything arrives, no retransmission needed. */
 START_TEST(test_clean)
 {
@@ -85,22 +108,13 @@ END_TEST
 /* 3 % loss, 2 % duplicates, 3 % reordered, both ways. */
 START_TEST(test_lossy)
 {
-	uint16_t sp;
-
 	start(150, UDP_MSG_MAX);
-	sp = tp_shim_open(&shim, tp_run.ev, tp_run.port, 12345);
-	shim.loss = 30;
-	shim.dup = 20;
-	shim.reorder = 30;
-	tp_run_connect(sp);
-	tp_run_loop();
-	check_delivery();
+	run_through_shim(&(struct tp_shim){ .loss = 30, .dup = 20, .reorder = 30 }, 12345);
 	ck_assert_uint_gt(shim.dropped, 10);
 	ck_assert_uint_gt(shim.duplicated, 10);
 	ck_assert_uint_gt(shim.reordered, 10);
 	ck_assert_uint_gt(tp_run.info.retransmits, 0);
-	tp_shim_close(&shim, tp_run.ev);
-	tp_run_finish();
+	shim_finish();
 }
 END_TEST
 
@@ -108,19 +122,12 @@ END_TEST
  * settles within a step below it, and nothing is lost on the way. */
 START_TEST(test_path_mtu)
 {
-	uint16_t sp;
-
 	start(150, UDP_MSG_MAX);
-	sp = tp_shim_open(&shim, tp_run.ev, tp_run.port, 4242);
-	shim.mtu = 1400;
-	tp_run_connect(sp);
-	tp_run_loop();
-	check_delivery();
+	run_through_shim(&(struct tp_shim){ .mtu = 1400 }, 4242);
 	ck_assert_uint_le(tp_run.info.mtu, 1400);
 	ck_assert_uint_gt(tp_run.info.mtu, 1400 - UDP_PMTU_STEP);
 	ck_assert_uint_ge(shim.too_big, UDP_PMTU_TRIES);
-	tp_shim_close(&shim, tp_run.ev);
-	tp_run_finish();
+	shim_finish();
 }
 END_TEST
 
@@ -128,24 +135,17 @@ END_TEST
  * guarantees. */
 START_TEST(test_long_path)
 {
-	uint16_t sp;
 	uint64_t t0 = clock_now_ns();
 
 	start(300, 200000);
-	sp = tp_shim_open(&shim, tp_run.ev, tp_run.port, 777);
-	shim.delay_ns = 50000000;
-	shim.loss = 20;
-	tp_run_connect(sp);
-	tp_run_loop();
-	check_delivery();
+	run_through_shim(&(struct tp_shim){ .delay_ns = 50000000, .loss = 20 }, 777);
 	printf("udp_e2e long path: %zu bytes in %.2f s, %u datagrams dropped, %u retransmits, srtt %u us, cwnd %u\n",
 	       tp_run.got, (double)(clock_now_ns() - t0) / 1e9, shim.dropped, tp_run.info.retransmits,
 	       tp_run.info.rtt_us, tp_run.info.cwnd);
 	ck_assert_uint_ge(tp_run.info.min_rtt_us, 100000);
 	/* A long, busy path: the sockets are read on the tick, not woken per packet. */
 	ck_assert_uint_gt(tp_run.tp->tick_reads, 0);
-	tp_shim_close(&shim, tp_run.ev);
-	tp_run_finish();
+	shim_finish();
 }
 END_TEST
 
