@@ -11,7 +11,6 @@
 #include <sys/wait.h>
 
 #include "auth.h"
-#include "clientsrv.h"
 #include "clock.h"
 #include "execpolicy.h"
 #include "execspec.h"
@@ -66,6 +65,8 @@ struct jobexec {
 	bool draining;
 	uint64_t started, refused, ended;
 	struct jobrecent recent;            /* who may END which job (jobend.h) */
+	jobexec_end_fn *end;                /* ...and how it is ended */
+	void *end_arg;
 };
 
 static void job_watch(struct job *j);
@@ -494,7 +495,7 @@ static void jx_end_request(struct jobexec *jx, const char *src, const struct exe
 	if (!jobrecent_has(&jx->recent, src, m->job))
 		snprintf(why, sizeof(why), "it did not start job %" PRIu32 " here (or too long ago)", m->job);
 	else
-		n = clientsrv_end_job(jx->d->cs, m->text, jx->d->cfg->exec.uid, why, sizeof(why));
+		n = jx->end(jx->end_arg, m->text, jx->d->cfg->exec.uid, why, sizeof(why));
 	if (n < 0)
 		log_warnx("exec: END of job %.40s from %s (its job %" PRIu32 ") refused: %s", m->text, src, m->job, why);
 	else
@@ -577,7 +578,7 @@ static int jx_find_trampoline(const struct config_exec *x, char *path, size_t le
 	return 0;
 }
 
-struct jobexec *jobexec_new(struct daemon *d)
+struct jobexec *jobexec_new(struct daemon *d, jobexec_end_fn *end, void *end_arg)
 {
 	struct jobexec *jx = calloc(1, sizeof(*jx));
 
@@ -586,6 +587,8 @@ struct jobexec *jobexec_new(struct daemon *d)
 		return NULL;
 	}
 	jx->d = d;
+	jx->end = end;
+	jx->end_arg = end_arg;
 	if (d->cfg->exec.enabled && jx_find_trampoline(&d->cfg->exec, jx->trampoline, sizeof(jx->trampoline)) < 0) {
 		free(jx);
 		return NULL;
