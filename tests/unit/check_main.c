@@ -11,7 +11,7 @@ static Suite *(*const suites[])(void) = {
 	make_wire_suite,      make_config_suite,  make_clientproto_suite, make_lds_suite,
 	make_lds_send_suite,  make_lds_reconnect_suite, make_thesis_suite,
 	make_idset_suite,     make_dedup_suite,   make_sendbuf_suite,     make_recvbuf_suite,
-	make_sendbuf_send_suite, make_sendbuf_ack_suite,
+	make_sendbuf_send_suite, make_sendbuf_ack_suite, make_recvbuf_ack_suite,
 	make_evloop_suite,    make_autostreams_suite, make_model_suite,   make_mw_sched_suite,
 	make_mw_journal_suite, make_mw_misc_suite, make_execmsg_suite,    make_jobexec_suite,
 	make_ldsbench_suite,  make_mw_cache_suite, make_calstat_suite,    make_probe_suite,
