@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 
 #include "auth.h"
+#include "bytebuf.h"
 #include "clock.h"
 #include "execpolicy.h"
 #include "execspec.h"
@@ -529,8 +530,13 @@ void jobexec_request(struct jobexec *jx, struct link *from, struct rb_msg *m)
 		log_warnx("exec: message from %s for %s: this gateway has no such service; dropped", m->rec.src,
 			  m->rec.dst);
 	} else if ((r = exec_decode(m->data, m->rec.len, &req)) < 0) {
-		uint32_t id = m->rec.len >= 6 ? (uint32_t)m->data[2] << 24 | (uint32_t)m->data[3] << 16 |
-							(uint32_t)m->data[4] << 8 | m->data[5] : 0;
+		struct bb_rd rd;
+		uint32_t id;
+
+		/* The job's number, after version and type: 0 if not there. */
+		bb_rd_init(&rd, m->data, m->rec.len);
+		bb_rd_take(&rd, 2);
+		id = bb_rd_be32(&rd);
 
 		jx_refuse(jx, from, m->rec.src, id, -r, "malformed request of %" PRIu32 " bytes (%s)", m->rec.len,
 			  r == -EPROTONOSUPPORT ? "another version of the exec protocol" : strerror(-r));

@@ -44,6 +44,8 @@ struct side {
 	uint64_t expect;                /* B: the id due next; 0: any (a new session) */
 	uint64_t arrived;               /* B: messages, this incarnation */
 };
+
+/* The test now running: both sides, A's sender, what B saw. */
 struct run {
 	const struct lds_transport_ops *ops;
 	struct evloop *ev;
