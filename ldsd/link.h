@@ -23,10 +23,12 @@
 #include "recvbuf.h"
 #include "sendbuf.h"
 
-/* Creates the link for peer cfg (not yet connected; cfg must live as long
- * as the link, or until link_reconfigure or link_retire).  Returns NULL and
+/* Creates the link for peer cfg over tp, the instance of its transport
+ * kind ops (daemon_transport), not yet connected; cfg must live as long
+ * as the link, or until link_reconfigure or link_retire.  Returns NULL and
  * logs on failure. */
-struct link *link_new(struct daemon *d, const struct config_peer *cfg);
+struct link *link_new(struct daemon *d, const struct config_peer *cfg, const struct lds_transport_ops *ops,
+		      struct lds_transport *tp);
 /* A link made while the daemon runs (a reload) starts a new session: it
  * tells its peer a fresh instance id instead of the daemon's, so that the
  * peer drops the state it kept for an earlier link to us (sequence
