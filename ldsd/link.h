@@ -77,7 +77,8 @@ void link_tick(struct link *l, uint64_t now_ns);
 void link_tick_pending(uint64_t now_ns, double timeout);
 /* Closes d's accepted conns that have not authenticated (at exit). */
 void link_close_pending(struct daemon *d);
-/* The upcalls every transport gets: they drive links' streams. */
+/* The conns' upcalls: they drive links' streams.  The daemon hands its
+ * transports these with its listeners' own (accepted, accept_failed). */
 extern const struct lds_tp_upcalls link_upcalls;
 /* Once per loop round: sends coalesced ACKs and new data. */
 void link_flush(struct link *l);

@@ -319,6 +319,7 @@ const struct stream_framer stream_msg_framer = {
 	.readable = stream_msg_readable,
 	.closing = stream_msg_closing,
 	.free = stream_msg_free,
+	.ctl_in_queue = 1,
 };
 
 /* ---- registered memory ---------------------------------------------- */
