@@ -64,8 +64,8 @@ struct daemon {
 	uint64_t started_ns;
 	struct lds_tp_host host;    /* the event loop, as transports see it */
 	struct daemon_transport transports[DAEMON_MAX_TRANSPORTS]; /* one instance per kind in use */
-	struct lds_tp_upcalls tp_up;    /* theirs: link_upcalls, and the listeners' (daemon.c) */
 	size_t ntransports;
+	struct lds_tp_upcalls tp_up; /* what they call: link_upcalls, and the listeners' (daemon.c) */
 	struct resolver *resolver;  /* peers' names, looked up off the loop (resolve.h) */
 	struct link *links[CONFIG_MAX_PEERS];
 	size_t nlinks;
