@@ -8,6 +8,7 @@
 #include <openssl/hmac.h>
 
 #include "auth.h"
+#include "bytebuf.h"
 
 int auth_random(void *buf, size_t len)
 {
@@ -29,7 +30,9 @@ int auth_random(void *buf, size_t len)
 
 static int digest_len(EVP_MD_CTX *md, size_t len)
 {
-	uint8_t be[4] = { (uint8_t)(len >> 24), (uint8_t)(len >> 16), (uint8_t)(len >> 8), (uint8_t)len };
+	uint8_t be[4];
+
+	bb_put_be32(be, (uint32_t)len);
 
 	return EVP_DigestUpdate(md, be, sizeof(be));
 }

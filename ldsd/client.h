@@ -10,6 +10,8 @@
  * TCP clients).
  * clientconn.c reports decoded frames up through struct client_handlers,
  * which clientreq.c fills; clientreq.c calls down, never the reverse.
+ * clientout.c and clientshm.c, below clientconn.c and clientsrv.c, reach
+ * them only through struct client_upcalls, which clientsrv.c fills.
  * Nothing outside them includes it; the rest of ldsd sees clientsrv.h.
  */
 #ifndef LDS_CLIENT_H
@@ -22,6 +24,7 @@
 
 #include "clientsrv.h"
 #include "endpoint.h"
+#include "evloop.h"
 #include "libclient/clientproto.h"
 #include "libclient/shmring.h"
 
@@ -90,6 +93,7 @@ struct client {
 struct clientsrv {
 	struct daemon *d;
 	const struct client_handlers *handlers;   /* clientreq_handlers */
+	const struct client_upcalls *up;          /* for clientout.c and clientshm.c */
 	int unix_fd, tcp_fd;
 	struct client *clients;
 	size_t nclients;
@@ -102,6 +106,20 @@ struct clientsrv {
 	uint64_t msgs_ended;          /* of msgs_undelivered: their job ended (jobend.h) */
 	uint64_t tcp_key_failures;    /* TCP clients closed for a wrong PROOF */
 	int tick_id;
+};
+
+/* ---- upcalls of the output side ----------------------------------------- */
+/*
+ * What clientout.c and clientshm.c need from the files above them, which
+ * call them: they reach it only through this table (cs->up, clientsrv.c's),
+ * so that calls between the files go one way.
+ */
+struct client_upcalls {
+	/* evloop_fd_cb of a client's socket and of its rings' bell (arg: the
+	 * client): reads, writes, notes hang-ups (clientconn.c's client_event). */
+	evloop_fd_cb *event;
+	/* Message id of local client client was delivered (clientsrv_acked). */
+	void (*acked)(struct clientsrv *cs, uint64_t client, uint64_t id);
 };
 
 /* ---- clientconn.c -------------------------------------------------------- */
@@ -174,6 +192,9 @@ void client_send_error(struct client *c, uint64_t id, int err, const char *fmt, 
 /* Answers PEERQ: the state of the link to cluster. */
 void client_answer_peer(struct client *c, const char *cluster);
 void client_flush_acks(struct client *c);
+/* Notes that c's message id was delivered: coalesced into one ACKED with
+ * the ids next to it, written at the next flush. */
+void client_ack(struct client *c, uint64_t id);
 /* Watches the socket for what the client's state needs now. */
 void client_set_events(struct client *c);
 void client_hung_up(struct client *c, const char *why);

@@ -111,6 +111,16 @@ void client_flush_acks(struct client *c)
 		c->ack_first = c->ack_last = 0;
 }
 
+void client_ack(struct client *c, uint64_t id)
+{
+	if (c->ack_first && id == c->ack_last + 1) {
+		c->ack_last = id;
+		return;
+	}
+	client_flush_acks(c);
+	c->ack_first = c->ack_last = id;
+}
+
 void client_set_events(struct client *c)
 {
 	unsigned ev = (c->paused ? 0 : EV_READ) | (c->want_write ? EV_WRITE : 0);
@@ -119,7 +129,7 @@ void client_set_events(struct client *c)
 		clientshm_set_events(c);
 		return;
 	}
-	if (evloop_watch(c->cs->d->ev, c->fd, ev, client_event, c) < 0)
+	if (evloop_watch(c->cs->d->ev, c->fd, ev, c->cs->up->event, c) < 0)
 		log_warn("client %s: cannot update its event mask", c->peer);
 }
 
@@ -155,7 +165,7 @@ static void client_delivered(struct client *c, struct rb_msg *m)
 		link_delivered(m->origin, m);
 	} else {
 		cs->local_bytes -= m->rec.len;
-		clientsrv_acked(cs, m->client, m->rec.msg_id);
+		cs->up->acked(cs, m->client, m->rec.msg_id);
 		rb_msg_free(m);
 		cs->resume_pending = 1;
 	}

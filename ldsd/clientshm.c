@@ -64,7 +64,7 @@ static void clientshm_sock_event(int fd, unsigned events, void *arg)
 	struct client *c = arg;
 
 	c->shm->sock_ready = 1;
-	client_event(fd, events, c);
+	c->cs->up->event(fd, events, c);
 }
 
 static void clientshm_event(int fd, unsigned events, void *arg)
@@ -72,8 +72,8 @@ static void clientshm_event(int fd, unsigned events, void *arg)
 	struct client *c = arg;
 
 	shmring_drain(fd);
-	/* Writing first: client_event may close c after reading. */
-	client_event(c->fd, EV_READ | (c->want_write ? EV_WRITE : 0), c);
+	/* Writing first: the event may close c after reading. */
+	c->cs->up->event(c->fd, EV_READ | (c->want_write ? EV_WRITE : 0), c);
 }
 
 static void shm_free(struct clientsrv *cs, struct clientshm *s)

@@ -70,14 +70,8 @@ void clientsrv_acked(struct clientsrv *cs, uint64_t client, uint64_t id)
 {
 	struct client *c = client_by_id(cs, client);
 
-	if (c == NULL)
-		return;
-	if (c->ack_first && id == c->ack_last + 1) {
-		c->ack_last = id;
-		return;
-	}
-	client_flush_acks(c);
-	c->ack_first = c->ack_last = id;
+	if (c != NULL)
+		client_ack(c, id);
 }
 
 void clientsrv_lost(struct clientsrv *cs, struct link *l, uint64_t client, uint64_t id, const char *reason)
@@ -127,6 +121,11 @@ int clientsrv_links_changed(struct clientsrv *cs)
 	return 0;
 }
 
+static const struct client_upcalls cs_upcalls = {
+	.event = client_event,
+	.acked = clientsrv_acked,
+};
+
 struct clientsrv *clientsrv_new(struct daemon *d)
 {
 	struct clientsrv *cs = calloc(1, sizeof(*cs));
@@ -139,6 +138,7 @@ struct clientsrv *clientsrv_new(struct daemon *d)
 	cs->unix_fd = -1;
 	cs->tick_id = -1;
 	cs->handlers = &clientreq_handlers;
+	cs->up = &cs_upcalls;
 	if (eptab_init(&cs->eps, (uint64_t)(lim->undelivered_ttl * 1e9), (uint64_t)(lim->undelivered_ttl * 1e9)) < 0 ||
 	    eptab_pool(&cs->eps, NULL, CS_LOCAL_MEMORY / 100 * lim->undelivered_share) < 0)
 		goto fail;

@@ -25,7 +25,7 @@ struct lds_transport *daemon_transport(struct daemon *d, const struct lds_transp
 		return NULL;
 	}
 	t = &d->transports[d->ntransports];
-	r = ops->init(&t->tp, &d->host, &link_upcalls);
+	r = ops->init(&t->tp, &d->host, &d->tp_up);
 	if (r < 0) {
 		char why[256];
 
@@ -48,10 +48,44 @@ static int daemon_peer_runnable(struct daemon *d, const struct config_peer *p)
 	const struct lds_transport_ops *ops = transport_find(p->transport);
 
 	if (ops == NULL || daemon_transport(d, ops) != NULL)
-		return 1;   /* link_new reports the rest */
+		return 1;   /* daemon_link_new reports the rest */
 	log_warnx("%s:%d: peers: cluster %s: no link: transport \"%s\" cannot run on this machine; the other "
 		  "peers are served", d->cfg->file, p->line, p->cluster, p->transport);
 	return 0;
+}
+
+/* The link to peer p over its kind's instance, or NULL (logged). */
+static struct link *daemon_link_new(struct daemon *d, const struct config_peer *p)
+{
+	const struct lds_transport_ops *ops = transport_find(p->transport);
+	struct lds_transport *tp = NULL;
+
+	if (ops == NULL || !config_transport_usable(ops) || (tp = daemon_transport(d, ops)) == NULL) {
+		log_warnx("%s:%d: peers: cluster %s: transport \"%s\" cannot start (available: %s)", d->cfg->file,
+			  p->line, p->cluster, p->transport, transport_names());
+		return NULL;
+	}
+	return link_new(d, p, ops, tp);
+}
+
+/* The transports' accepted upcall (ud: the struct daemon_listener). */
+static void daemon_accepted(struct lds_tp_listener *lis, struct lds_tp_conn *c, void *ud)
+{
+	struct daemon_listener *dl = ud;
+
+	link_accept(dl->d, dl->ops, dl->tp, c);
+}
+
+/* The transports' accept_failed upcall (ud: the struct daemon_listener):
+ * pauses the listener for admission's back-off. */
+static void daemon_accept_failed(struct lds_tp_listener *l, int err, void *ud)
+{
+	struct daemon_listener *dl = ud;
+	uint64_t now = clock_now_ns();
+	uint64_t wait = admission_accept_failed(dl->d->adm, err, now);
+
+	if (dl->ops->listener_pause(l, 1) == 0)
+		dl->resume_ns = now + wait;
 }
 
 int daemon_init(struct daemon *d, struct config *cfg)
@@ -87,10 +121,14 @@ int daemon_init(struct daemon *d, struct config *cfg)
 		return -1;
 	}
 	tphost_init(&d->host, d->ev);
+	/* Conns report to their link; listeners are the daemon's. */
+	d->tp_up = link_upcalls;
+	d->tp_up.accepted = daemon_accepted;
+	d->tp_up.accept_failed = daemon_accept_failed;
 	for (size_t i = 0; i < cfg->npeers; i++) {
 		if (!daemon_peer_runnable(d, &cfg->peers[i]))
 			continue;
-		d->links[d->nlinks] = link_new(d, &cfg->peers[i]);
+		d->links[d->nlinks] = daemon_link_new(d, &cfg->peers[i]);
 		if (d->links[d->nlinks] == NULL)
 			return -1;
 		d->nlinks++;
@@ -148,6 +186,7 @@ static int daemon_listen(struct daemon *d)
 		dl->d = d;
 		dl->ops = transport_find(p->transport);
 		tp = dl->ops ? daemon_transport(d, dl->ops) : NULL;
+		dl->tp = tp;
 		snprintf(dl->address, sizeof(dl->address), "%s", p->address);
 		dl->port = p->port;
 		dl->l = NULL;
@@ -241,7 +280,7 @@ void daemon_reconfigure(struct daemon *d, struct config *cfg)
 
 		if (link_find(d, cfg->peers[i].cluster) != NULL)
 			continue;
-		l = link_new(d, &cfg->peers[i]);
+		l = daemon_link_new(d, &cfg->peers[i]);
 		if (l == NULL)
 			continue;
 		if (link_new_session(l) < 0) {
@@ -275,16 +314,6 @@ int daemon_tick(struct daemon *d, uint64_t now)
 			dl->resume_ns = 0;
 	}
 	return drained;
-}
-
-void daemon_accept_failed(struct lds_tp_listener *l, int err, void *ud)
-{
-	struct daemon_listener *dl = ud;
-	uint64_t now = clock_now_ns();
-	uint64_t wait = admission_accept_failed(dl->d->adm, err, now);
-
-	if (dl->ops->listener_pause(l, 1) == 0)
-		dl->resume_ns = now + wait;
 }
 
 void daemon_flush(struct daemon *d)

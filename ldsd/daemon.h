@@ -34,6 +34,7 @@ struct daemon_listener {
 	struct daemon *d;
 	const struct lds_transport_ops *ops;
 	struct lds_tp_listener *l;
+	struct lds_transport *tp;   /* the instance of kind ops */
 	char address[CONFIG_ADDR_MAX];
 	uint16_t port;
 	uint64_t resume_ns;         /* paused until then (out of descriptors); 0 = accepting */
@@ -64,6 +65,7 @@ struct daemon {
 	struct lds_tp_host host;    /* the event loop, as transports see it */
 	struct daemon_transport transports[DAEMON_MAX_TRANSPORTS]; /* one instance per kind in use */
 	size_t ntransports;
+	struct lds_tp_upcalls tp_up; /* what they call: link_upcalls, and the listeners' (daemon.c) */
 	struct resolver *resolver;  /* peers' names, looked up off the loop (resolve.h) */
 	struct link *links[CONFIG_MAX_PEERS];
 	size_t nlinks;
@@ -111,9 +113,6 @@ struct lds_transport *daemon_transport(struct daemon *d, const struct lds_transp
 /* Periodic link work (call every 50 ms or so); returns 1 when every link
  * is drained (link_drained). */
 int daemon_tick(struct daemon *d, uint64_t now_ns);
-/* The transports' accept_failed upcall (ud: the struct daemon_listener):
- * pauses the listener for admission's back-off. */
-void daemon_accept_failed(struct lds_tp_listener *l, int err, void *ud);
 /* Once per loop round: coalesced ACKs and new data on every link. */
 void daemon_flush(struct daemon *d);
 /* Says goodbye on every link, closes listeners, frees links, transports

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "client.h"
-#include "clientsrv.h"
+#include "clock.h"
 #include "execmsg.h"
 #include "jobend.h"
 #include "log.h"
@@ -67,7 +67,7 @@ void jobend_local_request(struct client *c, const struct cp_msg *m)
 		n = -EACCES;
 		snprintf(why, sizeof(why), "a job can be ended only over the unix socket, where ldsd knows who asks");
 	} else {
-		n = clientsrv_end_job(c->cs, req.text, c->uid, why, sizeof(why));
+		n = jobend_end(&c->cs->eps, req.text, c->uid, clock_now_ns(), clientep_drop, c->cs, why, sizeof(why));
 	}
 	if (n < 0) {
 		log_warnx("client %s (uid %d): END of job %.40s refused: %s", c->peer, (int)c->uid, req.text, why);
@@ -75,7 +75,7 @@ void jobend_local_request(struct client *c, const struct cp_msg *m)
 	} else {
 		log_info("client %s (uid %d) ended job %s: %ld messages waiting for it dropped", c->peer, (int)c->uid,
 			 req.text, n);
-		clientsrv_acked(c->cs, c->id, m->msg_id);
+		client_ack(c, m->msg_id);
 	}
 	exec_msg_free(&req);
 }

@@ -11,7 +11,7 @@
 #include <sys/wait.h>
 
 #include "auth.h"
-#include "clientsrv.h"
+#include "bytebuf.h"
 #include "clock.h"
 #include "execpolicy.h"
 #include "execspec.h"
@@ -66,6 +66,8 @@ struct jobexec {
 	bool draining;
 	uint64_t started, refused, ended;
 	struct jobrecent recent;            /* who may END which job (jobend.h) */
+	jobexec_end_fn *end;                /* ...and how it is ended */
+	void *end_arg;
 };
 
 static void job_watch(struct job *j);
@@ -494,7 +496,7 @@ static void jx_end_request(struct jobexec *jx, const char *src, const struct exe
 	if (!jobrecent_has(&jx->recent, src, m->job))
 		snprintf(why, sizeof(why), "it did not start job %" PRIu32 " here (or too long ago)", m->job);
 	else
-		n = clientsrv_end_job(jx->d->cs, m->text, jx->d->cfg->exec.uid, why, sizeof(why));
+		n = jx->end(jx->end_arg, m->text, jx->d->cfg->exec.uid, why, sizeof(why));
 	if (n < 0)
 		log_warnx("exec: END of job %.40s from %s (its job %" PRIu32 ") refused: %s", m->text, src, m->job, why);
 	else
@@ -528,8 +530,13 @@ void jobexec_request(struct jobexec *jx, struct link *from, struct rb_msg *m)
 		log_warnx("exec: message from %s for %s: this gateway has no such service; dropped", m->rec.src,
 			  m->rec.dst);
 	} else if ((r = exec_decode(m->data, m->rec.len, &req)) < 0) {
-		uint32_t id = m->rec.len >= 6 ? (uint32_t)m->data[2] << 24 | (uint32_t)m->data[3] << 16 |
-							(uint32_t)m->data[4] << 8 | m->data[5] : 0;
+		struct bb_rd rd;
+		uint32_t id;
+
+		/* The job's number, after version and type: 0 if not there. */
+		bb_rd_init(&rd, m->data, m->rec.len);
+		bb_rd_take(&rd, 2);
+		id = bb_rd_be32(&rd);
 
 		jx_refuse(jx, from, m->rec.src, id, -r, "malformed request of %" PRIu32 " bytes (%s)", m->rec.len,
 			  r == -EPROTONOSUPPORT ? "another version of the exec protocol" : strerror(-r));
@@ -577,7 +584,7 @@ static int jx_find_trampoline(const struct config_exec *x, char *path, size_t le
 	return 0;
 }
 
-struct jobexec *jobexec_new(struct daemon *d)
+struct jobexec *jobexec_new(struct daemon *d, jobexec_end_fn *end, void *end_arg)
 {
 	struct jobexec *jx = calloc(1, sizeof(*jx));
 
@@ -586,6 +593,8 @@ struct jobexec *jobexec_new(struct daemon *d)
 		return NULL;
 	}
 	jx->d = d;
+	jx->end = end;
+	jx->end_arg = end_arg;
 	if (d->cfg->exec.enabled && jx_find_trampoline(&d->cfg->exec, jx->trampoline, sizeof(jx->trampoline)) < 0) {
 		free(jx);
 		return NULL;

@@ -31,6 +31,7 @@
 
 #include <stddef.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "daemon.h"
 #include "execmsg.h"
@@ -38,9 +39,14 @@
 
 struct link;
 
-/* Always created (a gateway without an exec group refuses requests).
- * Returns NULL and logs on failure. */
-struct jobexec *jobexec_new(struct daemon *d);
+/* Ends job tag for uid (clientsrv_end_job, through main.c): how many
+ * messages were dropped, or -EINVAL/-EPERM with why. */
+typedef long jobexec_end_fn(void *arg, const char *tag, uid_t uid, char *why, size_t len);
+
+/* Always created (a gateway without an exec group refuses requests);
+ * an END from a job's requester calls end(end_arg, ...).  Returns NULL
+ * and logs on failure. */
+struct jobexec *jobexec_new(struct daemon *d, jobexec_end_fn *end, void *end_arg);
 /* Kills every job still running (SIGKILL) and waits for it. */
 void jobexec_free(struct jobexec *jx);
 

@@ -352,18 +352,8 @@ static void transport_connected(struct lds_tp_conn *c, int err, void *ud)
 		link_path_back(s->link, s);
 }
 
-static void transport_accepted(struct lds_tp_listener *lis, struct lds_tp_conn *c, void *ud)
-{
-	struct daemon_listener *dl = ud;
-
-	/* The listener's kind has its instance already. */
-	link_accept(dl->d, dl->ops, daemon_transport(dl->d, dl->ops), c);
-}
-
 const struct lds_tp_upcalls link_upcalls = {
 	.connected = transport_connected,
-	.accepted = transport_accepted,
-	.accept_failed = daemon_accept_failed,
 	.readable = stream_readable,
 	.writable = stream_writable,
 	.sent = stream_sent,
@@ -414,7 +404,8 @@ int link_new_session(struct link *l)
 	return 0;
 }
 
-struct link *link_new(struct daemon *d, const struct config_peer *cfg)
+struct link *link_new(struct daemon *d, const struct config_peer *cfg, const struct lds_transport_ops *ops,
+		      struct lds_transport *tp)
 {
 	struct link *l = calloc(1, sizeof(*l));
 
@@ -426,13 +417,8 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg)
 	l->cfg = cfg;
 	l->instance = d->instance;
 	l->lost_why = "peer gateway restarted and lost its state";
-	l->ops = transport_find(cfg->transport);
-	if (l->ops == NULL || !config_transport_usable(l->ops) || (l->tp = daemon_transport(d, l->ops)) == NULL) {
-		log_warnx("%s:%d: peers: cluster %s: transport \"%s\" cannot start (available: %s)",
-			  d->cfg->file, cfg->line, cfg->cluster, cfg->transport, transport_names());
-		free(l);
-		return NULL;
-	}
+	l->ops = ops;
+	l->tp = tp;
 	dial_init(&l->dial, d->resolver, cfg->cluster, cfg->address, cfg->port, link_dial_ready, l);
 	credit_init(&l->credit, cfg->recv_memory / 4);
 	l->nstreams = cfg->role == CONFIG_ROLE_CONNECT ? cfg->streams : 0;

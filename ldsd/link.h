@@ -23,10 +23,12 @@
 #include "recvbuf.h"
 #include "sendbuf.h"
 
-/* Creates the link for peer cfg (not yet connected; cfg must live as long
- * as the link, or until link_reconfigure or link_retire).  Returns NULL and
+/* Creates the link for peer cfg over tp, the instance of its transport
+ * kind ops (daemon_transport), not yet connected; cfg must live as long
+ * as the link, or until link_reconfigure or link_retire.  Returns NULL and
  * logs on failure. */
-struct link *link_new(struct daemon *d, const struct config_peer *cfg);
+struct link *link_new(struct daemon *d, const struct config_peer *cfg, const struct lds_transport_ops *ops,
+		      struct lds_transport *tp);
 /* A link made while the daemon runs (a reload) starts a new session: it
  * tells its peer a fresh instance id instead of the daemon's, so that the
  * peer drops the state it kept for an earlier link to us (sequence
@@ -75,7 +77,8 @@ void link_tick(struct link *l, uint64_t now_ns);
 void link_tick_pending(uint64_t now_ns, double timeout);
 /* Closes d's accepted conns that have not authenticated (at exit). */
 void link_close_pending(struct daemon *d);
-/* The upcalls every transport gets: they drive links' streams. */
+/* The conns' upcalls: they drive links' streams.  The daemon hands its
+ * transports these with its listeners' own (accepted, accept_failed). */
 extern const struct lds_tp_upcalls link_upcalls;
 /* Once per loop round: sends coalesced ACKs and new data. */
 void link_flush(struct link *l);

@@ -115,6 +115,11 @@ static void sink_acked(void *cs, uint64_t client, uint64_t id)
 	clientsrv_acked(cs, client, id);
 }
 
+static long exec_end_job(void *cs, const char *tag, uid_t uid, char *why, size_t len)
+{
+	return clientsrv_end_job(cs, tag, uid, why, len);
+}
+
 static void sink_lost(void *cs, struct link *l, uint64_t client, uint64_t id, const char *reason)
 {
 	clientsrv_lost(cs, l, client, id, reason);
@@ -151,7 +156,7 @@ static int setup(struct daemon *d, struct config *cfg)
 	d->ctl = ctl_new(d);
 	if (d->ctl == NULL)
 		return -1;
-	d->jx = jobexec_new(d);
+	d->jx = jobexec_new(d, exec_end_job, d->cs);
 	if (d->jx == NULL)
 		return -1;
 	if (evloop_tick_add(d->ev, TICK_MS, on_tick, d) < 0 || evloop_idle_add(d->ev, on_idle, d) < 0)

@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
 
+#include "bytebuf.h"
 #include "seal.h"
 
 #define SEAL_KEY_LEN 32
@@ -81,8 +82,7 @@ void seal_free(struct seal *s)
 static void dir_iv(const struct seal_dir *d, uint8_t iv[SEAL_IV_LEN])
 {
 	memset(iv, 0, 4);
-	for (int i = 0; i < 8; i++)
-		iv[4 + i] = (uint8_t)(d->count >> (56 - 8 * i));
+	bb_put_be64(iv + 4, d->count);
 }
 
 size_t seal_frame(struct seal_dir *d, uint8_t type, const uint8_t *clear, size_t clear_len, const uint8_t *secret,

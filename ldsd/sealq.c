@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bytebuf.h"
 #include "sealq.h"
 
 /* Where the queue is empty, it starts again at the buffer's start. */
@@ -86,8 +87,7 @@ int sealq_put_data(struct sealq *q, uint64_t seq, const uint8_t *block, uint32_t
 
 	if (r < 0)
 		return r;
-	for (int i = 0; i < 8; i++)
-		be[i] = (uint8_t)(seq >> (56 - 8 * i));
+	bb_put_be64(be, seq);
 	n = seal_frame(&q->seal.tx, WIRE_DATA, be, sizeof(be), block, len, q->buf + q->len);
 	if (n == 0)
 		return -EIO;

@@ -1,8 +1,8 @@
 /*
  * stream.c - what every stream does, whatever its transport carries: its
  * state, its control frames, opening and handing up what arrives,
- * closing; the framer chosen by the transport's caps (stream_framer.h)
- * puts frames on the conn.  See stream.h.
+ * closing; the framer chosen by the transport's caps (stream_framer.h,
+ * stream_new.c) puts frames on the conn.  See stream.h.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -17,24 +17,6 @@
 
 const char *const stream_state_names[ST_COUNT] = { "connecting", "hello-sent", "auth-sent", "wait-hello",
 						   "challenge-sent", "up" };
-
-struct stream *stream_new(struct daemon *d, const struct lds_transport_ops *ops, struct lds_transport *tp,
-			  const struct stream_upcalls *up, enum stream_state st)
-{
-	struct stream *s = calloc(1, sizeof(*s));
-
-	if (s == NULL)
-		return NULL;
-	s->d = d;
-	s->ops = ops;
-	s->tp = tp;
-	s->fr = ops->caps.flags & LDS_TP_CAP_MESSAGE ? &stream_msg_framer : &stream_bytes_framer;
-	s->up = up;
-	s->idx = -1;
-	s->st = st;
-	s->created_ns = s->last_rx_ns = clock_now_ns();
-	return s;
-}
 
 void stream_bind(struct stream *s, struct link *l, const char *name, struct sendbuf *sb, size_t block_size)
 {
@@ -90,7 +72,7 @@ int stream_queue(struct stream *s, const uint8_t *frame, size_t len)
 	if (len == 0)
 		return -EINVAL;
 	/* The message framer sends control frames from the queue too. */
-	if (s->aead || s->fr == &stream_msg_framer)
+	if (s->aead || s->fr->ctl_in_queue)
 		return sealq_put(&s->sq, frame, len, stream_sealed_max(s));
 	if (s->ctl_off > 0 && s->ctl_len + len > CTL_CAP) {
 		memmove(s->ctl, s->ctl + s->ctl_off, s->ctl_len - s->ctl_off);

@@ -231,8 +231,7 @@ static size_t stream_read_size(const struct stream *s)
 		return s->rx_cap - s->rx_len;
 	/* s->rx starts with the frame being read; its header is valid. */
 	if (s->rx_len >= WIRE_HDR_LEN)
-		end = WIRE_HDR_LEN + ((size_t)s->rx[4] << 24 | (size_t)s->rx[5] << 16 | (size_t)s->rx[6] << 8 | s->rx[7]) +
-		      WIRE_DATA_HDR_LEN;
+		end = WIRE_HDR_LEN + (size_t)wire_hdr_payload_len(s->rx) + WIRE_DATA_HDR_LEN;
 	if (end > s->rx_cap)
 		end = s->rx_cap;
 	return end > s->rx_len ? end - s->rx_len : s->rx_cap - s->rx_len;

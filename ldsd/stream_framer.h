@@ -4,9 +4,10 @@
  * message framer (stream_msg.c, for LDS_TP_CAP_MESSAGE kinds).
  *
  * stream.c holds what every stream does (state, control frames, close,
- * query) and reaches a framer only through its table; a framer calls down
- * into stream.c's helpers below (parsing, opening and handing up frames,
- * taking blocks, closing).  Only these three files include this.
+ * query) and reaches a framer only through its table, which stream_new.c
+ * chooses; a framer calls down into stream.c's helpers below (parsing,
+ * opening and handing up frames, taking blocks, closing).  Only these
+ * four files include this.
  */
 #ifndef LDS_STREAM_FRAMER_H
 #define LDS_STREAM_FRAMER_H
@@ -29,6 +30,8 @@ struct stream_framer {
 	int (*closing)(struct stream *s);
 	/* Frees the framer's state of s (and gives back what s held). */
 	void (*free)(struct stream *s);
+	/* Control frames go through the seal queue (s->sq) even in clear. */
+	int ctl_in_queue;
 };
 
 extern const struct stream_framer stream_bytes_framer;

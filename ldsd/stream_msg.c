@@ -74,7 +74,7 @@ static size_t msg_frames(const uint8_t *p, size_t len, size_t max)
 	size_t n = 0;
 
 	while (n + WIRE_HDR_LEN <= len) {
-		size_t f = WIRE_HDR_LEN + ((size_t)p[n + 4] << 24 | (size_t)p[n + 5] << 16 | (size_t)p[n + 6] << 8 | p[n + 7]);
+		size_t f = WIRE_HDR_LEN + (size_t)wire_hdr_payload_len(p + n);
 
 		if (n + f > max)
 			break;
@@ -319,6 +319,7 @@ const struct stream_framer stream_msg_framer = {
 	.readable = stream_msg_readable,
 	.closing = stream_msg_closing,
 	.free = stream_msg_free,
+	.ctl_in_queue = 1,
 };
 
 /* ---- registered memory ---------------------------------------------- */

@@ -24,6 +24,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bytebuf.h"
+
 #define WIRE_MAGIC        0x4C44u
 #define WIRE_VERSION      3u
 #define WIRE_HDR_LEN      12u
@@ -96,6 +98,13 @@ struct wire_frame {
  * is set and f->len and f->payload still include the tag.
  */
 int wire_frame_parse(const uint8_t *buf, size_t len, struct wire_frame *f, size_t *consumed);
+
+/* The payload length of the frame whose WIRE_HDR_LEN-byte header is hdr
+ * (nothing checked: wire_frame_parse checks it). */
+static inline uint32_t wire_hdr_payload_len(const uint8_t *hdr)
+{
+	return bb_get_be32(hdr + 4);
+}
 
 struct wire_hello {
 	uint16_t stream_idx;        /* 0 .. nstreams-1 */
