@@ -33,5 +33,17 @@ int confcheck_transports(const struct config *cfg, FILE *out)
 			n++;
 		}
 	}
+	if (cfg->client_rdma[0]) {
+		const struct lds_transport_ops *ops = transport_find("rdma");
+		char why[256];
+
+		if (ops == NULL)
+			snprintf(why, sizeof(why), "transport \"rdma\" is not built in (no rdma-core at build time)");
+		if (ops == NULL || (ops->probe && ops->probe(why, sizeof(why)) < 0)) {
+			fprintf(out, "ldsd: warning: %s:%d: clients.rdma: %s; ldsd would serve its other listeners\n",
+				cfg->file, cfg->client_rdma_line, why);
+			n++;
+		}
+	}
 	return n;
 }
