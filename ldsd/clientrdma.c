@@ -143,6 +143,26 @@ static int split_addr(const char *spec, char *host, size_t len, uint16_t *port)
 	return 0;
 }
 
+int clientrdma_probe(char *why, size_t len)
+{
+	const struct lds_transport_ops *ops = transport_find("rdma");
+	char *advice;
+	int r;
+
+	why[0] = '\0';
+	if (ops == NULL) {
+		snprintf(why, len, "transport \"rdma\" is not built in (no rdma-core at build time)");
+		return -ENOSYS;
+	}
+	if (ops->probe == NULL || (r = ops->probe(why, len)) == 0)
+		return 0;
+	/* The kind's advice is for peers ("use transport tcp"). */
+	advice = strstr(why, "; use ");
+	if (advice != NULL)
+		*advice = '\0';
+	return r;
+}
+
 int clientrdma_start(struct clientsrv *cs)
 {
 	const struct config *cfg = cs->d->cfg;
@@ -162,16 +182,11 @@ int clientrdma_start(struct clientsrv *cs)
 		return -1;
 	cr->cs = cs;
 	cr->ops = transport_find("rdma");
-	if (cr->ops == NULL) {
-		log_warnx("%s:%d: clients.rdma: transport \"rdma\" is not built in (no rdma-core at build time); not "
-			  "listening on %s; the unix socket and the other listeners are served", cfg->file,
-			  cfg->client_rdma_line, cfg->client_rdma);
-		free(cr);
-		return 0;
-	}
-	r = cr->ops->init(&cr->tp, &cs->d->host, &cr_upcalls);
+	r = clientrdma_probe(why, sizeof(why));
+	if (r == 0)
+		r = cr->ops->init(&cr->tp, &cs->d->host, &cr_upcalls);
 	if (r < 0) {
-		if (cr->ops->probe == NULL || cr->ops->probe(why, sizeof(why)) == 0)
+		if (why[0] == '\0')
 			snprintf(why, sizeof(why), "%s", strerror(-r));
 		log_warnx("%s:%d: clients.rdma: %s; not listening on %s (clients elsewhere in the cluster can use "
 			  "clients.tcp); the unix socket and the other listeners are served", cfg->file,

@@ -1,6 +1,7 @@
 /* confcheck.c - ldsd --check's lookups; see confcheck.h. */
 #include <stdio.h>
 
+#include "clientsrv.h"
 #include "confcheck.h"
 #include "resolve.h"
 
@@ -34,14 +35,12 @@ int confcheck_transports(const struct config *cfg, FILE *out)
 		}
 	}
 	if (cfg->client_rdma[0]) {
-		const struct lds_transport_ops *ops = transport_find("rdma");
 		char why[256];
 
-		if (ops == NULL)
-			snprintf(why, sizeof(why), "transport \"rdma\" is not built in (no rdma-core at build time)");
-		if (ops == NULL || (ops->probe && ops->probe(why, sizeof(why)) < 0)) {
-			fprintf(out, "ldsd: warning: %s:%d: clients.rdma: %s; ldsd would serve its other listeners\n",
-				cfg->file, cfg->client_rdma_line, why);
+		if (clientrdma_probe(why, sizeof(why)) < 0) {
+			fprintf(out, "ldsd: warning: %s:%d: clients.rdma: %s; ldsd would not listen there (for clients "
+				"elsewhere, clients.tcp) and would serve its other listeners\n", cfg->file,
+				cfg->client_rdma_line, why);
 			n++;
 		}
 	}
