@@ -68,7 +68,14 @@ LDSD_SRC   += $(RDMA_VERBS_SRC)
 RDMA_DEF   := -DLDS_HAVE_RDMA
 LDLIBS_D   += $(shell pkg-config --libs libibverbs librdmacm)
 endif
-LIBLDS_SRC := $(wildcard libclient/*.c) ldsd/wire.c ldsd/crc32c.c
+LIBLDS_SRC := $(wildcard libclient/*.c) ldsd/wire.c ldsd/crc32c.c transports/rdma/rdx_relay.c
+# liblds's RDMA client path (rdma://, libclient/rdmaclient.c) runs the rdma
+# kind itself: with rdma-core, liblds carries the transport and links its
+# libraries; without, rdma:// fails with -ENODEV.
+ifeq ($(HAVE_RDMA),1)
+LIBLDS_SRC := $(sort $(LIBLDS_SRC) $(wildcard transports/rdma/*.c))
+RDMA_LIBS  := $(shell pkg-config --libs libibverbs librdmacm)
+endif
 UNIT_SRC   := $(wildcard tests/unit/*.c)
 # The unit tests' monotonic clock is tests/unit/fakeclock.c's, which a
 # test can move forward instead of waiting.
@@ -135,7 +142,7 @@ $(LIBLDS_SO): $(call obj,$(LIBLDS_SRC)) libclient/lds.map
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,liblds.so.1 -Wl,--version-script=libclient/lds.map -o $@ $(filter %.o,$^) \
-		$(CRYPTO_LIBS)
+		$(CRYPTO_LIBS) $(RDMA_LIBS) -pthread
 
 $(LDSD): $(call obj,ldsd/main.c) $(LIBLDSD)
 	@mkdir -p $(@D)

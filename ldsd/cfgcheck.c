@@ -102,8 +102,8 @@ static int parse_socket_mode(struct cfgctx *c, const config_t *lc, struct config
 }
 
 /* The client socket's owner, group and mode; clients.tcp's key, without
- * which a TCP client port is refused: anyone who reaches it could send and
- * receive as any endpoint. */
+ * which a TCP or RDMA client port is refused: anyone who reaches it could
+ * send and receive as any endpoint. */
 static int check_clients(struct cfgctx *c, const config_t *lc, struct config *cfg)
 {
 	struct config_clients *k = &cfg->clients;
@@ -129,16 +129,20 @@ static int check_clients(struct cfgctx *c, const config_t *lc, struct config *cf
 	if (parse_socket_mode(c, lc, k) < 0)
 		return -1;
 	key = config_lookup(lc, "clients.tcp_key_file");
-	if (cfg->client_tcp[0] == '\0') {
+	if (cfg->client_rdma[0])
+		cfg->client_rdma_line = config_setting_source_line(config_lookup(lc, "clients.rdma"));
+	if (cfg->client_tcp[0] == '\0' && cfg->client_rdma[0] == '\0') {
 		if (key != NULL)
-			return cfg_fail(c, key, NULL, "is set but clients.tcp is not: a key for a TCP port ldsd does not open");
+			return cfg_fail(c, key, NULL, "is set but neither clients.tcp nor clients.rdma is: a key for a "
+				    "port ldsd does not open");
 		return 0;
 	}
 	if (key == NULL)
-		return cfg_fail(c, config_lookup(lc, "clients.tcp"), NULL,
-			    "needs clients.tcp_key_file: the kernel does not say who a TCP client is, so without a key "
-			    "anyone who can reach %s could send and receive as any endpoint "
-			    "(make one with: head -c 32 /dev/urandom | base64 > FILE; chmod 600 FILE)", cfg->client_tcp);
+		return cfg_fail(c, config_lookup(lc, cfg->client_tcp[0] ? "clients.tcp" : "clients.rdma"), NULL,
+			    "needs clients.tcp_key_file: the kernel does not say who a TCP or RDMA client is, so without "
+			    "a key anyone who can reach %s could send and receive as any endpoint "
+			    "(make one with: head -c 32 /dev/urandom | base64 > FILE; chmod 600 FILE)",
+			    cfg->client_tcp[0] ? cfg->client_tcp : cfg->client_rdma);
 	if (cfg_resolve_path(c, key, k->tcp_key_file, sizeof(k->tcp_key_file)) < 0)
 		return -1;
 	if (keyfile_read(k->tcp_key_file, k->tcp_key, &k->tcp_key_len, err, sizeof(err)) < 0)

@@ -44,7 +44,7 @@ struct client {
 	gid_t gid;
 	pid_t pid;
 	uint64_t accepted_ns;
-	int tcp;                      /* came through clients.tcp (from: "HOST port P")... */
+	int tcp;                      /* came through clients.tcp or .rdma (from: "HOST port P")... */
 	char from[64];
 	int keyed;                    /* ...and proved it holds the key */
 	uint8_t nonce[CPAUTH_NONCE_LEN];   /* of the CHALLENGE sent to it */
@@ -95,6 +95,7 @@ struct clientsrv {
 	const struct client_handlers *handlers;   /* clientreq_handlers */
 	const struct client_upcalls *up;          /* for clientout.c and clientshm.c */
 	int unix_fd, tcp_fd;
+	struct clientrdma *rdma;      /* clients.rdma's listener (clientrdma.c), or NULL */
 	struct client *clients;
 	size_t nclients;
 	struct eptab eps;
@@ -152,6 +153,11 @@ struct client_handlers {
 /* evloop_fd_cb of the listening sockets (arg: the server): accepts
  * clients within max_clients and max_clients_per_user. */
 void clientconn_accept(int fd, unsigned events, void *arg);
+/* Serves fd, a connected stream socket of another kind of listener
+ * (kind: "rdma", clientrdma.c's relay), as a keyed client from `from`
+ * (for the log), within the same limits: refused, it is told why and
+ * closed. */
+void clientconn_adopt(struct clientsrv *cs, int fd, const char *kind, const char *from);
 struct client *client_by_id(struct clientsrv *cs, uint64_t id);
 /* The socket's events (see evloop.h): reads it, writes it, notes hang-ups. */
 void client_event(int fd, unsigned events, void *arg);
@@ -251,6 +257,17 @@ int clientkey_challenge(struct client *c);
  * and answers with ldsd's PROOF.  Returns 0, or -1 (logged, the client told
  * why) if the client must be closed. */
 int clientkey_check(struct client *c, const struct cp_msg *m);
+
+/* ---- clientrdma.c -------------------------------------------------------- */
+/* Listens on clients.rdma if set: each RDMA client's byte stream is
+ * relayed (transports/rdma/rdx_relay.h) to a socketpair whose other end
+ * is served like a TCP client (clientconn_adopt).  With no RDMA device it
+ * logs why once and returns 0: the other listeners are served.  -1
+ * (logged) when the address cannot be listened on. */
+int clientrdma_start(struct clientsrv *cs);
+void clientrdma_stop_accepting(struct clientsrv *cs);
+/* Ends every relay and the instance. */
+void clientrdma_free(struct clientsrv *cs);
 
 /* ---- clientsock.c -------------------------------------------------------- */
 

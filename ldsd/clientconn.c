@@ -358,6 +358,45 @@ static struct client *client_admit(struct clientsrv *cs, int fd, int tcp)
 	return c;
 }
 
+/* Starts serving connection cfd (kind NULL: the unix socket; "tcp" or
+ * "rdma": it proves the key first) within the limits; NULL if refused. */
+static struct client *client_start(struct clientsrv *cs, int cfd, const char *kind)
+{
+	struct client *c = client_admit(cs, cfd, kind != NULL);
+
+	if (c == NULL)
+		return NULL;
+	/* Deliveries go out in large writes, the client wakes less often;
+	 * the kernel caps the size at net.core.wmem_max, and failing
+	 * only costs speed. */
+	(void)setsockopt(cfd, SOL_SOCKET, SO_SNDBUF, &(int){ CS_SOCKET_BUFFER }, sizeof(int));
+	c->cs = cs;
+	c->fd = cfd;
+	c->id = ++cs->next_id;
+	c->accepted_ns = clock_now_ns();
+	snprintf(c->peer, sizeof(c->peer), "#%" PRIu64 "%s%s%s", c->id, kind ? " (" : "", kind ? kind : "",
+		 kind ? ")" : "");
+	if (evloop_watch(cs->d->ev, cfd, EV_READ, client_event, c) < 0) {
+		close(cfd);
+		free(c);
+		return NULL;
+	}
+	c->next = cs->clients;
+	cs->clients = c;
+	cs->nclients++;
+	return c;
+}
+
+/* A TCP or RDMA client's first frame must be its key proof. */
+static void client_challenge(struct client *c)
+{
+	if (clientkey_challenge(c) < 0) {
+		client_close(c, "cannot send it the key challenge");
+		return;
+	}
+	client_write(c);
+}
+
 void clientconn_accept(int fd, unsigned events, void *arg)
 {
 	struct clientsrv *cs = arg;
@@ -372,35 +411,22 @@ void clientconn_accept(int fd, unsigned events, void *arg)
 			fdreserve_drop(fd, errno);
 			return;
 		}
-		c = client_admit(cs, cfd, fd == cs->tcp_fd);
-		if (c == NULL)
+		c = client_start(cs, cfd, fd == cs->tcp_fd ? "tcp" : NULL);
+		if (c == NULL || !c->tcp)
 			continue;
-		/* Deliveries go out in large writes, the client wakes less often;
-		 * the kernel caps the size at net.core.wmem_max, and failing
-		 * only costs speed. */
-		(void)setsockopt(cfd, SOL_SOCKET, SO_SNDBUF, &(int){ CS_SOCKET_BUFFER }, sizeof(int));
-		c->cs = cs;
-		c->fd = cfd;
-		c->id = ++cs->next_id;
-		c->accepted_ns = clock_now_ns();
-		snprintf(c->peer, sizeof(c->peer), "#%" PRIu64 "%s", c->id, fd == cs->tcp_fd ? " (tcp)" : "");
-		if (evloop_watch(cs->d->ev, cfd, EV_READ, client_event, c) < 0) {
-			close(cfd);
-			free(c);
-			continue;
-		}
-		c->next = cs->clients;
-		cs->clients = c;
-		cs->nclients++;
-		if (c->tcp)
-			clientkey_from(c, (const struct sockaddr *)&ss, sl);
-		if (c->tcp && clientkey_challenge(c) < 0) {
-			client_close(c, "cannot send it the key challenge");
-			continue;
-		}
-		if (c->tcp)
-			client_write(c);
+		clientkey_from(c, (const struct sockaddr *)&ss, sl);
+		client_challenge(c);
 	}
+}
+
+void clientconn_adopt(struct clientsrv *cs, int fd, const char *kind, const char *from)
+{
+	struct client *c = client_start(cs, fd, kind);
+
+	if (c == NULL)
+		return;
+	snprintf(c->from, sizeof(c->from), "%s", from);
+	client_challenge(c);
 }
 
 void clientconn_expire(struct clientsrv *cs, uint64_t now_ns)

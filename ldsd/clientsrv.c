@@ -158,6 +158,8 @@ struct clientsrv *clientsrv_new(struct daemon *d)
 		if (cs->tcp_fd < 0 || evloop_watch(d->ev, cs->tcp_fd, EV_READ, clientconn_accept, cs) < 0)
 			goto fail;
 	}
+	if (clientrdma_start(cs) < 0)
+		goto fail;
 	return cs;
 fail:
 	clientsrv_free(cs);
@@ -177,6 +179,7 @@ void clientsrv_stop_accepting(struct clientsrv *cs)
 		close(cs->tcp_fd);
 		cs->tcp_fd = -1;
 	}
+	clientrdma_stop_accepting(cs);
 }
 
 void clientsrv_free(struct clientsrv *cs)
@@ -188,6 +191,7 @@ void clientsrv_free(struct clientsrv *cs)
 		evloop_tick_del(cs->d->ev, cs->tick_id);
 	while (cs->clients)
 		client_close(cs->clients, "shutting down");
+	clientrdma_free(cs);
 	eptab_free(&cs->eps);
 	free(cs);
 }

@@ -49,6 +49,11 @@ void clientsrv_free(struct clientsrv *cs);
 /* Stops accepting new clients (drain). */
 void clientsrv_stop_accepting(struct clientsrv *cs);
 
+/* Whether clients.rdma can be served on this machine: 0, or -errno with
+ * why (no RDMA device, no rdma kind built in) in why, for the log and
+ * `ldsd --check`. */
+int clientrdma_probe(char *why, size_t len);
+
 /* A message from a peer for a local endpoint; cs owns m from now on and
  * calls link_delivered(from, m) once it is written to the client. */
 void clientsrv_deliver(struct clientsrv *cs, struct link *from, struct rb_msg *m);

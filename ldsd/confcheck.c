@@ -1,6 +1,7 @@
 /* confcheck.c - ldsd --check's lookups; see confcheck.h. */
 #include <stdio.h>
 
+#include "clientsrv.h"
 #include "confcheck.h"
 #include "resolve.h"
 
@@ -30,6 +31,16 @@ int confcheck_transports(const struct config *cfg, FILE *out)
 
 		if (ops && ops->probe && ops->probe(why, sizeof(why)) < 0) {
 			fprintf(out, "ldsd: warning: %s:%d: peers.[%zu].transport: %s\n", cfg->file, p->line, i, why);
+			n++;
+		}
+	}
+	if (cfg->client_rdma[0]) {
+		char why[256];
+
+		if (clientrdma_probe(why, sizeof(why)) < 0) {
+			fprintf(out, "ldsd: warning: %s:%d: clients.rdma: %s; ldsd would not listen there (for clients "
+				"elsewhere, clients.tcp) and would serve its other listeners\n", cfg->file,
+				cfg->client_rdma_line, why);
 			n++;
 		}
 	}

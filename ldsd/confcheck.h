@@ -18,8 +18,8 @@
 int confcheck_names(const struct config *cfg, char *err, size_t errlen);
 /* Warns on out, "ldsd: warning: FILE:LINE: peers.[i].transport: ...", of
  * each peer whose transport this machine cannot run now (ops->probe: RDMA
- * without a device); the daemon would serve the other peers.  Returns the
- * number of warnings. */
+ * without a device); the daemon would serve the other peers; likewise of
+ * clients.rdma.  Returns the number of warnings. */
 int confcheck_transports(const struct config *cfg, FILE *out);
 
 #endif

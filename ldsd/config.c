@@ -33,6 +33,7 @@ static const struct field client_fields[] = {
 	{ .name = "socket_mode", .kind = K_STR, AT(config, clients.socket_mode) },
 	{ .name = "tcp", .kind = K_HOSTPORT, AT(config, client_tcp) },
 	{ .name = "tcp_key_file", .kind = K_STR, AT(config, clients.tcp_key_file) },
+	{ .name = "rdma", .kind = K_HOSTPORT, AT(config, client_rdma) },
 	{ .name = "max_clients", .kind = K_UINT, AT(config, clients.max_clients), .min = 1, .max = 65536 },
 	{ .name = "max_clients_per_user", .kind = K_UINT, AT(config, clients.max_per_user), .min = 1, .max = 65536 },
 	{ .name = "hello_timeout", .kind = K_SECONDS, AT(config, clients.hello_timeout) },

@@ -174,6 +174,8 @@ struct config {
 	char cluster[WIRE_NAME_MAX + 1]; /* this cluster's name; required */
 	char client_socket[CONFIG_PATH_MAX];   /* unix socket for liblds; default LDS_DEFAULT_SOCKET (/run/lds/ldsd.sock), where liblds looks */
 	char client_tcp[CONFIG_ADDR_MAX];      /* optional "host:port" for liblds over TCP; "" = none */
+	char client_rdma[CONFIG_ADDR_MAX];     /* optional "addr:port" for liblds over RDMA (rdma://); "" = none */
+	int client_rdma_line;                  /* its line in file, for messages */
 	char control_socket[CONFIG_PATH_MAX];  /* ldsctl socket; default <client_socket without .sock>.ctl */
 	char status_socket[CONFIG_PATH_MAX];   /* read-only ldsctl socket; default <... without .sock>.status */
 	char status_group[CONFIG_USER_MAX];    /* group that may use status_socket; "" = ldsd's own */

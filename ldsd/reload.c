@@ -20,6 +20,7 @@ static void keep_fixed(const struct config *old, struct config *cfg)
 	KEEP(cluster, "cluster");
 	KEEP(client_socket, "clients.socket");
 	KEEP(client_tcp, "clients.tcp");
+	KEEP(client_rdma, "clients.rdma");
 	KEEP(clients.socket_owner, "clients.socket_owner");
 	KEEP(clients.socket_group, "clients.socket_group");
 	KEEP(clients.socket_mode, "clients.socket_mode");

@@ -1,5 +1,5 @@
-/* connect.c - reaching the local ldsd: its unix socket, or its TCP port
- * with the key check; see connect.h. */
+/* connect.c - reaching the gateway's ldsd: its unix socket, or its TCP or
+ * RDMA port with the key check; see connect.h. */
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -15,6 +15,7 @@
 #include "deadline.h"
 #include "keycheck.h"
 #include "lds.h"
+#include "rdmaclient.h"
 
 #define SOCKET_BUFFER  (4 << 20)   /* SO_SNDBUF of the daemon socket */
 #define CONNECT_RETRY_MS 10         /* unix listener backlog full: try again */
@@ -82,15 +83,12 @@ static int connect_unix(const char *path, int64_t deadline)
 	return connect_addr(AF_UNIX, (const struct sockaddr *)&sa, sizeof(sa), deadline);
 }
 
-/* spec is "HOST:PORT" or "[V6ADDR]:PORT". */
-static int connect_tcp(const char *spec, int64_t deadline)
+/* Splits spec, "HOST:PORT" or "[V6ADDR]:PORT", into host and *port (a
+ * pointer into spec): 0 or -EINVAL. */
+static int split_hostport(const char *spec, char host[256], const char **port)
 {
 	const char *colon = strrchr(spec, ':');
-	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
-	struct addrinfo *res, *ai;
-	char host[256];
 	size_t n;
-	int rc;
 
 	if (colon == NULL || colon[1] == '\0')
 		return -EINVAL;
@@ -99,11 +97,25 @@ static int connect_tcp(const char *spec, int64_t deadline)
 		spec++;
 		n -= 2;
 	}
-	if (n == 0 || n >= sizeof(host))
+	if (n == 0 || n >= 256)
 		return -EINVAL;
 	memcpy(host, spec, n);
 	host[n] = '\0';
-	rc = getaddrinfo(host, colon + 1, &hints, &res);
+	*port = colon + 1;
+	return 0;
+}
+
+static int connect_tcp(const char *spec, int64_t deadline)
+{
+	struct addrinfo hints = { .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM };
+	struct addrinfo *res, *ai;
+	const char *port;
+	char host[256];
+	int rc = split_hostport(spec, host, &port);
+
+	if (rc < 0)
+		return rc;
+	rc = getaddrinfo(host, port, &hints, &res);
 	if (rc == EAI_SYSTEM)
 		return -errno;
 	if (rc != 0)
@@ -118,8 +130,19 @@ static int connect_tcp(const char *spec, int64_t deadline)
 	return rc;
 }
 
+static int connect_rdma(const char *spec, int64_t deadline)
+{
+	const char *port;
+	char host[256];
+	int rc = split_hostport(spec, host, &port);
+
+	return rc < 0 ? rc : rdmaclient_connect(host, port, deadline);
+}
+
 const char *lds_socket_path(const char *path)
 {
+	if (path == NULL || path[0] == '\0')
+		path = getenv(LDS_GATEWAY_ENV);
 	if (path == NULL || path[0] == '\0')
 		path = getenv(LDS_SOCKET_ENV);
 	if (path == NULL || path[0] == '\0')
@@ -127,15 +150,18 @@ const char *lds_socket_path(const char *path)
 	return path;
 }
 
-/* Over TCP the kernel cannot say who connects: the connection first proves
- * it holds the gateway's key (keycheck.h). */
+/* Over TCP or RDMA the kernel cannot say who connects: the connection
+ * first proves it holds the gateway's key (keycheck.h). */
 int daemon_connect(const char *path, int64_t deadline)
 {
 	int fd, rc;
 
-	if (strncmp(path, "tcp:", 4) != 0)
+	if (strncmp(path, "tcp:", 4) == 0)
+		fd = connect_tcp(path + 4, deadline);
+	else if (strncmp(path, LDS_RDMA_PREFIX, strlen(LDS_RDMA_PREFIX)) == 0)
+		fd = connect_rdma(path + strlen(LDS_RDMA_PREFIX), deadline);
+	else
 		return connect_unix(path, deadline);
-	fd = connect_tcp(path + 4, deadline);
 	if (fd < 0)
 		return fd;
 	rc = keycheck_client(fd, deadline);

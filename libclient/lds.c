@@ -96,8 +96,9 @@ static int hello(struct lds *h, int64_t deadline)
 			    .incarnation = h->incarnation };
 	int rc = daemon_connect(h->path, deadline);
 
-	/* Rings are for a process on the gateway's host: not over TCP. */
-	if (strncmp(h->path, "tcp:", 4) != 0 && shmclient_wanted())
+	/* Rings are for a process on the gateway's host: not over TCP or RDMA. */
+	if (strncmp(h->path, "tcp:", 4) != 0 && strncmp(h->path, LDS_RDMA_PREFIX, strlen(LDS_RDMA_PREFIX)) != 0 &&
+	    shmclient_wanted())
 		m.flags |= CP_F_SHM;
 	if (rc < 0)
 		return rc;
@@ -672,6 +673,8 @@ const char *lds_strerror(int err)
 		{ EINVAL, "invalid argument (endpoint names are [A-Za-z0-9._-], \"cluster/name\")" },
 		{ ENOKEY, "a TCP connection to ldsd needs its key: set LDS_KEY_FILE to a file (mode 0600) holding "
 			  "the key of the gateway's clients.tcp_key_file" },
+		{ ENODEV, "no RDMA device found (ibv_get_device_list returned none, or liblds was built without "
+			  "rdma-core); use the unix socket or tcp:HOST:PORT" },
 		{ EKEYREJECTED, "ldsd refused the key in LDS_KEY_FILE (not the one of its clients.tcp_key_file), "
 				"or could not prove it holds it" },
 	};

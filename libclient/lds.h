@@ -48,6 +48,11 @@ extern "C" {
 #define LDS_NAME_MAX 128            /* endpoint names, including NUL */
 #define LDS_DEFAULT_SOCKET "/run/lds/ldsd.sock"
 #define LDS_SOCKET_ENV "LDS_SOCKET" /* overrides the default socket path */
+/* Where the gateway is, before LDS_SOCKET: a socket path, "tcp:HOST:PORT"
+ * or "rdma://HOST:PORT" (ldsd's clients.rdma, from another node of the
+ * cluster); the same forms go in lds_open's socket_path. */
+#define LDS_GATEWAY_ENV "LDS_GATEWAY"
+#define LDS_RDMA_PREFIX "rdma://"
 
 struct lds;
 
@@ -85,15 +90,17 @@ struct lds_stats {
 };
 
 /*
- * Connects to the ldsd listening on socket_path (NULL: $LDS_SOCKET, else
- * LDS_DEFAULT_SOCKET; "tcp:HOST:PORT" for a TCP client port) and registers
+ * Connects to the ldsd listening on socket_path (NULL: $LDS_GATEWAY, else
+ * $LDS_SOCKET, else LDS_DEFAULT_SOCKET; "tcp:HOST:PORT" for a TCP client
+ * port, "rdma://HOST:PORT" for an RDMA one: -ENODEV with no RDMA device)
+ * and registers
  * endpoint name (NULL or "": the daemon picks a unique one).  Blocks until
  * the daemon answers or timeout_ms passes (< 0: forever).  On failure returns
  * NULL and, if err is not NULL, stores a negative errno in *err.
  */
 struct lds *lds_open(const char *socket_path, const char *name, int timeout_ms, int *err);
 /* The socket lds_open(socket_path, ...) connects to: socket_path, else
- * $LDS_SOCKET, else LDS_DEFAULT_SOCKET (NULL and "" count as not given);
+ * $LDS_GATEWAY, else $LDS_SOCKET, else LDS_DEFAULT_SOCKET (NULL and "" count as not given);
  * for error messages and tools that derive other paths from it. */
 const char *lds_socket_path(const char *socket_path);
 /* Flushes unsent bytes (up to 10 s), says goodbye and frees the handle. */

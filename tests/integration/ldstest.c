@@ -127,7 +127,8 @@ static struct lds *open_retry(const struct opts *o, double timeout)
 		if (h)
 			return h;
 		if (clock_now_ns() > deadline) {
-			fprintf(stderr, "ldstest: cannot open %s on %s: %s\n", o->name, o->sock, lds_strerror(err));
+			fprintf(stderr, "ldstest: cannot open %s on %s: %s\n", o->name, lds_socket_path(o->sock),
+				lds_strerror(err));
 			return NULL;
 		}
 		usleep(100000);

@@ -184,7 +184,7 @@ static const char full[] =
 	"allow_faults = true;\n"
 	"drain_timeout = 2.5;\n"
 	"clients = {\n"
-	"  socket = \"/tmp/x/a.sock\"; tcp = \"127.0.0.1:7001\"; tcp_key_file = \"k.key\";\n"
+	"  socket = \"/tmp/x/a.sock\"; tcp = \"127.0.0.1:7001\"; tcp_key_file = \"k.key\"; rdma = \"10.2.0.1:7002\";\n"
 	"  socket_owner = \"root\"; socket_group = \"root\"; socket_mode = \"0660\";\n"
 	"};\n"
 	"control_socket = \"/tmp/x/control\";\n"
@@ -211,6 +211,8 @@ START_TEST(test_full)
 	ck_assert_double_eq(cfg.drain_timeout, 2.5);
 	ck_assert_str_eq(cfg.client_socket, "/tmp/x/a.sock");
 	ck_assert_str_eq(cfg.client_tcp, "127.0.0.1:7001");
+	ck_assert_str_eq(cfg.client_rdma, "10.2.0.1:7002");
+	ck_assert_int_eq(cfg.client_rdma_line, 7);
 	ck_assert_uint_eq(cfg.clients.tcp_key_len, strlen(KEY));
 	ck_assert_mem_eq(cfg.clients.tcp_key, KEY, strlen(KEY));
 	ck_assert_int_eq(cfg.clients.tcp_key_file[0], '/');
@@ -529,7 +531,10 @@ static const struct bad bad_root[] = {
 	{ NULL, "clients = { tcp = \":7001\"; };", "clients.tcp", "must be \"host:port\"" },
 	{ NULL, "clients = { sockt = \"/x.sock\"; };", "clients.sockt", "did you mean \"socket\"?" },
 	{ NULL, "clients = { tcp = \"127.0.0.1:7001\"; };", "clients.tcp", "needs clients.tcp_key_file" },
-	{ NULL, "clients = { tcp_key_file = \"k.key\"; };", "clients.tcp_key_file", "clients.tcp is not" },
+	{ NULL, "clients = { tcp_key_file = \"k.key\"; };", "clients.tcp_key_file", "neither clients.tcp nor clients.rdma" },
+	{ NULL, "clients = { rdma = \"10.2.0.1:7002\"; };", "clients.rdma", "needs clients.tcp_key_file" },
+	{ NULL, "clients = { rdma = \"10.2.0.1\"; };", "clients.rdma", "must be \"host:port\"" },
+	{ NULL, "clients = { rdma = \"10.2.0.1:70000\"; };", "clients.rdma", "must be \"host:port\"" },
 	{ NULL, "clients = { tcp = \"127.0.0.1:7001\"; tcp_key_file = \"none.key\"; };", "clients.tcp_key_file",
 	  "none.key: No such file" },
 	{ NULL, "clients = { socket_mode = \"0999\"; };", "clients.socket_mode", "not an octal mode" },
