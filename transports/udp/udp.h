@@ -147,6 +147,7 @@ struct lds_tp_conn {
 	struct udp_pmtu pmtu;            /* the packet size: conf.mtu follows it */
 	uint64_t last_recv_ns, last_eliciting_ns, end_ns;
 	uint64_t advertised;             /* the window's end last told the peer */
+	int window_owed;                 /* a packet telling it was lost or never sent: tell again */
 	int probe;                       /* probes owed after a probe timeout */
 	int answer_close;                /* a packet came while closing: CLOSE again */
 	unsigned close_sends;            /* CLOSEs sent unprompted */

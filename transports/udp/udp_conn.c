@@ -104,6 +104,18 @@ static void on_acked(void *arg, const struct udp_sent *p, uint64_t now_ns)
 	udp_cc_on_acked(&c->cc, p, now_ns);
 }
 
+/* What a packet lost or refused by the socket carried goes again: its
+ * stream bytes, and the window if it told it (no later packet may: the
+ * window moves only as the application reads, and a sender blocked on it
+ * sends nothing that would make us answer, so both sides would wait). */
+static void requeue(struct lds_tp_conn *c, const struct udp_sent *p)
+{
+	if (p->flags & UDP_SENT_WINDOW)
+		c->window_owed = 1;
+	if (p->len && udp_sendq_lost(&c->sq, p->off, p->len) < 0)
+		udp_conn_fail(c, -ENOMEM);
+}
+
 static void on_lost(void *arg, const struct udp_sent *p)
 {
 	struct lds_tp_conn *c = arg;
@@ -112,8 +124,7 @@ static void on_lost(void *arg, const struct udp_sent *p)
 		set_mtu(c, udp_pmtu_lost(&c->pmtu, 0));
 		return;
 	}
-	if (p->len && udp_sendq_lost(&c->sq, p->off, p->len) < 0)
-		udp_conn_fail(c, -ENOMEM);
+	requeue(c, p);
 	udp_cc_on_lost(&c->cc, p);
 }
 
@@ -254,10 +265,12 @@ static int ack_due(const struct lds_tp_conn *c, uint64_t now)
 	       (rx->unacked && now - rx->first_unacked_ns >= UDP_MAX_ACK_DELAY_NS);
 }
 
-/* The granted window moved a quarter since the peer was last told. */
+/* The granted window moved a quarter since the peer was last told, the
+ * last telling was lost, or a probe goes (a keepalive or a probe timeout's:
+ * whatever else was lost, the window heals with it). */
 static int window_due(const struct lds_tp_conn *c)
 {
-	return udp_recvq_limit(&c->rq) - c->advertised >= c->rq.open / 4;
+	return c->window_owed || c->probe || udp_recvq_limit(&c->rq) - c->advertised >= c->rq.open / 4;
 }
 
 /* Builds one packet in tp->obuf[i]: what is owed and what may go.
@@ -267,7 +280,7 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 {
 	uint8_t *buf = c->tp->obuf[i];
 	struct udp_wr w = { buf + UDP_HDR_LEN, buf + c->conf.mtu, 0 };
-	int eliciting = 0, held = 0, retx = 0;
+	int eliciting = 0, held = 0, retx = 0, window = 0;
 	uint64_t off = 0, pn;
 	size_t len = 0;
 	struct udp_sent *p;
@@ -276,9 +289,10 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 		udp_ack_encode(&c->rx, &w, now);
 	if (window_due(c)) {
 		c->advertised = udp_recvq_limit(&c->rq);
+		c->window_owed = 0;
 		udp_wr_varint(&w, UDP_FR_MAX_DATA);
 		udp_wr_varint(&w, c->advertised);
-		eliciting = 1;
+		eliciting = window = 1;
 	}
 	if (c->probe || (c->rec.in_flight + c->conf.mtu <= c->cc.cwnd && udp_pacer_allow(&c->pacer, c->conf.mtu, now))) {
 		size_t room = (size_t)(w.end - w.p);
@@ -314,7 +328,7 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 	p->off = off;
 	p->len = (uint32_t)len;
 	p->size = (uint16_t)c->tp->olen[i];
-	p->flags = eliciting ? UDP_SENT_ELICITING | UDP_SENT_INFLIGHT : 0;
+	p->flags = (eliciting ? UDP_SENT_ELICITING | UDP_SENT_INFLIGHT : 0) | (window ? UDP_SENT_WINDOW : 0);
 	if (eliciting) {
 		udp_cc_on_send(&c->cc, p, c->rec.in_flight, now);
 		udp_pacer_spend(&c->pacer, p->size);
@@ -383,8 +397,8 @@ static int send_batch(struct lds_tp_conn *c, size_t n, const uint64_t *pns)
 	for (size_t i = (size_t)sent; i < n; i++) {
 		const struct udp_sent *p = udp_rec_unsend(&c->rec, pns[i]);
 
-		if (p && p->len && udp_sendq_lost(&c->sq, p->off, p->len) < 0)
-			udp_conn_fail(c, -ENOMEM);
+		if (p)
+			requeue(c, p);
 	}
 	for (size_t i = 0; i < (size_t)sent; i++)
 		c->bytes_sent += c->tp->olen[i];
@@ -410,13 +424,18 @@ void udp_conn_flush(struct lds_tp_conn *c, uint64_t now)
 	/* Bounded: a fast path yields to the loop every few batches. */
 	for (int k = 0; k < 4 * UDP_BATCH && c->state != UDP_ST_FAILED; k++) {
 		r = build(c, n, now, &pns[n]);
-		if (r != 1)
+		if (r == 0)
 			break;
+		/* Built, even when its data was held back (2): an ACK or a
+		 * window that goes alone must go, or a peer that waits for it
+		 * while its own window is full waits for ever. */
 		if (++n == UDP_BATCH) {
 			if (send_batch(c, n, pns) < 0)
 				return;
 			n = 0;
 		}
+		if (r == 2)
+			break;
 	}
 	if (n && send_batch(c, n, pns) < 0)
 		return;

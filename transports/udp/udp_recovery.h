@@ -17,6 +17,7 @@
 #define UDP_SENT_INFLIGHT  0x2u   /* counts against the congestion window */
 #define UDP_SENT_DONE      0x4u   /* acknowledged, lost or forgotten */
 #define UDP_SENT_PMTU      0x8u   /* a path MTU probe (udp_pmtu.h): its loss is no congestion */
+#define UDP_SENT_WINDOW    0x10u  /* carries MAX_DATA: if lost, the window is told again */
 
 #define UDP_PKT_THRESHOLD 3
 #define UDP_GRANULARITY_NS 1000000ull
