@@ -8,7 +8,8 @@
  * receiver's stream; the sender's conn reports its round trip, window and
  * retransmissions.  Also: sprayed garbage and forged handshakes allocate
  * nothing and are counted; a connect to a closed port fails; a close
- * inside an upcall.
+ * inside an upcall; a conn whose window is full still sends the ACK it
+ * owes.
  */
 #include <check.h>
 #include <errno.h>
@@ -238,6 +239,56 @@ START_TEST(test_spray)
 }
 END_TEST
 
+/* A conn whose congestion window is full, with data waiting, still sends
+ * the ACK it owes: the packet built for it goes alone.  (It was built and
+ * dropped: two conns sending to each other, each with a full window,
+ * waited for each other's ACKs for ever.)  Checked once, mid-run, on the
+ * client's conn from a tick; the run then goes on to its end. */
+static struct {
+	int done;
+	uint64_t sent_before, sent_after;
+	int owed_after;
+} held;
+
+static void held_ack_tick(uint64_t now, void *arg)
+{
+	struct lds_tp_conn *c = tp_run.client;
+	uint64_t cwnd;
+
+	(void)arg;
+	if (held.done || c == NULL || c->state != UDP_ST_OPEN || c->rx.seen.n == 0 || c->sq.next >= c->sq.end ||
+	    c->sq.next >= c->sq.peer_max || c->rec.in_flight == 0)
+		return;
+	held.done = 1;
+	cwnd = c->cc.cwnd;
+	c->cc.cwnd = c->rec.in_flight;   /* full: no room for another packet */
+	c->rx.now = 1;                   /* an ACK owed at once (as after a gap) */
+	held.sent_before = c->bytes_sent;
+	udp_conn_flush(c, now);
+	held.sent_after = c->bytes_sent;
+	held.owed_after = c->rx.now;
+	c->cc.cwnd = cwnd;
+}
+
+START_TEST(test_ack_with_window_full)
+{
+	int id;
+
+	start(100, 200000);
+	id = evloop_tick_add(tp_run.ev, 1, held_ack_tick, NULL);
+	ck_assert_int_gt(id, 0);
+	tp_run_connect(tp_run.port);
+	tp_run_loop();
+	evloop_tick_del(tp_run.ev, id);
+	check_delivery();
+	ck_assert_int_eq(held.done, 1);
+	ck_assert_msg(held.sent_after > held.sent_before, "the owed ACK was not sent (bytes_sent %llu before, %llu after)",
+		      (unsigned long long)held.sent_before, (unsigned long long)held.sent_after);
+	ck_assert_int_eq(held.owed_after, 0);
+	tp_run_finish();
+}
+END_TEST
+
 /* The kind's status keys, from the settings block. */
 START_TEST(test_status)
 {
@@ -275,6 +326,7 @@ Suite *make_udp_e2e_suite(void)
 	tcase_add_test(tc, test_refused);
 	tcase_add_test(tc, test_spray);
 	tcase_add_test(tc, test_status);
+	tcase_add_test(tc, test_ack_with_window_full);
 	suite_add_tcase(s, tc);
 	return s;
 }
