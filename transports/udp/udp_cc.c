@@ -207,9 +207,8 @@ static void update_state(struct udp_cc *cc, uint64_t rtt_ns, uint64_t in_flight,
  * lost behind a queue of 2 % of the BDP).  A phase's packets are settled
  * long before the next such phase (six cruising phases between), which
  * adds them to the decaying sums, unless they lost more than twice the most
- * paced for (an outage).  A standing queue (a round's least RTT an eighth
- * above the minimum) ends the compensation; under a sixteenth it comes
- * back. */
+ * paced for (an outage).  A standing queue (a round's least RTT 1/16
+ * above the minimum) ends the compensation; within 1/32 it comes back. */
 static void update_loss(struct udp_cc *cc, uint64_t rtt_ns, uint64_t now_ns)
 {
 	int slow = cc->pacing_gain < 1;
