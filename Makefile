@@ -90,6 +90,8 @@ MW_MPI_SRC  := $(filter-out $(MW_PURE_SRC),$(wildcard launcher/mw_*.c))
 BENCH_PURE_SRC := tools/ldsbench/msg.c tools/ldsbench/linkstat.c
 # So are mwlaunch --benchmark's medians of its calibration runs.
 MWLAUNCH_PURE_SRC := tools/mwlaunch/calstat.c
+# And wanemu's link model (one direction: queue, loss, delay).
+WANEMU_PURE_SRC := tools/wanemu/path.c tools/wanemu/spec.c tools/wanemu/rng.c tools/wanemu/gso.c
 # Communication managers speak liblds, which libmw carries inside.
 MW_SRC      := $(sort $(MW_PURE_SRC) $(MW_MPI_SRC) ldsd/json.c $(LIBLDS_SRC))
 MW_EXAMPLES := $(patsubst examples/mw_%.c,$(BUILD)/examples/mw_%,$(wildcard examples/mw_*.c))
@@ -241,7 +243,7 @@ $(UDTBENCH): tests/bench/udtbench.cpp
 	@$(if $(Q),echo "  CXX     $@")
 	$(Q)$(CXX) -std=gnu++17 -Wall -Wextra -Werror -O2 -g $(LDFLAGS) -o $@ $< -ludt -lpthread
 
-$(UNIT): $(call obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC) $(MWLAUNCH_PURE_SRC)) $(LIBLDSD) $(LIBLDS_A)
+$(UNIT): $(call obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC) $(MWLAUNCH_PURE_SRC) $(WANEMU_PURE_SRC)) $(LIBLDSD) $(LIBLDS_A)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) $(UNIT_LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)
@@ -253,7 +255,7 @@ $(BUILD)/asan/%.o: %.c
 	@$(if $(Q),echo "  CC/SAN  $<")
 	$(Q)$(CC) $(ALL_CFLAGS) -O1 $(SAN) -c -o $@ $<
 
-$(UNIT_ASAN): $(call asan_obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC) $(MWLAUNCH_PURE_SRC) $(LDSD_SRC) $(filter-out $(LDSD_SRC),$(LIBLDS_SRC)))
+$(UNIT_ASAN): $(call asan_obj,$(UNIT_SRC) $(MW_PURE_SRC) $(BENCH_PURE_SRC) $(MWLAUNCH_PURE_SRC) $(WANEMU_PURE_SRC) $(LDSD_SRC) $(filter-out $(LDSD_SRC),$(LIBLDS_SRC)))
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD/SAN  $@")
 	$(Q)$(CC) $(LDFLAGS) $(UNIT_LDFLAGS) $(SAN) -o $@ $^ $(CHECK_LIBS) $(LDLIBS_D)

@@ -17,7 +17,10 @@
 #   UDP_WAN=0                 leaves the part out
 #   UDP_SCENARIOS="200/1% 200/5% 20/0 300/0 200/ge1%"
 #                             RTT ms / loss; geN%: Gilbert-Elliott bursty
-#                             loss, mean burst 5 packets, N % on average
+#                             loss, mean burst 5 packets, N % on average;
+#                             a trailing q ("5%q"): the loss before the
+#                             bottleneck queue, as netem (loss_at=enqueue),
+#                             not after it (a lost packet used the link)
 #   UDP_REPS=N                runs of every ldsd cell (median; default 1)
 #   UDP_LENGTH="SECS OMIT"    every run this long (default "12 3": the
 #                             issue's 10-15 s runs, slow start left out)
@@ -35,20 +38,24 @@ UDTBENCH=$ROOT/$BUILD/bench/udtbench
 
 # udp_spec RTT LOSS: wanemu's spec of the scenario's link (each way).
 udp_spec() {
-	local half avg
+	local half avg at=""
 	half=$(awk -v r="$1" 'BEGIN {print r / 2}')
 	case $2 in
+	*q) at=",loss_at=enqueue" ;;
+	esac
+	case ${2%q} in
 	0) echo "delay=${half}ms,rate=${RATE}mbit" ;;
 	ge*)
 		# Every packet in the bad state is lost; it lasts 1 / ge_r = 5
 		# packets on average, and ge_p / (ge_p + ge_r) of the packets are
 		# in it: the average loss.
 		avg=${2#ge}
+		avg=${avg%q}
 		avg=${avg%\%}
 		echo "delay=${half}ms,rate=${RATE}mbit,ge_r=20%,ge_bad=100%,ge_p=$(awk -v a="$avg" \
-			'BEGIN {a /= 100; printf "%.4f%%", a * 0.2 / (1 - a) * 100}')"
+			'BEGIN {a /= 100; printf "%.4f%%", a * 0.2 / (1 - a) * 100}')$at"
 		;;
-	*) echo "delay=${half}ms,rate=${RATE}mbit,loss=$2" ;;
+	*) echo "delay=${half}ms,rate=${RATE}mbit$(loss_spec "$2")" ;;
 	esac
 }
 
@@ -126,7 +133,7 @@ udp_wan_part() {
 	[ -x "$UDTBENCH" ] || echo "bench-wan: udp: no UDT4 reference: $UDTBENCH not built (needs libudt-dev: make deps)"
 	for sc in $UDP_SCENARIOS; do
 		rtt=${sc%%/*} loss=${sc#*/} t_sc=$(date +%s)
-		name="udp-rtt${rtt}ms-loss${loss%\%}"
+		name="udp-rtt${rtt}ms-loss${loss//%/}"
 		rm -f "$RESULTS/$name".*
 		g=([udp]=- [bbr8]=- [cubic8]=- [auto]=-) cpu=()
 		netbed_up 4 "all:$(udp_spec "$rtt" "$loss")" || fail "bed did not start"
@@ -186,7 +193,8 @@ udp_wan_part() {
 	done
 	[ -n "$UDP_SCENARIOS" ] && cat <<EOT
 
-Issue 20: the udp transport on an emulated ${RATE} Mb/s link (loss each way), $secs s measured after $omit s; ldsd
+Issue 20: the udp transport on an emulated ${RATE} Mb/s link (loss each way; "q": before the bottleneck queue, as
+netem, otherwise after it), $secs s measured after $omit s; ldsd
 cells medians of $UDP_REPS run(s) through fresh gateways (warmed up), the references beside them on a twin link, once.
 Goodput in Mb/s (fraction of the link):
 

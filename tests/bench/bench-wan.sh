@@ -17,7 +17,9 @@
 # Prints Markdown tables for docs/BENCHMARKS.md; JSON of every run and a
 # plot per scenario go to RESULTS (default build/bench-results).
 #   QUICK=1            the target scenario only, short runs (make bench-quick)
-#   SCENARIOS="100/0.1% 20/0"   only these (RTT ms / loss)
+#   SCENARIOS="100/0.1% 20/0"   only these (RTT ms / loss; "1%q": the loss
+#                      before the bottleneck queue, as netem, not after it:
+#                      wanemu's loss_at=enqueue)
 #   REPS=N             runs of every ldsd cell (median; default 3, QUICK 1)
 #   SCENARIOS=none     no scenario of the matrix (with SWEEP=0: the outage only)
 #   OUTAGE=N           runs of the outage scenario (median; default 1, 0 leaves it out)
@@ -83,6 +85,16 @@ lengths() {
 	esac
 }
 
+# loss_spec LOSS: wanemu's loss settings of a scenario's LOSS ("1%",
+# "1%q" before the queue, "0" none), with a leading comma.
+loss_spec() {
+	case $1 in
+	0) ;;
+	*q) echo ",loss=${1%q},loss_at=enqueue" ;;
+	*) echo ",loss=$1" ;;
+	esac
+}
+
 # bed RTT LOSS [STREAMS]: a fresh bed, two gateways (s1, s2) and an
 # ldsbench receiver, an iperf3 server (s4, for clients in s3).  Each pair
 # of sites has its own emulated link: iperf3's runs beside ldsd's on the
@@ -91,7 +103,7 @@ lengths() {
 bed() {
 	local half
 	half=$(awk -v r="$1" 'BEGIN {print r / 2}')
-	netbed_up 4 "all:delay=${half}ms,rate=${RATE}mbit$([ "$2" != 0 ] && echo ",loss=$2")" || fail "bed did not start"
+	netbed_up 4 "all:delay=${half}ms,rate=${RATE}mbit$(loss_spec "$2")" || fail "bed did not start"
 	GW_ADDR=$(netbed_addr s2)
 	NS_clusterA=$(netbed_ns s1)
 	NS_clusterB=$(netbed_ns s2)
@@ -198,7 +210,7 @@ for sc in $SCENARIOS; do
 	read -r secs omit <<< "$(lengths "$rtt" "$loss")"
 	# A scenario's results are "$name".[a-z]*.json: "$name".* would
 	# take rtt100ms-loss0.1's for rtt100ms-loss0's.
-	name="rtt${rtt}ms-loss${loss%\%}"
+	name="rtt${rtt}ms-loss${loss//%/}"
 	rm -f "$RESULTS/$name".[a-z]*.json
 	bed "$rtt" "$loss"
 	declare -A g=()

@@ -33,6 +33,7 @@ static Suite *(*const suites[])(void) = {
 	make_rdma_recvq_suite, make_rdma_kind_suite, make_rdma_relay_suite,
 	make_shmring_suite,
 	make_bytebuf_suite,
+	make_wanemu_path_suite,
 };
 
 struct tally {

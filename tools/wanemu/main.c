@@ -22,7 +22,7 @@ static void usage(FILE *out)
 	      "  -l, --link SPEC       A-B[:PARAMS] both directions, A>B:PARAMS one; PARAMS:\n"
 	      "                        delay=DUR jitter=DUR loss=P ge_p=P ge_r=P ge_bad=P ge_good=P\n"
 	      "                        rate=RATE queue=BYTES|Nbdp reorder=P reorder_delay=DUR\n"
-	      "                        dup=P mtu=N outage=DUR@START\n"
+	      "                        dup=P mtu=N outage=DUR@START loss_at=wire|enqueue\n"
 	      "  -o, --outage [LINK:]DUR@START   black hole on LINK (default every link)\n"
 	      "  -s, --seed N          random seed (default: from the clock; printed)\n"
 	      "  -c, --ctl PATH        control socket (default " WE_CTL_DEFAULT ")\n"

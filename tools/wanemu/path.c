@@ -134,6 +134,11 @@ static int path_admit(struct dir *d, const unsigned char *data, size_t len, unsi
 		d->st.drop_mtu += segs;
 		return 0;
 	}
+	/* Lost before the queue (netem's order): it never used the bottleneck. */
+	if (c->loss_enqueue && path_lost(d)) {
+		d->st.drop_loss += segs;
+		return 0;
+	}
 	if (c->rate_bps) {
 		uint64_t backlog = d->busy_until > now ? (uint64_t)((double)(d->busy_until - now) * (double)c->rate_bps / 8e9) : 0;
 		uint64_t bytes = len - WE_VNET_LEN;
@@ -148,7 +153,7 @@ static int path_admit(struct dir *d, const unsigned char *data, size_t len, unsi
 		exit = d->busy_until;
 	}
 	/* Lost after the queue: a packet lost on the wire used the bottleneck. */
-	if (path_lost(d)) {
+	if (!c->loss_enqueue && path_lost(d)) {
 		d->st.drop_loss += segs;
 		return 0;
 	}

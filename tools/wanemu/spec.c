@@ -134,6 +134,19 @@ static int spec_mtu(const char *v, struct dirconf *c)
 	return 0;
 }
 
+/* Where loss and Gilbert-Elliott loss act: "wire" (after the bottleneck
+ * queue, the default) or "enqueue" (before it, as netem). */
+static int spec_loss_at(const char *v, struct dirconf *c)
+{
+	if (strcmp(v, "wire") == 0)
+		c->loss_enqueue = 0;
+	else if (strcmp(v, "enqueue") == 0)
+		c->loss_enqueue = 1;
+	else
+		return -1;
+	return 0;
+}
+
 static int spec_key(struct dirconf *c, const char *key, const char *val)
 {
 #define DUR(k, f) if (strcmp(key, k) == 0) return spec_duration(val, &c->f)
@@ -158,6 +171,8 @@ static int spec_key(struct dirconf *c, const char *key, const char *val)
 		return spec_mtu(val, c);
 	if (strcmp(key, "outage") == 0)
 		return spec_outage(val, c);
+	if (strcmp(key, "loss_at") == 0)
+		return spec_loss_at(val, c);
 	return -2;
 }
 
@@ -182,7 +197,7 @@ int spec_apply(struct dirconf *c, const char *params, char *err, size_t errlen)
 		r = spec_key(c, tok, eq + 1);
 		if (r == -2) {
 			snprintf(err, errlen, "unknown key '%s' (see wanemu(8): delay jitter loss ge_p ge_r ge_bad ge_good "
-				 "rate queue reorder reorder_delay dup mtu outage)", tok);
+				 "loss_at rate queue reorder reorder_delay dup mtu outage)", tok);
 			break;
 		}
 		if (r < 0) {
@@ -212,6 +227,8 @@ void spec_print(FILE *out, const struct dirconf *c)
 	if (c->ge_p > 0)
 		PUT("ge_p=%g%%,ge_r=%g%%,ge_bad=%g%%,ge_good=%g%%", c->ge_p * 100, c->ge_r * 100, c->ge_bad * 100,
 		    c->ge_good * 100);
+	if (c->loss_enqueue)
+		PUT("loss_at=enqueue");
 	if (c->rate_bps) {
 		PUT("rate=%llubit", (unsigned long long)c->rate_bps);
 		if (c->queue_bytes)

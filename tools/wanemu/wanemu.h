@@ -10,6 +10,8 @@
  *   arrival -> outage? -> MTU -> bottleneck queue (rate, tail drop)
  *   -> random / Gilbert-Elliott loss -> delay + jitter (FIFO unless
  *   reordered) -> duplication -> due time -> outage at exit? -> written.
+ * With loss_at=enqueue the loss comes before the queue instead (netem's
+ * order): a lost packet then never used the bottleneck.
  */
 #ifndef WANEMU_H
 #define WANEMU_H
@@ -50,6 +52,7 @@ struct dirconf {
 	double loss;                    /* random loss probability */
 	/* Gilbert-Elliott: P(good->bad), P(bad->good), loss in bad, in good. */
 	double ge_p, ge_r, ge_bad, ge_good;
+	int loss_enqueue;               /* both losses before the queue, not after */
 	uint64_t rate_bps;              /* 0: unlimited */
 	uint64_t queue_bytes;           /* 0: default (see queue_bdp) */
 	double queue_bdp;               /* queue as a multiple of the BDP */

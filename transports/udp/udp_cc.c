@@ -40,6 +40,8 @@ void udp_cc_on_acked(struct udp_cc *cc, const struct udp_sent *p, uint64_t now_n
 	cc->delivered += p->size;
 	cc->delivered_ns = now_ns;
 	cc->acked_now += p->size;
+	if (p->time_ns >= cc->slow_from && p->time_ns < cc->slow_to)
+		cc->slow_total += p->size;
 	if (cc->sample == NULL || p->delivered >= cc->sample_copy.delivered) {
 		cc->sample_copy = *p;
 		cc->sample = &cc->sample_copy;
@@ -50,6 +52,10 @@ void udp_cc_on_acked(struct udp_cc *cc, const struct udp_sent *p, uint64_t now_n
 void udp_cc_on_lost(struct udp_cc *cc, const struct udp_sent *p)
 {
 	cc->losses++;
+	if (p->time_ns >= cc->slow_from && p->time_ns < cc->slow_to) {
+		cc->slow_lost += p->size;
+		cc->slow_total += p->size;
+	}
 }
 
 void udp_cc_app_limited(struct udp_cc *cc, uint64_t in_flight)
@@ -193,6 +199,57 @@ static void update_state(struct udp_cc *cc, uint64_t rtt_ns, uint64_t in_flight,
 	}
 }
 
+/* Random loss, measured on the packets sent while pacing below the
+ * model's rate (PROBE_BW's 0.75 phase, DRAIN): the queue shrinks then, so
+ * what they lose is the path's, not an overflow that faster sending would
+ * make worse (measured on every packet, the losses of a shallow queue in
+ * the probing phase raised the pacing, which raised them: 11 % of packets
+ * lost behind a queue of 2 % of the BDP).  A phase's packets are settled
+ * long before the next such phase (six cruising phases between), which
+ * adds them to the decaying sums, unless they lost more than twice the most
+ * paced for (an outage).  A standing queue (a round's least RTT 1/16
+ * above the minimum) ends the compensation; within 1/32 it comes back. */
+static void update_loss(struct udp_cc *cc, uint64_t rtt_ns, uint64_t now_ns)
+{
+	int slow = cc->pacing_gain < 1;
+
+	if (slow && cc->slow_to != UINT64_MAX) {
+		if (cc->slow_total >= 16ull * cc->mss &&
+		    (double)cc->slow_lost <= 2 * UDP_CC_LOSS_COMP_MAX * (double)cc->slow_total) {
+			cc->loss_lost = cc->loss_lost * 7 / 8 + (double)cc->slow_lost;
+			cc->loss_total = cc->loss_total * 7 / 8 + (double)cc->slow_total;
+		}
+		cc->slow_lost = cc->slow_total = 0;
+		cc->slow_from = now_ns;
+		cc->slow_to = UINT64_MAX;
+	} else if (!slow && cc->slow_to == UINT64_MAX) {
+		cc->slow_to = now_ns;
+	}
+	if (cc->round_start && cc->round_rtt_min && cc->min_rtt) {
+		if (cc->round_rtt_min > cc->min_rtt + cc->min_rtt / 16)
+			cc->loss_comp = 0;
+		else if (cc->round_rtt_min <= cc->min_rtt + cc->min_rtt / 32)
+			cc->loss_comp = 1;
+	}
+	if (cc->round_start)
+		cc->round_rtt_min = 0;
+	if (rtt_ns && (cc->round_rtt_min == 0 || rtt_ns < cc->round_rtt_min))
+		cc->round_rtt_min = rtt_ns;
+}
+
+/* What pacing multiplies the model's rate by: 1 / (1 - random loss) in
+ * PROBE_BW while the path holds no queue, else 1. */
+static double loss_gain(const struct udp_cc *cc)
+{
+	double p;
+
+	if (cc->state != UDP_CC_PROBE_BW || cc->pacing_gain > 1 || !cc->loss_comp ||
+	    cc->loss_total < UDP_CC_LOSS_SAMPLE_PKTS * (double)cc->mss)
+		return 1;
+	p = cc->loss_lost / cc->loss_total;
+	return 1 / (1 - (p < UDP_CC_LOSS_COMP_MAX ? p : UDP_CC_LOSS_COMP_MAX));
+}
+
 static void update_controls(struct udp_cc *cc, uint64_t srtt_ns)
 {
 	uint64_t min_cwnd = (uint64_t)UDP_CC_MIN_CWND_PKTS * cc->mss;
@@ -208,7 +265,7 @@ static void update_controls(struct udp_cc *cc, uint64_t srtt_ns)
 	if (cc->state == UDP_CC_PROBE_RTT && cc->cwnd > probe_rtt_cwnd(cc))
 		cc->cwnd = probe_rtt_cwnd(cc);
 	if (cc->bw)
-		rate = (uint64_t)(cc->pacing_gain * (double)cc->bw);
+		rate = (uint64_t)(cc->pacing_gain * loss_gain(cc) * (double)cc->bw);
 	else
 		rate = (uint64_t)(cc->pacing_gain * (double)cc->cwnd * 1e9 / (double)(srtt_ns ? srtt_ns : 1));
 	/* STARTUP only raises it: one slow sample must not stop the climb. */
@@ -224,6 +281,7 @@ void udp_cc_on_ack_end(struct udp_cc *cc, uint64_t rtt_ns, uint64_t srtt_ns, uin
 		return;
 	update_bw(cc);
 	update_state(cc, rtt_ns, in_flight, now_ns);
+	update_loss(cc, rtt_ns, now_ns);
 	update_controls(cc, srtt_ns);
 	cc->sample = NULL;
 	cc->acked_now = 0;

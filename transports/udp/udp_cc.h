@@ -10,6 +10,9 @@
  * the bandwidth stops growing), DRAIN (empties the queue STARTUP built),
  * PROBE_BW (a cycle of gains 1.25, 0.75, then 1) and PROBE_RTT (half the
  * BDP in flight for 200 ms every 10 s, to see the path without the queue).
+ * In PROBE_BW, while the RTT shows no standing queue, it paces at the
+ * rate over (1 - the random loss rate), so that what the loss leaves
+ * fills the bottleneck (a lossy hop before it) instead of (1 - loss) of it.
  * Pure: the time is always a parameter.
  */
 #ifndef LDS_UDP_CC_H
@@ -28,6 +31,10 @@ extern const char *const udp_cc_state_names[];
 #define UDP_CC_INITIAL_CWND_PKTS 32
 #define UDP_CC_MIN_CWND_PKTS 4
 #define UDP_CC_CYCLE_LEN 8
+/* The most random loss paced for: 10 %, at most 1.11x the delivery rate. */
+#define UDP_CC_LOSS_COMP_MAX 0.10
+/* Packets the loss rate is measured on (decaying) before it is paced for. */
+#define UDP_CC_LOSS_SAMPLE_PKTS 500
 
 struct udp_cc {
 	enum udp_cc_state state;
@@ -58,6 +65,14 @@ struct udp_cc {
 	uint64_t cwnd;              /* bytes */
 	uint64_t pacing_rate;       /* bytes/s */
 	uint64_t losses;
+	/* Random loss compensation (docs/udp.md): the share of bytes lost of
+	 * those sent while pacing below the model's rate (no queue can
+	 * overflow then), and whether the path holds a standing queue. */
+	uint64_t slow_from, slow_to;             /* send times of the last such phase */
+	uint64_t slow_lost, slow_total;          /* its bytes lost; lost or acknowledged */
+	double loss_lost, loss_total;            /* decaying sums over the phases before */
+	uint64_t round_rtt_min;     /* this round's least RTT sample; 0: none yet */
+	int loss_comp;              /* no standing queue: pace for what random loss takes */
 };
 
 void udp_cc_init(struct udp_cc *cc, uint32_t mss, uint64_t rate_max, uint64_t now_ns);
@@ -65,7 +80,8 @@ void udp_cc_init(struct udp_cc *cc, uint32_t mss, uint64_t rate_max, uint64_t no
 void udp_cc_on_send(struct udp_cc *cc, struct udp_sent *p, uint64_t in_flight, uint64_t now_ns);
 /* Each packet an ACK acknowledges (recovery's acked callback). */
 void udp_cc_on_acked(struct udp_cc *cc, const struct udp_sent *p, uint64_t now_ns);
-/* A packet declared lost: counted; the model does not shrink for it. */
+/* A packet declared lost: counted (and its bytes, for the random loss
+ * rate); the model does not shrink for it. */
 void udp_cc_on_lost(struct udp_cc *cc, const struct udp_sent *p);
 /* After an ACK's packets: the rate sample, the model, state, cwnd, pacing.
  * rtt_ns: the RTT sample this ACK gave, 0 if none. */
