@@ -31,6 +31,7 @@
 #define UDP_BATCH 32                 /* datagrams per recvmmsg/sendmmsg */
 #define UDP_GSO_SEGS 64              /* the kernel's limits on one UDP GSO send */
 #define UDP_GSO_BYTES 65000
+#define UDP_PKT_IOV 8                /* pieces of the core's memory a packet's stream bytes are sent from in place */
 #define UDP_RBUF 65536               /* a receive buffer: packets the kernel coalesced (UDP GRO) */
 #define UDP_SOCK_BUCKETS 64
 #define UDP_CONNS_PER_SOURCE 64      /* conns one address may hold on a listener */
@@ -38,6 +39,13 @@
 #define UDP_WINDOW_PREAUTH (256u << 10) /* an accepted conn's window until the core applies its link's settings */
 #define UDP_MAX_ACK_DELAY_NS 5000000ull
 #define UDP_ACK_EVERY 2              /* ack-eliciting packets per ACK */
+/* A socket read on the tick (a long path, many packets) acknowledges once
+ * per interval: an eighth of the path's round trip, at most this (below
+ * UDP_MAX_ACK_DELAY_NS, which the peer's probe timeout allows for), or
+ * after UDP_ACK_BULK packets.  Each ACK is a send and a wake of the
+ * peer: at 200 Mb/s one a tick was a tenth of the receiver's CPU. */
+#define UDP_ACK_INTERVAL_MAX_NS 4000000ull
+#define UDP_ACK_BULK 64
 #define UDP_UNSENT_DEFAULT (1u << 20)
 #define UDP_CONNECT_TIMEOUT_NS 10000000000ull
 #define UDP_LINGER_MAX_NS 10000000000ull  /* delivering what was queued before a close */
@@ -103,8 +111,12 @@ struct lds_transport {
 	struct udp_stats stats;
 	char step[64];
 	uint8_t rbuf[UDP_BATCH][UDP_RBUF];
+	/* Packets to send: each begins in obuf (ohead bytes: the header and
+	 * frames) and goes on in oiov (its stream bytes where they lie, or
+	 * none when they were copied into obuf); olen is its size. */
 	uint8_t obuf[UDP_BATCH][UDP_PKT_MAX];
-	size_t olen[UDP_BATCH];
+	size_t olen[UDP_BATCH], ohead[UDP_BATCH], oniov[UDP_BATCH];
+	struct iovec oiov[UDP_BATCH][UDP_PKT_IOV];
 };
 
 enum udp_state {
@@ -167,7 +179,7 @@ int udp_sock_open(struct lds_transport *tp, const char *host, uint16_t port, int
 void udp_sock_unref(struct udp_sock *s);
 void udp_sock_add_conn(struct udp_sock *s, struct lds_tp_conn *c);
 void udp_sock_del_conn(struct udp_sock *s, struct lds_tp_conn *c);
-/* Sends n packets of tp->obuf to c's peer; returns how many left (the
+/* Sends n packets of tp->obuf (and oiov) to c's peer; returns how many left (the
  * rest were refused by a full socket buffer), or -errno. */
 int udp_sock_send(struct lds_tp_conn *c, size_t n);
 void udp_peer_name(const struct sockaddr_storage *ss, char *buf, size_t len);

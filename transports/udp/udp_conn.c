@@ -217,6 +217,15 @@ static void hdr(struct lds_tp_conn *c, uint8_t *buf, uint8_t type, uint64_t pn)
 	udp_hdr_write(buf, &h);
 }
 
+/* Seals packet i of the batch: head bytes in obuf[i], then the len stream
+ * bytes its oniov pieces point at (none: they are in obuf). */
+static void seal_out(struct lds_transport *tp, size_t i, size_t head, size_t len)
+{
+	tp->ohead[i] = head;
+	tp->olen[i] = head + (tp->oniov[i] ? len : 0);
+	udp_pkt_seal_iov(tp->obuf[i], head, tp->oiov[i], tp->oniov[i]);
+}
+
 void udp_conn_send_hs(struct lds_tp_conn *c, uint8_t type, uint64_t now)
 {
 	uint8_t *buf = c->tp->obuf[0];
@@ -238,26 +247,65 @@ void udp_conn_send_hs(struct lds_tp_conn *c, uint8_t type, uint64_t now)
 	/* A RETRY answers an INIT that is at least as large: no amplification. */
 	while (type == UDP_PKT_INIT && w.p < buf + UDP_INIT_MIN)
 		*w.p++ = UDP_FR_PADDING;
-	c->tp->olen[0] = (size_t)(w.p - buf);
-	udp_pkt_seal(buf, c->tp->olen[0]);
+	c->tp->oniov[0] = 0;
+	seal_out(c->tp, 0, (size_t)(w.p - buf), 0);
 	(void)udp_sock_send(c, 1);
+}
+
+/* How long ACKs may wait for more packets (0: ack every UDP_ACK_EVERY). */
+static uint64_t ack_interval(const struct lds_tp_conn *c)
+{
+	uint64_t d = c->path_rtt_min / 8;
+
+	if (!c->sock->polled || c->path_rtt_min < UDP_POLL_MIN_RTT_NS)
+		return 0;
+	return d < UDP_ACK_INTERVAL_MAX_NS ? d : UDP_ACK_INTERVAL_MAX_NS;
 }
 
 /* Owes the peer an ACK now. */
 static int ack_due(const struct lds_tp_conn *c, uint64_t now)
 {
 	const struct udp_rx *rx = &c->rx;
+	uint64_t every;
 
-	if (rx->seen.n == 0)
+	if (rx->seen.n == 0 || (!rx->now && rx->unacked == 0))
 		return 0;
-	return rx->now || rx->unacked >= UDP_ACK_EVERY ||
-	       (rx->unacked && now - rx->first_unacked_ns >= UDP_MAX_ACK_DELAY_NS);
+	every = ack_interval(c);
+	if (every)
+		return rx->unacked >= UDP_ACK_BULK || now - rx->last_ack_ns >= every;
+	return rx->now || rx->unacked >= UDP_ACK_EVERY || now - rx->first_unacked_ns >= UDP_MAX_ACK_DELAY_NS;
 }
 
 /* The granted window moved a quarter since the peer was last told. */
 static int window_due(const struct lds_tp_conn *c)
 {
 	return udp_recvq_limit(&c->rq) - c->advertised >= c->rq.open / 4;
+}
+
+/* Gives the DATA packet built in obuf[i] (head bytes, then oiov[i]'s len
+ * stream bytes from offset off) the next packet number, seals it and
+ * records it for loss recovery and, if in flight, the congestion
+ * controller.  0, or -1 when the conn failed. */
+static int stamp(struct lds_tp_conn *c, size_t i, size_t head, uint64_t off, size_t len, uint8_t flags, uint64_t now,
+		 uint64_t *pn)
+{
+	struct udp_sent *p = udp_rec_next(&c->rec, pn);
+
+	if (p == NULL) {
+		udp_conn_fail(c, -ENOMEM);
+		return -1;
+	}
+	hdr(c, c->tp->obuf[i], UDP_PKT_DATA, *pn);
+	seal_out(c->tp, i, head, len);
+	p->time_ns = now;
+	p->off = off;
+	p->len = (uint32_t)len;
+	p->size = (uint16_t)c->tp->olen[i];
+	p->flags = flags;
+	if (flags & UDP_SENT_INFLIGHT)
+		udp_cc_on_send(&c->cc, p, c->rec.in_flight, now);
+	udp_rec_commit(&c->rec, p);
+	return 0;
 }
 
 /* Builds one packet in tp->obuf[i]: what is owed and what may go.
@@ -268,10 +316,10 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 	uint8_t *buf = c->tp->obuf[i];
 	struct udp_wr w = { buf + UDP_HDR_LEN, buf + c->conf.mtu, 0 };
 	int eliciting = 0, held = 0, retx = 0;
-	uint64_t off = 0, pn;
+	uint64_t off = 0;
 	size_t len = 0;
-	struct udp_sent *p;
 
+	c->tp->oniov[i] = 0;
 	if (ack_due(c, now))
 		udp_ack_encode(&c->rx, &w, now);
 	if (window_due(c)) {
@@ -288,8 +336,13 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 			udp_wr_varint(&w, UDP_FR_STREAM);
 			udp_wr_varint(&w, off);
 			udp_wr_varint(&w, len);
-			udp_sendq_gather(&c->sq, off, w.p, len);
-			w.p += len;
+			/* The last frame: its bytes go from where they lie,
+			 * or copied when in too many pieces. */
+			c->tp->oniov[i] = udp_sendq_iov(&c->sq, off, len, c->tp->oiov[i], UDP_PKT_IOV);
+			if (c->tp->oniov[i] == 0) {
+				udp_sendq_gather(&c->sq, off, w.p, len);
+				w.p += len;
+			}
 			udp_sendq_sent(&c->sq, off, len, retx);
 			eliciting = 1;
 		}
@@ -302,30 +355,17 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 	}
 	if (w.p == buf + UDP_HDR_LEN)
 		return held ? 2 : 0;
-	p = udp_rec_next(&c->rec, &pn);
-	if (p == NULL) {
-		udp_conn_fail(c, -ENOMEM);
+	if (stamp(c, i, (size_t)(w.p - buf), off, len, eliciting ? UDP_SENT_ELICITING | UDP_SENT_INFLIGHT : 0, now,
+		  pn_out) < 0)
 		return 0;
-	}
-	hdr(c, buf, UDP_PKT_DATA, pn);
-	c->tp->olen[i] = (size_t)(w.p - buf);
-	udp_pkt_seal(buf, c->tp->olen[i]);
-	p->time_ns = now;
-	p->off = off;
-	p->len = (uint32_t)len;
-	p->size = (uint16_t)c->tp->olen[i];
-	p->flags = eliciting ? UDP_SENT_ELICITING | UDP_SENT_INFLIGHT : 0;
 	if (eliciting) {
-		udp_cc_on_send(&c->cc, p, c->rec.in_flight, now);
-		udp_pacer_spend(&c->pacer, p->size);
+		udp_pacer_spend(&c->pacer, c->tp->olen[i]);
 		c->last_eliciting_ns = now;
 		if (c->probe)
 			c->probe--;
 	}
 	if (retx)
 		c->rec.retransmits++;
-	udp_rec_commit(&c->rec, p);
-	*pn_out = pn;
 	return held ? 2 : 1;
 }
 
@@ -335,27 +375,14 @@ static void send_pmtu_probe(struct lds_tp_conn *c, unsigned size, uint64_t now)
 {
 	uint8_t *buf = c->tp->obuf[0];
 	struct udp_wr w = { buf + UDP_HDR_LEN, buf + size, 0 };
-	struct udp_sent *p;
 	uint64_t pn;
 	int r, err;
 
-	p = udp_rec_next(&c->rec, &pn);
-	if (p == NULL) {
-		udp_conn_fail(c, -ENOMEM);
-		return;
-	}
 	udp_wr_varint(&w, UDP_FR_PING);
 	memset(w.p, UDP_FR_PADDING, (size_t)(w.end - w.p));
-	hdr(c, buf, UDP_PKT_DATA, pn);
-	c->tp->olen[0] = size;
-	udp_pkt_seal(buf, size);
-	p->time_ns = now;
-	p->off = 0;
-	p->len = 0;
-	p->size = (uint16_t)size;
-	p->flags = UDP_SENT_ELICITING | UDP_SENT_INFLIGHT | UDP_SENT_PMTU;
-	udp_cc_on_send(&c->cc, p, c->rec.in_flight, now);
-	udp_rec_commit(&c->rec, p);
+	c->tp->oniov[0] = 0;
+	if (stamp(c, 0, size, 0, 0, UDP_SENT_ELICITING | UDP_SENT_INFLIGHT | UDP_SENT_PMTU, now, &pn) < 0)
+		return;
 	r = udp_sock_send(c, 1);
 	err = errno;
 	if (r == 1) {
