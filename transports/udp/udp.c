@@ -110,7 +110,7 @@ static int udp_pending(void *arg)
 
 		udp_conn_upcalls(c);
 		if (c->rq.base != base || c->sq.end != end) {
-			udp_conn_flush(c, clock_now_ns());
+			udp_conn_nudge(c, clock_now_ns());
 			progress = 1;
 		}
 	}
@@ -274,7 +274,7 @@ static int udp_send_msg(struct lds_tp_conn *c, const struct iovec *iov, int iovc
 	r = udp_sendq_push(&c->sq, iov, iovcnt, total, ctx);
 	if (r < 0)
 		return r;
-	udp_conn_flush(c, clock_now_ns());
+	udp_conn_nudge(c, clock_now_ns());
 	return 0;
 }
 

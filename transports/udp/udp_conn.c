@@ -452,6 +452,24 @@ void udp_conn_flush(struct lds_tp_conn *c, uint64_t now)
 		udp_cc_app_limited(&c->cc, c->rec.in_flight);
 }
 
+/* What the pacer allows in one tick of the timer (at least a packet). */
+static uint64_t tick_bytes(const struct lds_tp_conn *c)
+{
+	uint64_t b = c->pacer.rate / 1000 * c->tp->tick_ms;
+
+	if (b > c->pacer.burst)
+		b = c->pacer.burst;
+	return b > c->conf.mtu ? b : c->conf.mtu;
+}
+
+void udp_conn_nudge(struct lds_tp_conn *c, uint64_t now)
+{
+	if (c->tp->tick_ms == UDP_TICK_LONG_MS && !ack_due(c, now) && !window_due(c) && !c->probe &&
+	    !udp_pacer_allow(&c->pacer, tick_bytes(c), now))
+		return;
+	udp_conn_flush(c, now);
+}
+
 /* ---- timers ------------------------------------------------------------ */
 
 static void close_now(struct lds_tp_conn *c, uint64_t now)
