@@ -263,67 +263,6 @@ START_TEST(test_frames_bad)
 }
 END_TEST
 
-/* Stream bytes sent in place: the iovecs point into the core's memory
- * (and the length prefixes), hold what a copy would, give up past max
- * pieces; a packet sealed over them carries the CRC of its copy. */
-START_TEST(test_sendq_iov)
-{
-	static uint8_t m0[10], m1[3000], m2[5], want[4000], got[4000], pkt[4100], flat[4100];
-	struct iovec in[2], out[8];
-	struct udp_sendq sq;
-	size_t n, total;
-
-	for (size_t k = 0; k < sizeof(m1); k++)
-		m1[k] = (uint8_t)(k * 7 + 1);
-	memset(m0, 0xa0, sizeof(m0));
-	memset(m2, 0xb0, sizeof(m2));
-	udp_sendq_init(&sq);
-	in[0] = (struct iovec){ m0, sizeof(m0) };
-	ck_assert_int_eq(udp_sendq_push(&sq, in, 1, sizeof(m0), NULL), 0);
-	in[0] = (struct iovec){ m1, 1000 };
-	in[1] = (struct iovec){ m1 + 1000, 2000 };
-	ck_assert_int_eq(udp_sendq_push(&sq, in, 2, sizeof(m1), NULL), 0);
-	in[0] = (struct iovec){ m2, sizeof(m2) };
-	ck_assert_int_eq(udp_sendq_push(&sq, in, 1, sizeof(m2), NULL), 0);
-	total = (size_t)sq.end;
-	ck_assert_uint_eq(total, 3 * 4 + 10 + 3000 + 5);
-	for (size_t off = 0; off < total; off += 7) {
-		const size_t lens[] = { 1, 13, 1100, total - off };
-
-		for (size_t j = 0; j < 4; j++) {
-			size_t len = lens[j] < total - off ? lens[j] : total - off, at = 0;
-
-			udp_sendq_gather(&sq, off, want, len);
-			n = udp_sendq_iov(&sq, off, len, out, 8);
-			ck_assert_uint_gt(n, 0);
-			for (size_t i = 0; i < n; i++) {
-				memcpy(got + at, out[i].iov_base, out[i].iov_len);
-				at += out[i].iov_len;
-			}
-			ck_assert_uint_eq(at, len);
-			ck_assert_mem_eq(got, want, len);
-		}
-	}
-	/* m1's bytes are m1's memory, not a copy. */
-	n = udp_sendq_iov(&sq, 14 + 4 + 500, 1000, out, 8);
-	ck_assert_uint_eq(n, 2);
-	ck_assert_ptr_eq(out[0].iov_base, m1 + 500);
-	ck_assert_ptr_eq(out[1].iov_base, m1 + 1000);
-	/* Everything: seven pieces. */
-	ck_assert_uint_eq(udp_sendq_iov(&sq, 0, total, out, 7), 7);
-	ck_assert_uint_eq(udp_sendq_iov(&sq, 0, total, out, 6), 0);
-	/* Sealed in place, sealed as a copy: the same packet. */
-	memset(pkt, 0x11, UDP_HDR_LEN + 9);
-	n = udp_sendq_iov(&sq, 3, 2000, out, 8);
-	memcpy(flat, pkt, UDP_HDR_LEN + 9);
-	udp_sendq_gather(&sq, 3, flat + UDP_HDR_LEN + 9, 2000);
-	udp_pkt_seal_iov(pkt, UDP_HDR_LEN + 9, out, n);
-	udp_pkt_seal(flat, UDP_HDR_LEN + 9 + 2000);
-	ck_assert_mem_eq(pkt, flat, UDP_HDR_LEN + 9);
-	udp_sendq_free(&sq);
-}
-END_TEST
-
 /* Messages become stream bytes, cut into packets, delivered out of order
  * and twice, and come back whole, in order, once. */
 START_TEST(test_packetize_reassemble)
@@ -616,7 +555,6 @@ Suite *make_udp_proto_suite(void)
 	tcase_add_test(tc, test_packet);
 	tcase_add_test(tc, test_frames_bad);
 	tcase_add_test(tc, test_packetize_reassemble);
-	tcase_add_test(tc, test_sendq_iov);
 	tcase_add_test(tc, test_sendq_retx);
 	tcase_add_test(tc, test_recvq_grow);
 	tcase_add_test(tc, test_pmtu_search);

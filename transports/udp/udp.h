@@ -37,7 +37,6 @@
 #define UDP_BATCH 32                 /* datagrams per recvmmsg/sendmmsg */
 #define UDP_GSO_SEGS 64              /* the kernel's limits on one UDP GSO send */
 #define UDP_GSO_BYTES 65000
-#define UDP_PKT_IOV 8                /* pieces of the core's memory a packet's stream bytes are sent from in place */
 #define UDP_RBUF 65536               /* a receive buffer: packets the kernel coalesced (UDP GRO) */
 #define UDP_SOCK_BUCKETS 64
 #define UDP_CONNS_PER_SOURCE 64      /* conns one address may hold on a listener */
@@ -119,12 +118,8 @@ struct lds_transport {
 	struct udp_stats stats;
 	char step[64];
 	uint8_t rbuf[UDP_BATCH][UDP_RBUF];
-	/* Packets to send: each begins in obuf (ohead bytes: the header and
-	 * frames) and goes on in oiov (its stream bytes where they lie, or
-	 * none when they were copied into obuf); olen is its size. */
 	uint8_t obuf[UDP_BATCH][UDP_PKT_MAX];
-	size_t olen[UDP_BATCH], ohead[UDP_BATCH], oniov[UDP_BATCH];
-	struct iovec oiov[UDP_BATCH][UDP_PKT_IOV];
+	size_t olen[UDP_BATCH];
 };
 
 enum udp_state {
@@ -189,7 +184,7 @@ int udp_sock_open(struct lds_transport *tp, const char *host, uint16_t port, int
 void udp_sock_unref(struct udp_sock *s);
 void udp_sock_add_conn(struct udp_sock *s, struct lds_tp_conn *c);
 void udp_sock_del_conn(struct udp_sock *s, struct lds_tp_conn *c);
-/* Sends n packets of tp->obuf (and oiov) to c's peer; returns how many left (the
+/* Sends n packets of tp->obuf to c's peer; returns how many left (the
  * rest were refused by a full socket buffer), or -errno. */
 int udp_sock_send(struct lds_tp_conn *c, size_t n);
 void udp_peer_name(const struct sockaddr_storage *ss, char *buf, size_t len);

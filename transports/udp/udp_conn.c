@@ -217,15 +217,6 @@ static void hdr(struct lds_tp_conn *c, uint8_t *buf, uint8_t type, uint64_t pn)
 	udp_hdr_write(buf, &h);
 }
 
-/* Seals packet i of the batch: head bytes in obuf[i], then the len stream
- * bytes its oniov pieces point at (none: they are in obuf). */
-static void seal_out(struct lds_transport *tp, size_t i, size_t head, size_t len)
-{
-	tp->ohead[i] = head;
-	tp->olen[i] = head + (tp->oniov[i] ? len : 0);
-	udp_pkt_seal_iov(tp->obuf[i], head, tp->oiov[i], tp->oniov[i]);
-}
-
 void udp_conn_send_hs(struct lds_tp_conn *c, uint8_t type, uint64_t now)
 {
 	uint8_t *buf = c->tp->obuf[0];
@@ -247,8 +238,8 @@ void udp_conn_send_hs(struct lds_tp_conn *c, uint8_t type, uint64_t now)
 	/* A RETRY answers an INIT that is at least as large: no amplification. */
 	while (type == UDP_PKT_INIT && w.p < buf + UDP_INIT_MIN)
 		*w.p++ = UDP_FR_PADDING;
-	c->tp->oniov[0] = 0;
-	seal_out(c->tp, 0, (size_t)(w.p - buf), 0);
+	c->tp->olen[0] = (size_t)(w.p - buf);
+	udp_pkt_seal(buf, c->tp->olen[0]);
 	(void)udp_sock_send(c, 1);
 }
 
@@ -282,11 +273,11 @@ static int window_due(const struct lds_tp_conn *c)
 	return udp_recvq_limit(&c->rq) - c->advertised >= c->rq.open / 4;
 }
 
-/* Gives the DATA packet built in obuf[i] (head bytes, then oiov[i]'s len
+/* Gives the DATA packet of size bytes built in obuf[i] (carrying len
  * stream bytes from offset off) the next packet number, seals it and
  * records it for loss recovery and, if in flight, the congestion
  * controller.  0, or -1 when the conn failed. */
-static int stamp(struct lds_tp_conn *c, size_t i, size_t head, uint64_t off, size_t len, uint8_t flags, uint64_t now,
+static int stamp(struct lds_tp_conn *c, size_t i, size_t size, uint64_t off, size_t len, uint8_t flags, uint64_t now,
 		 uint64_t *pn)
 {
 	struct udp_sent *p = udp_rec_next(&c->rec, pn);
@@ -296,7 +287,8 @@ static int stamp(struct lds_tp_conn *c, size_t i, size_t head, uint64_t off, siz
 		return -1;
 	}
 	hdr(c, c->tp->obuf[i], UDP_PKT_DATA, *pn);
-	seal_out(c->tp, i, head, len);
+	c->tp->olen[i] = size;
+	udp_pkt_seal(c->tp->obuf[i], size);
 	p->time_ns = now;
 	p->off = off;
 	p->len = (uint32_t)len;
@@ -319,7 +311,6 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 	uint64_t off = 0;
 	size_t len = 0;
 
-	c->tp->oniov[i] = 0;
 	if (ack_due(c, now))
 		udp_ack_encode(&c->rx, &w, now);
 	if (window_due(c)) {
@@ -336,13 +327,8 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 			udp_wr_varint(&w, UDP_FR_STREAM);
 			udp_wr_varint(&w, off);
 			udp_wr_varint(&w, len);
-			/* The last frame: its bytes go from where they lie,
-			 * or copied when in too many pieces. */
-			c->tp->oniov[i] = udp_sendq_iov(&c->sq, off, len, c->tp->oiov[i], UDP_PKT_IOV);
-			if (c->tp->oniov[i] == 0) {
-				udp_sendq_gather(&c->sq, off, w.p, len);
-				w.p += len;
-			}
+			udp_sendq_gather(&c->sq, off, w.p, len);
+			w.p += len;
 			udp_sendq_sent(&c->sq, off, len, retx);
 			eliciting = 1;
 		}
@@ -380,7 +366,6 @@ static void send_pmtu_probe(struct lds_tp_conn *c, unsigned size, uint64_t now)
 
 	udp_wr_varint(&w, UDP_FR_PING);
 	memset(w.p, UDP_FR_PADDING, (size_t)(w.end - w.p));
-	c->tp->oniov[0] = 0;
 	if (stamp(c, 0, size, 0, 0, UDP_SENT_ELICITING | UDP_SENT_INFLIGHT | UDP_SENT_PMTU, now, &pn) < 0)
 		return;
 	r = udp_sock_send(c, 1);

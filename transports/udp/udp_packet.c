@@ -106,17 +106,10 @@ void udp_hdr_write(uint8_t *buf, const struct udp_hdr *h)
 
 void udp_pkt_seal(uint8_t *buf, size_t len)
 {
-	udp_pkt_seal_iov(buf, len, NULL, 0);
-}
-
-void udp_pkt_seal_iov(uint8_t *buf, size_t len, const struct iovec *iov, size_t n)
-{
 	uint32_t crc;
 
 	memset(buf + CRC_OFF, 0, 4);
 	crc = crc32c(0, buf, len);
-	for (size_t i = 0; i < n; i++)
-		crc = crc32c(crc, iov[i].iov_base, iov[i].iov_len);
 
 	buf[CRC_OFF] = (uint8_t)(crc >> 24);
 	buf[CRC_OFF + 1] = (uint8_t)(crc >> 16);

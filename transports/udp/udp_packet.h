@@ -16,7 +16,6 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <sys/uio.h>
 
 #define UDP_MAGIC 0x4C55
 #define UDP_VERSION 1
@@ -76,9 +75,6 @@ struct udp_hdr {
 void udp_hdr_write(uint8_t *buf, const struct udp_hdr *h);
 /* Fills the CRC of the finished packet of len bytes. */
 void udp_pkt_seal(uint8_t *buf, size_t len);
-/* The same for a packet whose first len bytes are at buf and the rest in
- * the n iovecs (stream bytes sent from the core's memory in place). */
-void udp_pkt_seal_iov(uint8_t *buf, size_t len, const struct iovec *iov, size_t n);
 /* Checks a received packet: size, magic, version, type, CRC.  Returns 0
  * with *h filled and *payload the rest, or -1. */
 int udp_pkt_open(const uint8_t *buf, size_t len, struct udp_hdr *h, struct udp_rd *payload);

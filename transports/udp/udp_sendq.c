@@ -100,21 +100,15 @@ static size_t find(const struct udp_sendq *q, uint64_t off)
 	return a;
 }
 
-/* Where stream bytes lie: a piece of a message's prefix or of the core's
- * memory.  Returns nonzero to stop. */
-typedef int (*piece_fn)(void *arg, const uint8_t *p, size_t n);
-
-/* Calls fn for the pieces holding n bytes from offset at within message
- * m, in order; returns how many bytes they held (fewer if fn stopped). */
-static size_t msg_pieces(const struct udp_msg *m, uint64_t at, size_t n, piece_fn fn, void *arg)
+/* Copies n bytes from offset at within message m. */
+static size_t msg_copy(const struct udp_msg *m, uint64_t at, uint8_t *dst, size_t n)
 {
 	size_t done = 0;
 
 	if (at < m->hdr_len) {
 		size_t k = m->hdr_len - (size_t)at < n ? m->hdr_len - (size_t)at : n;
 
-		if (fn(arg, m->hdr + at, k))
-			return 0;
+		memcpy(dst, m->hdr + at, k);
 		done = k;
 		at = 0;
 	} else {
@@ -128,63 +122,23 @@ static size_t msg_pieces(const struct udp_msg *m, uint64_t at, size_t n, piece_f
 			continue;
 		}
 		k = il - (size_t)at < n - done ? il - (size_t)at : n - done;
-		if (fn(arg, (const uint8_t *)m->iov[i].iov_base + at, k))
-			return done;
+		memcpy(dst + done, (const uint8_t *)m->iov[i].iov_base + at, k);
 		done += k;
 		at = 0;
 	}
 	return done;
 }
 
-/* The pieces of stream bytes [off, off + n); 0, or -1 if fn stopped. */
-static int pieces(const struct udp_sendq *q, uint64_t off, size_t n, piece_fn fn, void *arg)
+void udp_sendq_gather(const struct udp_sendq *q, uint64_t off, uint8_t *dst, size_t n)
 {
 	for (size_t i = find(q, off); n > 0 && i < q->n; i++) {
 		const struct udp_msg *m = msg_at(q, i);
-		size_t k = msg_pieces(m, off - m->start, n, fn, arg);
+		size_t k = msg_copy(m, off - m->start, dst, n);
 
-		if (k < n && k < m->start + m->len - off)
-			return -1;
+		dst += k;
 		off += k;
 		n -= k;
 	}
-	return 0;
-}
-
-static int copy_piece(void *arg, const uint8_t *p, size_t n)
-{
-	uint8_t **dst = arg;
-
-	memcpy(*dst, p, n);
-	*dst += n;
-	return 0;
-}
-
-void udp_sendq_gather(const struct udp_sendq *q, uint64_t off, uint8_t *dst, size_t n)
-{
-	(void)pieces(q, off, n, copy_piece, &dst);
-}
-
-struct iov_out {
-	struct iovec *iov;
-	size_t n, max;
-};
-
-static int iov_piece(void *arg, const uint8_t *p, size_t n)
-{
-	struct iov_out *o = arg;
-
-	if (o->n == o->max)
-		return 1;
-	o->iov[o->n++] = (struct iovec){ (void *)p, n };
-	return 0;
-}
-
-size_t udp_sendq_iov(const struct udp_sendq *q, uint64_t off, size_t n, struct iovec *iov, size_t max)
-{
-	struct iov_out o = { iov, 0, max };
-
-	return pieces(q, off, n, iov_piece, &o) < 0 ? 0 : o.n;
 }
 
 int udp_sendq_next(struct udp_sendq *q, size_t max, uint64_t *off, size_t *len, int *retx)

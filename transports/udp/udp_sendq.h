@@ -45,10 +45,6 @@ void udp_sendq_free(struct udp_sendq *q);
 int udp_sendq_push(struct udp_sendq *q, const struct iovec *iov, int iovcnt, size_t total, void *ctx);
 /* Copies stream bytes [off, off + n) (all queued) to dst. */
 void udp_sendq_gather(const struct udp_sendq *q, uint64_t off, uint8_t *dst, size_t n);
-/* Points at most max iovecs at stream bytes [off, off + n) (all queued)
- * where they lie, so that they are sent without a copy; returns how many,
- * or 0 if they span more pieces than max.  Valid until the queue changes. */
-size_t udp_sendq_iov(const struct udp_sendq *q, uint64_t off, size_t n, struct iovec *iov, size_t max);
 /* The next bytes to send, at most max: lost ones first, then new ones
  * the peer's window allows.  Returns 1 with *off, *len (*retx: sent
  * before), or 0 when nothing may go. */

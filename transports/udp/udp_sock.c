@@ -115,8 +115,8 @@ int udp_sock_send(struct lds_tp_conn *c, size_t n)
 {
 	struct lds_transport *tp = c->tp;
 	struct mmsghdr mm[UDP_BATCH];
-	struct iovec iov[UDP_BATCH * (1 + UDP_PKT_IOV)];
-	size_t count[UDP_BATCH], first[UDP_BATCH + 1], ne = 0, done = 0;
+	struct iovec iov[UDP_BATCH];
+	size_t count[UDP_BATCH], ne = 0, done = 0;
 	union {
 		struct cmsghdr h;
 		uint8_t b[CMSG_SPACE(sizeof(uint16_t))];
@@ -124,23 +124,16 @@ int udp_sock_send(struct lds_tp_conn *c, size_t n)
 	int r;
 
 	memset(mm, 0, n * sizeof(mm[0]));
-	first[0] = 0;
-	for (size_t i = 0; i < n; i++) {
-		size_t k = first[i];
-
-		iov[k++] = (struct iovec){ tp->obuf[i], tp->ohead[i] };
-		for (size_t j = 0; j < tp->oniov[i]; j++)
-			iov[k++] = tp->oiov[i][j];
-		first[i + 1] = k;
-	}
+	for (size_t i = 0; i < n; i++)
+		iov[i] = (struct iovec){ tp->obuf[i], tp->olen[i] };
 	/* Runs of equal packets go as one send each: the kernel cuts them
 	 * (UDP GSO), one pass down the stack instead of one per packet. */
 	for (size_t i = 0; i < n; i += count[ne++]) {
 		struct msghdr *h = &mm[ne].msg_hdr;
 
 		count[ne] = gso_run(tp, i, n);
-		h->msg_iov = &iov[first[i]];
-		h->msg_iovlen = first[i + count[ne]] - first[i];
+		h->msg_iov = &iov[i];
+		h->msg_iovlen = count[ne];
 		/* A listener's socket is shared: name the peer; a client's is connected. */
 		if (c->accepted) {
 			h->msg_name = &c->peer;
