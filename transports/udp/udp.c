@@ -4,7 +4,8 @@
  * recovery, model-based congestion control, pacing and flow control.
  *
  * This file holds the ops table and the instance: one host timer (every
- * millisecond while any conn exists) reads the busy sockets
+ * millisecond while any conn exists, every UDP_TICK_LONG_MS where all
+ * paths are long) reads the busy sockets
  * (udp_sock_poll) and drives every conn's timers and sending; the before-sleep pending hook frees closed conns after their
  * closed upcall and makes the level-triggered upcalls (readable while a
  * whole message waits, writable while there is room).  Sockets and the
@@ -48,6 +49,7 @@ static void udp_tick(uint64_t now_ns, void *arg)
 	for (struct lds_tp_conn *c = tp->conns; c; c = c->next)
 		udp_conn_upcalls(c);
 	reap_finished(tp, now);
+	udp_timer_adjust(tp);
 	if (tp->nconns == 0 && tp->timer_id > 0) {
 		tp->host.timer_del(tp->host.ctx, tp->timer_id);
 		tp->timer_id = 0;
@@ -57,11 +59,32 @@ static void udp_tick(uint64_t now_ns, void *arg)
 	}
 }
 
+/* The timer's interval: the long one only where every conn's path is long. */
+static unsigned tick_wanted(const struct lds_transport *tp)
+{
+	for (const struct lds_tp_conn *c = tp->conns; c; c = c->next)
+		if (c->path_rtt_min < UDP_TICK_LONG_MIN_RTT_NS)
+			return UDP_TICK_MS;
+	return UDP_TICK_LONG_MS;
+}
+
+void udp_timer_adjust(struct lds_transport *tp)
+{
+	unsigned ms = tick_wanted(tp);
+
+	if (tp->timer_id <= 0 || ms == tp->tick_ms)
+		return;
+	tp->host.timer_del(tp->host.ctx, tp->timer_id);
+	tp->timer_id = 0;
+	udp_timer_need(tp);
+}
+
 void udp_timer_need(struct lds_transport *tp)
 {
 	if (tp->timer_id > 0)
 		return;
-	tp->timer_id = tp->host.timer_add(tp->host.ctx, UDP_TICK_MS, udp_tick, tp);
+	tp->tick_ms = tick_wanted(tp);
+	tp->timer_id = tp->host.timer_add(tp->host.ctx, tp->tick_ms, udp_tick, tp);
 	/* Without a timer nothing is retransmitted: conns fail on their first loss. */
 	if (tp->timer_id < 0)
 		tp->timer_id = 0;
@@ -87,7 +110,7 @@ static int udp_pending(void *arg)
 
 		udp_conn_upcalls(c);
 		if (c->rq.base != base || c->sq.end != end) {
-			udp_conn_flush(c, clock_now_ns());
+			udp_conn_nudge(c, clock_now_ns());
 			progress = 1;
 		}
 	}
@@ -251,7 +274,7 @@ static int udp_send_msg(struct lds_tp_conn *c, const struct iovec *iov, int iovc
 	r = udp_sendq_push(&c->sq, iov, iovcnt, total, ctx);
 	if (r < 0)
 		return r;
-	udp_conn_flush(c, clock_now_ns());
+	udp_conn_nudge(c, clock_now_ns());
 	return 0;
 }
 

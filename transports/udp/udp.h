@@ -28,6 +28,12 @@
 #include "udp_sendq.h"
 
 #define UDP_TICK_MS 1
+/* Where every conn's path is this long, the timer runs every
+ * UDP_TICK_LONG_MS instead: half the wakes (each a tenth of a gateway's
+ * CPU at 200 Mb/s), a pacing burst and a reading delay of 2 ms, under a
+ * seventh of the round trip. */
+#define UDP_TICK_LONG_MS 2
+#define UDP_TICK_LONG_MIN_RTT_NS 15000000ull
 #define UDP_BATCH 32                 /* datagrams per recvmmsg/sendmmsg */
 #define UDP_GSO_SEGS 64              /* the kernel's limits on one UDP GSO send */
 #define UDP_GSO_BYTES 65000
@@ -38,6 +44,14 @@
 #define UDP_WINDOW_PREAUTH (256u << 10) /* an accepted conn's window until the core applies its link's settings */
 #define UDP_MAX_ACK_DELAY_NS 5000000ull
 #define UDP_ACK_EVERY 2              /* ack-eliciting packets per ACK */
+/* A socket read on the tick (a long path, many packets) acknowledges once
+ * per interval: an eighth of the path's round trip, at most this (with a
+ * tick on top still within UDP_MAX_ACK_DELAY_NS, which the peer's probe
+ * timeout allows for), or after UDP_ACK_BULK packets.  Each ACK is a send
+ * and a wake of the peer: at 200 Mb/s one a tick was a tenth of the
+ * receiver's CPU. */
+#define UDP_ACK_INTERVAL_MAX_NS 3000000ull
+#define UDP_ACK_BULK 64
 #define UDP_UNSENT_DEFAULT (1u << 20)
 #define UDP_CONNECT_TIMEOUT_NS 10000000000ull
 #define UDP_LINGER_MAX_NS 10000000000ull  /* delivering what was queued before a close */
@@ -92,6 +106,7 @@ struct lds_transport {
 	struct lds_tp_host host;
 	struct lds_tp_upcalls up;
 	int timer_id, pending_id;
+	unsigned tick_ms;                /* the timer's interval (UDP_TICK_MS or UDP_TICK_LONG_MS) */
 	struct lds_tp_conn *conns;       /* all conns, live and lingering */
 	size_t nconns;
 	struct udp_sock *socks;
@@ -158,6 +173,8 @@ struct lds_tp_conn {
 
 /* udp.c */
 void udp_timer_need(struct lds_transport *tp);
+/* Moves the timer to the interval the conns' paths allow. */
+void udp_timer_adjust(struct lds_transport *tp);
 
 /* udp_conn.c */
 void udp_conn_mtu_conf(struct lds_tp_conn *c, unsigned mtu, unsigned mtu_max);
@@ -190,6 +207,14 @@ struct lds_tp_conn *udp_conn_new(struct lds_transport *tp, struct udp_sock *s, c
 void udp_conn_free(struct lds_tp_conn *c);
 void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_rd *payload, uint64_t now_ns);
 void udp_conn_flush(struct lds_tp_conn *c, uint64_t now_ns);
+/* A flush outside the tick (the core queued or took something, packets
+ * came).  Where the timer runs every UDP_TICK_LONG_MS, only what is owed
+ * now (an ACK, a window update, a probe) or a tick's worth of what the
+ * pacer allows goes at once; less waits for the tick, the pacer's bucket
+ * keeping it: each send of the few packets the pacer allowed since the
+ * last was a system call of its own (at 200 Mb/s a third of the
+ * sender's). */
+void udp_conn_nudge(struct lds_tp_conn *c, uint64_t now_ns);
 void udp_conn_tick(struct lds_tp_conn *c, uint64_t now_ns);
 /* Makes the upcalls c owes (sent, readable, writable, connected);
  * returns 1 if it made one. */

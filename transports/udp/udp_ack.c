@@ -88,6 +88,7 @@ void udp_ack_encode(struct udp_rx *rx, struct udp_wr *w, uint64_t now_ns)
 	}
 	rx->unacked = 0;
 	rx->now = 0;
+	rx->last_ack_ns = now_ns;
 }
 
 int udp_ack_decode(struct udp_rd *r, struct udp_frames *f)

@@ -21,6 +21,7 @@ struct udp_rx {
 	uint64_t largest_ns;        /* when largest arrived, for the ack delay */
 	unsigned unacked;           /* ack-eliciting packets since the last ACK */
 	uint64_t first_unacked_ns;  /* when the first of them arrived */
+	uint64_t last_ack_ns;       /* when the last ACK was written */
 	int now;                    /* acknowledge at once: a gap or reordering */
 };
 

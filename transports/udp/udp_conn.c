@@ -254,15 +254,28 @@ void udp_conn_send_hs(struct lds_tp_conn *c, uint8_t type, uint64_t now)
 	(void)udp_sock_send(c, 1);
 }
 
+/* How long ACKs may wait for more packets (0: ack every UDP_ACK_EVERY). */
+static uint64_t ack_interval(const struct lds_tp_conn *c)
+{
+	uint64_t d = c->path_rtt_min / 8;
+
+	if (!c->sock->polled || c->path_rtt_min < UDP_POLL_MIN_RTT_NS)
+		return 0;
+	return d < UDP_ACK_INTERVAL_MAX_NS ? d : UDP_ACK_INTERVAL_MAX_NS;
+}
+
 /* Owes the peer an ACK now. */
 static int ack_due(const struct lds_tp_conn *c, uint64_t now)
 {
 	const struct udp_rx *rx = &c->rx;
+	uint64_t every;
 
-	if (rx->seen.n == 0)
+	if (rx->seen.n == 0 || (!rx->now && rx->unacked == 0))
 		return 0;
-	return rx->now || rx->unacked >= UDP_ACK_EVERY ||
-	       (rx->unacked && now - rx->first_unacked_ns >= UDP_MAX_ACK_DELAY_NS);
+	every = ack_interval(c);
+	if (every)
+		return rx->unacked >= UDP_ACK_BULK || now - rx->last_ack_ns >= every;
+	return rx->now || rx->unacked >= UDP_ACK_EVERY || now - rx->first_unacked_ns >= UDP_MAX_ACK_DELAY_NS;
 }
 
 /* The granted window moved a quarter since the peer was last told, the
@@ -273,6 +286,33 @@ static int window_due(const struct lds_tp_conn *c)
 	return c->window_owed || c->probe || udp_recvq_limit(&c->rq) - c->advertised >= c->rq.open / 4;
 }
 
+/* Gives the DATA packet of size bytes built in obuf[i] (carrying len
+ * stream bytes from offset off) the next packet number, seals it and
+ * records it for loss recovery and, if in flight, the congestion
+ * controller.  0, or -1 when the conn failed. */
+static int stamp(struct lds_tp_conn *c, size_t i, size_t size, uint64_t off, size_t len, uint8_t flags, uint64_t now,
+		 uint64_t *pn)
+{
+	struct udp_sent *p = udp_rec_next(&c->rec, pn);
+
+	if (p == NULL) {
+		udp_conn_fail(c, -ENOMEM);
+		return -1;
+	}
+	hdr(c, c->tp->obuf[i], UDP_PKT_DATA, *pn);
+	c->tp->olen[i] = size;
+	udp_pkt_seal(c->tp->obuf[i], size);
+	p->time_ns = now;
+	p->off = off;
+	p->len = (uint32_t)len;
+	p->size = (uint16_t)c->tp->olen[i];
+	p->flags = flags;
+	if (flags & UDP_SENT_INFLIGHT)
+		udp_cc_on_send(&c->cc, p, c->rec.in_flight, now);
+	udp_rec_commit(&c->rec, p);
+	return 0;
+}
+
 /* Builds one packet in tp->obuf[i]: what is owed and what may go.
  * Returns 0 if there was nothing to send, 1 if built, 2 if built but
  * data was held back by the congestion window or the pacer. */
@@ -281,9 +321,8 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 	uint8_t *buf = c->tp->obuf[i];
 	struct udp_wr w = { buf + UDP_HDR_LEN, buf + c->conf.mtu, 0 };
 	int eliciting = 0, held = 0, retx = 0, window = 0;
-	uint64_t off = 0, pn;
+	uint64_t off = 0;
 	size_t len = 0;
-	struct udp_sent *p;
 
 	if (ack_due(c, now))
 		udp_ack_encode(&c->rx, &w, now);
@@ -316,30 +355,17 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 	}
 	if (w.p == buf + UDP_HDR_LEN)
 		return held ? 2 : 0;
-	p = udp_rec_next(&c->rec, &pn);
-	if (p == NULL) {
-		udp_conn_fail(c, -ENOMEM);
+	if (stamp(c, i, (size_t)(w.p - buf), off, len,
+		  (eliciting ? UDP_SENT_ELICITING | UDP_SENT_INFLIGHT : 0) | (window ? UDP_SENT_WINDOW : 0), now, pn_out) < 0)
 		return 0;
-	}
-	hdr(c, buf, UDP_PKT_DATA, pn);
-	c->tp->olen[i] = (size_t)(w.p - buf);
-	udp_pkt_seal(buf, c->tp->olen[i]);
-	p->time_ns = now;
-	p->off = off;
-	p->len = (uint32_t)len;
-	p->size = (uint16_t)c->tp->olen[i];
-	p->flags = (eliciting ? UDP_SENT_ELICITING | UDP_SENT_INFLIGHT : 0) | (window ? UDP_SENT_WINDOW : 0);
 	if (eliciting) {
-		udp_cc_on_send(&c->cc, p, c->rec.in_flight, now);
-		udp_pacer_spend(&c->pacer, p->size);
+		udp_pacer_spend(&c->pacer, c->tp->olen[i]);
 		c->last_eliciting_ns = now;
 		if (c->probe)
 			c->probe--;
 	}
 	if (retx)
 		c->rec.retransmits++;
-	udp_rec_commit(&c->rec, p);
-	*pn_out = pn;
 	return held ? 2 : 1;
 }
 
@@ -349,27 +375,13 @@ static void send_pmtu_probe(struct lds_tp_conn *c, unsigned size, uint64_t now)
 {
 	uint8_t *buf = c->tp->obuf[0];
 	struct udp_wr w = { buf + UDP_HDR_LEN, buf + size, 0 };
-	struct udp_sent *p;
 	uint64_t pn;
 	int r, err;
 
-	p = udp_rec_next(&c->rec, &pn);
-	if (p == NULL) {
-		udp_conn_fail(c, -ENOMEM);
-		return;
-	}
 	udp_wr_varint(&w, UDP_FR_PING);
 	memset(w.p, UDP_FR_PADDING, (size_t)(w.end - w.p));
-	hdr(c, buf, UDP_PKT_DATA, pn);
-	c->tp->olen[0] = size;
-	udp_pkt_seal(buf, size);
-	p->time_ns = now;
-	p->off = 0;
-	p->len = 0;
-	p->size = (uint16_t)size;
-	p->flags = UDP_SENT_ELICITING | UDP_SENT_INFLIGHT | UDP_SENT_PMTU;
-	udp_cc_on_send(&c->cc, p, c->rec.in_flight, now);
-	udp_rec_commit(&c->rec, p);
+	if (stamp(c, 0, size, 0, 0, UDP_SENT_ELICITING | UDP_SENT_INFLIGHT | UDP_SENT_PMTU, now, &pn) < 0)
+		return;
 	r = udp_sock_send(c, 1);
 	err = errno;
 	if (r == 1) {
@@ -442,6 +454,24 @@ void udp_conn_flush(struct lds_tp_conn *c, uint64_t now)
 	/* Nothing held back and room to spare: the core, not the path, is the limit. */
 	if (r == 0 && c->rec.in_flight + c->conf.mtu <= c->cc.cwnd)
 		udp_cc_app_limited(&c->cc, c->rec.in_flight);
+}
+
+/* What the pacer allows in one tick of the timer (at least a packet). */
+static uint64_t tick_bytes(const struct lds_tp_conn *c)
+{
+	uint64_t b = c->pacer.rate / 1000 * c->tp->tick_ms;
+
+	if (b > c->pacer.burst)
+		b = c->pacer.burst;
+	return b > c->conf.mtu ? b : c->conf.mtu;
+}
+
+void udp_conn_nudge(struct lds_tp_conn *c, uint64_t now)
+{
+	if (c->tp->tick_ms == UDP_TICK_LONG_MS && !ack_due(c, now) && !window_due(c) && !c->probe &&
+	    !udp_pacer_allow(&c->pacer, tick_bytes(c), now))
+		return;
+	udp_conn_flush(c, now);
 }
 
 /* ---- timers ------------------------------------------------------------ */

@@ -319,7 +319,7 @@ static struct lds_tp_conn *take_packet(struct udp_sock *s, const uint8_t *buf, s
 static void settle(struct lds_tp_conn **touched, size_t n, uint64_t now)
 {
 	for (size_t i = 0; i < n; i++)
-		udp_conn_flush(touched[i], now);
+		udp_conn_nudge(touched[i], now);
 	for (size_t i = 0; i < n; i++)
 		udp_conn_upcalls(touched[i]);
 }
