@@ -9,7 +9,7 @@
  * retransmissions.  Also: sprayed garbage and forged handshakes allocate
  * nothing and are counted; a connect to a closed port fails; a close
  * inside an upcall; a conn whose window is full still sends the ACK it
- * owes.
+ * owes; a window update the socket refused is told again.
  */
 #include <check.h>
 #include <errno.h>
@@ -289,6 +289,98 @@ START_TEST(test_ack_with_window_full)
 }
 END_TEST
 
+/* A window update the socket refused (a full buffer, an ICMP error
+ * pending) is told again by the next packet, while the peer's sender sits
+ * at the window's end and sends nothing that would make us answer.  (It
+ * was recorded as told: the receiver sent nothing until its keepalive,
+ * idle_timeout / 3 later, and the sender waited as long.)  The server
+ * does not read until the client has filled its window and has nothing in
+ * flight; then its sends are refused (a destination the kernel rejects)
+ * while it reads and tells the new window, and allowed again at once. */
+#define OWED_HEAL_MAX_NS 2000000000ull   /* a few ticks do; the keepalive took 10 s */
+
+static struct {
+	int phase;                       /* 0 paused, 1 refusing, 2 allowed: waiting for the window, 3 done */
+	socklen_t peer_len;              /* the server's, while refused */
+	uint64_t advertised, peer_max, sent;
+	uint64_t refused_ns, healed_ns;
+} owed;
+
+static void owed_accepted(struct lds_tp_conn *c)
+{
+	struct udp_conf uc;
+	struct lds_tp_opts o = { .conf = &uc };
+
+	udp_conf_defaults(&uc);
+	uc.window = UDP_WINDOW_MIN;
+	ck_assert_int_eq(tp_run.p.ops->set_opts(c, &o), 0);
+	tp_run.p.ops->want_read(c, 0);
+}
+
+static void owed_window_tick(uint64_t now, void *arg)
+{
+	struct lds_tp_conn *s = tp_run.server, *c = tp_run.client;
+
+	(void)arg;
+	if (s == NULL || c == NULL || c->state != UDP_ST_OPEN)
+		return;
+	switch (owed.phase) {
+	case 0:
+		/* The client at the window's end, everything acknowledged. */
+		if (c->sq.next < c->sq.peer_max || c->sq.next >= c->sq.end || c->rec.in_flight || c->sq.retx.n)
+			return;
+		owed.advertised = s->advertised;
+		owed.peer_max = c->sq.peer_max;
+		owed.sent = s->bytes_sent;
+		owed.peer_len = s->peer_len;
+		s->peer_len = 0;            /* no destination: EDESTADDRREQ */
+		tp_run.p.ops->want_read(s, 1);
+		owed.phase = 1;
+		return;
+	case 1:
+		/* The new window was told, and refused. */
+		if (s->advertised == owed.advertised)
+			return;
+		ck_assert_uint_eq(s->bytes_sent, owed.sent);
+		s->peer_len = owed.peer_len;
+		owed.refused_ns = now;
+		owed.phase = 2;
+		return;
+	case 2:
+		if (c->sq.peer_max == owed.peer_max)
+			return;
+		owed.healed_ns = now;
+		owed.phase = 3;
+		return;
+	default:
+		return;
+	}
+}
+
+START_TEST(test_window_refused)
+{
+	struct tp_run_params p = { .ops = transport_find("udp"), .nmsg = 100, .max_len = 200000, .window = 64,
+				   .seed = 3, .deadline_ms = 60000, .accepted = owed_accepted };
+	int id;
+
+	tp_run_start(&p);
+	id = evloop_tick_add(tp_run.ev, 1, owed_window_tick, NULL);
+	ck_assert_int_gt(id, 0);
+	tp_run_connect(tp_run.port);
+	tp_run_loop();
+	evloop_tick_del(tp_run.ev, id);
+	check_delivery();
+	ck_assert_uint_gt(tp_run.got, 2ull * UDP_WINDOW_MIN);
+	ck_assert_int_eq(owed.phase, 3);
+	printf("udp_e2e window refused: %zu bytes; the sender had the window %.3f ms after the socket allowed it again\n",
+	       tp_run.got, (double)(owed.healed_ns - owed.refused_ns) / 1e6);
+	ck_assert_msg(owed.healed_ns - owed.refused_ns < OWED_HEAL_MAX_NS,
+		      "the refused window reached the sender %.3f s after the socket allowed it again",
+		      (double)(owed.healed_ns - owed.refused_ns) / 1e9);
+	tp_run_finish();
+}
+END_TEST
+
 /* The kind's status keys, from the settings block. */
 START_TEST(test_status)
 {
@@ -327,6 +419,7 @@ Suite *make_udp_e2e_suite(void)
 	tcase_add_test(tc, test_spray);
 	tcase_add_test(tc, test_status);
 	tcase_add_test(tc, test_ack_with_window_full);
+	tcase_add_test(tc, test_window_refused);
 	suite_add_tcase(s, tc);
 	return s;
 }
