@@ -1,4 +1,4 @@
-/* udp_ack.c - received packet numbers and ACK frames; see udp_ack.h. */
+/* udp_ack.c - received packet numbers and the ACK frames written of them; see udp_ack.h. */
 #include <errno.h>
 #include <string.h>
 
@@ -89,33 +89,4 @@ void udp_ack_encode(struct udp_rx *rx, struct udp_wr *w, uint64_t now_ns)
 	rx->unacked = 0;
 	rx->now = 0;
 	rx->last_ack_ns = now_ns;
-}
-
-int udp_ack_decode(struct udp_rd *r, struct udp_frames *f)
-{
-	uint64_t largest = udp_rd_varint(r), count, first, lo;
-
-	f->ack_largest = largest;
-	f->ack_delay_us = udp_rd_varint(r);
-	count = udp_rd_varint(r);
-	first = udp_rd_varint(r);
-	if (r->bad || first > largest || count >= UDP_ACK_RANGES_MAX || largest >= UINT64_MAX / 2)
-		return -1;
-	lo = largest - first;
-	f->ranges[0].lo = lo;
-	f->ranges[0].hi = largest + 1;
-	f->nranges = 1;
-	for (uint64_t i = 0; i < count; i++) {
-		uint64_t gap = udp_rd_varint(r), len = udp_rd_varint(r), hi;
-
-		/* The next range ends gap + 1 numbers below this one's start. */
-		if (r->bad || lo < gap + 2 || lo - gap - 2 < len)
-			return -1;
-		hi = lo - gap - 2;
-		lo = hi - len;
-		f->ranges[f->nranges].lo = lo;
-		f->ranges[f->nranges].hi = hi + 1;
-		f->nranges++;
-	}
-	return 0;
 }

@@ -1,7 +1,9 @@
 /*
  * udp_ack.h - acknowledgements: the packet numbers a conn has received,
  * kept as ranges, written as a QUIC-style ACK frame (largest, delay, then
- * ranges downwards as gap/length pairs) and read back from one.
+ * ranges downwards as gap/length pairs).  Reading one is the frame
+ * parser's (udp_packet.c): this file uses the packet's writer, not the
+ * other way round.
  */
 #ifndef LDS_UDP_ACK_H
 #define LDS_UDP_ACK_H
@@ -35,7 +37,5 @@ int udp_rx_record(struct udp_rx *rx, uint64_t pn, int eliciting, uint64_t now_ns
 /* Writes an ACK frame for what was received (as many ranges as fit in w)
  * and clears what is owed. */
 void udp_ack_encode(struct udp_rx *rx, struct udp_wr *w, uint64_t now_ns);
-/* Reads an ACK frame's fields after its type into f; -1 if malformed. */
-int udp_ack_decode(struct udp_rd *r, struct udp_frames *f);
 
 #endif

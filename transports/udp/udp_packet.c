@@ -2,7 +2,6 @@
 #include <string.h>
 
 #include "ldsd/crc32c.h"
-#include "udp_ack.h"
 #include "udp_packet.h"
 
 static uint64_t rd_be(struct udp_rd *r, size_t n)
@@ -144,6 +143,37 @@ int udp_pkt_open(const uint8_t *buf, size_t len, struct udp_hdr *h, struct udp_r
 	return 0;
 }
 
+/* An ACK frame's fields after its type into f; -1 if malformed (ranges
+ * going below packet 0, more than f holds). */
+static int ack_decode(struct udp_rd *r, struct udp_frames *f)
+{
+	uint64_t largest = udp_rd_varint(r), count, first, lo;
+
+	f->ack_largest = largest;
+	f->ack_delay_us = udp_rd_varint(r);
+	count = udp_rd_varint(r);
+	first = udp_rd_varint(r);
+	if (r->bad || first > largest || count >= UDP_ACK_RANGES_MAX || largest >= UINT64_MAX / 2)
+		return -1;
+	lo = largest - first;
+	f->ranges[0].lo = lo;
+	f->ranges[0].hi = largest + 1;
+	f->nranges = 1;
+	for (uint64_t i = 0; i < count; i++) {
+		uint64_t gap = udp_rd_varint(r), len = udp_rd_varint(r), hi;
+
+		/* The next range ends gap + 1 numbers below this one's start. */
+		if (r->bad || lo < gap + 2 || lo - gap - 2 < len)
+			return -1;
+		hi = lo - gap - 2;
+		lo = hi - len;
+		f->ranges[f->nranges].lo = lo;
+		f->ranges[f->nranges].hi = hi + 1;
+		f->nranges++;
+	}
+	return 0;
+}
+
 int udp_frames_parse(struct udp_rd *r, struct udp_frames *f)
 {
 	memset(f, 0, sizeof(*f));
@@ -158,7 +188,7 @@ int udp_frames_parse(struct udp_rd *r, struct udp_frames *f)
 			f->ping = 1;
 			break;
 		case UDP_FR_ACK:
-			if (f->has_ack || udp_ack_decode(r, f) < 0)
+			if (f->has_ack || ack_decode(r, f) < 0)
 				return -1;
 			f->has_ack = 1;
 			break;
