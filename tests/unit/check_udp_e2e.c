@@ -66,6 +66,19 @@ static void check_delivery(void)
 	ck_assert_msg(strncmp(tp_run.info.peer, "127.0.0.1:", 10) == 0, "peer %s", tp_run.info.peer);
 }
 
+/* The run set up, with tick called every millisecond to look at or
+ * change the conns mid-run; delivery checked. */
+static void run_ticked(evloop_tick_cb *tick)
+{
+	int id = evloop_tick_add(tp_run.ev, 1, tick, NULL);
+
+	ck_assert_int_gt(id, 0);
+	tp_run_connect(tp_run.port);
+	tp_run_loop();
+	evloop_tick_del(tp_run.ev, id);
+	check_delivery();
+}
+
 static struct tp_shim shim;
 
 /* The run start() set up, through the shim with path's impairments (its
@@ -272,15 +285,8 @@ static void held_ack_tick(uint64_t now, void *arg)
 
 START_TEST(test_ack_with_window_full)
 {
-	int id;
-
 	start(100, 200000);
-	id = evloop_tick_add(tp_run.ev, 1, held_ack_tick, NULL);
-	ck_assert_int_gt(id, 0);
-	tp_run_connect(tp_run.port);
-	tp_run_loop();
-	evloop_tick_del(tp_run.ev, id);
-	check_delivery();
+	run_ticked(held_ack_tick);
 	ck_assert_int_eq(held.done, 1);
 	ck_assert_msg(held.sent_after > held.sent_before, "the owed ACK was not sent (bytes_sent %llu before, %llu after)",
 		      (unsigned long long)held.sent_before, (unsigned long long)held.sent_after);
@@ -361,15 +367,9 @@ START_TEST(test_window_refused)
 {
 	struct tp_run_params p = { .ops = transport_find("udp"), .nmsg = 100, .max_len = 200000, .window = 64,
 				   .seed = 3, .deadline_ms = 60000, .accepted = owed_accepted };
-	int id;
 
 	tp_run_start(&p);
-	id = evloop_tick_add(tp_run.ev, 1, owed_window_tick, NULL);
-	ck_assert_int_gt(id, 0);
-	tp_run_connect(tp_run.port);
-	tp_run_loop();
-	evloop_tick_del(tp_run.ev, id);
-	check_delivery();
+	run_ticked(owed_window_tick);
 	ck_assert_uint_gt(tp_run.got, 2ull * UDP_WINDOW_MIN);
 	ck_assert_int_eq(owed.phase, 3);
 	printf("udp_e2e window refused: %zu bytes; the sender had the window %.3f ms after the socket allowed it again\n",
