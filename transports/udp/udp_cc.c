@@ -154,7 +154,6 @@ static void update_state(struct udp_cc *cc, uint64_t rtt_ns, uint64_t in_flight,
 	if (rtt_ns && (cc->min_rtt == 0 || rtt_ns <= cc->min_rtt || expired)) {
 		cc->min_rtt = rtt_ns;
 		cc->min_rtt_stamp = now_ns;
-		expired = 0;
 	}
 	check_full_pipe(cc);
 	bdp = udp_cc_bdp(cc);
