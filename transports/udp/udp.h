@@ -34,6 +34,13 @@
  * seventh of the round trip. */
 #define UDP_TICK_LONG_MS 2
 #define UDP_TICK_LONG_MIN_RTT_NS 15000000ull
+/* Where every path is this long, every UDP_TICK_LONGER_MS: half the wakes
+ * again; a pacing train of 4 ms (the pacer's bucket holds 8) and a reading
+ * delay of 4 ms on each side, under a twelfth of the round trip; an ACK
+ * (due every UDP_ACK_INTERVAL_MAX_NS) goes each tick, within the 5 ms
+ * the peer allows for. */
+#define UDP_TICK_LONGER_MS 4
+#define UDP_TICK_LONGER_MIN_RTT_NS 100000000ull
 #define UDP_BATCH 32                 /* datagrams per recvmmsg/sendmmsg */
 #define UDP_GSO_SEGS 64              /* the kernel's limits on one UDP GSO send */
 #define UDP_GSO_BYTES 65000
@@ -106,7 +113,7 @@ struct lds_transport {
 	struct lds_tp_host host;
 	struct lds_tp_upcalls up;
 	int timer_id, pending_id;
-	unsigned tick_ms;                /* the timer's interval (UDP_TICK_MS or UDP_TICK_LONG_MS) */
+	unsigned tick_ms;                /* the timer's interval (udp_tick_ms) */
 	struct lds_tp_conn *conns;       /* all conns, live and lingering */
 	size_t nconns;
 	struct udp_sock *socks;
@@ -175,6 +182,8 @@ struct lds_tp_conn {
 void udp_timer_need(struct lds_transport *tp);
 /* Moves the timer to the interval the conns' paths allow. */
 void udp_timer_adjust(struct lds_transport *tp);
+/* The timer's interval for a least path of path_ns (0: not known yet). */
+unsigned udp_tick_ms(uint64_t path_ns);
 
 /* udp_conn.c */
 void udp_conn_mtu_conf(struct lds_tp_conn *c, unsigned mtu, unsigned mtu_max);
@@ -208,7 +217,7 @@ void udp_conn_free(struct lds_tp_conn *c);
 void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_rd *payload, uint64_t now_ns);
 void udp_conn_flush(struct lds_tp_conn *c, uint64_t now_ns);
 /* A flush outside the tick (the core queued or took something, packets
- * came).  Where the timer runs every UDP_TICK_LONG_MS, only what is owed
+ * came).  Where the timer runs every UDP_TICK_LONG_MS or more, only what is owed
  * now (an ACK, a window update, a probe) or a tick's worth of what the
  * pacer allows goes at once; less waits for the tick, the pacer's bucket
  * keeping it: each send of the few packets the pacer allowed since the
