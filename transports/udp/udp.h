@@ -66,8 +66,10 @@
 #define UDP_CLOSE_SENDS 3                 /* a CLOSE may be lost, and a peer with nothing to send never asks again */
 /* A socket that receives many packets is read on the tick instead of on
  * each readiness (udp_sock_poll): one wake, one recvmmsg and one ACK per
- * tick's packets instead of per packet or two.  Entered at this rate,
- * left below the lower one (measured over a window). */
+ * tick's packets instead of per packet or two.  Packets sent count too: a
+ * busy sender's socket gets an ACK every few ms, each a wake of its own
+ * when watched.  Entered at this rate, left below the lower one (measured
+ * over a window). */
 #define UDP_POLL_ENTER_PPS 4000
 #define UDP_POLL_LEAVE_PPS 1000
 #define UDP_POLL_WINDOW_NS 10000000ull
@@ -88,7 +90,7 @@ struct udp_sock {
 	struct udp_sock *next;           /* the instance's sockets */
 	int polled;                      /* read on the tick, not watched */
 	unsigned polled_round;           /* the tick that last read it */
-	uint64_t win_ns, win_pkts;       /* packets received since win_ns */
+	uint64_t win_ns, win_pkts;       /* packets received and sent since win_ns */
 };
 
 struct lds_tp_listener {
@@ -119,6 +121,7 @@ struct lds_transport {
 	struct udp_sock *socks;
 	unsigned round;                  /* ticks so far */
 	uint64_t tick_reads;             /* sockets read on the tick (udp_sock_poll) */
+	uint64_t tick_reads_client;      /* of them, clients' sockets */
 	struct lds_tp_conn *dead;        /* closed by the core, closed upcall owed */
 	uint8_t secret[32];              /* keys retry tokens */
 	int no_gso;                      /* the kernel refused UDP GSO: one packet per send */
