@@ -11,6 +11,7 @@
 
 #include "ldsd/crc32c.h"
 #include "suites.h"
+#include "transports/udp/udp.h"
 #include "transports/udp/udp_ack.h"
 #include "transports/udp/udp_packet.h"
 #include "transports/udp/udp_ranges.h"
@@ -542,6 +543,22 @@ START_TEST(test_recvq_bad)
 }
 END_TEST
 
+/* The timer's interval by the least path: 1 ms until a path is known and
+ * under 15 ms, 2 ms up to 100 ms, 4 ms from there; never longer than the
+ * pacer's bucket or an ACK may wait. */
+START_TEST(test_tick_ms)
+{
+	ck_assert_uint_eq(udp_tick_ms(0), UDP_TICK_MS);
+	ck_assert_uint_eq(udp_tick_ms(UDP_TICK_LONG_MIN_RTT_NS - 1), UDP_TICK_MS);
+	ck_assert_uint_eq(udp_tick_ms(UDP_TICK_LONG_MIN_RTT_NS), UDP_TICK_LONG_MS);
+	ck_assert_uint_eq(udp_tick_ms(UDP_TICK_LONGER_MIN_RTT_NS - 1), UDP_TICK_LONG_MS);
+	ck_assert_uint_eq(udp_tick_ms(UDP_TICK_LONGER_MIN_RTT_NS), UDP_TICK_LONGER_MS);
+	ck_assert_uint_eq(udp_tick_ms(UINT64_MAX), UDP_TICK_LONGER_MS);
+	ck_assert_uint_le(UDP_TICK_LONGER_MS * 1000000ull, UDP_PACER_BURST_NS);
+	ck_assert_uint_le(UDP_TICK_LONGER_MS * 1000000ull, UDP_MAX_ACK_DELAY_NS);
+}
+END_TEST
+
 Suite *make_udp_proto_suite(void)
 {
 	Suite *s = suite_create("udp_proto");
@@ -560,6 +577,7 @@ Suite *make_udp_proto_suite(void)
 	tcase_add_test(tc, test_pmtu_search);
 	tcase_add_test(tc, test_pmtu_black_hole);
 	tcase_add_test(tc, test_recvq_bad);
+	tcase_add_test(tc, test_tick_ms);
 	suite_add_tcase(s, tc);
 	return s;
 }

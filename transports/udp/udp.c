@@ -4,8 +4,8 @@
  * recovery, model-based congestion control, pacing and flow control.
  *
  * This file holds the ops table and the instance: one host timer (every
- * millisecond while any conn exists, every UDP_TICK_LONG_MS where all
- * paths are long) reads the busy sockets
+ * millisecond while any conn exists, less often where all paths are
+ * long: udp_tick_ms) reads the busy sockets
  * (udp_sock_poll) and drives every conn's timers and sending; the before-sleep pending hook frees closed conns after their
  * closed upcall and makes the level-triggered upcalls (readable while a
  * whole message waits, writable while there is room).  Sockets and the
@@ -59,13 +59,23 @@ static void udp_tick(uint64_t now_ns, void *arg)
 	}
 }
 
-/* The timer's interval: the long one only where every conn's path is long. */
+unsigned udp_tick_ms(uint64_t path_ns)
+{
+	if (path_ns >= UDP_TICK_LONGER_MIN_RTT_NS)
+		return UDP_TICK_LONGER_MS;
+	return path_ns >= UDP_TICK_LONG_MIN_RTT_NS ? UDP_TICK_LONG_MS : UDP_TICK_MS;
+}
+
+/* The timer's interval: the shortest path's (a conn with no sample yet
+ * counts as the shortest). */
 static unsigned tick_wanted(const struct lds_transport *tp)
 {
+	uint64_t least = UINT64_MAX;
+
 	for (const struct lds_tp_conn *c = tp->conns; c; c = c->next)
-		if (c->path_rtt_min < UDP_TICK_LONG_MIN_RTT_NS)
-			return UDP_TICK_MS;
-	return UDP_TICK_LONG_MS;
+		if (c->path_rtt_min < least)
+			least = c->path_rtt_min;
+	return udp_tick_ms(least);
 }
 
 void udp_timer_adjust(struct lds_transport *tp)

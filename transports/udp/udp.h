@@ -34,6 +34,13 @@
  * seventh of the round trip. */
 #define UDP_TICK_LONG_MS 2
 #define UDP_TICK_LONG_MIN_RTT_NS 15000000ull
+/* Where every path is this long, every UDP_TICK_LONGER_MS: half the wakes
+ * again; a pacing train of 4 ms (the pacer's bucket holds 8) and a reading
+ * delay of 4 ms on each side, under a twelfth of the round trip; an ACK
+ * (due every UDP_ACK_INTERVAL_MAX_NS) goes each tick, within the 5 ms
+ * the peer allows for. */
+#define UDP_TICK_LONGER_MS 4
+#define UDP_TICK_LONGER_MIN_RTT_NS 100000000ull
 #define UDP_BATCH 32                 /* datagrams per recvmmsg/sendmmsg */
 #define UDP_GSO_SEGS 64              /* the kernel's limits on one UDP GSO send */
 #define UDP_GSO_BYTES 65000
@@ -59,8 +66,10 @@
 #define UDP_CLOSE_SENDS 3                 /* a CLOSE may be lost, and a peer with nothing to send never asks again */
 /* A socket that receives many packets is read on the tick instead of on
  * each readiness (udp_sock_poll): one wake, one recvmmsg and one ACK per
- * tick's packets instead of per packet or two.  Entered at this rate,
- * left below the lower one (measured over a window). */
+ * tick's packets instead of per packet or two.  Packets sent count too: a
+ * busy sender's socket gets an ACK every few ms, each a wake of its own
+ * when watched.  Entered at this rate, left below the lower one (measured
+ * over a window). */
 #define UDP_POLL_ENTER_PPS 4000
 #define UDP_POLL_LEAVE_PPS 1000
 #define UDP_POLL_WINDOW_NS 10000000ull
@@ -81,7 +90,7 @@ struct udp_sock {
 	struct udp_sock *next;           /* the instance's sockets */
 	int polled;                      /* read on the tick, not watched */
 	unsigned polled_round;           /* the tick that last read it */
-	uint64_t win_ns, win_pkts;       /* packets received since win_ns */
+	uint64_t win_ns, win_pkts;       /* packets received and sent since win_ns */
 };
 
 struct lds_tp_listener {
@@ -106,12 +115,13 @@ struct lds_transport {
 	struct lds_tp_host host;
 	struct lds_tp_upcalls up;
 	int timer_id, pending_id;
-	unsigned tick_ms;                /* the timer's interval (UDP_TICK_MS or UDP_TICK_LONG_MS) */
+	unsigned tick_ms;                /* the timer's interval (udp_tick_ms) */
 	struct lds_tp_conn *conns;       /* all conns, live and lingering */
 	size_t nconns;
 	struct udp_sock *socks;
 	unsigned round;                  /* ticks so far */
 	uint64_t tick_reads;             /* sockets read on the tick (udp_sock_poll) */
+	uint64_t tick_reads_client;      /* of them, clients' sockets */
 	struct lds_tp_conn *dead;        /* closed by the core, closed upcall owed */
 	uint8_t secret[32];              /* keys retry tokens */
 	int no_gso;                      /* the kernel refused UDP GSO: one packet per send */
@@ -175,6 +185,8 @@ struct lds_tp_conn {
 void udp_timer_need(struct lds_transport *tp);
 /* Moves the timer to the interval the conns' paths allow. */
 void udp_timer_adjust(struct lds_transport *tp);
+/* The timer's interval for a least path of path_ns (0: not known yet). */
+unsigned udp_tick_ms(uint64_t path_ns);
 
 /* udp_conn.c */
 void udp_conn_mtu_conf(struct lds_tp_conn *c, unsigned mtu, unsigned mtu_max);
@@ -208,7 +220,7 @@ void udp_conn_free(struct lds_tp_conn *c);
 void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_rd *payload, uint64_t now_ns);
 void udp_conn_flush(struct lds_tp_conn *c, uint64_t now_ns);
 /* A flush outside the tick (the core queued or took something, packets
- * came).  Where the timer runs every UDP_TICK_LONG_MS, only what is owed
+ * came).  Where the timer runs every UDP_TICK_LONG_MS or more, only what is owed
  * now (an ACK, a window update, a probe) or a tick's worth of what the
  * pacer allows goes at once; less waits for the tick, the pacer's bucket
  * keeping it: each send of the few packets the pacer allowed since the

@@ -468,7 +468,7 @@ static uint64_t tick_bytes(const struct lds_tp_conn *c)
 
 void udp_conn_nudge(struct lds_tp_conn *c, uint64_t now)
 {
-	if (c->tp->tick_ms == UDP_TICK_LONG_MS && !ack_due(c, now) && !window_due(c) && !c->probe &&
+	if (c->tp->tick_ms > UDP_TICK_MS && !ack_due(c, now) && !window_due(c) && !c->probe &&
 	    !udp_pacer_allow(&c->pacer, tick_bytes(c), now))
 		return;
 	udp_conn_flush(c, now);

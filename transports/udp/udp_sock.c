@@ -157,6 +157,7 @@ int udp_sock_send(struct lds_tp_conn *c, size_t n)
 	if (r >= 0) {
 		for (int e = 0; e < r; e++)
 			done += count[e];
+		c->sock->win_pkts += done;
 		return (int)done;
 	}
 	/* A device without segmentation offload or its software fallback:
@@ -455,6 +456,7 @@ void udp_sock_poll(struct lds_transport *tp, uint64_t now)
 		poll_mode(s, now);
 		if (s->polled) {
 			tp->tick_reads++;
+			tp->tick_reads_client += s->l == NULL;
 			sock_event(s->fd, TP_EV_READ, s);
 		}
 	} while (1);
