@@ -13,6 +13,7 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -112,6 +113,9 @@ START_TEST(test_clean)
 	tp_run_loop();
 	check_delivery();
 	ck_assert_uint_eq(tp_run.tp->stats.bad, 0);
+	/* Nothing went twice (a flush held by the pacer once sent a stale
+	 * datagram left in its buffer). */
+	ck_assert_uint_eq(tp_run.tp->stats.replayed, 0);
 	ck_assert_uint_gt(tp_run.info.bytes_sent, 200ull * 100000);
 	/* Loopback carries the largest size the search tries. */
 	ck_assert_uint_eq(tp_run.info.mtu, UDP_MTU_MAX_DEFAULT);
@@ -157,6 +161,9 @@ START_TEST(test_long_path)
 	       tp_run.got, (double)(clock_now_ns() - t0) / 1e9, shim.dropped, tp_run.info.retransmits,
 	       tp_run.info.rtt_us, tp_run.info.cwnd);
 	ck_assert_uint_ge(tp_run.info.min_rtt_us, 100000);
+	/* Paced, a flush often ends held by the pacer: it sends what it built and nothing more. */
+	ck_assert_msg(tp_run.tp->stats.replayed == 0, "%" PRIu64 " datagrams arrived twice on a path that duplicates none",
+		      tp_run.tp->stats.replayed);
 	/* A long, busy path: the sockets are read on the tick, not woken per packet. */
 	ck_assert_uint_gt(tp_run.tp->tick_reads, 0);
 	/* The sender's too, which receives only ACKs, a few a tick: no wake

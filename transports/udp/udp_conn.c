@@ -313,9 +313,11 @@ static int stamp(struct lds_tp_conn *c, size_t i, size_t size, uint64_t off, siz
 	return 0;
 }
 
+#define BUILT 1          /* a packet is in tp->obuf[i] */
+#define HELD 2           /* data was held back by the congestion window or the pacer */
+
 /* Builds one packet in tp->obuf[i]: what is owed and what may go.
- * Returns 0 if there was nothing to send, 1 if built, 2 if built but
- * data was held back by the congestion window or the pacer. */
+ * Returns BUILT, HELD, both or neither (0: nothing to send). */
 static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out)
 {
 	uint8_t *buf = c->tp->obuf[i];
@@ -354,7 +356,7 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 		eliciting = 1;
 	}
 	if (w.p == buf + UDP_HDR_LEN)
-		return held ? 2 : 0;
+		return held ? HELD : 0;
 	if (stamp(c, i, (size_t)(w.p - buf), off, len,
 		  (eliciting ? UDP_SENT_ELICITING | UDP_SENT_INFLIGHT : 0) | (window ? UDP_SENT_WINDOW : 0), now, pn_out) < 0)
 		return 0;
@@ -366,7 +368,7 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 	}
 	if (retx)
 		c->rec.retransmits++;
-	return held ? 2 : 1;
+	return held ? BUILT | HELD : BUILT;
 }
 
 /* A path MTU probe: a PING padded to size, in a send of its own, so that
@@ -436,17 +438,17 @@ void udp_conn_flush(struct lds_tp_conn *c, uint64_t now)
 	/* Bounded: a fast path yields to the loop every few batches. */
 	for (int k = 0; k < 4 * UDP_BATCH && c->state != UDP_ST_FAILED; k++) {
 		r = build(c, n, now, &pns[n]);
-		if (r == 0)
+		if (!(r & BUILT))
 			break;
-		/* Built, even when its data was held back (2): an ACK or a
-		 * window that goes alone must go, or a peer that waits for it
-		 * while its own window is full waits for ever. */
+		/* Built, even when its data was held back: an ACK or a window
+		 * that goes alone must go, or a peer that waits for it while
+		 * its own window is full waits for ever. */
 		if (++n == UDP_BATCH) {
 			if (send_batch(c, n, pns) < 0)
 				return;
 			n = 0;
 		}
-		if (r == 2)
+		if (r & HELD)
 			break;
 	}
 	if (n && send_batch(c, n, pns) < 0)
