@@ -469,6 +469,40 @@ START_TEST(test_cc_probe_rtt)
 }
 END_TEST
 
+/* Samples within 1/32 of min_rtt (the queue drained, ACK delays on top)
+ * renew its window: 11 s on, no PROBE_RTT, min_rtt kept.  One 1/16 above
+ * does not (test_cc_probe_rtt). */
+START_TEST(test_cc_min_rtt_renewed)
+{
+	struct udp_cc cc;
+	struct udp_sent p;
+	uint64_t t = 20000 * MS;
+
+	udp_cc_init(&cc, MSS, 0, 0);
+	cc.filled_pipe = 1;
+	cc.state = UDP_CC_PROBE_BW;
+	cc.bw = 10e6;
+	cc.min_rtt = 64 * MS;
+	cc.min_rtt_stamp = t - 11000 * MS;
+	memset(&p, 0, sizeof(p));
+	p.size = MSS;
+	p.first_sent_ns = p.delivered_ns = t - 1000 * MS;
+	for (int i = 0; i < 11; i++) {
+		p.time_ns = t - 70 * MS;
+		udp_cc_on_acked(&cc, &p, t);
+		udp_cc_on_ack_end(&cc, i == 0 ? 66 * MS : 80 * MS, 70 * MS, 100 * MSS, t);
+		ck_assert_int_eq(cc.state, UDP_CC_PROBE_BW);
+		t += 1000 * MS;
+	}
+	ck_assert_uint_eq(cc.min_rtt, 64 * MS);
+	/* 10 s after the last sample within 1/32: PROBE_RTT. */
+	p.time_ns = t - 70 * MS;
+	udp_cc_on_acked(&cc, &p, t);
+	udp_cc_on_ack_end(&cc, 80 * MS, 70 * MS, 100 * MSS, t);
+	ck_assert_int_eq(cc.state, UDP_CC_PROBE_RTT);
+}
+END_TEST
+
 /* 1 MB/s with 1000-byte packets: 1000 a second after the first burst. */
 START_TEST(test_pacer)
 {
@@ -505,6 +539,7 @@ Suite *make_udp_cc_suite(void)
 	tcase_add_test(tc, test_cc_app_limited_startup);
 	tcase_add_test(tc, test_cc_outage);
 	tcase_add_loop_test(tc, test_cc_probe_rtt, 0, 2);
+	tcase_add_test(tc, test_cc_min_rtt_renewed);
 	tcase_add_test(tc, test_pacer);
 	suite_add_tcase(s, tc);
 	return s;

@@ -149,7 +149,16 @@ static void check_full_pipe(struct udp_cc *cc)
 static void update_state(struct udp_cc *cc, uint64_t rtt_ns, uint64_t in_flight, uint64_t now_ns)
 {
 	uint64_t bdp;
-	int expired = now_ns - cc->min_rtt_stamp > UDP_CC_MIN_RTT_WIN_NS;
+	int expired;
+
+	/* A sample within 1/32 of min_rtt shows the queue drained (PROBE_BW's
+	 * 0.75 phase does it each cycle): min_rtt still holds, and PROBE_RTT,
+	 * which halves the window for 200 ms and a round (2 % of the rate at
+	 * 200 ms), would learn nothing.  Exact equality, all BBR v1 takes,
+	 * almost never comes with ACK delays of a few ms. */
+	if (rtt_ns && cc->min_rtt && rtt_ns <= cc->min_rtt + cc->min_rtt / UDP_CC_MIN_RTT_SLACK)
+		cc->min_rtt_stamp = now_ns;
+	expired = now_ns - cc->min_rtt_stamp > UDP_CC_MIN_RTT_WIN_NS;
 
 	if (rtt_ns && (cc->min_rtt == 0 || rtt_ns <= cc->min_rtt || expired)) {
 		cc->min_rtt = rtt_ns;

@@ -28,6 +28,8 @@ extern const char *const udp_cc_state_names[];
 #define UDP_CC_BW_ROUNDS 10
 #define UDP_CC_MIN_RTT_WIN_NS 10000000000ull
 #define UDP_CC_PROBE_RTT_NS 200000000ull
+/* RTT samples within min_rtt / this renew min_rtt's window (no PROBE_RTT). */
+#define UDP_CC_MIN_RTT_SLACK 32
 #define UDP_CC_INITIAL_CWND_PKTS 32
 #define UDP_CC_MIN_CWND_PKTS 4
 #define UDP_CC_CYCLE_LEN 8
