@@ -16,10 +16,8 @@ static void ring_init(struct rdx_wring *r, uint32_t size)
 
 void rdx_wspace_init(struct rdx_wspace *w, uint8_t *base, uint32_t size, size_t threshold)
 {
+	*w = (struct rdx_wspace){ .base = base, .grant = size, .threshold = threshold };
 	ring_init(&w->in, size);
-	w->base = base;
-	w->grant = size;
-	w->threshold = threshold;
 }
 
 void rdx_wspace_peer(struct rdx_wspace *w, uint64_t addr, uint32_t rkey, uint32_t size)

@@ -57,7 +57,8 @@ struct rdx_wplace {
 	uint32_t off, span;
 };
 
-/* Our ring: size bytes at base (0: none), and our threshold. */
+/* Our ring: size bytes at base (0: none), and our threshold; the peer
+ * has none until rdx_wspace_peer. */
 void rdx_wspace_init(struct rdx_wspace *w, uint8_t *base, uint32_t size, size_t threshold);
 /* The peer's ring, from its private data (already checked). */
 void rdx_wspace_peer(struct rdx_wspace *w, uint64_t addr, uint32_t rkey, uint32_t size);
