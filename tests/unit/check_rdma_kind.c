@@ -109,16 +109,32 @@ START_TEST(test_settings)
 	ck_assert_uint_eq(rc->buffer_size, RDMA_DEF_BUFFER_SIZE);
 	ck_assert_uint_eq(rc->buffers, RDMA_DEF_BUFFERS);
 	ck_assert_uint_eq(rc->inline_max, RDMA_DEF_INLINE);
-	ck_assert_msg(load("rdma_buffer_size = \"8k\"; rdma_buffers = 100; rdma_inline = 0;") == 0, "%s", err);
+	ck_assert_uint_eq(rc->write_ring, RDMA_DEF_WRITE_RING);
+	ck_assert_uint_eq(rc->write_threshold, RDMA_DEF_WRITE_THRESHOLD);
+	ck_assert_msg(load("rdma_buffer_size = \"8k\"; rdma_buffers = 100; rdma_inline = 0; rdma_write_ring = \"1M\"; "
+			   "rdma_write_threshold = \"8k\";") == 0, "%s", err);
 	ck_assert_uint_eq(rc->buffer_size, 8192);
 	ck_assert_uint_eq(rc->buffers, 100);
 	ck_assert_uint_eq(rc->inline_max, 0);
+	ck_assert_uint_eq(rc->write_ring, 1u << 20);
+	ck_assert_uint_eq(rc->write_threshold, 8192);
 	f = open_memstream(&buf, &len);
 	config_print(&cfg, f);
 	fclose(f);
 	ck_assert_msg(strstr(buf, "rdma_buffer_size = 8192;") && strstr(buf, "rdma_buffers = 100;") &&
-		      strstr(buf, "rdma_inline = 0;"), "%s", buf);
+		      strstr(buf, "rdma_inline = 0;") && strstr(buf, "rdma_write_ring = 1048576;") &&
+		      strstr(buf, "rdma_write_threshold = 8192;"), "%s", buf);
 	free(buf);
+	ck_assert_msg(load("rdma_write_ring = 0;") == 0, "%s", err);   /* no writes to this side */
+	ck_assert_uint_eq(rc->write_ring, 0);
+	ck_assert_int_lt(load("rdma_write_ring = \"32k\";"), 0);
+	ck_assert_msg(strstr(err, "t.conf:5: peers.[1].rdma_write_ring:") && strstr(err, "multiple of 4096"), "%s", err);
+	ck_assert_int_lt(load("rdma_write_ring = 100000;"), 0);      /* not whole pages */
+	ck_assert_msg(strstr(err, "t.conf:5: peers.[1].rdma_write_ring:"), "%s", err);
+	ck_assert_int_lt(load("rdma_write_ring = \"32M\";"), 0);
+	ck_assert_msg(strstr(err, "t.conf:5: peers.[1].rdma_write_ring:"), "%s", err);
+	ck_assert_int_lt(load("rdma_write_threshold = 100;"), 0);
+	ck_assert_msg(strstr(err, "t.conf:5: peers.[1].rdma_write_threshold:"), "%s", err);
 	ck_assert_int_lt(load("rdma_buffers = 3;"), 0);
 	ck_assert_msg(strstr(err, "t.conf:5: peers.[1].rdma_buffers:"), "%s", err);
 	ck_assert_int_lt(load("rdma_buffer_size = 512;"), 0);
