@@ -141,16 +141,16 @@ START_TEST(test_close_all_outstanding)
 }
 END_TEST
 
-/* Which sends are signalled: every third in a run without messages, the
+/* Which sends are signalled: every fourth in a run without messages, the
  * one ending a message always, the last before the queue is full. */
 START_TEST(test_signal_rule)
 {
 	struct rdx_sendq q;
 	/* chunk, chunk, chunk, chunk, m1's last, credit, chunk, chunk (fills 8) */
 	void *ctx[] = { NULL, NULL, NULL, NULL, &m1, NULL, NULL, NULL };
-	int want[] = { 0, 0, 1, 0, 1, 0, 0, 1 };
+	int want[] = { 0, 0, 0, 1, 1, 0, 0, 1 };
 
-	ck_assert_int_eq(rdx_sendq_init(&q, 8, 3), 0);
+	ck_assert_int_eq(rdx_sendq_init(&q, 8, 4), 0);
 	for (unsigned i = 0; i < 8; i++) {
 		int sig = rdx_sendq_signal(&q, ctx[i]);
 
@@ -197,6 +197,12 @@ START_TEST(test_batch)
 	ck_assert(got[0] == &m1 && got[1] == &m2 && got[2] == &m3);
 	ck_assert_uint_eq(p.nfree, 8);
 	ck_assert_uint_eq(rdx_sendq_outstanding(&q), 0);
+	/* Closed with a write and a send outstanding: the send's slot comes
+	 * back, the write has none to give; both messages are handed back. */
+	rdx_sendq_push(&q, RDX_NO_SLOT, &m1, 1);
+	rdx_sendq_push(&q, (uint32_t)rdx_pool_take(&p), &m2, 1);
+	ck_assert_uint_eq(rdx_sendq_flush(&q, give, &p), 2);
+	ck_assert_uint_eq(p.nfree, 8);
 	rdx_sendq_fini(&q);
 	rdx_pool_fini(&p);
 }
@@ -213,20 +219,24 @@ struct sim {
 	void *msgs[SIM_MSGS];         /* the messages, by address */
 	uint64_t popped;              /* entries retired so far */
 	unsigned reported, back;      /* messages reported sent, handed back */
+	int failed;                   /* a completion failed */
 };
 
 /* Retires what the completion covered: slots back; messages reported in
- * posting order, each once; those of a failed queue pair handed back. */
-static void sim_pop(struct sim *s)
+ * posting order, each once, none from the first failed completion on;
+ * those handed back. */
+static void sim_pop(struct sim *s, int ok)
 {
 	struct rdx_sendq_done d;
 
+	s->failed |= !ok;
 	while (rdx_sendq_pop(&s->q, &d) == 1) {
 		void *msg = s->msg_of[s->popped++];
 
 		if (d.slot != RDX_NO_SLOT)
 			give(&s->p, d.slot);
 		if (d.ctx) {
+			ck_assert_msg(!s->failed, "a message reported sent after the error");
 			ck_assert_ptr_eq(d.ctx, msg);
 			ck_assert_ptr_eq(d.ctx, &s->msgs[s->reported]);
 			s->reported++;
@@ -290,11 +300,13 @@ static void simulate(unsigned fail_at, unsigned seed)
 			continue;
 		}
 		ck_assert_int_eq(rdx_sendq_complete(&s.q, cq++, !failing), 0);
-		sim_pop(&s);
+		sim_pop(&s, !failing);
 		if (failing) {
 			while (cq < wr && rand_r(&seed) % 2) {
-				ck_assert_int_eq(rdx_sendq_complete(&s.q, cq++, rand_r(&seed) % 2), 0);
-				sim_pop(&s);
+				int ok = rand_r(&seed) % 2;   /* flushed, or a success after the error */
+
+				ck_assert_int_eq(rdx_sendq_complete(&s.q, cq++, ok), 0);
+				sim_pop(&s, ok);
 			}
 			break;
 		}
