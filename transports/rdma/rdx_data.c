@@ -91,18 +91,17 @@ static int post_send(struct lds_tp_conn *c, uint32_t slot, const struct rp_hdr *
 	uint8_t *buf = rdx_pool_buf(&c->tx, slot);
 	struct ibv_sge sge[RDMA_CHUNK_IOV + 1];
 	struct ibv_send_wr wr = { .sg_list = sge, .num_sge = 1, .opcode = IBV_WR_SEND };
-	int sendable = ch && ch->registered && (uint32_t)ch->nseg + 1 <= c->max_sge;
-	enum rdx_way w = way(c, h->len, sendable);
+	int inl = way(c, h->len, 0) == RDX_WAY_INLINE;
 
 	rp_hdr_encode(h, buf);
 	sge[0] = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = RP_HDR_LEN, .lkey = ((struct ibv_mr *)c->tx.mr)->lkey };
-	if (sendable && w != RDX_WAY_INLINE) {
+	if (!inl && ch && ch->registered && (uint32_t)ch->nseg + 1 <= c->max_sge) {
 		wr.num_sge += gather(c, ch, sge + 1);
 	} else {
 		if (ch)
 			rdx_chunk_copy(ch, buf + RP_HDR_LEN);
 		sge[0].length += h->len;
-		wr.send_flags = w == RDX_WAY_INLINE ? IBV_SEND_INLINE : 0;
+		wr.send_flags = inl ? IBV_SEND_INLINE : 0;
 	}
 	return post(c, &wr, slot, ctx);
 }
