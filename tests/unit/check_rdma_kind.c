@@ -27,6 +27,7 @@
 #include "ldsd/link.h"
 #include "ldsd/tphost.h"
 #include "transports/rdma/rdx_conf.h"
+#include "transports/rdma/rdx_relay.h"
 
 #define NODEV "no RDMA device found (ibv_get_device_list returned none); use transport tcp"
 
@@ -148,6 +149,26 @@ START_TEST(test_settings)
 }
 END_TEST
 
+/* Conns that carry relays (the client path) have no write ring, since
+ * relays never write; the rest are the kind's defaults.  A kind without
+ * the setting keeps its defaults. */
+START_TEST(test_relay_conf)
+{
+	uint8_t conf[LDS_TP_CONF_MAX], def[LDS_TP_CONF_MAX] = { 0 };
+	const struct rdx_conf *rc = rdx_relay_conf(transport_find("rdma"), conf);
+	const struct lds_transport_ops *tcp = transport_find("tcp");
+
+	ck_assert_ptr_eq(rc, (const void *)conf);
+	ck_assert_uint_eq(rc->write_ring, 0);
+	ck_assert_uint_eq(rc->buffers, RDMA_DEF_BUFFERS);
+	ck_assert_uint_eq(rc->buffer_size, RDMA_DEF_BUFFER_SIZE);
+	ck_assert_uint_eq(rc->write_threshold, RDMA_DEF_WRITE_THRESHOLD);
+	if (tcp->conf_defaults)
+		tcp->conf_defaults(def);
+	ck_assert_int_eq(memcmp(rdx_relay_conf(tcp, conf), def, sizeof(def)), 0);
+}
+END_TEST
+
 static void nop_connected(struct lds_tp_conn *c, int e, void *ud) { (void)c, (void)e, (void)ud; }
 
 /* No device: -ENODEV and no instance, the reason in ldsd's words, and
@@ -205,6 +226,7 @@ Suite *make_rdma_kind_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_caps);
 	tcase_add_test(tc, test_settings);
+	tcase_add_test(tc, test_relay_conf);
 	tcase_add_test(tc, test_nodev);
 	tcase_add_test(tc, test_daemon_skips_peer);
 	suite_add_tcase(s, tc);
