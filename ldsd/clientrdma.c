@@ -168,6 +168,8 @@ int clientrdma_start(struct clientsrv *cs)
 	const struct config *cfg = cs->d->cfg;
 	struct clientrdma *cr;
 	char host[CONFIG_ADDR_MAX], why[256];
+	uint8_t conf[LDS_TP_CONF_MAX];
+	struct lds_tp_opts o = { 0 };
 	uint16_t port;
 	int r;
 
@@ -195,7 +197,8 @@ int clientrdma_start(struct clientsrv *cs)
 		return 0;
 	}
 	cs->rdma = cr;
-	r = cr->ops->listen(cr->tp, host[0] ? host : NULL, port, NULL, cr, &cr->l);
+	o.conf = rdx_relay_conf(cr->ops, conf);
+	r = cr->ops->listen(cr->tp, host[0] ? host : NULL, port, &o, cr, &cr->l);
 	if (r < 0) {
 		log_warnx("%s:%d: clients.rdma: cannot listen on %s: %s", cfg->file, cfg->client_rdma_line,
 			  cfg->client_rdma, strerror(-r));

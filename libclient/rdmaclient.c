@@ -111,6 +111,7 @@ int rdmaclient_open(const struct lds_transport_ops *ops, const char *host, uint1
 {
 	struct rclient *rc = calloc(1, sizeof(*rc));
 	struct lds_tp_opts o = { 0 };
+	uint8_t conf[LDS_TP_CONF_MAX];
 	pthread_attr_t attr;
 	pthread_t th;
 	const char *step;
@@ -128,6 +129,7 @@ int rdmaclient_open(const struct lds_transport_ops *ops, const char *host, uint1
 		rc_free(rc);
 		return r;
 	}
+	o.conf = rdx_relay_conf(ops, conf);
 	if (deadline != DEADLINE_NEVER)
 		o.connect_timeout = (double)deadline_poll_ms(deadline) / 1000.0 + 0.001;
 	r = ops->connect(rc->tp, host, port, &o, rc, &rc->conn, &step);

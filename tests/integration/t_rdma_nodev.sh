@@ -21,7 +21,7 @@ control_socket = "$T/$1.ctl";
 drain_timeout = 5.0;
 peers = ( { cluster = "$3"; role = "$2"; address = "127.0.0.1"; port = $PORT; streams = 2; key_file = "$T/key"; },
           { cluster = "clusterC"; role = "$2"; address = "127.0.0.1"; port = $((PORT + 1)); key_file = "$T/key";
-            transport = "rdma"; rdma_buffers = 16; } ${4:-} );
+            transport = "rdma"; rdma_buffers = 16; rdma_write_ring = "1M"; rdma_write_threshold = "8k"; } ${4:-} );
 EOC
 }
 two_peers clusterA connect clusterB
@@ -39,7 +39,8 @@ fi
 grep -q "rc=0" <<< "$out" || fail "--check refused a file whose only fault is the machine: $out"
 grep -qF "ldsd: warning: $T/clusterA.conf:6: peers.[1].transport: $MSG" <<< "$out" ||
 	fail "--check did not warn of the missing device with file:line and setting: $out"
-grep -q 'rdma_buffers = 16;' <<< "$out" || fail "--check did not print the rdma settings back: $out"
+grep -q 'rdma_buffers = 16;' <<< "$out" && grep -q 'rdma_write_ring = 1048576;' <<< "$out" &&
+	grep -q 'rdma_write_threshold = 8192;' <<< "$out" || fail "--check did not print the rdma settings back: $out"
 
 start_ldsd clusterB
 start_ldsd clusterA

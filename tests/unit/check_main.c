@@ -30,7 +30,7 @@ static Suite *(*const suites[])(void) = {
 	make_udp_cc_suite,
 	make_udp_e2e_suite,
 	make_rdma_pool_suite, make_rdma_credit_suite, make_rdma_chunk_suite, make_rdma_sendq_suite,
-	make_rdma_recvq_suite, make_rdma_kind_suite, make_rdma_relay_suite, make_tploop_suite,
+	make_rdma_recvq_suite, make_rdma_kind_suite, make_rdma_relay_suite, make_rdma_wspace_suite, make_tploop_suite,
 	make_shmring_suite,
 	make_bytebuf_suite,
 	make_wanemu_path_suite,

@@ -50,9 +50,9 @@ START_TEST(test_hdr)
 	ck_assert_int_eq(decode(h, RP_HDR_LEN, &o), -EBADMSG);         /* empty chunk */
 	h = (struct rp_hdr){ .type = 9, .len = 0 };
 	ck_assert_int_eq(decode(h, RP_HDR_LEN, &o), -EBADMSG);         /* unknown type */
-	h = (struct rp_hdr){ .type = RP_CREDIT, .credits = 7 };
+	h = (struct rp_hdr){ .type = RP_CREDIT, .credits = 7, .total = 0xfedcba98 };   /* a write grant */
 	ck_assert_int_eq(decode(h, RP_HDR_LEN, &o), 0);
-	ck_assert_uint_eq(o.credits, 7);
+	ck_assert(o.credits == 7 && o.total == 0xfedcba98);
 	h.len = 1;
 	ck_assert_int_eq(decode(h, RP_HDR_LEN + 1, &o), -EBADMSG);     /* credits with a payload */
 	h = (struct rp_hdr){ .type = RP_CREDIT, .flags = RP_F_LAST };
@@ -60,16 +60,41 @@ START_TEST(test_hdr)
 }
 END_TEST
 
-/* Private data: round trip; other magic or version, a short one, sizes
- * out of range refused. */
+/* Private data: round trip, with a write ring and without; other magic or
+ * version, a short one, sizes and rings out of range refused. */
 START_TEST(test_priv)
 {
-	struct rp_priv p = { .buf_size = 65536, .depth = 32 }, o;
+	struct rp_priv p = { .buf_size = 65536, .depth = 32, .ring_addr = 0x7f0123456000ull, .ring_rkey = 0xabcdef01,
+			     .ring_size = 4u << 20 }, o;
 	uint8_t buf[RP_PRIV_LEN + 8] = { 0 };
+	const struct rp_priv bad_rings[] = {
+		{ .ring_size = RP_MIN_RING - RP_RING_PAGE },
+		{ .ring_size = RP_MAX_RING + RP_RING_PAGE },
+		{ .ring_size = RP_MIN_RING + 256 },          /* not whole pages */
+		{ .ring_size = 0, .ring_addr = 4096 },       /* no ring, but an address */
+		{ .ring_size = 0, .ring_rkey = 1 },
+	};
 
 	rp_priv_encode(&p, buf);
 	ck_assert_int_eq(rp_priv_decode(buf, sizeof(buf), &o), 0);   /* the CM may pad it */
 	ck_assert(o.buf_size == 65536 && o.depth == 32);
+	ck_assert(o.ring_addr == 0x7f0123456000ull && o.ring_rkey == 0xabcdef01 && o.ring_size == 4u << 20);
+	for (size_t i = 0; i < sizeof(bad_rings) / sizeof(bad_rings[0]); i++) {
+		struct rp_priv b = bad_rings[i];
+
+		b.buf_size = 65536;
+		b.depth = 32;
+		rp_priv_encode(&b, buf);
+		ck_assert_msg(rp_priv_decode(buf, RP_PRIV_LEN, &o) == -EBADMSG, "ring %zu accepted", i);
+	}
+	p = (struct rp_priv){ .buf_size = 65536, .depth = 32 };   /* no ring: no writes to this side */
+	rp_priv_encode(&p, buf);
+	ck_assert_int_eq(rp_priv_decode(buf, RP_PRIV_LEN, &o), 0);
+	ck_assert_uint_eq(o.ring_size, 0);
+	/* A version 1 peer's 12 bytes, padded by the CM, is another version. */
+	buf[4] = 1;
+	ck_assert_int_eq(rp_priv_decode(buf, RP_PRIV_LEN, &o), -EPROTO);
+	buf[4] = RP_VERSION;
 	ck_assert_int_eq(rp_priv_decode(buf, RP_PRIV_LEN - 1, &o), -EBADMSG);
 	ck_assert_int_eq(rp_priv_decode(NULL, 0, &o), -EBADMSG);
 	buf[4] = RP_VERSION + 1;

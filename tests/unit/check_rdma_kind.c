@@ -27,6 +27,7 @@
 #include "ldsd/link.h"
 #include "ldsd/tphost.h"
 #include "transports/rdma/rdx_conf.h"
+#include "transports/rdma/rdx_relay.h"
 
 #define NODEV "no RDMA device found (ibv_get_device_list returned none); use transport tcp"
 
@@ -109,16 +110,32 @@ START_TEST(test_settings)
 	ck_assert_uint_eq(rc->buffer_size, RDMA_DEF_BUFFER_SIZE);
 	ck_assert_uint_eq(rc->buffers, RDMA_DEF_BUFFERS);
 	ck_assert_uint_eq(rc->inline_max, RDMA_DEF_INLINE);
-	ck_assert_msg(load("rdma_buffer_size = \"8k\"; rdma_buffers = 100; rdma_inline = 0;") == 0, "%s", err);
+	ck_assert_uint_eq(rc->write_ring, RDMA_DEF_WRITE_RING);
+	ck_assert_uint_eq(rc->write_threshold, RDMA_DEF_WRITE_THRESHOLD);
+	ck_assert_msg(load("rdma_buffer_size = \"8k\"; rdma_buffers = 100; rdma_inline = 0; rdma_write_ring = \"1M\"; "
+			   "rdma_write_threshold = \"8k\";") == 0, "%s", err);
 	ck_assert_uint_eq(rc->buffer_size, 8192);
 	ck_assert_uint_eq(rc->buffers, 100);
 	ck_assert_uint_eq(rc->inline_max, 0);
+	ck_assert_uint_eq(rc->write_ring, 1u << 20);
+	ck_assert_uint_eq(rc->write_threshold, 8192);
 	f = open_memstream(&buf, &len);
 	config_print(&cfg, f);
 	fclose(f);
 	ck_assert_msg(strstr(buf, "rdma_buffer_size = 8192;") && strstr(buf, "rdma_buffers = 100;") &&
-		      strstr(buf, "rdma_inline = 0;"), "%s", buf);
+		      strstr(buf, "rdma_inline = 0;") && strstr(buf, "rdma_write_ring = 1048576;") &&
+		      strstr(buf, "rdma_write_threshold = 8192;"), "%s", buf);
 	free(buf);
+	ck_assert_msg(load("rdma_write_ring = 0;") == 0, "%s", err);   /* no writes to this side */
+	ck_assert_uint_eq(rc->write_ring, 0);
+	ck_assert_int_lt(load("rdma_write_ring = \"32k\";"), 0);
+	ck_assert_msg(strstr(err, "t.conf:5: peers.[1].rdma_write_ring:") && strstr(err, "multiple of 4096"), "%s", err);
+	ck_assert_int_lt(load("rdma_write_ring = 100000;"), 0);      /* not whole pages */
+	ck_assert_msg(strstr(err, "t.conf:5: peers.[1].rdma_write_ring:"), "%s", err);
+	ck_assert_int_lt(load("rdma_write_ring = \"32M\";"), 0);
+	ck_assert_msg(strstr(err, "t.conf:5: peers.[1].rdma_write_ring:"), "%s", err);
+	ck_assert_int_lt(load("rdma_write_threshold = 100;"), 0);
+	ck_assert_msg(strstr(err, "t.conf:5: peers.[1].rdma_write_threshold:"), "%s", err);
 	ck_assert_int_lt(load("rdma_buffers = 3;"), 0);
 	ck_assert_msg(strstr(err, "t.conf:5: peers.[1].rdma_buffers:"), "%s", err);
 	ck_assert_int_lt(load("rdma_buffer_size = 512;"), 0);
@@ -129,6 +146,26 @@ START_TEST(test_settings)
 	ck_assert_msg(strstr(err, "t.conf:5: peers.[1].rdma_buffers:") && strstr(err, "more than 1 GiB"), "%s", err);
 	ck_assert_int_lt(load("tcp_buffer = 65536;"), 0);
 	ck_assert_msg(strstr(err, "t.conf:5: peers.[1].tcp_buffer:"), "%s", err);
+}
+END_TEST
+
+/* Conns that carry relays (the client path) have no write ring, since
+ * relays never write; the rest are the kind's defaults.  A kind without
+ * the setting keeps its defaults. */
+START_TEST(test_relay_conf)
+{
+	uint8_t conf[LDS_TP_CONF_MAX], def[LDS_TP_CONF_MAX] = { 0 };
+	const struct rdx_conf *rc = rdx_relay_conf(transport_find("rdma"), conf);
+	const struct lds_transport_ops *tcp = transport_find("tcp");
+
+	ck_assert_ptr_eq(rc, (const void *)conf);
+	ck_assert_uint_eq(rc->write_ring, 0);
+	ck_assert_uint_eq(rc->buffers, RDMA_DEF_BUFFERS);
+	ck_assert_uint_eq(rc->buffer_size, RDMA_DEF_BUFFER_SIZE);
+	ck_assert_uint_eq(rc->write_threshold, RDMA_DEF_WRITE_THRESHOLD);
+	if (tcp->conf_defaults)
+		tcp->conf_defaults(def);
+	ck_assert_int_eq(memcmp(rdx_relay_conf(tcp, conf), def, sizeof(def)), 0);
 }
 END_TEST
 
@@ -189,6 +226,7 @@ Suite *make_rdma_kind_suite(void)
 	tcase_add_checked_fixture(tc, setup, teardown);
 	tcase_add_test(tc, test_caps);
 	tcase_add_test(tc, test_settings);
+	tcase_add_test(tc, test_relay_conf);
 	tcase_add_test(tc, test_nodev);
 	tcase_add_test(tc, test_daemon_skips_peer);
 	suite_add_tcase(s, tc);

@@ -4,7 +4,10 @@
  * order, whole; a one-chunk message keeps its buffer until the core is
  * done, credit-only messages and copied chunks give theirs back at once;
  * chunk credits are owed while a reassembled message waits for the core;
- * a peer sending without credit or out of order ends the conn.
+ * a peer sending without credit or out of order ends the conn.  Frames
+ * written into our ring come out in place, in order with the others; their
+ * buffers and credits go back at once, their ring space when the core is
+ * done; a bad write or grant ends the conn.
  */
 #include <check.h>
 #include <errno.h>
@@ -159,6 +162,102 @@ START_TEST(test_refusals)
 }
 END_TEST
 
+static uint8_t ring[RP_MIN_RING];
+
+/* A ring of RP_MIN_RING bytes, attached to q; the peer's too. */
+static void with_ring(struct rdx_wspace *ws)
+{
+	rdx_wspace_init(ws, ring, RP_MIN_RING, 2048);
+	rdx_wspace_peer(ws, 0x1000, 5, RP_MIN_RING);
+	ck_assert_int_eq(rdx_recvq_writes(&q, ws), 0);
+}
+
+/* The peer writes len bytes of value v at off. */
+static int written(uint32_t off, size_t len, uint8_t v)
+{
+	uint16_t stamp;
+
+	ck_assert_int_eq(rdx_credit_take(&peer, 1, &stamp), 0);
+	memset(ring + off, v, len);
+	return rdx_recvq_written(&q, &mine, rp_imm_encode(stamp, off), len);
+}
+
+/* A written frame comes out where it lies, after a message that came
+ * before it; its buffer's credit is granted at once, its ring space once
+ * the core is done with it. */
+START_TEST(test_written)
+{
+	struct rdx_wspace ws;
+	int repost;
+	int64_t buf;
+	const uint8_t *d;
+	size_t n;
+
+	with_ring(&ws);
+	ck_assert_int_eq(arrive(2, RP_DATA, RP_F_FIRST | RP_F_LAST, 10, 10, 0x11, &repost), 0);
+	ck_assert_int_eq(written(0, 5000, 0x22), 0);
+	ck_assert_int_eq(written(5120, 8000, 0x33), 0);
+	ck_assert_uint_eq(rdx_credit_untold(&mine), 2);   /* the writes' buffers */
+	head_is(10, 0x11);
+	ck_assert_int_eq(rdx_recvq_done(&q, &mine, &buf), 0);
+	ck_assert_int_eq(buf, 2);
+	ck_assert_int_eq(rdx_recvq_peek(&q, &d, &n), 0);
+	ck_assert_ptr_eq(d, ring);                         /* zero copy */
+	head_is(5000, 0x22);
+	ck_assert_uint_eq(ws.grant, RP_MIN_RING);          /* not yet done */
+	ck_assert_int_eq(rdx_recvq_done(&q, &mine, &buf), 0);
+	ck_assert_int_eq(buf, -1);                         /* no buffer to post */
+	ck_assert_uint_eq(ws.grant, RP_MIN_RING + 5120);
+	ck_assert_uint_eq(rdx_credit_untold(&mine), 3);    /* nothing more for the write */
+	head_is(8000, 0x33);
+	ck_assert_int_eq(rdx_recvq_done(&q, &mine, &buf), 0);
+	ck_assert_uint_eq(ws.grant, RP_MIN_RING + 5120 + 8192);
+	ck_assert(!rdx_wspace_update_due(&ws));            /* under a quarter of the ring */
+	ck_assert_uint_eq(q.bytes, 13010);
+}
+END_TEST
+
+/* A write with no ring, no credit, at the wrong place, too short, and a
+ * credit message whose grant lies or that has one with no ring: each
+ * ends the conn. */
+START_TEST(test_written_refusals)
+{
+	struct rdx_wspace ws;
+	struct rp_hdr h = { .type = RP_CREDIT, .credits = DEPTH, .total = 1 };
+	int repost;
+
+	ck_assert_int_eq(written(0, 4096, 1), -EPROTO);                      /* no ring */
+	rp_hdr_encode(&h, bufs[0]);
+	ck_assert_int_eq(rdx_recvq_arrived(&q, &mine, 0, bufs[0], RP_HDR_LEN, &repost), -EPROTO);  /* grant, no ring */
+	teardown();
+	setup();
+	with_ring(&ws);
+	ck_assert_int_eq(written(256, 4096, 1), -EPROTO);                    /* not where the rule says */
+	teardown();
+	setup();
+	with_ring(&ws);
+	ck_assert_int_eq(written(0, RP_MIN_WRITE - 1, 1), -EPROTO);          /* too short */
+	teardown();
+	setup();
+	with_ring(&ws);
+	/* Every buffer holds a message the core has not read: a write now
+	 * had no buffer, so no credit. */
+	for (int k = 0; k < DEPTH; k++) {
+		h = (struct rp_hdr){ .type = RP_DATA, .flags = RP_F_FIRST | RP_F_LAST, .len = 4, .total = 4,
+				     .credits = DEPTH };
+		rp_hdr_encode(&h, bufs[k]);
+		ck_assert_int_eq(rdx_recvq_arrived(&q, &mine, (uint32_t)k, bufs[k], RP_HDR_LEN + 4, &repost), 0);
+	}
+	ck_assert_int_eq(rdx_recvq_written(&q, &mine, rp_imm_encode(DEPTH, 0), 4096), -EPROTO);
+	teardown();
+	setup();
+	with_ring(&ws);
+	h = (struct rp_hdr){ .type = RP_CREDIT, .credits = DEPTH, .total = 2 * RP_MIN_RING };   /* over the ring */
+	rp_hdr_encode(&h, bufs[0]);
+	ck_assert_int_eq(rdx_recvq_arrived(&q, &mine, 0, bufs[0], RP_HDR_LEN, &repost), -EPROTO);
+}
+END_TEST
+
 Suite *make_rdma_recvq_suite(void)
 {
 	Suite *s = suite_create("rdma_recvq");
@@ -169,6 +268,8 @@ Suite *make_rdma_recvq_suite(void)
 	tcase_add_test(tc, test_chunks);
 	tcase_add_test(tc, test_owed);
 	tcase_add_test(tc, test_refusals);
+	tcase_add_test(tc, test_written);
+	tcase_add_test(tc, test_written_refusals);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -52,6 +52,7 @@ Suite *make_rdma_sendq_suite(void);
 Suite *make_rdma_recvq_suite(void);
 Suite *make_rdma_kind_suite(void);
 Suite *make_rdma_relay_suite(void);
+Suite *make_rdma_wspace_suite(void);
 Suite *make_tploop_suite(void);
 Suite *make_shmring_suite(void);
 Suite *make_wanemu_path_suite(void);

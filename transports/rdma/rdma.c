@@ -202,6 +202,14 @@ static void rdx_give_slot(void *pool, uint32_t slot)
 	(void)rdx_pool_give(pool, slot);
 }
 
+/* A registered pool's registration and memory, whatever was done of them. */
+static void rdx_pool_free(struct rdx_pool *p)
+{
+	if (p->mr)
+		ibv_dereg_mr(p->mr);
+	rdx_pool_fini(p);
+}
+
 /* Undoes rdx_conn_setup in reverse, whatever it got to. */
 static void rdx_conn_teardown(struct lds_tp_conn *c)
 {
@@ -223,12 +231,9 @@ static void rdx_conn_teardown(struct lds_tp_conn *c)
 	}
 	if (c->cc)
 		ibv_destroy_comp_channel(c->cc);
-	if (c->rx.mr)
-		ibv_dereg_mr(c->rx.mr);
-	if (c->tx.mr)
-		ibv_dereg_mr(c->tx.mr);
-	rdx_pool_fini(&c->rx);
-	rdx_pool_fini(&c->tx);
+	rdx_pool_free(&c->rx);
+	rdx_pool_free(&c->tx);
+	rdx_pool_free(&c->wr);
 	if (c->id)
 		rdma_destroy_id(c->id);
 	c->id = NULL;
@@ -236,15 +241,16 @@ static void rdx_conn_teardown(struct lds_tp_conn *c)
 	c->cc = NULL;
 }
 
-/* A pool of the conn's buffers, registered for local access. */
-static int rdx_pool_setup(struct lds_tp_conn *c, struct rdx_pool *p)
+/* A pool of n of the conn's buffers of size bytes, registered for local
+ * access and `access` besides. */
+static int rdx_pool_setup(struct lds_tp_conn *c, struct rdx_pool *p, uint32_t n, size_t size, int access)
 {
-	int r = rdx_pool_init(p, c->conf.buffers, c->conf.buffer_size);
+	int r = rdx_pool_init(p, n, size);
 	struct ibv_mr *mr;
 
 	if (r < 0)
 		return r;
-	mr = ibv_reg_mr(c->tp->pd[c->pdi], p->base, p->len, IBV_ACCESS_LOCAL_WRITE);
+	mr = ibv_reg_mr(c->tp->pd[c->pdi], p->base, p->len, IBV_ACCESS_LOCAL_WRITE | access);
 	p->mr = mr;
 	return mr ? 0 : (errno ? -errno : -ENOMEM);
 }
@@ -280,15 +286,24 @@ static int rdx_conn_setup(struct lds_tp_conn *c, const char **step)
 	if ((r = ibv_req_notify_cq(c->cq, 0)) != 0)
 		return -r;
 	*step = "memory registration";
-	if ((r = rdx_pool_setup(c, &c->rx)) < 0 || (r = rdx_pool_setup(c, &c->tx)) < 0 ||
-	    (r = rdx_sendq_init(&c->sq, c->tx.n)) < 0 || (r = rdx_recvq_init(&c->rq, c->rx.n, RDMA_MAX_MSG)) < 0)
+	if ((r = rdx_pool_setup(c, &c->rx, c->conf.buffers, c->conf.buffer_size, 0)) < 0 ||
+	    (r = rdx_pool_setup(c, &c->tx, c->conf.buffers, c->conf.buffer_size, 0)) < 0 ||
+	    (r = rdx_sendq_init(&c->sq, c->tx.n, RDMA_SIGNAL_EVERY(c->tx.n))) < 0 ||
+	    (r = rdx_recvq_init(&c->rq, c->rx.n, RDMA_MAX_MSG)) < 0)
+		return r;
+	/* The write ring: one buffer the peer may write into, registered once. */
+	if (c->conf.write_ring > 0 &&
+	    (r = rdx_pool_setup(c, &c->wr, 1, c->conf.write_ring, IBV_ACCESS_REMOTE_WRITE)) < 0)
+		return r;
+	rdx_wspace_init(&c->ws, c->wr.base, (uint32_t)c->conf.write_ring, c->conf.write_threshold);
+	if ((r = rdx_recvq_writes(&c->rq, &c->ws)) < 0)
 		return r;
 	*step = "queue pair";
 	c->max_sge = (uint32_t)(da.max_sge < RDMA_CHUNK_IOV + 1 ? da.max_sge : RDMA_CHUNK_IOV + 1);
 	memset(&qa, 0, sizeof(qa));
 	qa.send_cq = qa.recv_cq = c->cq;
 	qa.qp_type = IBV_QPT_RC;
-	qa.sq_sig_all = 1;
+	qa.sq_sig_all = 0;   /* rdx_sendq says which sends are signalled */
 	qa.cap.max_send_wr = c->tx.n;
 	qa.cap.max_recv_wr = c->rx.n;
 	qa.cap.max_send_sge = c->max_sge;
@@ -308,18 +323,25 @@ static int rdx_conn_setup(struct lds_tp_conn *c, const char **step)
 	return tp->host.watch(tp->host.ctx, c->cc->fd, TP_EV_READ, rdx_data_cq_event, c);
 }
 
-/* What the peer's private data says: chunk size and credits. */
+/* What the peer's private data says: chunk size, credits, its write ring. */
 static void rdx_conn_peer(struct lds_tp_conn *c, const struct rp_priv *peer)
 {
 	size_t mine = c->conf.buffer_size, theirs = peer->buf_size;
 
 	c->chunk = (mine < theirs ? mine : theirs) - RP_HDR_LEN;
 	rdx_credit_init(&c->cr, (uint16_t)c->rx.n, peer->depth);
+	rdx_wspace_peer(&c->ws, peer->ring_addr, peer->ring_rkey, peer->ring_size);
 }
 
 static void rdx_conn_priv(const struct lds_tp_conn *c, uint8_t *buf, struct rdma_conn_param *p)
 {
 	struct rp_priv mine = { .buf_size = (uint32_t)c->conf.buffer_size, .depth = (uint16_t)c->rx.n };
+
+	if (c->wr.mr) {
+		mine.ring_addr = (uintptr_t)c->wr.base;
+		mine.ring_rkey = ((struct ibv_mr *)c->wr.mr)->rkey;
+		mine.ring_size = (uint32_t)c->conf.write_ring;
+	}
 
 	rp_priv_encode(&mine, buf);
 	memset(p, 0, sizeof(*p));

@@ -33,6 +33,16 @@ int rdx_chunker_start(struct rdx_chunker *k, const struct iovec *iov, int iovcnt
 	return 0;
 }
 
+int rdx_chunker_registered(const struct rdx_chunker *k, uint32_t max_seg)
+{
+	if ((uint32_t)k->iovcnt > max_seg)
+		return 0;
+	for (int i = 0; i < k->iovcnt; i++)
+		if (k->iov[i].desc == NULL)
+			return 0;
+	return 1;
+}
+
 int rdx_chunker_busy(const struct rdx_chunker *k)
 {
 	return k->off < k->total;

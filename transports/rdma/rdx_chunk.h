@@ -53,6 +53,9 @@ struct rdx_chunker {
  * iovecs.  Empty iovecs are skipped. */
 int rdx_chunker_start(struct rdx_chunker *k, const struct iovec *iov, int iovcnt, void *const *desc, void *ctx,
 		       size_t max_msg);
+/* Every piece of the message is registered, and there are at most
+ * max_seg of them: it can go in one work request as it is. */
+int rdx_chunker_registered(const struct rdx_chunker *k, uint32_t max_seg);
 /* A message is taken and not all of it chunked. */
 int rdx_chunker_busy(const struct rdx_chunker *k);
 /* The next chunk, of at most room (>= 1) payload bytes, into *c; the

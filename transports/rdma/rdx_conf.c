@@ -1,6 +1,6 @@
 /*
  * rdx_conf.c - the RDMA transport's peer settings: rdma_buffer_size,
- * rdma_buffers, rdma_inline (docs/rdma.md), their defaults, the checks
+ * rdma_buffers, rdma_inline, rdma_write_ring, rdma_write_threshold (docs/rdma.md), their defaults, the checks
  * across them, and their part of a link's status.
  */
 #include <stdio.h>
@@ -16,6 +16,11 @@ const struct lds_tp_option rdx_options[] = {
 	  .size = sizeof(unsigned), .min = RP_MIN_DEPTH, .max = 4096 },
 	{ .name = "rdma_inline", .type = LDS_TP_OPT_BYTES, .off = offsetof(struct rdx_conf, inline_max),
 	  .size = sizeof(size_t), .min = 0, .max = RDMA_MAX_INLINE },
+	/* 0, or RP_MIN_RING and up in whole pages: rdx_conf_check. */
+	{ .name = "rdma_write_ring", .type = LDS_TP_OPT_BYTES, .off = offsetof(struct rdx_conf, write_ring),
+	  .size = sizeof(size_t), .min = 0, .max = RP_MAX_RING },
+	{ .name = "rdma_write_threshold", .type = LDS_TP_OPT_BYTES, .off = offsetof(struct rdx_conf, write_threshold),
+	  .size = sizeof(size_t), .min = RP_MIN_WRITE, .max = RP_MAX_RING },
 	{ .name = NULL },
 };
 
@@ -26,6 +31,8 @@ void rdx_conf_defaults(void *conf)
 	rc->buffer_size = RDMA_DEF_BUFFER_SIZE;
 	rc->buffers = RDMA_DEF_BUFFERS;
 	rc->inline_max = RDMA_DEF_INLINE;
+	rc->write_ring = RDMA_DEF_WRITE_RING;
+	rc->write_threshold = RDMA_DEF_WRITE_THRESHOLD;
 }
 
 int rdx_conf_check(const void *conf, struct lds_tp_conf_error *e)
@@ -40,6 +47,12 @@ int rdx_conf_check(const void *conf, struct lds_tp_conf_error *e)
 			 "direction; lower rdma_buffers or rdma_buffer_size", rc->buffers, rc->buffer_size);
 		return -1;
 	}
+	if (rc->write_ring != 0 && (rc->write_ring < RP_MIN_RING || rc->write_ring % RP_RING_PAGE != 0)) {
+		e->option = "rdma_write_ring";
+		snprintf(e->msg, sizeof(e->msg), "%zu bytes: must be 0 (no RDMA writes) or a multiple of %u from %u "
+			 "to %u", rc->write_ring, RP_RING_PAGE, RP_MIN_RING, RP_MAX_RING);
+		return -1;
+	}
 	return 0;
 }
 
@@ -47,8 +60,9 @@ void rdx_conf_status(const void *conf, FILE *out)
 {
 	const struct rdx_conf *rc = conf;
 
-	fprintf(out, ",\"rdma_buffer_size\":%zu,\"rdma_buffers\":%u,\"rdma_inline\":%zu", rc->buffer_size,
-		rc->buffers, rc->inline_max);
+	fprintf(out, ",\"rdma_buffer_size\":%zu,\"rdma_buffers\":%u,\"rdma_inline\":%zu,\"rdma_write_ring\":%zu,"
+		"\"rdma_write_threshold\":%zu", rc->buffer_size, rc->buffers, rc->inline_max, rc->write_ring,
+		rc->write_threshold);
 }
 
 const char *rdx_conf_describe(const void *conf, char *buf, size_t len)

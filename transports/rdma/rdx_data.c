@@ -1,14 +1,17 @@
 /*
  * rdx_data.c - the RDMA transport's data path: the core's messages out
- * as chunks under credits, received ones up in order, completions and the
- * upcalls they bring (rdx_int.h).
+ * as sends, chunks or RDMA writes with immediate data under credits
+ * (rdx_wspace_way chooses), received ones up in order, completions and
+ * the upcalls they bring (rdx_int.h).
  *
- * Every send is signalled and the completion queue is shared by sends and
- * receives; a work request's id says which: receives carry RECV_WR and
- * their buffer's index, sends their sequence in rdx_sendq (an errored
- * completion's opcode is undefined, so it cannot tell).  Receive buffers
- * stay posted or with the core; rdx_recvq says when each goes back.
+ * Sends are signalled as rdx_sendq says, and the completion queue is
+ * shared by sends and receives; a work request's id says which: receives
+ * carry RECV_WR and their buffer's index, sends their sequence in
+ * rdx_sendq (an errored completion's opcode is undefined, so it cannot
+ * tell).  Receive buffers stay posted or with the core; rdx_recvq says
+ * when each goes back.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +49,40 @@ int rdx_data_start(struct lds_tp_conn *c)
 	return 0;
 }
 
+/* How a message of len payload bytes goes (sendable: from registered
+ * memory, in one work request beside a header slot). */
+static enum rdx_way way(const struct lds_tp_conn *c, size_t len, int sendable)
+{
+	return rdx_wspace_way(&c->ws, len, sendable, c->chunk, c->inline_max);
+}
+
+/* The chunk's pieces into sge (the core's registered memory). */
+static int gather(const struct lds_tp_conn *c, const struct rdx_chunk *ch, struct ibv_sge *sge)
+{
+	for (int i = 0; i < ch->nseg; i++) {
+		const struct rdx_mreg *mr = ch->seg[i].desc;
+
+		sge[i] = (struct ibv_sge){ .addr = (uintptr_t)ch->seg[i].base, .length = (uint32_t)ch->seg[i].len,
+					   .lkey = mr->mr[c->pdi]->lkey };
+	}
+	return ch->nseg;
+}
+
+/* Posts wr, signalled as rdx_sendq says, and records it. */
+static int post(struct lds_tp_conn *c, struct ibv_send_wr *wr, uint32_t slot, void *ctx)
+{
+	struct ibv_send_wr *bad;
+	int sig = rdx_sendq_signal(&c->sq, ctx), r;
+
+	wr->wr_id = c->sq.tail;
+	wr->send_flags |= sig ? IBV_SEND_SIGNALED : 0;
+	r = ibv_post_send(c->id->qp, wr, &bad);
+	if (r != 0)
+		return -r;
+	rdx_sendq_push(&c->sq, slot, ctx, sig);
+	return 0;
+}
+
 /* Posts one message from send slot `slot`: its header there, its payload
  * either there too (copied) or in the core's registered memory. */
 static int post_send(struct lds_tp_conn *c, uint32_t slot, const struct rp_hdr *h, const struct rdx_chunk *ch,
@@ -53,46 +90,70 @@ static int post_send(struct lds_tp_conn *c, uint32_t slot, const struct rp_hdr *
 {
 	uint8_t *buf = rdx_pool_buf(&c->tx, slot);
 	struct ibv_sge sge[RDMA_CHUNK_IOV + 1];
-	struct ibv_send_wr wr = { .wr_id = c->sq.tail, .sg_list = sge, .num_sge = 1, .opcode = IBV_WR_SEND,
-				  .send_flags = IBV_SEND_SIGNALED }, *bad;
-	size_t total = RP_HDR_LEN + h->len;
-	int r;
+	struct ibv_send_wr wr = { .sg_list = sge, .num_sge = 1, .opcode = IBV_WR_SEND };
+	int inl = way(c, h->len, 0) == RDX_WAY_INLINE;
 
 	rp_hdr_encode(h, buf);
 	sge[0] = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = RP_HDR_LEN, .lkey = ((struct ibv_mr *)c->tx.mr)->lkey };
-	if (ch && ch->registered && (uint32_t)ch->nseg + 1 <= c->max_sge && total > c->inline_max) {
-		for (int i = 0; i < ch->nseg; i++) {
-			const struct rdx_mreg *mr = ch->seg[i].desc;
-
-			sge[wr.num_sge++] = (struct ibv_sge){ .addr = (uintptr_t)ch->seg[i].base,
-							      .length = (uint32_t)ch->seg[i].len,
-							      .lkey = mr->mr[c->pdi]->lkey };
-		}
-	} else if (ch) {
-		rdx_chunk_copy(ch, buf + RP_HDR_LEN);
-		sge[0].length = (uint32_t)total;
+	if (!inl && ch && ch->registered && (uint32_t)ch->nseg + 1 <= c->max_sge) {
+		wr.num_sge += gather(c, ch, sge + 1);
+	} else {
+		if (ch)
+			rdx_chunk_copy(ch, buf + RP_HDR_LEN);
+		sge[0].length += h->len;
+		wr.send_flags = inl ? IBV_SEND_INLINE : 0;
 	}
-	if (total <= c->inline_max)
-		wr.send_flags |= IBV_SEND_INLINE;
-	r = ibv_post_send(c->id->qp, &wr, &bad);
-	if (r != 0)
-		return -r;
-	rdx_sendq_push(&c->sq, slot, ctx);
-	return 0;
+	return post(c, &wr, slot, ctx);
 }
 
-/* Posts what credits and send slots allow: chunks of the message being
- * sent, then a credit-only message if grants are due. */
+/* Posts the message being sent as one RDMA write with immediate data into
+ * the peer's ring: 1 posted, 0 waiting (ring space or a credit), or
+ * -errno. */
+static int post_write(struct lds_tp_conn *c)
+{
+	struct ibv_sge sge[RDMA_CHUNK_IOV];
+	struct ibv_send_wr wr = { .sg_list = sge, .opcode = IBV_WR_RDMA_WRITE_WITH_IMM };
+	struct rdx_wplace pl;
+	struct rdx_chunk ch;
+	uint16_t stamp;
+	int r;
+
+	if (rdx_wspace_place(&c->ws, c->ck.total, &pl) < 0 || rdx_credit_take(&c->cr, 1, &stamp) < 0)
+		return 0;
+	(void)rdx_chunker_next(&c->ck, c->ck.total, &ch);
+	wr.num_sge = gather(c, &ch, sge);
+	wr.imm_data = htonl(rp_imm_encode(stamp, pl.off));
+	wr.wr.rdma.remote_addr = c->ws.peer_addr + pl.off;
+	wr.wr.rdma.rkey = c->ws.peer_rkey;
+	if ((r = post(c, &wr, RDX_NO_SLOT, c->ck.ctx)) < 0)
+		return r;
+	rdx_wspace_wrote(&c->ws, &pl);
+	rdx_chunker_advance(&c->ck, &ch);
+	c->sent_bytes += ch.len;
+	return 1;
+}
+
+/* Posts what credits, ring space and send slots allow: the message being
+ * sent (a write, or chunks), then a credit-only message if grants are
+ * due. */
 static void pump(struct lds_tp_conn *c)
 {
 	while (c->state == RS_UP && c->err == 0 && !rdx_sendq_full(&c->sq) && c->tx.nfree > 0) {
 		struct rdx_chunk ch;
 		struct rp_hdr h = { 0 };
 		int64_t slot;
-		int data = rdx_chunker_busy(&c->ck) && rdx_credit_take(&c->cr, 1, &h.credits) == 0;
-		int r;
+		int write = rdx_chunker_busy(&c->ck) && c->way == RDX_WAY_WRITE;
+		int data = !write && rdx_chunker_busy(&c->ck) && rdx_credit_take(&c->cr, 1, &h.credits) == 0;
+		int r = write ? post_write(c) : 0;
 
-		if (!data && (!rdx_credit_update_due(&c->cr) || rdx_credit_take(&c->cr, 0, &h.credits) < 0))
+		if (r > 0)
+			continue;
+		if (r < 0) {
+			flag(c, r);
+			return;
+		}
+		if (!data && ((!rdx_credit_update_due(&c->cr) && !rdx_wspace_update_due(&c->ws)) ||
+			      rdx_credit_take(&c->cr, 0, &h.credits) < 0))
 			return;
 		slot = rdx_pool_take(&c->tx);
 		if (data) {
@@ -108,6 +169,7 @@ static void pump(struct lds_tp_conn *c)
 			}
 		} else {
 			h.type = RP_CREDIT;
+			h.total = rdx_wspace_tell(&c->ws);
 			r = post_send(c, (uint32_t)slot, &h, NULL, NULL);
 		}
 		if (r < 0) {
@@ -130,14 +192,22 @@ int rdx_send_msg(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, voi
 	r = rdx_chunker_start(&c->ck, iov, iovcnt, desc, ctx, RDMA_MAX_MSG);
 	if (r < 0)
 		return r;
+	c->way = way(c, c->ck.total, rdx_chunker_registered(&c->ck, c->max_sge));
 	pump(c);
 	return 0;
 }
 
-/* A message arrived in receive buffer i. */
-static void recv_one(struct lds_tp_conn *c, uint32_t i, size_t got)
+/* A message arrived in receive buffer i, or the completion of a write
+ * into our ring took it. */
+static void recv_one(struct lds_tp_conn *c, const struct ibv_wc *wc)
 {
-	int repost, r = rdx_recvq_arrived(&c->rq, &c->cr, i, rdx_pool_buf(&c->rx, i), got, &repost);
+	uint32_t i = (uint32_t)(wc->wr_id & ~RECV_WR);
+	int repost = 1, r;
+
+	if (wc->opcode == IBV_WC_RECV_RDMA_WITH_IMM)
+		r = rdx_recvq_written(&c->rq, &c->cr, ntohl(wc->imm_data), wc->byte_len);
+	else
+		r = rdx_recvq_arrived(&c->rq, &c->cr, i, rdx_pool_buf(&c->rx, i), wc->byte_len, &repost);
 
 	if (r == 0 && repost)
 		r = post_recv(c, i);
@@ -182,16 +252,20 @@ static void complete(struct lds_tp_conn *c, const struct ibv_wc *wc)
 		flag(c, wc->status == IBV_WC_WR_FLUSH_ERR ? -ECONNRESET : -EIO);
 	if (wc->wr_id & RECV_WR) {
 		if (ok && c->err == 0)
-			recv_one(c, (uint32_t)(wc->wr_id & ~RECV_WR), wc->byte_len);
+			recv_one(c, wc);
 		return;
 	}
-	if (rdx_sendq_complete(&c->sq, wc->wr_id, ok, &d) < 0) {
+	if (rdx_sendq_complete(&c->sq, wc->wr_id, ok) < 0) {
 		flag(c, -EPROTO);
 		return;
 	}
-	(void)rdx_pool_give(&c->tx, d.slot);
-	if (d.ctx && c->tp->up.sent)
-		c->tp->up.sent(c, d.ctx, c->ud);
+	/* It retires the unsignalled sends before it too. */
+	while (c->state == RS_UP && rdx_sendq_pop(&c->sq, &d) == 1) {
+		if (d.slot != RDX_NO_SLOT)
+			(void)rdx_pool_give(&c->tx, d.slot);
+		if (d.ctx && c->tp->up.sent)
+			c->tp->up.sent(c, d.ctx, c->ud);
+	}
 }
 
 /* Handles what the completion queue holds; stops if an upcall closed c. */

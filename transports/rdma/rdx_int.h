@@ -8,8 +8,9 @@
  * every listener and conn) and a protection domain per RDMA device, so
  * that memory the core registers (mem_reg) is usable by any conn.  Each
  * conn has its own completion channel (an fd), completion queue, RC queue
- * pair and two registered pools: receive buffers, all posted, and send
- * slots.  The data-path rules are rdx_credit.h's, rdx_chunk.h's,
+ * pair and registered pools: receive buffers, all posted, send slots, and
+ * the ring the peer writes large frames into (rdma_write_ring).  The
+ * data-path rules are rdx_credit.h's, rdx_chunk.h's, rdx_wspace.h's,
  * rdx_sendq.h's and rdx_recvq.h's.
  */
 #ifndef LDS_RDX_INT_H
@@ -25,11 +26,15 @@
 #include "rdx_proto.h"
 #include "rdx_recvq.h"
 #include "rdx_sendq.h"
+#include "rdx_wspace.h"
 #include "transports/transport.h"
 
 /* The largest core message: above any frame the core builds (a 16 MiB
  * block and its headers). */
 #define RDMA_MAX_MSG (32u << 20)
+/* At most this many sends in a row without a completion: a quarter of
+ * the send queue, so that slots come back well before it is full. */
+#define RDMA_SIGNAL_EVERY(depth) ((depth) / 4 > 0 ? (depth) / 4 : 1u)
 
 struct lds_transport {
 	struct lds_tp_host host;
@@ -73,6 +78,9 @@ struct lds_tp_conn {
 	unsigned cq_events;             /* got, not yet acked (ibv_ack_cq_events in batches) */
 	uint64_t deadline_ns;           /* connecting: fails with -ETIMEDOUT past this (monotonic) */
 	struct rdx_pool rx, tx;         /* receive buffers, send slots; mr: their registrations */
+	struct rdx_pool wr;             /* the write ring (one buffer, remote write), if any */
+	struct rdx_wspace ws;           /* both write rings' space */
+	enum rdx_way way;               /* how the message being sent goes: RDX_WAY_WRITE or sends */
 	uint32_t max_sge;               /* the send queue's gather list */
 	uint32_t inline_max;            /* what the queue pair allows inline */
 	size_t chunk;                   /* payload bytes per chunk: both sides' buffers minus a header */

@@ -47,7 +47,7 @@ int rp_hdr_decode(const uint8_t *buf, size_t got, size_t max_msg, struct rp_hdr 
 		return -EBADMSG;
 	switch (h->type) {
 	case RP_CREDIT:
-		return h->flags == 0 && h->len == 0 && h->total == 0 ? 0 : -EBADMSG;
+		return h->flags == 0 && h->len == 0 ? 0 : -EBADMSG;
 	case RP_DATA:
 		if ((h->flags & ~(RP_F_FIRST | RP_F_LAST)) != 0 || h->len == 0 || h->total < h->len ||
 		    h->total > max_msg)
@@ -68,6 +68,17 @@ void rp_priv_encode(const struct rp_priv *p, uint8_t *buf)
 	buf[5] = 0;
 	put16(buf + 6, p->depth);
 	put32(buf + 8, p->buf_size);
+	put32(buf + 12, (uint32_t)(p->ring_addr >> 32));
+	put32(buf + 16, (uint32_t)p->ring_addr);
+	put32(buf + 20, p->ring_rkey);
+	put32(buf + 24, p->ring_size);
+}
+
+static int ring_ok(const struct rp_priv *p)
+{
+	if (p->ring_size == 0)
+		return p->ring_addr == 0 && p->ring_rkey == 0;
+	return p->ring_size >= RP_MIN_RING && p->ring_size <= RP_MAX_RING && p->ring_size % RP_RING_PAGE == 0;
 }
 
 int rp_priv_decode(const uint8_t *buf, size_t len, struct rp_priv *p)
@@ -78,7 +89,22 @@ int rp_priv_decode(const uint8_t *buf, size_t len, struct rp_priv *p)
 		return -EPROTO;
 	p->depth = get16(buf + 6);
 	p->buf_size = get32(buf + 8);
-	if (p->depth < RP_MIN_DEPTH || p->depth > RP_MAX_DEPTH || p->buf_size < RP_MIN_BUF || p->buf_size > RP_MAX_BUF)
+	p->ring_addr = (uint64_t)get32(buf + 12) << 32 | get32(buf + 16);
+	p->ring_rkey = get32(buf + 20);
+	p->ring_size = get32(buf + 24);
+	if (p->depth < RP_MIN_DEPTH || p->depth > RP_MAX_DEPTH || p->buf_size < RP_MIN_BUF || p->buf_size > RP_MAX_BUF ||
+	    !ring_ok(p))
 		return -EBADMSG;
 	return 0;
+}
+
+uint32_t rp_imm_encode(uint16_t credits, uint32_t off)
+{
+	return (uint32_t)credits << 16 | (off / RP_WRITE_ALIGN & 0xffffu);
+}
+
+void rp_imm_decode(uint32_t imm, uint16_t *credits, uint32_t *off)
+{
+	*credits = (uint16_t)(imm >> 16);
+	*off = (imm & 0xffffu) * RP_WRITE_ALIGN;
 }

@@ -15,12 +15,25 @@ int rdx_recvq_init(struct rdx_recvq *q, uint32_t depth, size_t max_msg)
 	return q->ring ? 0 : -ENOMEM;
 }
 
+int rdx_recvq_writes(struct rdx_recvq *q, struct rdx_wspace *ws)
+{
+	uint32_t cap = q->cap + ws->in.size / RP_MIN_WRITE;
+	struct rdx_ready *ring = realloc(q->ring, cap * sizeof(*ring));
+
+	if (ring == NULL)
+		return -ENOMEM;
+	q->ring = ring;
+	q->cap = cap;
+	q->ws = ws;
+	return 0;
+}
+
 void rdx_recvq_fini(struct rdx_recvq *q)
 {
 	for (uint32_t k = 0; k < q->n && q->ring; k++) {
 		struct rdx_ready *e = &q->ring[(q->head + k) % q->cap];
 
-		if (e->buf < 0)
+		if (e->buf == RDX_COPY)
 			free(e->data);
 	}
 	free(q->ring);
@@ -29,14 +42,22 @@ void rdx_recvq_fini(struct rdx_recvq *q)
 	rdx_reasm_fini(&q->ra);
 }
 
-static int push(struct rdx_recvq *q, uint8_t *data, size_t len, int64_t buf)
+static int push(struct rdx_recvq *q, uint8_t *data, size_t len, int64_t buf, uint32_t span)
 {
-	/* Credits bound the ring: a peer that fills it lied. */
+	/* Credits and ring space bound the ring: a peer that fills it lied. */
 	if (q->n == q->cap)
 		return -EPROTO;
-	q->ring[(q->head + q->n++) % q->cap] = (struct rdx_ready){ .data = data, .len = len, .buf = buf };
-	q->copies += buf < 0;
+	q->ring[(q->head + q->n++) % q->cap] = (struct rdx_ready){ .data = data, .len = len, .buf = buf, .span = span };
+	q->copies += buf == RDX_COPY;
 	return 0;
+}
+
+/* A credit-only message's write grant: the peer's ring's, or 0. */
+static int grant_heard(struct rdx_recvq *q, uint32_t grant)
+{
+	if (q->ws == NULL)
+		return grant == 0 ? 0 : -EPROTO;
+	return rdx_wspace_heard(q->ws, grant);
 }
 
 int rdx_recvq_arrived(struct rdx_recvq *q, struct rdx_credit *cr, uint32_t i, uint8_t *buf, size_t got,
@@ -54,11 +75,11 @@ int rdx_recvq_arrived(struct rdx_recvq *q, struct rdx_credit *cr, uint32_t i, ui
 	q->bytes += h.len;
 	if (h.type == RP_CREDIT) {
 		*repost = 1;
-		return rdx_credit_release(cr, 1) < 0 ? -EPROTO : 0;
+		return grant_heard(q, h.total) < 0 || rdx_credit_release(cr, 1) < 0 ? -EPROTO : 0;
 	}
 	r = rdx_reasm_whole(&q->ra, &h);
 	if (r == 1)
-		return push(q, buf + RP_HDR_LEN, h.len, i);
+		return push(q, buf + RP_HDR_LEN, h.len, i, 0);
 	if (r == 0)
 		r = rdx_reasm_add(&q->ra, &h, buf + RP_HDR_LEN, &msg, &len);
 	if (r < 0)
@@ -68,10 +89,25 @@ int rdx_recvq_arrived(struct rdx_recvq *q, struct rdx_credit *cr, uint32_t i, ui
 		q->owed++;
 	else if (rdx_credit_release(cr, 1) < 0)
 		return -EPROTO;
-	if (r == 1 && push(q, msg, len, -1) < 0) {
+	if (r == 1 && push(q, msg, len, RDX_COPY, 0) < 0) {
 		free(msg);
 		return -EPROTO;
 	}
+	return 0;
+}
+
+int rdx_recvq_written(struct rdx_recvq *q, struct rdx_credit *cr, uint32_t imm, size_t got)
+{
+	uint16_t credits;
+	uint32_t off, span;
+	uint8_t *data;
+
+	rp_imm_decode(imm, &credits, &off);
+	if (q->ws == NULL || rdx_credit_arrived(cr) < 0 || rdx_credit_heard(cr, credits) < 0 ||
+	    rdx_wspace_arrived(q->ws, off, got, &data, &span) < 0 || push(q, data, got, RDX_RING, span) < 0 ||
+	    rdx_credit_release(cr, 1) < 0)
+		return -EPROTO;
+	q->bytes += got;
 	return 0;
 }
 
@@ -102,6 +138,9 @@ int rdx_recvq_done(struct rdx_recvq *q, struct rdx_credit *cr, int64_t *repost)
 	q->out = 0;
 	if (e->buf >= 0) {
 		*repost = e->buf;
+	} else if (e->buf == RDX_RING) {
+		rdx_wspace_consumed(q->ws, e->span);
+		grant = 0;   /* its buffer went back on arrival */
 	} else {
 		free(e->data);
 		grant = --q->copies == 0 ? q->owed : 0;

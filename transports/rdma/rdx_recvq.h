@@ -9,8 +9,11 @@
  * give their buffer back at once; the chunk's credit too, unless a
  * reassembled message already waits for the core: then it is owed until
  * that one is done, so that a peer cannot make us copy without bound while
- * the core does not read.  Every arrival is checked (header, credits,
- * chunk order); an error ends the conn.  Pure logic, no verbs: rdx_data.c
+ * the core does not read.  A frame the peer wrote into our ring
+ * (rdx_wspace.h) is handed up where it lies; its receive buffer, which
+ * only carried the completion, goes back at once, and its ring space when
+ * the core is done.  Every arrival is checked (header, credits, chunk
+ * order, the immediate and the ring space); an error ends the conn.  Pure logic, no verbs: rdx_data.c
  * posts the buffers it is told to (check_rdma_recvq.c).
  */
 #ifndef LDS_RDX_RECVQ_H
@@ -21,13 +24,17 @@
 
 #include "rdx_chunk.h"
 #include "rdx_credit.h"
+#include "rdx_wspace.h"
 
 /* A received message waiting for the core. */
 struct rdx_ready {
 	uint8_t *data;
 	size_t len;
-	int64_t buf;         /* its receive buffer, posted again when the core is done; -1: a copy (malloc'd) */
+	int64_t buf;         /* its receive buffer, posted again when the core is done; RDX_COPY, RDX_RING */
+	uint32_t span;       /* RDX_RING: the ring bytes it frees */
 };
+#define RDX_COPY (-1)        /* a reassembled copy (malloc'd) */
+#define RDX_RING (-2)        /* in our write ring */
 
 struct rdx_recvq {
 	struct rdx_ready *ring;
@@ -37,11 +44,16 @@ struct rdx_recvq {
 	unsigned owed;       /* chunk credits granted once those are done */
 	size_t max_msg;
 	struct rdx_reasm ra;
+	struct rdx_wspace *ws;  /* the write rings (rdx_recvq_writes); NULL: none */
 	uint64_t bytes;      /* payload received */
 };
 
 /* Room for what depth receive buffers' credits allow; 0 or -ENOMEM. */
 int rdx_recvq_init(struct rdx_recvq *q, uint32_t depth, size_t max_msg);
+/* Takes frames written into ws's ring (and grants heard for the peer's)
+ * too: room for the most such frames the ring holds.  Before any arrival;
+ * 0 or -ENOMEM. */
+int rdx_recvq_writes(struct rdx_recvq *q, struct rdx_wspace *ws);
 /* Frees the copies and the message being put together. */
 void rdx_recvq_fini(struct rdx_recvq *q);
 /* A message of got bytes arrived in receive buffer i (buf), under credit
@@ -51,6 +63,11 @@ void rdx_recvq_fini(struct rdx_recvq *q);
  * conn ends. */
 int rdx_recvq_arrived(struct rdx_recvq *q, struct rdx_credit *cr, uint32_t i, uint8_t *buf, size_t got,
 		      int *repost);
+/* The peer wrote got bytes into our ring with immediate data imm (host
+ * order): its receive buffer is to be posted again now.  0, or -EPROTO
+ * (no credit, a lying grant, a frame not where or not as large as the
+ * ring allows, no ring): the conn ends. */
+int rdx_recvq_written(struct rdx_recvq *q, struct rdx_credit *cr, uint32_t imm, size_t got);
 /* The oldest message for the core: 0, or -EAGAIN when there is none.  It
  * stays the head until rdx_recvq_done. */
 int rdx_recvq_peek(struct rdx_recvq *q, const uint8_t **data, size_t *len);

@@ -292,6 +292,19 @@ void *rdx_relay_arg(const struct rdx_relay *r)
 	return r->arg;
 }
 
+const void *rdx_relay_conf(const struct lds_transport_ops *ops, void *conf)
+{
+	static const size_t none = 0;
+
+	memset(conf, 0, LDS_TP_CONF_MAX);
+	if (ops->conf_defaults)
+		ops->conf_defaults(conf);
+	for (const struct lds_tp_option *o = ops->options; o && o->name; o++)
+		if (strcmp(o->name, "rdma_write_ring") == 0 && o->size == sizeof(none))
+			memcpy((uint8_t *)conf + o->off, &none, sizeof(none));
+	return conf;
+}
+
 void rdx_relay_counts(const struct rdx_relay *r, uint64_t *out, uint64_t *in)
 {
 	*out = r->out_bytes;

@@ -68,5 +68,10 @@ void rdx_relay_free(struct rdx_relay *r);
 void *rdx_relay_arg(const struct rdx_relay *r);
 /* Bytes moved: socket to conn, conn to socket. */
 void rdx_relay_counts(const struct rdx_relay *r, uint64_t *out, uint64_t *in);
+/* The settings of conns that carry relays, in conf (LDS_TP_CONF_MAX
+ * bytes): ops's defaults without a write ring (rdma_write_ring 0), since
+ * a relay sends from memory it did not register, which never goes by
+ * RDMA write: the ring would only pin memory on both sides.  Returns conf. */
+const void *rdx_relay_conf(const struct lds_transport_ops *ops, void *conf);
 
 #endif
