@@ -435,6 +435,23 @@ END_TEST
  * sample (_i 1: a queued one, as every ACK of a busy conn does; the
  * expired minimum was replaced by it and PROBE_RTT never came, so a
  * standing queue stayed for good). */
+/* A conn cruising in PROBE_BW at 10 MB/s whose min_rtt was last seen 11 s
+ * before t; p a packet of MSS bytes for its ACKs. */
+static void cruising(struct udp_cc *cc, struct udp_sent *p, uint64_t min_rtt, uint64_t t)
+{
+	udp_cc_init(cc, MSS, 0, 0);
+	cc->filled_pipe = 1;
+	cc->state = UDP_CC_PROBE_BW;
+	cc->bw = 10e6;
+	for (int i = 0; i < UDP_CC_BW_ROUNDS; i++)
+		cc->bw_round[i] = cc->bw;
+	cc->min_rtt = min_rtt;
+	cc->cwnd = 2 * udp_cc_bdp(cc);                          /* PROBE_BW's: twice the BDP */
+	cc->min_rtt_stamp = t - 11000 * MS;
+	memset(p, 0, sizeof(*p));
+	p->size = MSS;
+}
+
 START_TEST(test_cc_probe_rtt)
 {
 	uint64_t first_rtt = _i ? 60 * MS : 0;
@@ -442,17 +459,7 @@ START_TEST(test_cc_probe_rtt)
 	struct udp_sent p;
 	uint64_t t = 20000 * MS;
 
-	udp_cc_init(&cc, MSS, 0, 0);
-	cc.filled_pipe = 1;
-	cc.state = UDP_CC_PROBE_BW;
-	cc.bw = 10e6;
-	for (int i = 0; i < UDP_CC_BW_ROUNDS; i++)
-		cc.bw_round[i] = cc.bw;
-	cc.min_rtt = 50 * MS;
-	cc.cwnd = 2 * 500000;                                     /* PROBE_BW's: twice the BDP */
-	cc.min_rtt_stamp = t - 11000 * MS;
-	memset(&p, 0, sizeof(p));
-	p.size = MSS;
+	cruising(&cc, &p, 50 * MS, t);
 	p.time_ns = t - 60 * MS;
 	p.first_sent_ns = p.delivered_ns = t - 200 * MS;
 	udp_cc_on_acked(&cc, &p, t);
@@ -470,22 +477,15 @@ START_TEST(test_cc_probe_rtt)
 END_TEST
 
 /* Samples within 1/32 of min_rtt (the queue drained, ACK delays on top)
- * renew its window: 11 s on, no PROBE_RTT, min_rtt kept.  One 1/16 above
- * does not (test_cc_probe_rtt). */
+ * renew its window: 11 s on, no PROBE_RTT, min_rtt kept.  Samples 1/4
+ * above do not (here after the renewal, and test_cc_probe_rtt). */
 START_TEST(test_cc_min_rtt_renewed)
 {
 	struct udp_cc cc;
 	struct udp_sent p;
 	uint64_t t = 20000 * MS;
 
-	udp_cc_init(&cc, MSS, 0, 0);
-	cc.filled_pipe = 1;
-	cc.state = UDP_CC_PROBE_BW;
-	cc.bw = 10e6;
-	cc.min_rtt = 64 * MS;
-	cc.min_rtt_stamp = t - 11000 * MS;
-	memset(&p, 0, sizeof(p));
-	p.size = MSS;
+	cruising(&cc, &p, 64 * MS, t);
 	p.first_sent_ns = p.delivered_ns = t - 1000 * MS;
 	for (int i = 0; i < 11; i++) {
 		p.time_ns = t - 70 * MS;
