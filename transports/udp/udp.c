@@ -135,6 +135,8 @@ static int udp_init(struct lds_transport **out, const struct lds_tp_host *host, 
 		return -ENOMEM;
 	tp->host = *host;
 	tp->up = *up;
+	tp->ev = (struct udp_events){ .packet = udp_demux_packet, .settle = udp_demux_settle, .failed = udp_conn_fail,
+				      .timer_need = udp_timer_need };
 	if (getrandom(tp->secret, sizeof(tp->secret), 0) != sizeof(tp->secret)) {
 		free(tp);
 		return -EIO;

@@ -3,7 +3,8 @@
  * transports/udp/udp*.c; the core sees only transport.h.
  *
  * udp.c        the ops table, the instance, its timer and pending hook
- * udp_sock.c   sockets, listeners, the handshake, demultiplexing by conn id
+ * udp_demux.c  each packet to its conn, the listener's side of the handshake
+ * udp_sock.c   sockets, listeners, batched receiving and sending
  * udp_conn.c   one conn: packets in, packets out, its timers
  * udp_token.c  stateless retry tokens
  * the rest     pure parts: packet, ack, ranges, recovery, cc, pacer, sendq,
@@ -111,9 +112,24 @@ struct udp_stats {
 	uint64_t refused;                /* INITs refused for limits */
 };
 
+/* How the lower files report up (none calls a file above it); udp.c
+ * fills it. */
+struct udp_events {
+	/* A datagram for s: returns the conn it went to, or NULL. */
+	struct lds_tp_conn *(*packet)(struct udp_sock *s, const uint8_t *buf, size_t len,
+				      const struct sockaddr_storage *from, socklen_t fl, uint64_t now_ns);
+	/* A batch read: the conns its packets went to. */
+	void (*settle)(struct lds_tp_conn **touched, size_t n, uint64_t now_ns);
+	/* The socket says c's peer is gone (ICMP). */
+	void (*failed)(struct lds_tp_conn *c, int err);
+	/* A conn needs the host timer running. */
+	void (*timer_need)(struct lds_transport *tp);
+};
+
 struct lds_transport {
 	struct lds_tp_host host;
 	struct lds_tp_upcalls up;
+	struct udp_events ev;
 	int timer_id, pending_id;
 	unsigned tick_ms;                /* the timer's interval (udp_tick_ms) */
 	struct lds_tp_conn *conns;       /* all conns, live and lingering */
@@ -201,10 +217,17 @@ void udp_sock_del_conn(struct udp_sock *s, struct lds_tp_conn *c);
  * rest were refused by a full socket buffer), or -errno. */
 int udp_sock_send(struct lds_tp_conn *c, size_t n);
 void udp_peer_name(const struct sockaddr_storage *ss, char *buf, size_t len);
+struct lds_tp_conn *udp_sock_lookup(struct udp_sock *s, uint64_t cid);
 /* On the tick: reads the sockets that are polled, and moves each between
  * polled and watched by the rate it receives at. */
 void udp_sock_poll(struct lds_transport *tp, uint64_t now_ns);
 void udp_sock_set_polled(struct udp_sock *s, int polled);
+
+/* udp_demux.c (tp->ev's packet and settle) */
+struct lds_tp_conn *udp_demux_packet(struct udp_sock *s, const uint8_t *buf, size_t len,
+				     const struct sockaddr_storage *from, socklen_t fl, uint64_t now_ns);
+/* Flushes and makes the upcalls of the conns a batch touched. */
+void udp_demux_settle(struct lds_tp_conn **touched, size_t n, uint64_t now_ns);
 
 /* udp_token.c */
 void udp_token_make(const uint8_t *secret, const struct sockaddr_storage *ss, uint64_t cid, uint64_t epoch,

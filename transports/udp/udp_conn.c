@@ -42,7 +42,7 @@ struct lds_tp_conn *udp_conn_new(struct lds_transport *tp, struct udp_sock *s, c
 	c->next = tp->conns;
 	tp->conns = c;
 	tp->nconns++;
-	udp_timer_need(tp);
+	tp->ev.timer_need(tp);
 	return c;
 }
 
