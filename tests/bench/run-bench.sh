@@ -166,14 +166,14 @@ part "the model's prediction"
 # runs took 21 min on the 2-core VM, more than make bench's 20; the
 # issue's figures of record are bench-wan.sh's own (docs/BENCHMARKS.md).
 # Its udp part (issue 20) here only on the issue's two lossy 200 ms paths,
-# the 5 % one twice: lost after the bottleneck queue (wanemu's default: a
-# lost packet used the link) and before it (5%q, as netem, whose figures
-# the issue quotes), and the udp outage (about 5 min; UDP_WAN=0 leaves it
+# each twice: lost after the bottleneck queue (wanemu's default: a lost
+# packet used the link) and before it ("q", as netem, whose figures the
+# issue quotes), and the udp outage (about 5 min; UDP_WAN=0 leaves it
 # out, UDP_SCENARIOS="..." for others; bench-wan.sh alone runs all five).
 if [ "${WAN:-1}" != 0 ]; then
 	echo
 	BUILD=${BUILD:-build} QUICK=$QUICK REPS=${WAN_REPS:-1} SWEEP=$(quick 0 "${WAN_SWEEPS:-1}") \
-		UDP_SCENARIOS=${UDP_SCENARIOS:-$(quick "200/1%" "200/1% 200/5% 200/5%q")} "$(dirname "$0")/bench-wan.sh"
+		UDP_SCENARIOS=${UDP_SCENARIOS:-$(quick "200/1%" "200/1% 200/1%q 200/5% 200/5%q")} "$(dirname "$0")/bench-wan.sh"
 	part "LDS against iperf3 over wanemu"
 fi
 echo
