@@ -442,6 +442,9 @@ static void cruising(struct udp_cc *cc, struct udp_sent *p, uint64_t min_rtt, ui
 	udp_cc_init(cc, MSS, 0, 0);
 	cc->filled_pipe = 1;
 	cc->state = UDP_CC_PROBE_BW;
+	cc->cycle = 2;
+	cc->pacing_gain = 1;
+	cc->cwnd_gain = 2;
 	cc->bw = 10e6;
 	for (int i = 0; i < UDP_CC_BW_ROUNDS; i++)
 		cc->bw_round[i] = cc->bw;
@@ -503,6 +506,46 @@ START_TEST(test_cc_min_rtt_renewed)
 }
 END_TEST
 
+/* One round of a cruising conn (udp_cc_on_ack_end on a round start) whose
+ * ACK brings size bytes and an RTT sample of rtt. */
+static void cruise_round(struct udp_cc *cc, struct udp_sent *p, uint16_t size, uint64_t rtt, uint64_t t)
+{
+	p->size = size;
+	p->delivered = cc->delivered;
+	p->time_ns = t - rtt;
+	p->first_sent_ns = p->delivered_ns = t - 1000 * MS;
+	udp_cc_on_acked(cc, p, t);
+	udp_cc_on_ack_end(cc, rtt, rtt, 100 * MSS, t);
+	ck_assert_int_eq(cc->state, UDP_CC_PROBE_BW);
+}
+
+/* A queue that stands (a round's least RTT 1/4 above min_rtt, as beside a
+ * cubic flow filling the buffer) holds the window to 1.5 BDPs; once it
+ * drains, 2 BDPs again. */
+START_TEST(test_cc_standing_queue_window)
+{
+	struct udp_cc cc;
+	struct udp_sent p;
+	uint64_t t = 20000 * MS, bdp;
+
+	cruising(&cc, &p, 50 * MS, t);
+	cc.min_rtt_stamp = t;
+	cc.loss_comp = 1;
+	bdp = udp_cc_bdp(&cc);
+	cruise_round(&cc, &p, 60000, 50 * MS, t);
+	ck_assert_uint_eq(cc.cwnd, 2 * bdp + 3 * MSS);
+	/* Judged at the next round's start, from the round's least RTT. */
+	for (int i = 0; i < 2; i++, t += 100 * MS)
+		cruise_round(&cc, &p, MSS, 63 * MS, t);
+	ck_assert_uint_eq(cc.cwnd, (uint64_t)(UDP_CC_QUEUE_CWND_GAIN * (double)bdp) + 3 * MSS);
+	/* Drained: the window grows back by what is acknowledged. */
+	for (int i = 0; i < 6; i++, t += 100 * MS)
+		cruise_round(&cc, &p, 60000, 50 * MS, t);
+	ck_assert_uint_eq(cc.cwnd, 2 * bdp + 3 * MSS);
+	ck_assert_uint_eq(udp_cc_bdp(&cc), bdp);
+}
+END_TEST
+
 /* 1 MB/s with 1000-byte packets: 1000 a second after the first burst. */
 START_TEST(test_pacer)
 {
@@ -540,6 +583,7 @@ Suite *make_udp_cc_suite(void)
 	tcase_add_test(tc, test_cc_outage);
 	tcase_add_loop_test(tc, test_cc_probe_rtt, 0, 2);
 	tcase_add_test(tc, test_cc_min_rtt_renewed);
+	tcase_add_test(tc, test_cc_standing_queue_window);
 	tcase_add_test(tc, test_pacer);
 	suite_add_tcase(s, tc);
 	return s;

@@ -261,8 +261,16 @@ static double loss_gain(const struct udp_cc *cc)
 static void update_controls(struct udp_cc *cc, uint64_t srtt_ns)
 {
 	uint64_t min_cwnd = (uint64_t)UDP_CC_MIN_CWND_PKTS * cc->mss;
-	uint64_t target = (uint64_t)(cc->cwnd_gain * (double)udp_cc_bdp(cc)) + 3ull * cc->mss;
+	double gain = cc->cwnd_gain;
+	uint64_t target;
 	uint64_t rate;
+
+	/* A queue that stands through the 0.75 phase is a buffer-filling
+	 * flow's (cubic's) or ours: a window of 2 BDPs would take most of
+	 * that buffer from it. */
+	if (cc->state == UDP_CC_PROBE_BW && !cc->loss_comp && gain > UDP_CC_QUEUE_CWND_GAIN)
+		gain = UDP_CC_QUEUE_CWND_GAIN;
+	target = (uint64_t)(gain * (double)udp_cc_bdp(cc)) + 3ull * cc->mss;
 
 	if (cc->filled_pipe)
 		cc->cwnd = cc->cwnd + cc->acked_now < target ? cc->cwnd + cc->acked_now : target;

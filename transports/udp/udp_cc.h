@@ -37,6 +37,8 @@ extern const char *const udp_cc_state_names[];
 #define UDP_CC_LOSS_COMP_MAX 0.10
 /* Packets the loss rate is measured on (decaying) before it is paced for. */
 #define UDP_CC_LOSS_SAMPLE_PKTS 500
+/* PROBE_BW's window gain while a queue stands (BBR's is 2). */
+#define UDP_CC_QUEUE_CWND_GAIN 1.5
 
 struct udp_cc {
 	enum udp_cc_state state;
