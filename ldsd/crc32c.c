@@ -91,11 +91,19 @@ static const char *crc_impl_name = "table, slice-by-8";
  * chains are then joined by shifting each earlier register over the bytes
  * that followed it, which tables turn into four lookups.
  */
-#define LONG_BLOCK  8192u
-#define SHORT_BLOCK 256u
+static uint32_t shift_long[4][256], shift_short[4][256], shift_tail[4][256];
 
-static uint32_t shift_long[4][256];
-static uint32_t shift_short[4][256];
+/* Block sizes, largest first, with the shift over each.  The 64-byte
+ * blocks are for a packet's tail: a 1472-byte datagram left 704 bytes to
+ * one chain after its 768 in 256-byte blocks. */
+static const struct {
+	size_t n;
+	uint32_t (*shift)[256];
+} hw_blocks[] = {
+	{ 8192, shift_long },
+	{ 256, shift_short },
+	{ 64, shift_tail },
+};
 
 /* a * b modulo the polynomial, both in reflected bit order (x^0 is bit 31). */
 static uint32_t mult_mod_poly(uint32_t a, uint32_t b)
@@ -171,15 +179,14 @@ static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t len)
 		crc = HW_U8(crc, *p++);
 		len--;
 	}
-	while (len >= 3 * LONG_BLOCK) {
-		crc = crc_hw_3way(crc, p, LONG_BLOCK, shift_long);
-		p += 3 * LONG_BLOCK;
-		len -= 3 * LONG_BLOCK;
-	}
-	while (len >= 3 * SHORT_BLOCK) {
-		crc = crc_hw_3way(crc, p, SHORT_BLOCK, shift_short);
-		p += 3 * SHORT_BLOCK;
-		len -= 3 * SHORT_BLOCK;
+	for (size_t b = 0; b < sizeof(hw_blocks) / sizeof(hw_blocks[0]); b++) {
+		size_t n = hw_blocks[b].n;
+
+		while (len >= 3 * n) {
+			crc = crc_hw_3way(crc, p, n, hw_blocks[b].shift);
+			p += 3 * n;
+			len -= 3 * n;
+		}
 	}
 	while (len >= 8) {
 		crc = HW_U64(crc, load_u64(p));
@@ -206,8 +213,8 @@ static void select_hw(void)
 {
 	if (!cpu_has_crc())
 		return;
-	build_shift_table(shift_long, zeros_operator(LONG_BLOCK));
-	build_shift_table(shift_short, zeros_operator(SHORT_BLOCK));
+	for (size_t b = 0; b < sizeof(hw_blocks) / sizeof(hw_blocks[0]); b++)
+		build_shift_table(hw_blocks[b].shift, zeros_operator(hw_blocks[b].n));
 	crc_impl = crc_hw;
 	crc_impl_name = HW_NAME;
 }
