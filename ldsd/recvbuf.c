@@ -146,6 +146,14 @@ static int rb_parse_held(struct recvbuf *rb, void (*deliver)(void *, struct rb_m
 	return 1;
 }
 
+/* A block of len bytes now held in seq's slot. */
+static void rb_held(struct recvbuf *rb, uint64_t seq, uint32_t len)
+{
+	rb->ooo_bytes += len;
+	if (seq >= rb->held_end)
+		rb->held_end = seq + 1;
+}
+
 int recvbuf_block(struct recvbuf *rb, uint64_t seq, const uint8_t *data, uint32_t len,
 		  void (*deliver)(void *arg, struct rb_msg *m), void *arg)
 {
@@ -178,7 +186,7 @@ int recvbuf_block(struct recvbuf *rb, uint64_t seq, const uint8_t *data, uint32_
 		return -ENOMEM;
 	memcpy(sl->data, data, len);
 	sl->len = len;
-	rb->ooo_bytes += len;
+	rb_held(rb, seq, len);
 	return 1;
 }
 
@@ -206,7 +214,7 @@ int recvbuf_placed(struct recvbuf *rb, uint64_t seq, uint32_t len, void (*delive
 		sl->data = rb->spare;
 		sl->len = len;
 		rb->spare = NULL;
-		rb->ooo_bytes += len;
+		rb_held(rb, seq, len);
 		return 1;
 	}
 	rb->cur_have += len;
@@ -257,14 +265,17 @@ static void rb_extend_window(struct recvbuf *rb)
 
 void recvbuf_ack(struct recvbuf *rb, struct wire_ack *a)
 {
-	uint64_t s;
+	uint64_t s, end;
 
 	rb_extend_window(rb);
 	memset(a, 0, sizeof(*a));
 	a->recv_cum = rb->recv_cum;
 	a->window_end = rb->window_end;
 	a->deliv_cum = idset_prefix(&rb->delivered);
-	for (s = rb->recv_cum + 1; s < rb->window_end && a->nsack < WIRE_MAX_RANGES; s++) {
+	/* Nothing is held past held_end: an ACK scans the blocks ahead, not
+	 * the whole window (thousands of slots, most of them empty). */
+	end = rb->held_end < rb->window_end ? rb->held_end : rb->window_end;
+	for (s = rb->recv_cum + 1; s < end && a->nsack < WIRE_MAX_RANGES; s++) {
 		if (rb->slots[s % rb->nslots].data == NULL)
 			continue;
 		if (a->nsack > 0 && a->sack[a->nsack - 1].end == s) {
@@ -283,7 +294,7 @@ void recvbuf_ack(struct recvbuf *rb, struct wire_ack *a)
 void recvbuf_reset(struct recvbuf *rb)
 {
 	rb_drop_held(rb);
-	rb->recv_cum = rb->window_end = 0;
+	rb->recv_cum = rb->window_end = rb->held_end = 0;
 	rb->next_msgno = 0;
 	idset_free(&rb->delivered);
 	rb->epoch++;

@@ -44,6 +44,7 @@ struct recvbuf {
 	uint8_t *spare;            /* block_size bytes for recvbuf_place, or NULL */
 	uint64_t window_end;
 	size_t ooo_bytes;          /* held out-of-order block payload */
+	uint64_t held_end;         /* one past the highest seq ever held out of order */
 	size_t msg_bytes;          /* messages (complete or partial) not yet delivered */
 
 	/* Record parser state. */

@@ -220,6 +220,49 @@ START_TEST(sack_ranges)
 }
 END_TEST
 
+/* A block held by recvbuf_place (read straight into the spare buffer)
+ * is reported as one held by recvbuf_block; after a reset only the new
+ * session's blocks are. */
+START_TEST(sack_placed_and_reset)
+{
+	struct recvbuf rb;
+	struct tstream s;
+	struct got g;
+	struct wire_ack a;
+	const size_t bs = 16;
+	uint8_t *dst;
+
+	rng_state = 9;
+	ts_build(&s, 40, NULL, 40, 1);
+	ck_assert_uint_ge(nblocks(&s, bs), 40);
+	ck_assert_int_eq(recvbuf_init(&rb, bs, bs * 128), 0);
+	open_window(&rb, &a);
+	got_init(&g, &rb, &s);
+	ck_assert_int_eq(feed(&rb, &s, bs, 3, &g), 1);
+	dst = recvbuf_place(&rb, 30, bs);
+	ck_assert_ptr_nonnull(dst);
+	memcpy(dst, s.buf + 30 * bs, bs);
+	ck_assert_int_eq(recvbuf_placed(&rb, 30, bs, collect, &g), 1);
+	recvbuf_ack(&rb, &a);
+	ck_assert_uint_eq(a.nsack, 2);
+	ck_assert_uint_eq(a.sack[0].start, 3);
+	ck_assert_uint_eq(a.sack[0].end, 4);
+	ck_assert_uint_eq(a.sack[1].start, 30);
+	ck_assert_uint_eq(a.sack[1].end, 31);
+	recvbuf_reset(&rb);
+	open_window(&rb, &a);
+	ck_assert_uint_eq(a.nsack, 0);
+	ck_assert_int_eq(feed(&rb, &s, bs, 2, &g), 1);
+	recvbuf_ack(&rb, &a);
+	ck_assert_uint_eq(a.nsack, 1);
+	ck_assert_uint_eq(a.sack[0].start, 2);
+	ck_assert_uint_eq(a.sack[0].end, 3);
+	got_deliver_all(&g);
+	recvbuf_free(&rb);
+	ts_free(&s);
+}
+END_TEST
+
 /* More holes than an ACK carries: the lowest WIRE_MAX_RANGES go. */
 START_TEST(sack_ranges_many)
 {
@@ -545,6 +588,7 @@ Suite *make_recvbuf_ack_suite(void)
 	tcase_add_test(win, window_partial_message);
 	tcase_add_test(win, sack_ranges);
 	tcase_add_test(win, sack_ranges_many);
+	tcase_add_test(win, sack_placed_and_reset);
 	suite_add_tcase(s, win);
 
 	tcase_add_test(dv, deliv_ranges_example);
