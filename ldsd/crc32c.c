@@ -94,8 +94,8 @@ static const char *crc_impl_name = "table, slice-by-8";
 static uint32_t shift_long[4][256], shift_short[4][256], shift_tail[4][256];
 
 /* Block sizes, largest first, with the shift over each.  The 64-byte
- * blocks are for a packet's tail: a 1472-byte datagram left 704 bytes to
- * one chain after its 768 in 256-byte blocks. */
+ * blocks keep a packet's tail in three chains (a 1472-byte datagram has
+ * 704 bytes after its 256-byte blocks). */
 static const struct {
 	size_t n;
 	uint32_t (*shift)[256];
@@ -104,6 +104,7 @@ static const struct {
 	{ 256, shift_short },
 	{ 64, shift_tail },
 };
+#define HW_NBLOCKS (sizeof(hw_blocks) / sizeof(hw_blocks[0]))
 
 /* a * b modulo the polynomial, both in reflected bit order (x^0 is bit 31). */
 static uint32_t mult_mod_poly(uint32_t a, uint32_t b)
@@ -179,7 +180,7 @@ static uint32_t crc_hw(uint32_t crc, const uint8_t *p, size_t len)
 		crc = HW_U8(crc, *p++);
 		len--;
 	}
-	for (size_t b = 0; b < sizeof(hw_blocks) / sizeof(hw_blocks[0]); b++) {
+	for (size_t b = 0; b < HW_NBLOCKS; b++) {
 		size_t n = hw_blocks[b].n;
 
 		while (len >= 3 * n) {
@@ -213,7 +214,7 @@ static void select_hw(void)
 {
 	if (!cpu_has_crc())
 		return;
-	for (size_t b = 0; b < sizeof(hw_blocks) / sizeof(hw_blocks[0]); b++)
+	for (size_t b = 0; b < HW_NBLOCKS; b++)
 		build_shift_table(hw_blocks[b].shift, zeros_operator(hw_blocks[b].n));
 	crc_impl = crc_hw;
 	crc_impl_name = HW_NAME;

@@ -27,6 +27,7 @@
 #   UDP_OUTAGE=N              runs of the udp outage (default 1; 0: none)
 #   UDP_CELLS="udp bbr8 cubic8 auto"   the ldsd cells to run
 #   UDP_PEER='udp_mtu = 1472;'         extra settings of the udp cell's link
+#   PERF_DIR=DIR              perf record of each gateway in each cell's runs
 
 UDP_SCENARIOS=${UDP_SCENARIOS:-$([ "$QUICK" = 1 ] && echo "200/1%" || echo "200/1% 200/5% 20/0 300/0 200/ge1%")}
 UDP_REPS=${UDP_REPS:-1}
@@ -59,29 +60,44 @@ udp_spec() {
 	esac
 }
 
-# The two gateways' CPU seconds so far.
-udp_gw_cpu() { echo "$(cpu_seconds "$PID_clusterA") $(cpu_seconds "$PID_clusterB")" | awk '{print $1 + $2}'; }
+# The sending and the receiving gateway's CPU seconds so far.
+udp_gw_cpu() { echo "$(cpu_seconds "$PID_clusterA") $(cpu_seconds "$PID_clusterB")"; }
 
 # udp_cell KEY CONF STREAMS: UDP_REPS measured runs through a fresh pair
 # of gateways; sets g[KEY] (median Mb/s or FAIL) and cpu[KEY] (median
-# CPU-s per GB delivered, both gateways together), keeps the sender's
-# status after the runs in RESULTS (the udp conn's cc state: cwnd, RTT).
+# CPU-s per GB delivered, both gateways together; each gateway's on
+# stderr), keeps the sender's status after the runs in RESULTS (the udp
+# conn's cc state: cwnd, RTT).  With PERF_DIR set, perf records each
+# gateway through the measured runs (DIR/NAME.KEY.ldsd-A.data, -B.data;
+# tests/bench/perf-shares.sh reads them).
 udp_cell() {
-	local key=$1 r f c0 c1 v runs="" cpus=""
+	local key=$1 r f c0 c1 gb v x pid runs="" cpus="" each="" perfs=""
 	gateways "$3" "$2"
 	lds auto 1 "$omit" "$RESULTS/$name.$key.r0.json" > /dev/null
+	if [ -n "${PERF_DIR:-}" ]; then
+		for x in A B; do
+			pid=PID_cluster$x
+			perf record -g -o "$PERF_DIR/$name.$key.ldsd-$x.data" -p "${!pid}" > /dev/null 2>&1 &
+			perfs="$perfs $!"
+		done
+	fi
 	for r in $(seq 1 "$UDP_REPS"); do
 		f=$RESULTS/$name.$key.r$r.json
 		c0=$(udp_gw_cpu)
 		v=$(lds auto "$secs" "$omit" "$f")
 		c1=$(udp_gw_cpu)
 		runs="$runs $v"
-		cpus="$cpus $(jq -r --argjson c "$(awk -v a="$c0" -v b="$c1" 'BEGIN {print b - a}')" \
-			'select(.event == "end") | .data.bytes_sent | select(. > 0) | $c / (. / 1e9)' "$f")"
+		gb=$(jq -r 'select(.event == "end") | .data.bytes_sent | select(. > 0) | . / 1e9' "$f")
+		if [ -n "$gb" ]; then
+			cpus="$cpus $(awk -v a="$c0" -v b="$c1" -v gb="$gb" 'BEGIN {split(a, x); split(b, y); print (y[1] - x[1] + y[2] - x[2]) / gb}')"
+			each="$each $(awk -v a="$c0" -v b="$c1" -v gb="$gb" 'BEGIN {split(a, x); split(b, y); printf "%.2f+%.2f", (y[1] - x[1]) / gb, (y[2] - x[2]) / gb}')"
+		fi
 	done
+	[ -n "$perfs" ] && kill -INT $perfs && wait $perfs
 	ctl clusterA status --json > "$RESULTS/$name.$key.status" 2> /dev/null
 	gateways_down
 	[ "$UDP_REPS" -gt 1 ] && echo "bench-wan: udp: $name $key runs (Mb/s): $(r1 $runs)"
+	echo "bench-wan: udp: $name $key CPU-s/GB, sending + receiving gateway, per run:$each" >&2
 	g[$key]=$(printf '%s\n' $runs | grep -v FAIL | median)
 	[ -n "${g[$key]}" ] || g[$key]=FAIL
 	cpu[$key]=$(printf '%s\n' $cpus | median)

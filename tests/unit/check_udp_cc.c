@@ -530,7 +530,7 @@ START_TEST(test_cc_standing_queue_window)
 
 	cruising(&cc, &p, 50 * MS, t);
 	cc.min_rtt_stamp = t;
-	cc.loss_comp = 1;
+	cc.no_queue = 1;
 	bdp = udp_cc_bdp(&cc);
 	cruise_round(&cc, &p, 60000, 50 * MS, t);
 	ck_assert_uint_eq(cc.cwnd, 2 * bdp + 3 * MSS);

@@ -235,9 +235,9 @@ static void update_loss(struct udp_cc *cc, uint64_t rtt_ns, uint64_t now_ns)
 	}
 	if (cc->round_start && cc->round_rtt_min && cc->min_rtt) {
 		if (cc->round_rtt_min > cc->min_rtt + cc->min_rtt / 16)
-			cc->loss_comp = 0;
+			cc->no_queue = 0;
 		else if (cc->round_rtt_min <= cc->min_rtt + cc->min_rtt / 32)
-			cc->loss_comp = 1;
+			cc->no_queue = 1;
 	}
 	if (cc->round_start)
 		cc->round_rtt_min = 0;
@@ -251,7 +251,7 @@ static double loss_gain(const struct udp_cc *cc)
 {
 	double p;
 
-	if (cc->state != UDP_CC_PROBE_BW || cc->pacing_gain > 1 || !cc->loss_comp ||
+	if (cc->state != UDP_CC_PROBE_BW || cc->pacing_gain > 1 || !cc->no_queue ||
 	    cc->loss_total < UDP_CC_LOSS_SAMPLE_PKTS * (double)cc->mss)
 		return 1;
 	p = cc->loss_lost / cc->loss_total;
@@ -265,10 +265,10 @@ static void update_controls(struct udp_cc *cc, uint64_t srtt_ns)
 	uint64_t target;
 	uint64_t rate;
 
-	/* A queue that stands through the 0.75 phase is a buffer-filling
-	 * flow's (cubic's) or ours: a window of 2 BDPs would take most of
-	 * that buffer from it. */
-	if (cc->state == UDP_CC_PROBE_BW && !cc->loss_comp && gain > UDP_CC_QUEUE_CWND_GAIN)
+	/* The 0.75 phase drains our own queue, so one that stands is other
+	 * flows', most often a buffer filler's (cubic): a window of 2 BDPs
+	 * would take most of that buffer from it. */
+	if (cc->state == UDP_CC_PROBE_BW && !cc->no_queue && gain > UDP_CC_QUEUE_CWND_GAIN)
 		gain = UDP_CC_QUEUE_CWND_GAIN;
 	target = (uint64_t)(gain * (double)udp_cc_bdp(cc)) + 3ull * cc->mss;
 

@@ -76,7 +76,7 @@ struct udp_cc {
 	uint64_t slow_lost, slow_total;          /* its bytes lost; lost or acknowledged */
 	double loss_lost, loss_total;            /* decaying sums over the phases before */
 	uint64_t round_rtt_min;     /* this round's least RTT sample; 0: none yet */
-	int loss_comp;              /* no standing queue: pace for what random loss takes */
+	int no_queue;               /* no standing queue: pace for random loss, a window of 2 BDPs */
 };
 
 void udp_cc_init(struct udp_cc *cc, uint32_t mss, uint64_t rate_max, uint64_t now_ns);
