@@ -34,6 +34,7 @@ static Suite *(*const suites[])(void) = {
 	make_shmring_suite,
 	make_bytebuf_suite,
 	make_wanemu_path_suite,
+	make_wanemu_gso_suite,
 };
 
 struct tally {

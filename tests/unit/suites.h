@@ -56,5 +56,6 @@ Suite *make_rdma_wspace_suite(void);
 Suite *make_tploop_suite(void);
 Suite *make_shmring_suite(void);
 Suite *make_wanemu_path_suite(void);
+Suite *make_wanemu_gso_suite(void);
 
 #endif

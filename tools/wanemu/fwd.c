@@ -168,7 +168,7 @@ static int fwd_open_sites(struct wanemu *w)
 		struct site *s = &w->site[i];
 		int r;
 
-		s->fd = tun_open_in(s->netns, s->ifname, s->addr, s->plen, s->mtu);
+		s->fd = tun_open_in(s->netns, s->ifname, s->addr, s->plen, s->mtu, !w->no_uso);
 		if (s->fd < 0) {
 			log_warnx("site %s: cannot create %s in network namespace %s", s->name, s->ifname, s->netns);
 			return s->fd;

@@ -1,8 +1,8 @@
-/* gso.c - splits the TCP super-packets that TSO makes the kernel hand us
- * into the wire packets they stand for, so that loss, rate and queue
- * limits act on real packet sizes.  Checksums are computed in full: the
- * segments are written without offload flags and the receiving kernel
- * verifies them as if they came from a wire. */
+/* gso.c - splits the super-packets that TCP and UDP segmentation offload
+ * make the kernel hand us into the wire packets they stand for, so that
+ * loss, rate and queue limits act on real packet sizes.  Checksums are
+ * computed in full: the segments are written without offload flags and the
+ * receiving kernel verifies them as if they came from a wire. */
 #include <errno.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -12,11 +12,12 @@
 
 struct gso_hdrs {
 	int v6;
-	size_t l3, l4;          /* header lengths: IP, TCP */
+	int proto;              /* IPPROTO_TCP or IPPROTO_UDP */
+	size_t l3, l4;          /* header lengths: IP, TCP or UDP */
 	size_t total;           /* IP packet length */
 };
 
-/* The IP and TCP headers of ip (len bytes), checked against len. */
+/* The IP and TCP or UDP headers of ip (len bytes), checked against len. */
 static int gso_parse(const unsigned char *ip, size_t len, struct gso_hdrs *h)
 {
 	if (len < 20)
@@ -25,24 +26,32 @@ static int gso_parse(const unsigned char *ip, size_t len, struct gso_hdrs *h)
 	if ((ip[0] >> 4) == 4) {
 		h->v6 = 0;
 		h->l3 = (size_t)(ip[0] & 0x0f) * 4;
-		if (h->l3 < 20 || ip[9] != IPPROTO_TCP)
+		h->proto = ip[9];
+		if (h->l3 < 20)
 			return -EINVAL;
 	} else if ((ip[0] >> 4) == 6) {
 		h->v6 = 1;
 		h->l3 = 40;
 		/* Extension headers are not segmented: they are rare and
 		 * the packet is then forwarded whole. */
-		if (len < 40 || ip[6] != IPPROTO_TCP)
+		if (len < 40)
+			return -EINVAL;
+		h->proto = ip[6];
+	} else {
+		return -EINVAL;
+	}
+	if (h->proto == IPPROTO_UDP) {
+		h->l4 = 8;
+	} else if (h->proto == IPPROTO_TCP) {
+		if (len < h->l3 + 20)
+			return -EINVAL;
+		h->l4 = (size_t)(ip[h->l3 + 12] >> 4) * 4;
+		if (h->l4 < 20)
 			return -EINVAL;
 	} else {
 		return -EINVAL;
 	}
-	if (len < h->l3 + 20)
-		return -EINVAL;
-	h->l4 = (size_t)(ip[h->l3 + 12] >> 4) * 4;
-	if (h->l4 < 20 || len < h->l3 + h->l4)
-		return -EINVAL;
-	return 0;
+	return len < h->l3 + h->l4 ? -EINVAL : 0;
 }
 
 int gso_is_super(const unsigned char *pkt, size_t len, unsigned *segs, size_t *wire)
@@ -90,12 +99,14 @@ static void put16(unsigned char *p, uint16_t v)
 /* Fills in lengths and checksums of one segment of seglen bytes. */
 static void gso_fix(unsigned char *ip, const struct gso_hdrs *h, size_t seglen)
 {
-	unsigned char *tcp = ip + h->l3;
-	size_t tcplen = seglen - h->l3;
+	unsigned char *l4 = ip + h->l3;
+	size_t l4len = seglen - h->l3;
+	unsigned char *csum = l4 + (h->proto == IPPROTO_UDP ? 6 : 16);
+	uint16_t folded;
 	uint32_t sum;
 
 	if (h->v6) {
-		put16(ip + 4, (uint16_t)tcplen);
+		put16(ip + 4, (uint16_t)l4len);
 		sum = csum_add(0, ip + 8, 32);
 	} else {
 		put16(ip + 2, (uint16_t)seglen);
@@ -103,9 +114,13 @@ static void gso_fix(unsigned char *ip, const struct gso_hdrs *h, size_t seglen)
 		put16(ip + 10, csum_fold(csum_add(0, ip, h->l3)));
 		sum = csum_add(0, ip + 12, 8);
 	}
-	sum += IPPROTO_TCP + (uint32_t)tcplen;
-	put16(tcp + 16, 0);
-	put16(tcp + 16, csum_fold(csum_add(sum, tcp, tcplen)));
+	if (h->proto == IPPROTO_UDP)
+		put16(l4 + 4, (uint16_t)l4len);
+	sum += (uint32_t)h->proto + (uint32_t)l4len;
+	put16(csum, 0);
+	folded = csum_fold(csum_add(sum, l4, l4len));
+	/* In UDP a zero checksum means "none": RFC 768 sends all ones. */
+	put16(csum, h->proto == IPPROTO_UDP && folded == 0 ? 0xffff : folded);
 }
 
 int gso_segment(const unsigned char *pkt, size_t len, gso_emit_fn *emit, void *arg)
@@ -115,17 +130,19 @@ int gso_segment(const unsigned char *pkt, size_t len, gso_emit_fn *emit, void *a
 	const unsigned char *ip = pkt + WE_VNET_LEN;
 	struct gso_hdrs h;
 	size_t hl, payload, mss = vh->gso_size, off;
-	uint32_t seq;
+	uint32_t seq = 0;
 	uint16_t id;
-	unsigned char flags;
+	unsigned char flags = 0;
 
 	if (len < WE_VNET_LEN || mss == 0 || gso_parse(ip, len - WE_VNET_LEN, &h) < 0)
 		return -EINVAL;
 	hl = h.l3 + h.l4;
 	payload = h.total - hl;
-	seq = (uint32_t)ip[h.l3 + 4] << 24 | (uint32_t)ip[h.l3 + 5] << 16 | (uint32_t)ip[h.l3 + 6] << 8 | ip[h.l3 + 7];
 	id = (uint16_t)(ip[4] << 8 | ip[5]);
-	flags = ip[h.l3 + 13];
+	if (h.proto == IPPROTO_TCP) {
+		seq = (uint32_t)ip[h.l3 + 4] << 24 | (uint32_t)ip[h.l3 + 5] << 16 | (uint32_t)ip[h.l3 + 6] << 8 | ip[h.l3 + 7];
+		flags = ip[h.l3 + 13];
+	}
 	for (off = 0; off < payload || off == 0; off += mss) {
 		size_t n = payload - off < mss ? payload - off : mss;
 		unsigned char *sip = seg + WE_VNET_LEN;
@@ -137,10 +154,12 @@ int gso_segment(const unsigned char *pkt, size_t len, gso_emit_fn *emit, void *a
 		memcpy(sip + hl, ip + hl + off, n);
 		if (!h.v6)
 			put16(sip + 4, (uint16_t)(id + off / mss));
-		put16(tcp + 4, (uint16_t)((seq + off) >> 16));
-		put16(tcp + 6, (uint16_t)(seq + off));
-		/* FIN and PSH belong to the last segment, CWR to the first. */
-		tcp[13] = flags & (unsigned char)~((last ? 0 : 0x09) | (off ? 0x80 : 0));
+		if (h.proto == IPPROTO_TCP) {
+			put16(tcp + 4, (uint16_t)((seq + off) >> 16));
+			put16(tcp + 6, (uint16_t)(seq + off));
+			/* FIN and PSH belong to the last segment, CWR to the first. */
+			tcp[13] = flags & (unsigned char)~((last ? 0 : 0x09) | (off ? 0x80 : 0));
+		}
 		gso_fix(sip, &h, hl + n);
 		emit(seg, WE_VNET_LEN + hl + n, arg);
 		if (last)

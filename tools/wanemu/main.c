@@ -29,6 +29,8 @@ static void usage(FILE *out)
 	      "  -j, --stats FILE      write the JSON counters there on exit (default stdout)\n"
 	      "  -m, --mtu N           TUN MTU of sites without mtu= (default 1500)\n"
 	      "  -n, --check           check the arguments, print the topology, exit\n"
+	      "      --no-uso          no UDP segmentation offload on the TUN devices (a NIC\n"
+	      "                        without it: the sending kernel cuts UDP GSO sends)\n"
 	      "  -v, --verbose         log debug messages\n"
 	      "  -h, --help\n"
 	      "  -V, --version\n"
@@ -237,7 +239,7 @@ static int parse_args(int argc, char **argv, struct wanemu *w, struct args *a)
 		{ "ctl", required_argument, NULL, 'c' }, { "stats", required_argument, NULL, 'j' },
 		{ "mtu", required_argument, NULL, 'm' }, { "check", no_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' }, { "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' }, { 0 }
+		{ "version", no_argument, NULL, 'V' }, { "no-uso", no_argument, NULL, 'U' }, { 0 }
 	};
 	uint64_t v;
 	char *end;
@@ -273,6 +275,9 @@ static int parse_args(int argc, char **argv, struct wanemu *w, struct args *a)
 			break;
 		case 'n':
 			a->check = 1;
+			break;
+		case 'U':
+			w->no_uso = 1;
 			break;
 		case 'v':
 			log_set_level(LOG_LVL_DEBUG);

@@ -19,6 +19,13 @@
 #include "ldsd/log.h"
 #include "wanemu.h"
 
+/* Debian 12's headers predate UDP segmentation offload on TUN (Linux 6.2). */
+#ifndef TUN_F_USO4
+#define TUN_F_USO4 0x20
+#define TUN_F_USO6 0x40
+#endif
+#define TUN_OFFLOADS (TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN)
+
 static int tun_ifflags_up(int sock, const char *ifname)
 {
 	struct ifreq ifr = { 0 };
@@ -50,7 +57,7 @@ static int tun_set_addr(int sock, const char *ifname, struct in_addr addr, int p
 }
 
 /* Inside the namespace: the device, its offloads and addresses, lo up. */
-static int tun_create(const char *ifname, struct in_addr addr, int plen, unsigned mtu)
+static int tun_create(const char *ifname, struct in_addr addr, int plen, unsigned mtu, int uso)
 {
 	struct ifreq ifr = { 0 };
 	int fd, sock, r;
@@ -69,8 +76,17 @@ static int tun_create(const char *ifname, struct in_addr addr, int plen, unsigne
 		goto close_fd;
 	}
 	/* TSO: the kernel hands over 64 KiB super-packets instead of MTU
-	 * sized ones, which is what lets one core forward > 1 Gb/s. */
-	if (ioctl(fd, TUNSETOFFLOAD, TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN) < 0) {
+	 * sized ones, which is what lets one core forward > 1 Gb/s.  USO
+	 * does the same for UDP GSO sends, as a NIC with UDP segmentation
+	 * offload would; kernels before 6.2 refuse it, and then the sender's
+	 * kernel cuts those in software. */
+	r = ioctl(fd, TUNSETOFFLOAD, TUN_OFFLOADS | (uso ? TUN_F_USO4 | TUN_F_USO6 : 0));
+	if (r < 0 && uso && errno == EINVAL) {
+		log_info("%s: no UDP segmentation offload (Linux 6.2 has it): the senders' kernels cut UDP GSO sends",
+			 ifname);
+		r = ioctl(fd, TUNSETOFFLOAD, TUN_OFFLOADS);
+	}
+	if (r < 0) {
 		r = -errno;
 		log_warn("TUNSETOFFLOAD %s", ifname);
 		goto close_fd;
@@ -97,7 +113,7 @@ close_fd:
 	return r;
 }
 
-int tun_open_in(const char *netns, const char *ifname, struct in_addr addr, int plen, unsigned mtu)
+int tun_open_in(const char *netns, const char *ifname, struct in_addr addr, int plen, unsigned mtu, int uso)
 {
 	char path[300];
 	int self, target, fd;
@@ -123,7 +139,7 @@ int tun_open_in(const char *netns, const char *ifname, struct in_addr addr, int 
 		fd = -errno;
 		log_warn("entering network namespace %s (needs root)", path);
 	} else {
-		fd = tun_create(ifname, addr, plen, mtu);
+		fd = tun_create(ifname, addr, plen, mtu, uso);
 		if (setns(self, CLONE_NEWNET) < 0)
 			fatal("returning to wanemu's own network namespace");
 	}

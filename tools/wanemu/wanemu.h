@@ -82,13 +82,14 @@ void spec_print(FILE *out, const struct dirconf *c);
 
 /* ---- tun.c: TUN devices inside network namespaces --------------------- */
 /* Creates TUN device ifname inside netns (a name under /run/netns or a
- * path), with vnet headers and TCP segmentation offload, gives it addr/plen
- * and mtu, sets it and the namespace's loopback up.  Returns the fd or
- * -errno (a message is logged). */
-int tun_open_in(const char *netns, const char *ifname, struct in_addr addr, int plen, unsigned mtu);
+ * path), with vnet headers, TCP segmentation offload and, if uso and the
+ * kernel has it, UDP segmentation offload; gives it addr/plen and mtu, sets
+ * it and the namespace's loopback up.  Returns the fd or -errno (a message
+ * is logged). */
+int tun_open_in(const char *netns, const char *ifname, struct in_addr addr, int plen, unsigned mtu, int uso);
 
-/* ---- gso.c: software segmentation of TCP super-packets ---------------- */
-/* Is pkt (vnet header + IP packet) a TCP super-packet?  Sets *segs to the
+/* ---- gso.c: software segmentation of TCP and UDP super-packets -------- */
+/* Is pkt (vnet header + IP packet) a TCP or UDP super-packet?  Sets *segs to the
  * number of wire packets it stands for and *wire to the IP length of the
  * largest of them (1 and the packet's IP length if it is not one). */
 int gso_is_super(const unsigned char *pkt, size_t len, unsigned *segs, size_t *wire);
@@ -175,6 +176,7 @@ struct wanemu {
 	uint64_t t0;                    /* start, for scheduled outages */
 	const char *ctl_path;
 	const char *stats_path;         /* JSON on exit, NULL: stdout */
+	int no_uso;                     /* --no-uso: no UDP segmentation offload */
 	int timerfd;
 	uint64_t armed_ns;
 	struct evloop *ev;
