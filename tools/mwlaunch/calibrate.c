@@ -241,13 +241,15 @@ static const struct jsonr *cm_of(const struct jsonr *master, const char *cluster
 	return NULL;
 }
 
-/* LAN throughput of cluster i with task + result sized messages, on its
- * hosts with the job's mpirun and options. */
-static int probe_lan(const struct job *j, unsigned i, double task, double result, double secs, double *lan)
+/* LAN throughput of cluster i with task + result sized messages, depth of
+ * them in flight as the workers' PrefetchDepth, on its hosts with the job's
+ * mpirun and options. */
+static int probe_lan(const struct job *j, unsigned i, double task, double result, unsigned depth, double secs,
+		     double *lan)
 {
 	const struct job_cluster *c = &j->cl[i];
-	char prog[PATH_MAX], a_task[32], a_res[32], a_secs[32], out[8192];
-	char *argv[] = { prog, a_task, a_res, a_secs, NULL };
+	char prog[PATH_MAX], a_task[32], a_res[32], a_secs[32], a_depth[16], out[8192];
+	char *argv[] = { prog, a_task, a_res, a_secs, a_depth, NULL };
 	struct plan p;
 	const char *at;
 	int rc;
@@ -256,13 +258,14 @@ static int probe_lan(const struct job *j, unsigned i, double task, double result
 	snprintf(a_task, sizeof(a_task), "%.0f", task < 1 ? 1 : task);
 	snprintf(a_res, sizeof(a_res), "%.0f", result < 1 ? 1 : result);
 	snprintf(a_secs, sizeof(a_secs), "%g", secs);
+	snprintf(a_depth, sizeof(a_depth), "%u", depth > 4096 ? 4096 : depth);
 	if (plan_probe(j, i, argv, &p) < 0) {
 		plan_free(&p);
 		fprintf(stderr, "mwlaunch: --benchmark: out of memory\n");
 		return -1;
 	}
-	printf("mwlaunch: benchmark: cluster %s: LAN, %g s of %s-byte tasks and %s-byte results\n", c->name, secs,
-	       a_task, a_res);
+	printf("mwlaunch: benchmark: cluster %s: LAN, %g s of %s-byte tasks and %s-byte results, %s in flight\n",
+	       c->name, secs, a_task, a_res, a_depth);
 	fflush(stdout);
 	rc = capture(p.argv, secs + PROBE_GRACE, out, sizeof(out));
 	plan_free(&p);
@@ -608,7 +611,7 @@ int calib_finish(const struct job *j, struct calib_runs *s, const char *mwconf, 
 	for (unsigned i = 0; i < j->ncl; i++) {
 		if (s->left_out[i][0])
 			continue;
-		if (probe_lan(j, i, task, result, o->seconds, &m[i].lan) < 0)
+		if (probe_lan(j, i, task, result, cfg.prefetch, o->seconds, &m[i].lan) < 0)
 			return -1;
 		printf("mwlaunch: benchmark: cluster %s: LAN %.4g bytes/s\n", j->cl[i].name, m[i].lan);
 	}
