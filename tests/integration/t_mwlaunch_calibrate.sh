@@ -59,6 +59,9 @@ for r in 1 2; do
 		fail "calibration $r did not measure both clusters: $(cat "$T/late.out")"
 done
 grep -q "left out" "$T/late.out" && fail "a cluster was left out: $(cat "$T/late.out")"
+# The LAN probe keeps the workers' PrefetchDepth (the default, 2) in flight.
+grep -q "^mwlaunch: benchmark: cluster clusterB: LAN, 1 s of [0-9]*-byte tasks and [0-9]*-byte results, 2 in flight$" \
+	"$T/late.out" || fail "no LAN probe of clusterB with 2 in flight: $(grep LAN "$T/late.out")"
 [ "$(cfg name "$T/late.conf" | tr '\n' ' ')" = '"clusterA" "clusterB" ' ] || fail "model clusters: $(cat "$T/late.conf")"
 "$BIN/mwlaunch" --predict-only -m "$T/late.conf" "$T/job.conf" > /dev/null || fail "the measured model does not fit the job"
 echo "measured: clusterB 4 s late: $(grep -c '^mwlaunch: benchmark: calibration [12] of 2' "$T/late.out") calibration runs measured both clusters"
