@@ -218,6 +218,14 @@ void stream_closed(struct lds_tp_conn *c, void *ud)
 		stream_free(ud);
 }
 
+void stream_rx_lowat(struct stream *s, size_t bytes)
+{
+	if (s->ops->rx_lowat == NULL || s->conn == NULL || bytes == (s->rx_lowat ? s->rx_lowat : 1))
+		return;
+	s->ops->rx_lowat(s->conn, bytes);
+	s->rx_lowat = bytes;
+}
+
 void stream_stall(struct stream *s)
 {
 	s->stalled = 1;

@@ -32,6 +32,9 @@
 
 #define CTL_CAP 4096               /* queued control frames per stream */
 #define STREAM_BATCH 4             /* data blocks per write */
+/* The longest a stream waits for a DATA frame's rest before it reads what
+ * came (stream_bytes.c): a slow path still shows progress in last_rx_ns. */
+#define STREAM_RX_WAIT_NS 250000000ull
 #define HELLO_MAX (64 + 2 * WIRE_NAME_MAX)   /* HELLO payload */
 
 /* The handshake's states (handshake.c), then up. */
@@ -124,6 +127,8 @@ struct stream {
 	int data_train;              /* the last frame read was DATA: see stream_read_size */
 	int unauth;                  /* accepted, not yet authenticated: counted by admission */
 	size_t pending;              /* bytes known to wait in the conn: asking costs a syscall */
+	size_t rx_lowat;             /* bytes the conn waits for before a readable upcall (0, 1: any) */
+	uint64_t rx_wait_ns;         /* when the wait for the current frame's rest began; 0: none */
 
 	uint64_t created_ns, last_rx_ns, last_ping_ns, up_ns;
 	struct stream *next_pending; /* list of accepted conns not yet authenticated (handshake.c) */
@@ -159,6 +164,9 @@ void stream_close(struct stream *s, const char *why, int level_warn);
 void stream_free(struct stream *s);
 /* Fault injection: neither reads nor writes s from now on. */
 void stream_stall(struct stream *s);
+/* Asks s's conn for a readable upcall only once bytes can be read (1:
+ * any), where the transport can (rx_lowat). */
+void stream_rx_lowat(struct stream *s, size_t bytes);
 
 /* 1 with *info filled if s is up and its transport answers, else 0. */
 int stream_query(const struct stream *s, struct lds_tp_info *info);

@@ -237,6 +237,21 @@ static size_t stream_read_size(const struct stream *s)
 	return end > s->rx_len ? end - s->rx_len : s->rx_cap - s->rx_len;
 }
 
+/* The rest of a DATA frame, need bytes, is not all in the conn yet: waits
+ * for it (2), so that it comes in one read and one wake instead of one a
+ * segment.  Once a frame: woken without all of it (the transport's cap,
+ * memory pressure, the link's tick after STREAM_RX_WAIT_NS), s reads what
+ * is there; and not when the transport cannot wait or most of the frame is
+ * there already, where the usual read costs less than one more wake (0). */
+static int stream_rx_wait(struct stream *s, size_t need)
+{
+	if (s->ops->rx_lowat == NULL || s->rx_wait_ns != 0 || s->pending >= need / 2)
+		return 0;
+	s->rx_wait_ns = clock_now_ns();
+	stream_rx_lowat(s, need);
+	return 2;
+}
+
 /*
  * s->rx starts with a DATA frame, its prefix there and its block not all
  * there yet.  If its block can go straight to where it belongs (the
@@ -245,7 +260,8 @@ static size_t stream_read_size(const struct stream *s)
  * is all waiting in the socket, reads it there, with the next frame's
  * prefix into s->rx: a copy of every byte saved.  Whole frames only, so
  * that no message is left half-written while other streams run.  Returns
- * 1 if it took the frame, 0 if not, -1 if it closed s.
+ * 1 if it took the frame, 2 if s waits for the frame's rest, 0 if neither,
+ * -1 if it closed s.
  */
 static int stream_read_direct(struct stream *s)
 {
@@ -263,10 +279,12 @@ static int stream_read_direct(struct stream *s)
 	body = len + (sealed ? SEAL_OVERHEAD : 0);
 	have = s->rx_len - WIRE_DATA_HDR_LEN;
 	dst = s->up->place(s, seq, len);
-	if (dst != NULL && s->pending < body - have)
-		s->pending = s->ops->pending(s->conn);
-	if (dst == NULL || s->pending < body - have)
+	if (dst == NULL)
 		return 0;
+	if (s->pending < body - have)
+		s->pending = s->ops->pending(s->conn);
+	if (s->pending < body - have)
+		return stream_rx_wait(s, body - have);
 	memcpy(prefix, s->rx, WIRE_DATA_HDR_LEN);
 	memcpy(dst, s->rx + WIRE_DATA_HDR_LEN, have);
 	s->rx_len = 0;
@@ -300,6 +318,7 @@ static int stream_read_direct(struct stream *s)
 		have += got - s->rx_len;
 	}
 	s->last_rx_ns = clock_now_ns();
+	s->rx_wait_ns = 0;
 	if (sealed ? seal_open(&s->sq.seal.rx, prefix, WIRE_DATA_HDR_LEN, dst, len, tag) < 0
 		   : !wire_data_intact(prefix, dst, len)) {
 		if (sealed)
@@ -324,7 +343,7 @@ static void stream_bytes_readable(struct stream *s)
 
 		/* A DATA frame whose prefix the last read brought. */
 		r = stream_read_direct(s);
-		if (r < 0)
+		if (r < 0 || r == 2)
 			return;
 		if (r > 0)
 			continue;
@@ -332,6 +351,7 @@ static void stream_bytes_readable(struct stream *s)
 			stream_close(s, "out of memory", 1);
 			return;
 		}
+		stream_rx_lowat(s, 1);
 		r = stream_recv(s, &(struct iovec){ s->rx + s->rx_len, stream_read_size(s) }, 1, &got);
 		if (r == -EAGAIN)
 			return;
@@ -361,6 +381,7 @@ static void stream_bytes_readable(struct stream *s)
 		if (off > 0) {
 			memmove(s->rx, s->rx + off, s->rx_len - off);
 			s->rx_len -= off;
+			s->rx_wait_ns = 0;
 		}
 		if (need > s->rx_cap && s->st != ST_UP) {
 			stream_bad_frame(s, -EMSGSIZE, WIRE_VERSION);

@@ -28,6 +28,10 @@
 #include "tp_addr.h"
 #include "transport.h"
 
+/* The most rx_lowat asks of the kernel: a DATA frame of the largest
+ * block_size; more would only delay the wake past the frame. */
+#define TCP_RX_LOWAT_MAX (4 << 20)
+
 struct lds_transport {
 	struct lds_tp_host host;
 	struct lds_tp_upcalls up;
@@ -588,6 +592,22 @@ static size_t tcp_pending(struct lds_tp_conn *c)
 	return ioctl(c->fd, FIONREAD, &n) == 0 && n > 0 ? (size_t)n : 0;
 }
 
+/* SO_RCVLOWAT: poll reports the socket readable only with that much
+ * queued, and the kernel wakes it anyway when the receive buffer runs
+ * short, so waiting for more than can come never stalls the conn.  At
+ * most a quarter of the receive buffer: more would make the kernel grow
+ * the buffer and, before Linux 6.7, clamp the window to the low mark.  A
+ * kernel that refuses either call wakes on every byte, as without it. */
+static void tcp_rx_lowat(struct lds_tp_conn *c, size_t bytes)
+{
+	int v = bytes > TCP_RX_LOWAT_MAX ? TCP_RX_LOWAT_MAX : bytes < 1 ? 1 : (int)bytes, buf = 0;
+	socklen_t len = sizeof(buf);
+
+	if (v > 1 && getsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &buf, &len) == 0 && v > buf / 4)
+		v = buf / 4 > 1 ? buf / 4 : 1;
+	(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof(v));
+}
+
 static void tcp_want_write(struct lds_tp_conn *c, int on)
 {
 	if (c->want_w == !!on)
@@ -649,6 +669,7 @@ const struct lds_transport_ops tcp_transport_ops = {
 	.push = tcp_push,
 	.recv = tcp_recv,
 	.pending = tcp_pending,
+	.rx_lowat = tcp_rx_lowat,
 	.want_write = tcp_want_write,
 	.want_read = tcp_want_read,
 	.close = tcp_close,

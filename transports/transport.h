@@ -272,6 +272,12 @@ struct lds_transport_ops {
 	 * core reads a frame straight to where it belongs when it is all
 	 * there. */
 	size_t (*pending)(struct lds_tp_conn *c);
+	/* Optional (NULL: any byte wakes).  Byte-stream kinds: the next
+	 * readable upcall is wanted once bytes can be read (the transport
+	 * may wake sooner: memory pressure, a closed window, end of stream);
+	 * 1 restores the default.  The core waits so for the rest of a DATA
+	 * frame, to read it whole in one call instead of a segment a wake. */
+	void (*rx_lowat)(struct lds_tp_conn *c, size_t bytes);
 	/* Message kinds: takes one message, the iovecs' total (1 to
 	 * caps.max_msg bytes), whole or not at all.  The transport may keep
 	 * pointing into the iovecs' memory until upcalls->sent(c, ctx) (or the

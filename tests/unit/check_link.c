@@ -45,6 +45,34 @@ START_TEST(t_delivery)
 }
 END_TEST
 
+/* A slow path (tp_mem_drip: 300 more bytes readable per loop round): B
+ * waits for each DATA frame's rest (rx_lowat) and reads it whole, about
+ * two reads a frame (580 bytes a read here) where it made one a drip (265
+ * without the wait).  Every message still arrives once, whole, in order. */
+START_TEST(t_trickle)
+{
+	size_t bytes = 0;
+	unsigned recvs = 0;
+
+	ck_assert_ptr_nonnull(kinds[_i / 2]->rx_lowat);
+	tp_mem_drip(300);
+	send_all(_i, 60, all_acked, NULL);
+	tp_mem_drip(0);
+	for (uint64_t id = 1; id <= 60; id++)
+		bytes += msg_len(id);
+	for (int k = 0; k < STREAMS; k++) {
+		const struct stream *s = run.b.l->streams[k];
+
+		if (s != NULL && s->conn != NULL)
+			recvs += tp_mem_recvs(s->conn);
+	}
+	ck_assert_uint_gt(recvs, 0);
+	ck_assert_msg(bytes / recvs >= 400, "B read %zu bytes of messages in %u calls: %zu a call", bytes, recvs,
+		      bytes / recvs);
+	finish();
+}
+END_TEST
+
 /* A's send buffer holds seven blocks (a message may take half): each slot is filled again as soon
  * as its block is acknowledged, so a block given back before the
  * transport is done with it (memmsg holds what it sends several loop
@@ -325,6 +353,7 @@ Suite *make_link_suite(void)
 	tcase_add_loop_test(tc, t_small_sendbuf, 0, 2 * nkinds);
 	tcase_add_loop_test(tc, t_loss_in_flight, 0, 2 * nmem);
 	tcase_add_loop_test(tc, t_reorder, 0, 2 * nmem);
+	tcase_add_loop_test(tc, t_trickle, 0, 2);
 	tcase_add_loop_test(tc, t_bad_frame, 0, 2 * nmem);
 	tcase_add_loop_test(tc, t_backpressure, 0, nkinds);
 	tcase_add_loop_test(tc, t_zerocopy, 0, 2);

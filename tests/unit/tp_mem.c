@@ -98,6 +98,9 @@ struct lds_tp_conn {
 	uint64_t id;                   /* tp_mem_id */
 	int broken;                    /* tp_mem_break: recv and send fail */
 	int news;                      /* bytes or EOF arrived since the last readable upcall */
+	size_t lowat;                  /* rx_lowat: readable upcalls once this much is readable (0, 1: any) */
+	size_t shown;                  /* tp_mem_drip: bytes of buf readable so far */
+	unsigned recvs;                /* recv calls that took bytes */
 	int room;                      /* the peer read since the last writable upcall */
 	size_t window;
 	unsigned char *buf;            /* what the peer sent, unread: len bytes (memmsg: records) */
@@ -199,6 +202,25 @@ static int mem_reap(struct lds_transport *tp, int tell)
 	return n;
 }
 
+/* tp_mem_drip's bytes per round; 0: everything at once. */
+static size_t mem_drip;
+
+/* Bytes of c's buffer that recv may take now. */
+static size_t mem_readable(const struct lds_tp_conn *c)
+{
+	if (c->held)
+		return 0;
+	return mem_drip && c->shown < c->len ? c->shown : c->len;
+}
+
+/* As a kernel: below the low mark only a full buffer or the end wakes. */
+static int mem_wakes(const struct lds_tp_conn *c)
+{
+	size_t n = mem_readable(c);
+
+	return n >= (c->lowat ? c->lowat : 1) || c->len >= c->window || c->broken || c->peer == NULL;
+}
+
 /* One round of what no fd announces: accepts, connects, data, room,
  * messages reported sent, and freeing closed conns.  Returns the number
  * of upcalls made (1 more while messages wait for a later round). */
@@ -215,6 +237,10 @@ static int mem_pending(void *arg)
 			continue;
 		if (c->ninfl > 0 && !c->accept_on && !c->connecting)
 			n += mem_report_sent(tp, i, &waiting);
+		if (mem_drip && !c->held && c->shown < c->len) {
+			c->shown = c->shown + mem_drip < c->len ? c->shown + mem_drip : c->len;
+			c->news = 1;
+		}
 		if (tp->conns[i] != c)
 			continue;
 		if (c->accept_on) {
@@ -228,7 +254,7 @@ static int mem_pending(void *arg)
 			c->connecting = 0;
 			n++;
 			tp->up.connected(c, 0, c->ud);
-		} else if (c->news && !c->no_read && !c->held) {
+		} else if (c->news && !c->no_read && !c->held && mem_wakes(c)) {
 			c->news = 0;
 			n++;
 			tp->up.readable(c, c->ud);
@@ -443,14 +469,18 @@ static int mem_recv(struct lds_tp_conn *c, const struct iovec *iov, int iovcnt, 
 		return -ECONNRESET;
 	if (c->len == 0 || c->held)
 		return c->peer || c->held ? -EAGAIN : -EPIPE;
-	for (int i = 0; i < iovcnt && off < c->len; i++) {
-		size_t n = iov[i].iov_len < c->len - off ? iov[i].iov_len : c->len - off;
+	if (mem_readable(c) == 0)
+		return -EAGAIN;
+	for (int i = 0; i < iovcnt && off < mem_readable(c); i++) {
+		size_t n = iov[i].iov_len < mem_readable(c) - off ? iov[i].iov_len : mem_readable(c) - off;
 
 		memcpy(iov[i].iov_base, c->buf + off, n);
 		off += n;
 	}
 	memmove(c->buf, c->buf + off, c->len - off);
 	c->len -= off;
+	c->shown = c->shown > off ? c->shown - off : 0;
+	c->recvs++;
 	*got = off;
 	c->recvd += off;
 	if (c->peer)
@@ -587,7 +617,24 @@ static void memmsg_dereg(struct lds_transport *tp, void *desc)
 
 static size_t mem_pending_bytes(struct lds_tp_conn *c)
 {
-	return c->held ? 0 : c->len;
+	return mem_readable(c);
+}
+
+static void mem_rx_lowat(struct lds_tp_conn *c, size_t bytes)
+{
+	c->lowat = bytes;
+	if (c->len > 0 && mem_wakes(c))
+		c->news = 1;
+}
+
+void tp_mem_drip(size_t bytes_per_round)
+{
+	mem_drip = bytes_per_round;
+}
+
+unsigned tp_mem_recvs(const struct lds_tp_conn *c)
+{
+	return c->recvs;
 }
 
 static void mem_want_write(struct lds_tp_conn *c, int on)
@@ -683,6 +730,7 @@ const struct lds_transport_ops mem_transport_ops = {
 	.push = mem_push,
 	.recv = mem_recv,
 	.pending = mem_pending_bytes,
+	.rx_lowat = mem_rx_lowat,
 	.want_write = mem_want_write,
 	.want_read = mem_want_read,
 	.close = mem_close,

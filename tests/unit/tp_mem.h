@@ -23,6 +23,11 @@ void tp_mem_refuse(int on);
  * keeps a conn across loop rounds asks whether the link still holds it by
  * this, since the conn may be closed and freed meanwhile. */
 uint64_t tp_mem_id(const struct lds_tp_conn *c);
+/* A slow path: while bytes_per_round is not 0, each conn makes at most
+ * that many more of what arrived readable per loop round. */
+void tp_mem_drip(size_t bytes_per_round);
+/* recv calls on c that took bytes. */
+unsigned tp_mem_recvs(const struct lds_tp_conn *c);
 /* Bytes sent to c that it has not handed up yet, held or not. */
 size_t tp_mem_unread(const struct lds_tp_conn *c);
 /* c receives len bytes its peer never sent (memmsg: as one message), as
