@@ -583,9 +583,7 @@ static void link_tick_stream(struct stream *s, uint64_t now)
 			stream_close(s, why, 1);
 		return;
 	}
-	/* A frame's rest slower than that: read what came. */
-	if (s->rx_wait_ns && now - s->rx_wait_ns > STREAM_RX_WAIT_NS)
-		stream_rx_lowat(s, 1);
+	stream_rx_expire(s, now);
 	if (s->st == ST_UP && (double)(now - s->last_ping_ns) / 1e9 >= l->cfg->keepalive) {
 		s->last_ping_ns = now;
 		stream_ping(s, WIRE_PING, now);

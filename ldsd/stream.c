@@ -220,10 +220,19 @@ void stream_closed(struct lds_tp_conn *c, void *ud)
 
 void stream_rx_lowat(struct stream *s, size_t bytes)
 {
-	if (s->ops->rx_lowat == NULL || s->conn == NULL || bytes == (s->rx_lowat ? s->rx_lowat : 1))
+	if (s->ops->rx_lowat == NULL || s->conn == NULL || bytes == s->rx_lowat)
 		return;
 	s->ops->rx_lowat(s->conn, bytes);
 	s->rx_lowat = bytes;
+}
+
+/* The longest a stream waits for a DATA frame's rest. */
+#define STREAM_RX_WAIT_NS 250000000ull
+
+void stream_rx_expire(struct stream *s, uint64_t now)
+{
+	if (s->rx_wait_ns && now - s->rx_wait_ns > STREAM_RX_WAIT_NS)
+		stream_rx_lowat(s, 1);
 }
 
 void stream_stall(struct stream *s)

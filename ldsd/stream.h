@@ -32,9 +32,6 @@
 
 #define CTL_CAP 4096               /* queued control frames per stream */
 #define STREAM_BATCH 4             /* data blocks per write */
-/* The longest a stream waits for a DATA frame's rest before it reads what
- * came (stream_bytes.c): a slow path still shows progress in last_rx_ns. */
-#define STREAM_RX_WAIT_NS 250000000ull
 #define HELLO_MAX (64 + 2 * WIRE_NAME_MAX)   /* HELLO payload */
 
 /* The handshake's states (handshake.c), then up. */
@@ -127,7 +124,7 @@ struct stream {
 	int data_train;              /* the last frame read was DATA: see stream_read_size */
 	int unauth;                  /* accepted, not yet authenticated: counted by admission */
 	size_t pending;              /* bytes known to wait in the conn: asking costs a syscall */
-	size_t rx_lowat;             /* bytes the conn waits for before a readable upcall (0, 1: any) */
+	size_t rx_lowat;             /* bytes the conn waits for before a readable upcall (1: any) */
 	uint64_t rx_wait_ns;         /* when the wait for the current frame's rest began; 0: none */
 
 	uint64_t created_ns, last_rx_ns, last_ping_ns, up_ns;
@@ -167,6 +164,10 @@ void stream_stall(struct stream *s);
 /* Asks s's conn for a readable upcall only once bytes can be read (1:
  * any), where the transport can (rx_lowat). */
 void stream_rx_lowat(struct stream *s, size_t bytes);
+/* Each tick: a wait for a DATA frame's rest (stream_bytes.c) that has
+ * lasted too long ends, so that s reads what came and a slow path still
+ * shows progress in last_rx_ns. */
+void stream_rx_expire(struct stream *s, uint64_t now);
 
 /* 1 with *info filled if s is up and its transport answers, else 0. */
 int stream_query(const struct stream *s, struct lds_tp_info *info);

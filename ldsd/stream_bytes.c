@@ -240,7 +240,7 @@ static size_t stream_read_size(const struct stream *s)
 /* The rest of a DATA frame, need bytes, is not all in the conn yet: waits
  * for it (2), so that it comes in one read and one wake instead of one a
  * segment.  Once a frame: woken without all of it (the transport's cap,
- * memory pressure, the link's tick after STREAM_RX_WAIT_NS), s reads what
+ * memory pressure, stream_rx_expire on the link's tick), s reads what
  * is there; and not when the transport cannot wait or most of the frame is
  * there already, where the usual read costs less than one more wake (0). */
 static int stream_rx_wait(struct stream *s, size_t need)

@@ -22,6 +22,7 @@ struct stream *stream_new(struct daemon *d, const struct lds_transport_ops *ops,
 	s->up = up;
 	s->idx = -1;
 	s->st = st;
+	s->rx_lowat = 1;
 	s->created_ns = s->last_rx_ns = clock_now_ns();
 	return s;
 }

@@ -258,7 +258,7 @@ static int probe_lan(const struct job *j, unsigned i, double task, double result
 	snprintf(a_task, sizeof(a_task), "%.0f", task < 1 ? 1 : task);
 	snprintf(a_res, sizeof(a_res), "%.0f", result < 1 ? 1 : result);
 	snprintf(a_secs, sizeof(a_secs), "%g", secs);
-	snprintf(a_depth, sizeof(a_depth), "%u", depth > 4096 ? 4096 : depth);
+	snprintf(a_depth, sizeof(a_depth), "%u", depth);
 	if (plan_probe(j, i, argv, &p) < 0) {
 		plan_free(&p);
 		fprintf(stderr, "mwlaunch: --benchmark: out of memory\n");

@@ -146,7 +146,7 @@ int gso_segment(const unsigned char *pkt, size_t len, gso_emit_fn *emit, void *a
 	for (off = 0; off < payload || off == 0; off += mss) {
 		size_t n = payload - off < mss ? payload - off : mss;
 		unsigned char *sip = seg + WE_VNET_LEN;
-		unsigned char *tcp = sip + h.l3;
+		unsigned char *l4 = sip + h.l3;
 		int last = off + n >= payload;
 
 		memset(seg, 0, WE_VNET_LEN);
@@ -155,10 +155,10 @@ int gso_segment(const unsigned char *pkt, size_t len, gso_emit_fn *emit, void *a
 		if (!h.v6)
 			put16(sip + 4, (uint16_t)(id + off / mss));
 		if (h.proto == IPPROTO_TCP) {
-			put16(tcp + 4, (uint16_t)((seq + off) >> 16));
-			put16(tcp + 6, (uint16_t)(seq + off));
+			put16(l4 + 4, (uint16_t)((seq + off) >> 16));
+			put16(l4 + 6, (uint16_t)(seq + off));
 			/* FIN and PSH belong to the last segment, CWR to the first. */
-			tcp[13] = flags & (unsigned char)~((last ? 0 : 0x09) | (off ? 0x80 : 0));
+			l4[13] = flags & (unsigned char)~((last ? 0 : 0x09) | (off ? 0x80 : 0));
 		}
 		gso_fix(sip, &h, hl + n);
 		emit(seg, WE_VNET_LEN + hl + n, arg);
