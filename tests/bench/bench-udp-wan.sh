@@ -9,9 +9,9 @@
 # cubic 8 streams and streams = "auto", each a fresh pair of gateways
 # warmed up by an unmeasured transfer, UDP_REPS runs each (ldsbench,
 # bytes checked at the receiver; medians) with both gateways' CPU seconds
-# per GB carried; beside them on the twin link s3-s4 iperf3 -C bbr -P 1,
+# per GB carried; after them, on the twin link s3-s4, iperf3 -C bbr -P 1,
 # -P 8, -C cubic -P 8 and UDT4 (tests/bench/udtbench.cpp, Debian's
-# libudt), once each.  Then a 30 s black hole in a udp transfer (as the
+# libudt), once each, so that no cell's CPU is measured beside them.  Then a 30 s black hole in a udp transfer (as the
 # TCP one of bench-wan.sh).  Prints Markdown tables with the issue's
 # targets, each against the others measured in the same run.
 #   UDP_WAN=0                 leaves the part out
@@ -27,6 +27,7 @@
 #   UDP_OUTAGE=N              runs of the udp outage (default 1; 0: none)
 #   UDP_CELLS="udp bbr8 cubic8 auto"   the ldsd cells to run
 #   UDP_PEER='udp_mtu = 1472;'         extra settings of the udp cell's link
+#   UDP_REFS=0                leaves out iperf3 and UDT4 (CPU pairs of builds)
 #   PERF_DIR=DIR              perf record of each gateway in each cell's runs
 
 UDP_SCENARIOS=${UDP_SCENARIOS:-$([ "$QUICK" = 1 ] && echo "200/1%" || echo "200/1% 200/5% 20/0 300/0 200/ge1%")}
@@ -142,7 +143,7 @@ rt() { { [ "$1" = - ] || [ "$2" = - ]; } && echo - || ratio "$1" "$2"; }
 cpufmt() { [ -n "$1" ] && printf '%.1f' "$1" || echo -; }
 
 udp_wan_part() {
-	local sc rtt loss name t_sc refs verdict k
+	local sc rtt loss name t_sc verdict k
 	local rows="" rrows="" crows=""
 	local -A g cpu
 	read -r secs omit <<< "$UDP_LENGTH"
@@ -158,11 +159,6 @@ udp_wan_part() {
 		NS_clusterB=$(netbed_ns s2)
 		netbed_exec s4 iperf3 -s -p "$IPORT" > /dev/null 2>&1 &
 		disown
-		if [ "${SERIAL:-0}" != 1 ]; then
-			udp_refs &
-			refs=$!
-			PIDS="$PIDS $refs"
-		fi
 		for k in $UDP_CELLS; do
 			case $k in
 			udp) udp_cell udp "transport = \"udp\"; ${UDP_PEER:-}" 1 ;;
@@ -172,7 +168,10 @@ udp_wan_part() {
 			*) fail "UDP_CELLS: no cell '$k' (udp bbr8 cubic8 auto)" ;;
 			esac
 		done
-		if [ "${SERIAL:-0}" != 1 ]; then wait "$refs"; else udp_refs; fi
+		# After the cells, not beside them: each cell's CPU per GB is
+		# measured on a machine the references do not share (beside
+		# them, the udp cell, the first, ran with iperf3 and UDT4).
+		if [ "${UDP_REFS:-1}" = 1 ]; then udp_refs; else : > "$T/ref.cells"; fi
 		while read -r k v; do g[$k]=$v; done < "$T/ref.cells"
 		netbed_down
 		plot_scenario "$name"

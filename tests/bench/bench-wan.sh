@@ -30,7 +30,8 @@
 #   TCPSTAT=1          after each ldsd run, its streams' TCP segments sent and
 #                      retransmitted in the sending site (nstat), on stderr
 #   SERIAL=1           iperf3's cells after ldsd's, not beside them (to check
-#                      that the twin links do not disturb each other)
+#                      that the twin links do not disturb each other; the
+#                      udp part always runs its references after its cells)
 #   UDP_WAN=0          leaves out issue 20's part (the udp transport against
 #                      striped TCP, iperf3 and UDT4: bench-udp-wan.sh, its own
 #                      knobs UDP_SCENARIOS, UDP_REPS, UDP_LENGTH, UDP_OUTAGE);
