@@ -1,9 +1,10 @@
 /*
  * check_wanemu_gso.c - wanemu's software segmentation (tools/wanemu/gso.c)
  * of the super-packets TSO and USO hand it: every wire packet carries its
- * slice of the payload, its own lengths, IP id and TCP sequence number, and
- * checksums the receiving kernel accepts (verified here by an RFC 1071 sum
- * of our own, not gso.c's).
+ * slice of the payload, its own lengths, IP id and TCP sequence number, an
+ * IPv4 header checksum and an L4 checksum left partial as for a NIC's
+ * checksum offload, right once completed (verified here by an RFC 1071
+ * sum of our own, not gso.c's).
  */
 #include <check.h>
 #include <errno.h>
@@ -112,9 +113,16 @@ static void check_seg(int k, int v6, int proto)
 	const unsigned char *h = ip + l3;
 	uint32_t pseudo;
 
+	const struct virtio_net_hdr *vh = (const void *)p;
+	unsigned char l4buf[60 + MSS];
+	size_t at = proto == IPPROTO_UDP ? 6 : 16;
+
 	ck_assert_uint_eq(segs[k].len, WE_VNET_LEN + seglen);
-	for (int i = 0; i < WE_VNET_LEN; i++)
-		ck_assert_uint_eq(p[i], 0);
+	/* No GSO; the L4 checksum partial, as for a NIC's checksum offload. */
+	ck_assert_uint_eq(vh->flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
+	ck_assert_uint_eq(vh->gso_type, VIRTIO_NET_HDR_GSO_NONE);
+	ck_assert_uint_eq(vh->csum_start, l3);
+	ck_assert_uint_eq(vh->csum_offset, at);
 	if (v6) {
 		ck_assert_uint_eq(get16(ip + 4), l4 + n);
 		pseudo = sum16(0, ip + 8, 32);
@@ -124,10 +132,18 @@ static void check_seg(int k, int v6, int proto)
 		ck_assert_uint_eq(folded(sum16(0, ip, l3)), 0xffff);
 		pseudo = sum16(0, ip + 12, 8);
 	}
-	ck_assert_uint_eq(folded(sum16(pseudo + (uint32_t)proto + (uint32_t)(l4 + n), h, l4 + n)), 0xffff);
+	/* Completed as the NIC or the kernel would (the sum from csum_start
+	 * into the field), it is right. */
+	memcpy(l4buf, h, l4 + n);
+	{
+		unsigned c = ~folded(sum16(0, l4buf, l4 + n)) & 0xffff;
+
+		l4buf[at] = (unsigned char)(c >> 8);
+		l4buf[at + 1] = (unsigned char)c;
+	}
+	ck_assert_uint_eq(folded(sum16(pseudo + (uint32_t)proto + (uint32_t)(l4 + n), l4buf, l4 + n)), 0xffff);
 	if (proto == IPPROTO_UDP) {
 		ck_assert_uint_eq(get16(h + 4), l4 + n);
-		ck_assert_uint_ne(get16(h + 6), 0);
 	} else {
 		uint32_t seq = (uint32_t)get16(h + 4) << 16 | get16(h + 6);
 

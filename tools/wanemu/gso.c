@@ -1,8 +1,12 @@
 /* gso.c - splits the super-packets that TCP and UDP segmentation offload
  * make the kernel hand us into the wire packets they stand for, so that
- * loss, rate and queue limits act on real packet sizes.  Checksums are
- * computed in full: the segments are written without offload flags and the
- * receiving kernel verifies them as if they came from a wire. */
+ * loss, rate and queue limits act on real packet sizes.  The segments
+ * carry their L4 checksum as the sender's kernel hands a packet to a NIC
+ * with checksum offload (and as wanemu forwards the packets it does not
+ * split): partial, completed by whoever needs it.  Receiving, a gateway's
+ * kernel then skips the payload's sum as behind a NIC's receive offload;
+ * before, only the split packets made it sum them in software, which
+ * UDP's receiver pays in its own context and TCP's in wanemu's. */
 #include <errno.h>
 #include <string.h>
 #include <arpa/inet.h>
@@ -96,13 +100,17 @@ static void put16(unsigned char *p, uint16_t v)
 	p[1] = (unsigned char)v;
 }
 
-/* Fills in lengths and checksums of one segment of seglen bytes. */
-static void gso_fix(unsigned char *ip, const struct gso_hdrs *h, size_t seglen)
+/* Fills in the lengths and the IPv4 header checksum of one segment of
+ * seglen bytes, and leaves its L4 checksum to be completed as a sending
+ * kernel leaves it to a NIC's checksum offload: the pseudo-header's sum
+ * in the field, the rest marked in the vnet header (NEEDS_CSUM).  The
+ * receiving kernel takes such a packet as checked, as it takes one that
+ * went through whole, and sums no payload; wanemu sums none either. */
+static void gso_fix(struct virtio_net_hdr *vh, unsigned char *ip, const struct gso_hdrs *h, size_t seglen)
 {
 	unsigned char *l4 = ip + h->l3;
 	size_t l4len = seglen - h->l3;
-	unsigned char *csum = l4 + (h->proto == IPPROTO_UDP ? 6 : 16);
-	uint16_t folded;
+	uint16_t at = h->proto == IPPROTO_UDP ? 6 : 16;
 	uint32_t sum;
 
 	if (h->v6) {
@@ -117,10 +125,10 @@ static void gso_fix(unsigned char *ip, const struct gso_hdrs *h, size_t seglen)
 	if (h->proto == IPPROTO_UDP)
 		put16(l4 + 4, (uint16_t)l4len);
 	sum += (uint32_t)h->proto + (uint32_t)l4len;
-	put16(csum, 0);
-	folded = csum_fold(csum_add(sum, l4, l4len));
-	/* In UDP a zero checksum means "none": RFC 768 sends all ones. */
-	put16(csum, h->proto == IPPROTO_UDP && folded == 0 ? 0xffff : folded);
+	put16(l4 + at, (uint16_t)~csum_fold(sum));
+	vh->flags = VIRTIO_NET_HDR_F_NEEDS_CSUM;
+	vh->csum_start = (uint16_t)h->l3;
+	vh->csum_offset = at;
 }
 
 int gso_segment(const unsigned char *pkt, size_t len, gso_emit_fn *emit, void *arg)
@@ -160,7 +168,7 @@ int gso_segment(const unsigned char *pkt, size_t len, gso_emit_fn *emit, void *a
 			/* FIN and PSH belong to the last segment, CWR to the first. */
 			l4[13] = flags & (unsigned char)~((last ? 0 : 0x09) | (off ? 0x80 : 0));
 		}
-		gso_fix(sip, &h, hl + n);
+		gso_fix((struct virtio_net_hdr *)(void *)seg, sip, &h, hl + n);
 		emit(seg, WE_VNET_LEN + hl + n, arg);
 		if (last)
 			break;
