@@ -24,9 +24,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define CHECK(cond) do { if (!(cond)) abort(); } while (0)
 
-static void frames_apply(const struct udp_hdr *h, struct udp_rd *r)
+static void frames_apply(const struct udp_hdr *h, const struct udp_frames *fp)
 {
-	struct udp_frames f;
+	struct udp_frames f = *fp;
 	struct udp_rx rx;
 	struct udp_recvq rq;
 	struct udp_recovery rec;
@@ -38,8 +38,6 @@ static void frames_apply(const struct udp_hdr *h, struct udp_rd *r)
 	size_t dl;
 	uint64_t before;
 
-	if (udp_frames_parse(r, &f) < 0)
-		return;
 	for (size_t i = 0; i < f.nranges; i++) {
 		CHECK(f.ranges[i].lo < f.ranges[i].hi);
 		CHECK(i == 0 || f.ranges[i].hi < f.ranges[i - 1].lo);
@@ -85,20 +83,37 @@ static void frames_apply(const struct udp_hdr *h, struct udp_rd *r)
 	udp_rec_free(&rec);
 }
 
+/* A packet that opened: DATA and ACCEPT come with their frames; the
+ * others' payloads are tried as frames too. */
+static void try_packet(const struct udp_hdr *h, struct udp_rd *r, struct udp_frames *f)
+{
+	if (h->type != UDP_PKT_DATA && h->type != UDP_PKT_ACCEPT && udp_frames_parse(r, f) < 0)
+		return;
+	frames_apply(h, f);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	uint8_t *buf = malloc(size ? size : 1);
 	struct udp_hdr h;
 	struct udp_rd r;
+	struct udp_frames f;
 
 	CHECK(buf != NULL);
 	memcpy(buf, data, size);
-	if (udp_pkt_open(buf, size, &h, &r) == 0)
-		frames_apply(&h, &r);
+	if (udp_pkt_open(buf, size, &h, &r, &f) == 0)
+		try_packet(&h, &r, &f);
 	if (size >= UDP_HDR_LEN && size <= UDP_PKT_MAX) {
-		udp_pkt_seal(buf, size);
-		if (udp_pkt_open(buf, size, &h, &r) == 0)
-			frames_apply(&h, &r);
+		/* The CRC leaves a DATA packet's STREAM data out: where it
+		 * begins is the frames' to say. */
+		struct udp_rd fr = { buf + UDP_HDR_LEN, buf + size, 0 };
+		size_t covered = size;
+
+		if (buf[3] == UDP_PKT_DATA && udp_frames_parse(&fr, &f) == 0 && f.has_stream)
+			covered -= f.stream_len;
+		udp_pkt_seal(buf, covered);
+		if (udp_pkt_open(buf, size, &h, &r, &f) == 0)
+			try_packet(&h, &r, &f);
 	}
 	free(buf);
 	return 0;

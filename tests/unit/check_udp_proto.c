@@ -182,7 +182,7 @@ static size_t make_packet(uint8_t *buf, uint64_t pn, uint64_t off, const uint8_t
 	udp_wr_varint(&w, off);
 	udp_wr_varint(&w, len);
 	udp_wr_bytes(&w, data, len);
-	udp_pkt_seal(buf, (size_t)(w.p - buf));
+	udp_pkt_seal(buf, (size_t)(w.p - buf) - len);
 	return (size_t)(w.p - buf);
 }
 
@@ -195,36 +195,41 @@ START_TEST(test_packet)
 	struct udp_rd r;
 	struct udp_frames f;
 
-	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r), 0);
+	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r, &f), 0);
 	ck_assert_uint_eq(h.type, UDP_PKT_DATA);
 	ck_assert_uint_eq(h.dcid, 7);
 	ck_assert_uint_eq(h.scid, 9);
 	ck_assert_uint_eq(h.pn, 42);
-	ck_assert_int_eq(udp_frames_parse(&r, &f), 0);
 	ck_assert(f.has_stream);
 	ck_assert_uint_eq(f.stream_off, 1000);
 	ck_assert_uint_eq(f.stream_len, 5);
 	ck_assert_mem_eq(f.stream_data, "hello", 5);
 	ck_assert(udp_frames_eliciting(&f));
-	/* Every single flipped bit is caught (CRC-32C). */
+	/* Every single flipped bit of the header and the frames is caught
+	 * (CRC-32C); the STREAM data is not the CRC's: the core checks its
+	 * frames (tag or CRC) and the kernel the UDP checksum, and the
+	 * sender never reads it. */
 	for (size_t i = 0; i < n * 8; i++) {
 		buf[i / 8] ^= (uint8_t)(1u << (i % 8));
-		ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r), -1);
+		ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r, &f), i / 8 < n - sizeof(data) ? -1 : 0);
 		buf[i / 8] ^= (uint8_t)(1u << (i % 8));
 	}
 	/* A packet number near the wrap (found by fuzz_udp_packet). */
 	n = make_packet(buf, 1ull << 62, 1000, data, sizeof(data));
-	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r), -1);
+	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r, &f), -1);
 	n = make_packet(buf, 42, 1000, data, sizeof(data));
 	/* Short, truncated, too long. */
-	ck_assert_int_eq(udp_pkt_open(buf, UDP_HDR_LEN - 1, &h, &r), -1);
-	ck_assert_int_eq(udp_pkt_open(buf, n - 1, &h, &r), -1);
-	ck_assert_int_eq(udp_pkt_open(buf, UDP_PKT_MAX + 1, &h, &r), -1);
+	ck_assert_int_eq(udp_pkt_open(buf, UDP_HDR_LEN - 1, &h, &r, &f), -1);
+	ck_assert_int_eq(udp_pkt_open(buf, n - 1, &h, &r, &f), -1);
+	ck_assert_int_eq(udp_pkt_open(buf, UDP_PKT_MAX + 1, &h, &r, &f), -1);
+	/* Sealed over the whole packet, as version 1 did: refused. */
+	udp_pkt_seal(buf, n);
+	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r, &f), -1);
 }
 END_TEST
 
-/* Frames that lie about their length, repeat, or are unknown: refused
- * even with a good CRC. */
+/* Frames that lie about their length, repeat, are unknown or follow the
+ * STREAM frame (outside the CRC): refused even with a good CRC. */
 START_TEST(test_frames_bad)
 {
 	static uint8_t buf[UDP_PKT_MAX];
@@ -236,24 +241,34 @@ START_TEST(test_frames_bad)
 	uint8_t two[2 * 16];
 	struct udp_wr w = { two, two + sizeof(two), 0 };
 
-	/* Length says 6, 5 bytes follow. */
+	/* Length says 6, 5 bytes follow (sealed either way). */
 	buf[UDP_HDR_LEN + 2] = 6;
 	udp_pkt_seal(buf, n);
-	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r), 0);
-	ck_assert_int_eq(udp_frames_parse(&r, &f), -1);
+	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r, &f), -1);
+	udp_pkt_seal(buf, n - 6);
+	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r, &f), -1);
 	/* Unknown frame type. */
 	buf[UDP_HDR_LEN] = 0x3f;
 	udp_pkt_seal(buf, n);
-	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r), 0);
-	ck_assert_int_eq(udp_frames_parse(&r, &f), -1);
+	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r, &f), -1);
 	/* Unknown packet type and version. */
+	n = make_packet(buf, 1, 0, data, sizeof(data));
 	buf[3] = 9;
-	udp_pkt_seal(buf, n);
-	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r), -1);
+	udp_pkt_seal(buf, n - sizeof(data));
+	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r, &f), -1);
 	buf[3] = UDP_PKT_DATA;
-	buf[2] = 2;
+	buf[2] = UDP_VERSION + 1;
+	udp_pkt_seal(buf, n - sizeof(data));
+	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r, &f), -1);
+	buf[2] = UDP_VERSION;
+	udp_pkt_seal(buf, n - sizeof(data));
+	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r, &f), 0);
+	/* A PING after the STREAM frame, the CRC made either way. */
+	buf[n++] = UDP_FR_PING;
+	udp_pkt_seal(buf, n - 1 - sizeof(data));
+	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r, &f), -1);
 	udp_pkt_seal(buf, n);
-	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r), -1);
+	ck_assert_int_eq(udp_pkt_open(buf, n, &h, &r, &f), -1);
 	/* Two MAX_DATA frames. */
 	udp_wr_varint(&w, UDP_FR_MAX_DATA);
 	udp_wr_varint(&w, 5);
@@ -261,6 +276,40 @@ START_TEST(test_frames_bad)
 	udp_wr_varint(&w, 6);
 	r = (struct udp_rd){ two, w.p, 0 };
 	ck_assert_int_eq(udp_frames_parse(&r, &f), -1);
+}
+END_TEST
+
+/* Small messages: more pieces than a packet points at are refused, and
+ * copied instead, whole. */
+START_TEST(test_sendq_refs_many)
+{
+	struct udp_sendq sq;
+	static uint8_t m[64][3];
+	uint8_t out[64 * 7], want[64 * 7];
+	struct iovec piece[UDP_OUT_REFS];
+	size_t at = 0;
+
+	udp_sendq_init(&sq);
+	for (int i = 0; i < 64; i++) {
+		struct iovec iov = { m[i], sizeof(m[i]) };
+
+		memset(m[i], 'a' + i % 26, sizeof(m[i]));
+		ck_assert_int_eq(udp_sendq_push(&sq, &iov, 1, sizeof(m[i]), NULL), 0);
+		want[at++] = 0;
+		want[at++] = 0;
+		want[at++] = 0;
+		want[at++] = 3;
+		memcpy(want + at, m[i], 3);
+		at += 3;
+	}
+	ck_assert_int_eq(udp_sendq_refs(&sq, 0, sizeof(out), piece, UDP_OUT_REFS), -1);
+	ck_assert_int_eq(udp_sendq_refs(&sq, 2, 8, piece, UDP_OUT_REFS), 3);  /* prefix tail, body, next prefix */
+	ck_assert_ptr_eq(piece[1].iov_base, m[0]);
+	udp_sendq_gather(&sq, 0, out, sizeof(out));
+	ck_assert_mem_eq(out, want, sizeof(out));
+	udp_sendq_gather(&sq, 5, out, 100);
+	ck_assert_mem_eq(out, want + 5, 100);
+	udp_sendq_free(&sq);
 }
 END_TEST
 
@@ -323,7 +372,24 @@ START_TEST(test_packetize_reassemble)
 			size_t dl;
 			int r;
 
-			udp_sendq_gather(&sq, pk[i].off, tmp, pk[i].len);
+			if (i % 2) {
+				udp_sendq_gather(&sq, pk[i].off, tmp, pk[i].len);
+			} else {
+				/* In place: pieces of the messages and their prefixes. */
+				struct iovec piece[UDP_OUT_REFS];
+				int np = udp_sendq_refs(&sq, pk[i].off, pk[i].len, piece, UDP_OUT_REFS);
+				size_t at = 0;
+
+				ck_assert_int_gt(np, 0);
+				for (int k = 0; k < np; k++) {
+					const uint8_t *b = piece[k].iov_base;
+
+					ck_assert((b >= msgs[0] && b < msgs[NMSG]) || piece[k].iov_len <= 4);
+					memcpy(tmp + at, b, piece[k].iov_len);
+					at += piece[k].iov_len;
+				}
+				ck_assert_uint_eq(at, pk[i].len);
+			}
 			ck_assert_int_eq(udp_recvq_insert(&rq, pk[i].off, tmp, pk[i].len), 0);
 			while ((r = udp_recvq_peek(&rq, &d, &dl)) == 1) {
 				ck_assert_uint_lt(got, NMSG);
@@ -570,6 +636,7 @@ Suite *make_udp_proto_suite(void)
 	tcase_add_test(tc, test_ack_bad);
 	tcase_add_test(tc, test_varint);
 	tcase_add_test(tc, test_packet);
+	tcase_add_test(tc, test_sendq_refs_many);
 	tcase_add_test(tc, test_frames_bad);
 	tcase_add_test(tc, test_packetize_reassemble);
 	tcase_add_test(tc, test_sendq_retx);

@@ -161,9 +161,9 @@ static void take_close(struct lds_tp_conn *c, struct udp_rd *r)
 		c->end_ns = clock_now_ns();
 }
 
-void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_rd *payload, uint64_t now)
+void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_rd *payload,
+		    const struct udp_frames *f, uint64_t now)
 {
-	struct udp_frames f;
 	int r;
 
 	if (h->type == UDP_PKT_CLOSE) {
@@ -180,10 +180,6 @@ void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_r
 		c->tp->stats.bad++;
 		return;
 	}
-	if (udp_frames_parse(payload, &f) < 0) {
-		c->tp->stats.bad++;
-		return;
-	}
 	c->last_recv_ns = now;
 	if (c->state == UDP_ST_CONNECTING) {
 		/* An ACCEPT, or data that overtook a lost one: the conn is up. */
@@ -191,8 +187,8 @@ void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_r
 		c->state = UDP_ST_OPEN;
 		c->connected_owed = 1;
 	}
-	if (f.has_max_data && f.max_data > c->sq.peer_max)
-		c->sq.peer_max = f.max_data;
+	if (f->has_max_data && f->max_data > c->sq.peer_max)
+		c->sq.peer_max = f->max_data;
 	if (h->type == UDP_PKT_ACCEPT)
 		return;             /* outside the packet number space */
 	if (udp_rx_seen(&c->rx, h->pn)) {
@@ -200,8 +196,8 @@ void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_r
 		c->rx.now = 1;      /* our ACK may have been lost */
 		return;
 	}
-	if (f.has_stream) {
-		r = udp_recvq_insert(&c->rq, f.stream_off, f.stream_data, f.stream_len);
+	if (f->has_stream) {
+		r = udp_recvq_insert(&c->rq, f->stream_off, f->stream_data, f->stream_len);
 		if (r == -EMSGSIZE || r == -ENOSPC) {
 			c->dropped++;   /* not acknowledged: it comes again */
 			return;
@@ -211,12 +207,12 @@ void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_r
 			return;
 		}
 	}
-	if (udp_rx_record(&c->rx, h->pn, udp_frames_eliciting(&f), now) < 0) {
+	if (udp_rx_record(&c->rx, h->pn, udp_frames_eliciting(f), now) < 0) {
 		udp_conn_fail(c, -ENOMEM);
 		return;
 	}
-	if (f.has_ack)
-		take_ack(c, &f, now);
+	if (f->has_ack)
+		take_ack(c, f, now);
 }
 
 /* ---- packets out ------------------------------------------------------ */
@@ -249,7 +245,8 @@ void udp_conn_send_hs(struct lds_tp_conn *c, uint8_t type, uint64_t now)
 	/* A RETRY answers an INIT that is at least as large: no amplification. */
 	while (type == UDP_PKT_INIT && w.p < buf + UDP_INIT_MIN)
 		*w.p++ = UDP_FR_PADDING;
-	c->tp->olen[0] = (size_t)(w.p - buf);
+	c->tp->olen[0] = c->tp->ohead[0] = (size_t)(w.p - buf);
+	c->tp->onref[0] = 0;
 	udp_pkt_seal(buf, c->tp->olen[0]);
 	(void)udp_sock_send(c, 1);
 }
@@ -287,9 +284,9 @@ static int window_due(const struct lds_tp_conn *c)
 }
 
 /* Gives the DATA packet of size bytes built in obuf[i] (carrying len
- * stream bytes from offset off) the next packet number, seals it and
- * records it for loss recovery and, if in flight, the congestion
- * controller.  0, or -1 when the conn failed. */
+ * stream bytes from offset off, at its end) the next packet number,
+ * seals it and records it for loss recovery and, if in flight, the
+ * congestion controller.  0, or -1 when the conn failed. */
 static int stamp(struct lds_tp_conn *c, size_t i, size_t size, uint64_t off, size_t len, uint8_t flags, uint64_t now,
 		 uint64_t *pn)
 {
@@ -301,7 +298,7 @@ static int stamp(struct lds_tp_conn *c, size_t i, size_t size, uint64_t off, siz
 	}
 	hdr(c, c->tp->obuf[i], UDP_PKT_DATA, *pn);
 	c->tp->olen[i] = size;
-	udp_pkt_seal(c->tp->obuf[i], size);
+	udp_pkt_seal(c->tp->obuf[i], size - len);
 	p->time_ns = now;
 	p->off = off;
 	p->len = (uint32_t)len;
@@ -322,7 +319,7 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 {
 	uint8_t *buf = c->tp->obuf[i];
 	struct udp_wr w = { buf + UDP_HDR_LEN, buf + c->conf.mtu, 0 };
-	int eliciting = 0, held = 0, retx = 0, window = 0;
+	int eliciting = 0, held = 0, retx = 0, window = 0, nref = 0;
 	uint64_t off = 0;
 	size_t len = 0;
 
@@ -343,8 +340,14 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 			udp_wr_varint(&w, UDP_FR_STREAM);
 			udp_wr_varint(&w, off);
 			udp_wr_varint(&w, len);
-			udp_sendq_gather(&c->sq, off, w.p, len);
-			w.p += len;
+			/* In place where it lies in a few pieces: the kernel's
+			 * copy is the only one, as over TCP. */
+			nref = udp_sendq_refs(&c->sq, off, len, c->tp->oref[i], UDP_OUT_REFS);
+			if (nref < 0) {
+				udp_sendq_gather(&c->sq, off, w.p, len);
+				w.p += len;
+				nref = 0;
+			}
 			udp_sendq_sent(&c->sq, off, len, retx);
 			eliciting = 1;
 		}
@@ -357,7 +360,9 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 	}
 	if (w.p == buf + UDP_HDR_LEN)
 		return held ? HELD : 0;
-	if (stamp(c, i, (size_t)(w.p - buf), off, len,
+	c->tp->ohead[i] = (size_t)(w.p - buf);
+	c->tp->onref[i] = nref;
+	if (stamp(c, i, c->tp->ohead[i] + (nref ? len : 0), off, len,
 		  (eliciting ? UDP_SENT_ELICITING | UDP_SENT_INFLIGHT : 0) | (window ? UDP_SENT_WINDOW : 0), now, pn_out) < 0)
 		return 0;
 	if (eliciting) {
@@ -382,6 +387,8 @@ static void send_pmtu_probe(struct lds_tp_conn *c, unsigned size, uint64_t now)
 
 	udp_wr_varint(&w, UDP_FR_PING);
 	memset(w.p, UDP_FR_PADDING, (size_t)(w.end - w.p));
+	c->tp->ohead[0] = size;
+	c->tp->onref[0] = 0;
 	if (stamp(c, 0, size, 0, 0, UDP_SENT_ELICITING | UDP_SENT_INFLIGHT | UDP_SENT_PMTU, now, &pn) < 0)
 		return;
 	r = udp_sock_send(c, 1);

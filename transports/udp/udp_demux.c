@@ -149,9 +149,10 @@ struct lds_tp_conn *udp_demux_packet(struct udp_sock *s, const uint8_t *buf, siz
 {
 	struct udp_hdr h;
 	struct udp_rd r;
+	struct udp_frames f;
 	struct lds_tp_conn *c;
 
-	if (udp_pkt_open(buf, len, &h, &r) < 0) {
+	if (udp_pkt_open(buf, len, &h, &r, &f) < 0) {
 		s->tp->stats.bad++;
 		return NULL;
 	}
@@ -169,7 +170,7 @@ struct lds_tp_conn *udp_demux_packet(struct udp_sock *s, const uint8_t *buf, siz
 		take_retry(c, &r, now);
 		return NULL;
 	}
-	udp_conn_input(c, &h, &r, now);
+	udp_conn_input(c, &h, &r, &f, now);
 	return c;
 }
 

@@ -103,12 +103,19 @@ void udp_hdr_write(uint8_t *buf, const struct udp_hdr *h)
 
 #define CRC_OFF 28
 
-void udp_pkt_seal(uint8_t *buf, size_t len)
+/* The CRC over the packet's first covered bytes, its own field as zero. */
+static uint32_t pkt_crc(const uint8_t *buf, size_t covered)
 {
-	uint32_t crc;
+	static const uint8_t zero[4];
+	uint32_t crc = crc32c(0, buf, CRC_OFF);
 
-	memset(buf + CRC_OFF, 0, 4);
-	crc = crc32c(0, buf, len);
+	crc = crc32c(crc, zero, sizeof(zero));
+	return crc32c(crc, buf + UDP_HDR_LEN, covered - UDP_HDR_LEN);
+}
+
+void udp_pkt_seal(uint8_t *buf, size_t covered)
+{
+	uint32_t crc = pkt_crc(buf, covered);
 
 	buf[CRC_OFF] = (uint8_t)(crc >> 24);
 	buf[CRC_OFF + 1] = (uint8_t)(crc >> 16);
@@ -116,11 +123,11 @@ void udp_pkt_seal(uint8_t *buf, size_t len)
 	buf[CRC_OFF + 3] = (uint8_t)crc;
 }
 
-int udp_pkt_open(const uint8_t *buf, size_t len, struct udp_hdr *h, struct udp_rd *payload)
+int udp_pkt_open(const uint8_t *buf, size_t len, struct udp_hdr *h, struct udp_rd *payload, struct udp_frames *f)
 {
-	static const uint8_t zero[4];
 	struct udp_rd r = { buf, buf + len, 0 };
-	uint32_t crc, want;
+	size_t covered = len;
+	uint32_t want;
 
 	if (len < UDP_HDR_LEN || len > UDP_PKT_MAX)
 		return -1;
@@ -134,13 +141,17 @@ int udp_pkt_open(const uint8_t *buf, size_t len, struct udp_hdr *h, struct udp_r
 	/* Packet numbers stay below 2^62 (varints in ACKs); never near the wrap. */
 	if (h->type < UDP_PKT_INIT || h->type > UDP_PKT_CLOSE || h->pn >= 1ull << 62)
 		return -1;
-	crc = crc32c(0, buf, CRC_OFF);
-	crc = crc32c(crc, zero, sizeof(zero));
-	crc = crc32c(crc, buf + UDP_HDR_LEN, len - UDP_HDR_LEN);
-	if (crc != want)
-		return -1;
 	*payload = r;
-	return 0;
+	/* Parsed before the CRC is known good: the parser is bounds-checked
+	 * and changes nothing, and it says where a DATA packet's STREAM data,
+	 * which the CRC leaves out, begins. */
+	if (h->type == UDP_PKT_DATA || h->type == UDP_PKT_ACCEPT) {
+		if (udp_frames_parse(payload, f) < 0)
+			return -1;
+		if (h->type == UDP_PKT_DATA && f->has_stream)
+			covered = len - f->stream_len;
+	}
+	return pkt_crc(buf, covered) == want ? 0 : -1;
 }
 
 /* An ACK frame's fields after its type into f; -1 if malformed (ranges
@@ -210,6 +221,9 @@ int udp_frames_parse(struct udp_rd *r, struct udp_frames *f)
 				return -1;
 			f->stream_len = (size_t)len;
 			f->stream_data = udp_rd_bytes(r, f->stream_len);
+			/* Its data ends the packet: the CRC covers what comes before. */
+			if (r->p != r->end)
+				return -1;
 			break;
 		}
 		default:

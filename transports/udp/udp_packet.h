@@ -4,10 +4,16 @@
  * cursor, so that a lying or broken peer's packet is refused, never read
  * past its end.
  *
- *   0  u16 magic 0x4C55 ("LU")   2  u8 version (1)   3  u8 type
+ *   0  u16 magic 0x4C55 ("LU")   2  u8 version (2)   3  u8 type
  *   4  u64 destination conn id  12  u64 source conn id
- *  20  u64 packet number        28  u32 CRC-32C of the packet, this field 0
+ *  20  u64 packet number        28  u32 CRC-32C, this field 0
  *  32  payload
+ *
+ * The CRC covers the packet but for a DATA packet's STREAM data, which
+ * is its last frame's and ends it: those bytes are the core's frames,
+ * each checked above (AEAD tag, or its own CRC-32C) and under (the UDP
+ * checksum), so the sender passes them to the kernel without reading
+ * them, as the TCP link does.
  *
  * Integers are big-endian; frame fields are QUIC variable-length integers.
  */
@@ -18,7 +24,7 @@
 #include <stdint.h>
 
 #define UDP_MAGIC 0x4C55
-#define UDP_VERSION 1
+#define UDP_VERSION 2               /* 2: the CRC leaves STREAM data out */
 #define UDP_HDR_LEN 32
 #define UDP_PKT_MAX 9216            /* the largest packet taken (udp_mtu's maximum) */
 #define UDP_TOKEN_LEN 16
@@ -73,11 +79,9 @@ struct udp_hdr {
 
 /* Writes the header at buf (UDP_HDR_LEN bytes, CRC 0). */
 void udp_hdr_write(uint8_t *buf, const struct udp_hdr *h);
-/* Fills the CRC of the finished packet of len bytes. */
-void udp_pkt_seal(uint8_t *buf, size_t len);
-/* Checks a received packet: size, magic, version, type, CRC.  Returns 0
- * with *h filled and *payload the rest, or -1. */
-int udp_pkt_open(const uint8_t *buf, size_t len, struct udp_hdr *h, struct udp_rd *payload);
+/* Fills the CRC of a finished packet over its first covered bytes: all
+ * of it, or all but a DATA packet's STREAM data. */
+void udp_pkt_seal(uint8_t *buf, size_t covered);
 
 /* What a DATA, ACCEPT or INIT packet's frames say (at most one of each). */
 struct udp_frames {
@@ -94,9 +98,13 @@ struct udp_frames {
 	const uint8_t *stream_data;
 };
 
+/* Checks a received packet: size, magic, version, type, frames of a DATA
+ * or ACCEPT packet (parsed into *f), CRC.  Returns 0 with *h filled and
+ * *payload the rest (past the frames for DATA and ACCEPT), or -1. */
+int udp_pkt_open(const uint8_t *buf, size_t len, struct udp_hdr *h, struct udp_rd *payload, struct udp_frames *f);
 /* Parses frames to the end of r.  Returns 0, or -1 for an unknown frame,
- * a repeated one, a field past the end or ranges that do not fit
- * (packet numbers below 0). */
+ * a repeated one, a field past the end, ranges that do not fit (packet
+ * numbers below 0) or a STREAM frame that does not end the packet. */
 int udp_frames_parse(struct udp_rd *r, struct udp_frames *f);
 /* The packet asks for an acknowledgement. */
 int udp_frames_eliciting(const struct udp_frames *f);

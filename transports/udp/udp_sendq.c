@@ -17,7 +17,7 @@ void udp_sendq_init(struct udp_sendq *q)
 
 static struct udp_msg *msg_at(const struct udp_sendq *q, size_t i)
 {
-	return &q->m[(q->head + i) % q->cap];
+	return &q->m[(q->head + i) & (q->cap - 1)];     /* cap: a power of two */
 }
 
 static void msg_release(struct udp_msg *m)
@@ -84,10 +84,17 @@ int udp_sendq_push(struct udp_sendq *q, const struct iovec *iov, int iovcnt, siz
 	return 0;
 }
 
-/* The message holding stream offset off (queued). */
-static size_t find(const struct udp_sendq *q, uint64_t off)
+/* The message holding stream offset off (queued).  Packets mostly go
+ * in stream order: the message of the last one, or the next, is tried
+ * before a search (which misses the cache at every step of a window of
+ * thousands). */
+static size_t find(struct udp_sendq *q, uint64_t off)
 {
 	size_t a = 0, b = q->n;
+
+	for (size_t i = q->hint; i < q->hint + 2 && i < q->n; i++)
+		if (msg_at(q, i)->start <= off && off < msg_at(q, i)->start + msg_at(q, i)->len)
+			return q->hint = i;
 
 	while (b - a > 1) {
 		size_t mid = a + (b - a) / 2;
@@ -97,24 +104,29 @@ static size_t find(const struct udp_sendq *q, uint64_t off)
 		else
 			b = mid;
 	}
-	return a;
+	return q->hint = a;
 }
 
-/* Copies n bytes from offset at within message m. */
-static size_t msg_copy(const struct udp_msg *m, uint64_t at, uint8_t *dst, size_t n)
+/* Where n stream bytes from offset at within message m lie: at most max
+ * pieces into piece[], fewer bytes than n if the message ends or max
+ * pieces are filled first.  Returns the pieces. */
+static int msg_pieces(const struct udp_msg *m, uint64_t at, size_t n, struct iovec *piece, int max)
 {
 	size_t done = 0;
+	int np = 0;
 
 	if (at < m->hdr_len) {
 		size_t k = m->hdr_len - (size_t)at < n ? m->hdr_len - (size_t)at : n;
 
-		memcpy(dst, m->hdr + at, k);
+		if (max < 1)
+			return 0;
+		piece[np++] = (struct iovec){ (uint8_t *)m->hdr + at, k };
 		done = k;
 		at = 0;
 	} else {
 		at -= m->hdr_len;
 	}
-	for (int i = 0; i < m->iovcnt && done < n; i++) {
+	for (int i = 0; i < m->iovcnt && done < n && np < max; i++) {
 		size_t il = m->iov[i].iov_len, k;
 
 		if (at >= il) {
@@ -122,22 +134,59 @@ static size_t msg_copy(const struct udp_msg *m, uint64_t at, uint8_t *dst, size_
 			continue;
 		}
 		k = il - (size_t)at < n - done ? il - (size_t)at : n - done;
-		memcpy(dst + done, (const uint8_t *)m->iov[i].iov_base + at, k);
+		piece[np++] = (struct iovec){ (uint8_t *)m->iov[i].iov_base + at, k };
 		done += k;
 		at = 0;
 	}
-	return done;
+	return np;
 }
 
-void udp_sendq_gather(const struct udp_sendq *q, uint64_t off, uint8_t *dst, size_t n)
+/* Up to max pieces of the n stream bytes from off into piece[]; *got
+ * says how many bytes they hold. */
+static int pieces(struct udp_sendq *q, uint64_t off, size_t n, struct iovec *piece, int max, size_t *got)
 {
-	for (size_t i = find(q, off); n > 0 && i < q->n; i++) {
-		const struct udp_msg *m = msg_at(q, i);
-		size_t k = msg_copy(m, off - m->start, dst, n);
+	int np = 0;
 
-		dst += k;
-		off += k;
-		n -= k;
+	*got = 0;
+	for (size_t i = find(q, off); n > 0 && i < q->n && np < max; i++) {
+		const struct udp_msg *m = msg_at(q, i);
+		int k = msg_pieces(m, off - m->start, n, piece + np, max - np);
+
+		for (int j = np; j < np + k; j++) {
+			off += piece[j].iov_len;
+			n -= piece[j].iov_len;
+			*got += piece[j].iov_len;
+		}
+		np += k;
+	}
+	return np;
+}
+
+int udp_sendq_refs(struct udp_sendq *q, uint64_t off, size_t n, struct iovec *piece, int max)
+{
+	size_t got;
+	int np = pieces(q, off, n, piece, max, &got);
+
+	return got == n ? np : -1;
+}
+
+void udp_sendq_gather(struct udp_sendq *q, uint64_t off, uint8_t *dst, size_t n)
+{
+	struct iovec piece[16];
+	size_t got;
+
+	/* In rounds: small messages make many pieces. */
+	while (n > 0) {
+		int k = pieces(q, off, n, piece, 16, &got);
+
+		if (k == 0)
+			return;
+		for (int j = 0; j < k; j++) {
+			memcpy(dst, piece[j].iov_base, piece[j].iov_len);
+			dst += piece[j].iov_len;
+		}
+		off += got;
+		n -= got;
 	}
 }
 
@@ -215,7 +264,9 @@ int udp_sendq_pop_done(struct udp_sendq *q, void **ctx)
 		return 0;
 	*ctx = m->ctx;
 	msg_release(m);
-	q->head = (q->head + 1) % q->cap;
+	q->head = (q->head + 1) & (q->cap - 1);
+	if (q->hint)
+		q->hint--;
 	q->n--;
 	return 1;
 }

@@ -37,6 +37,7 @@ struct udp_sendq {
 	struct idset retx;        /* to send again */
 	uint64_t peer_max;        /* the peer's window: send below this */
 	uint8_t *owned;           /* the copy made at close (udp_sendq_own) */
+	size_t hint;              /* the message the last lookup found (from head) */
 };
 
 void udp_sendq_init(struct udp_sendq *q);
@@ -44,7 +45,11 @@ void udp_sendq_free(struct udp_sendq *q);
 /* Queues a message of the iovecs' total; 0 or -ENOMEM. */
 int udp_sendq_push(struct udp_sendq *q, const struct iovec *iov, int iovcnt, size_t total, void *ctx);
 /* Copies stream bytes [off, off + n) (all queued) to dst. */
-void udp_sendq_gather(const struct udp_sendq *q, uint64_t off, uint8_t *dst, size_t n);
+void udp_sendq_gather(struct udp_sendq *q, uint64_t off, uint8_t *dst, size_t n);
+/* Points piece[] at stream bytes [off, off + n) (all queued) where they
+ * lie, for a send that reads them in place: valid until the next push or
+ * pop.  Returns the pieces, or -1 if that takes more than max. */
+int udp_sendq_refs(struct udp_sendq *q, uint64_t off, size_t n, struct iovec *piece, int max);
 /* The next bytes to send, at most max: lost ones first, then new ones
  * the peer's window allows.  Returns 1 with *off, *len (*retx: sent
  * before), or 0 when nothing may go. */

@@ -95,8 +95,8 @@ int udp_sock_send(struct lds_tp_conn *c, size_t n)
 {
 	struct lds_transport *tp = c->tp;
 	struct mmsghdr mm[UDP_BATCH];
-	struct iovec iov[UDP_BATCH];
-	size_t count[UDP_BATCH], ne = 0, done = 0;
+	struct iovec iov[UDP_BATCH * (1 + UDP_OUT_REFS)];
+	size_t count[UDP_BATCH], first[UDP_BATCH + 1], ne = 0, done = 0;
 	union {
 		struct cmsghdr h;
 		uint8_t b[CMSG_SPACE(sizeof(uint16_t))];
@@ -104,16 +104,25 @@ int udp_sock_send(struct lds_tp_conn *c, size_t n)
 	int r;
 
 	memset(mm, 0, n * sizeof(mm[0]));
-	for (size_t i = 0; i < n; i++)
-		iov[i] = (struct iovec){ tp->obuf[i], tp->olen[i] };
+	/* Packet i is iov[first[i]] to iov[first[i + 1]]: its head, then
+	 * its STREAM data where it lies. */
+	first[0] = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t k = first[i];
+
+		iov[k++] = (struct iovec){ tp->obuf[i], tp->ohead[i] };
+		for (int j = 0; j < tp->onref[i]; j++)
+			iov[k++] = tp->oref[i][j];
+		first[i + 1] = k;
+	}
 	/* Runs of equal packets go as one send each: the kernel cuts them
 	 * (UDP GSO), one pass down the stack instead of one per packet. */
 	for (size_t i = 0; i < n; i += count[ne++]) {
 		struct msghdr *h = &mm[ne].msg_hdr;
 
 		count[ne] = gso_run(tp, i, n);
-		h->msg_iov = &iov[i];
-		h->msg_iovlen = count[ne];
+		h->msg_iov = &iov[first[i]];
+		h->msg_iovlen = first[i + count[ne]] - first[i];
 		/* A listener's socket is shared: name the peer; a client's is connected. */
 		if (c->accepted) {
 			h->msg_name = &c->peer;
