@@ -210,7 +210,7 @@ udp_wan_part() {
 
 Issue 20: the udp transport on an emulated ${RATE} Mb/s link (loss each way; "q": before the bottleneck queue, as
 netem, otherwise after it), $secs s measured after $omit s; ldsd
-cells medians of $UDP_REPS run(s) through fresh gateways (warmed up), the references beside them on a twin link, once.
+cells medians of $UDP_REPS run(s) through fresh gateways (warmed up), the references after them on a twin link, once.
 Goodput in Mb/s (fraction of the link):
 
 | RTT, loss | ldsd udp | ldsd tcp bbr 8 | ldsd tcp cubic 8 | ldsd tcp auto | iperf3 bbr -P 1 | iperf3 bbr -P 8 | iperf3 cubic -P 8 | UDT4 |
