@@ -105,21 +105,28 @@ udp_cell() {
 }
 
 # udt SECS OMIT OUT: UDT4's goodput (Mb/s) from s3 to s4, or FAIL; "-"
-# where udtbench is not built (no libudt-dev).
+# where udtbench is not built (no libudt-dev).  A run that leaves no
+# figure (at 5 % loss a connect can fail, once in the 2026-11-28 run) is
+# run once more, as iperf3's are: a reference, not the product under test.
 udt() {
-	local spid
+	local spid try v
 	[ -x "$UDTBENCH" ] || { echo -; return; }
 	echo "  \$ udtbench -s PORT -t $1 -O $2 --json; udtbench -c ADDR PORT -t $(($1 + $2 + 5))" >> "$T/commands"
-	netbed_exec s4 "$UDTBENCH" -s "$UPORT" -t "$1" -O "$2" --json > "$3" 2>> "$T/send.err" &
-	spid=$!
-	sleep 0.3
-	netbed_exec s3 timeout $(($1 + $2 + 20)) "$UDTBENCH" -c "$(netbed_addr s4)" "$UPORT" -t $(($1 + $2 + 5)) \
-		> /dev/null 2>> "$T/send.err"
-	# The server ends the run; a client that never connected leaves it waiting.
-	kill "$spid" 2> /dev/null
-	wait "$spid" 2> /dev/null
-	UPORT=$((UPORT + 1))
-	jq -r '.mbps' "$3" 2> /dev/null | grep . || echo FAIL
+	for try in 1 2; do
+		netbed_exec s4 "$UDTBENCH" -s "$UPORT" -t "$1" -O "$2" --json > "$3" 2>> "$T/send.err" &
+		spid=$!
+		sleep 0.3
+		netbed_exec s3 timeout $(($1 + $2 + 20)) "$UDTBENCH" -c "$(netbed_addr s4)" "$UPORT" -t $(($1 + $2 + 5)) \
+			> /dev/null 2>> "$T/send.err"
+		# The server ends the run; a client that never connected leaves it waiting.
+		kill "$spid" 2> /dev/null
+		wait "$spid" 2> /dev/null
+		UPORT=$((UPORT + 1))
+		v=$(jq -r '.mbps' "$3" 2> /dev/null | grep . || echo FAIL)
+		[ "$v" != FAIL ] && break
+		echo "udtbench failed (try $try)" >> "$T/send.err"
+	done
+	echo "$v"
 }
 
 # The references on the twin link, one after the other, as "KEY Mb/s"
