@@ -144,16 +144,12 @@ struct lds_transport {
 	int no_gso;                      /* the kernel refused UDP GSO: one packet per send */
 	struct udp_stats stats;
 	char step[64];
-	/* Three cache lines apart beyond their 64 KiB: at a stride of a
-	 * power of two every packet's first lines fall in the same cache
-	 * sets, and each read of a header missed (4-6 % of a receiving
-	 * gateway's CPU, perf). */
-	uint8_t rbuf[UDP_BATCH][UDP_RBUF + 192];
-	/* Packets built for the next send: olen bytes each, ohead of them in
-	 * obuf, the rest STREAM data read in place from the send queue. */
+	uint8_t rbuf[UDP_BATCH][UDP_RBUF];
+	/* Packets built for the next send: olen bytes each, in obuf but for
+	 * the onref pieces of STREAM data that end them, read in place from
+	 * the send queue (oref). */
 	uint8_t obuf[UDP_BATCH][UDP_PKT_MAX];
 	size_t olen[UDP_BATCH];
-	size_t ohead[UDP_BATCH];
 	struct iovec oref[UDP_BATCH][UDP_OUT_REFS];
 	int onref[UDP_BATCH];
 };

@@ -245,7 +245,7 @@ void udp_conn_send_hs(struct lds_tp_conn *c, uint8_t type, uint64_t now)
 	/* A RETRY answers an INIT that is at least as large: no amplification. */
 	while (type == UDP_PKT_INIT && w.p < buf + UDP_INIT_MIN)
 		*w.p++ = UDP_FR_PADDING;
-	c->tp->olen[0] = c->tp->ohead[0] = (size_t)(w.p - buf);
+	c->tp->olen[0] = (size_t)(w.p - buf);
 	c->tp->onref[0] = 0;
 	udp_pkt_seal(buf, c->tp->olen[0]);
 	(void)udp_sock_send(c, 1);
@@ -360,9 +360,8 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 	}
 	if (w.p == buf + UDP_HDR_LEN)
 		return held ? HELD : 0;
-	c->tp->ohead[i] = (size_t)(w.p - buf);
 	c->tp->onref[i] = nref;
-	if (stamp(c, i, c->tp->ohead[i] + (nref ? len : 0), off, len,
+	if (stamp(c, i, (size_t)(w.p - buf) + (nref ? len : 0), off, len,
 		  (eliciting ? UDP_SENT_ELICITING | UDP_SENT_INFLIGHT : 0) | (window ? UDP_SENT_WINDOW : 0), now, pn_out) < 0)
 		return 0;
 	if (eliciting) {
@@ -387,7 +386,6 @@ static void send_pmtu_probe(struct lds_tp_conn *c, unsigned size, uint64_t now)
 
 	udp_wr_varint(&w, UDP_FR_PING);
 	memset(w.p, UDP_FR_PADDING, (size_t)(w.end - w.p));
-	c->tp->ohead[0] = size;
 	c->tp->onref[0] = 0;
 	if (stamp(c, 0, size, 0, 0, UDP_SENT_ELICITING | UDP_SENT_INFLIGHT | UDP_SENT_PMTU, now, &pn) < 0)
 		return;

@@ -92,9 +92,12 @@ static size_t find(struct udp_sendq *q, uint64_t off)
 {
 	size_t a = 0, b = q->n;
 
-	for (size_t i = q->hint; i < q->hint + 2 && i < q->n; i++)
-		if (msg_at(q, i)->start <= off && off < msg_at(q, i)->start + msg_at(q, i)->len)
+	for (size_t i = q->hint; i < q->hint + 2 && i < q->n; i++) {
+		const struct udp_msg *m = msg_at(q, i);
+
+		if (m->start <= off && off < m->start + m->len)
 			return q->hint = i;
+	}
 
 	while (b - a > 1) {
 		size_t mid = a + (b - a) / 2;

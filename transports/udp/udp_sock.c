@@ -108,11 +108,13 @@ int udp_sock_send(struct lds_tp_conn *c, size_t n)
 	 * its STREAM data where it lies. */
 	first[0] = 0;
 	for (size_t i = 0; i < n; i++) {
-		size_t k = first[i];
+		size_t k = first[i] + 1, head = tp->olen[i];
 
-		iov[k++] = (struct iovec){ tp->obuf[i], tp->ohead[i] };
-		for (int j = 0; j < tp->onref[i]; j++)
+		for (int j = 0; j < tp->onref[i]; j++) {
 			iov[k++] = tp->oref[i][j];
+			head -= tp->oref[i][j].iov_len;
+		}
+		iov[first[i]] = (struct iovec){ tp->obuf[i], head };
 		first[i + 1] = k;
 	}
 	/* Runs of equal packets go as one send each: the kernel cuts them
