@@ -103,10 +103,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	memcpy(buf, data, size);
 	if (udp_pkt_open(buf, size, &h, &r, &f) == 0)
 		try_packet(&h, &r, &f);
-	if (size >= UDP_HDR_LEN && size <= UDP_PKT_MAX) {
+	if (size >= 4 && size >= udp_hdr_len(buf[3]) && size <= UDP_PKT_MAX) {
 		/* The CRC leaves a DATA packet's STREAM data out: where it
 		 * begins is the frames' to say. */
-		struct udp_rd fr = { buf + UDP_HDR_LEN, buf + size, 0 };
+		struct udp_rd fr = { buf + udp_hdr_len(buf[3]), buf + size, 0 };
 		size_t covered = size;
 
 		if (buf[3] == UDP_PKT_DATA && udp_frames_parse(&fr, &f) == 0 && f.has_stream)

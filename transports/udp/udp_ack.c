@@ -15,6 +15,19 @@ void udp_rx_free(struct udp_rx *rx)
 	udp_ranges_free(&rx->seen);
 }
 
+uint64_t udp_rx_pn(const struct udp_rx *rx, uint32_t low)
+{
+	const uint64_t win = 1ull << 32, half = win / 2;
+	uint64_t expected = rx->seen.n > 0 || rx->floor > 0 ? rx->largest + 1 : 0;
+	uint64_t pn = (expected & ~(win - 1)) | low;
+
+	if (pn + half <= expected)
+		pn += win;
+	else if (pn > expected + half && pn >= win)
+		pn -= win;
+	return pn;
+}
+
 int udp_rx_seen(const struct udp_rx *rx, uint64_t pn)
 {
 	return pn < rx->floor || udp_ranges_contains(&rx->seen, pn);

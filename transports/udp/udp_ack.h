@@ -29,6 +29,10 @@ struct udp_rx {
 
 void udp_rx_init(struct udp_rx *rx);
 void udp_rx_free(struct udp_rx *rx);
+/* The whole packet number of a DATA packet whose header carried its low
+ * 32 bits: the one nearest the next expected (RFC 9000, A.3).  A sender
+ * never has 2^31 packets unacknowledged, so the nearest is the one sent. */
+uint64_t udp_rx_pn(const struct udp_rx *rx, uint32_t low);
 /* pn was received before (or is too old to tell). */
 int udp_rx_seen(const struct udp_rx *rx, uint64_t pn);
 /* Records pn; the oldest ranges are forgotten when they are too many.

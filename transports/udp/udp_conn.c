@@ -164,6 +164,7 @@ static void take_close(struct lds_tp_conn *c, struct udp_rd *r)
 void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_rd *payload,
 		    const struct udp_frames *f, uint64_t now)
 {
+	uint64_t pn;
 	int r;
 
 	if (h->type == UDP_PKT_CLOSE) {
@@ -180,9 +181,14 @@ void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_r
 		c->tp->stats.bad++;
 		return;
 	}
+	if (c->state == UDP_ST_CONNECTING && h->type == UDP_PKT_DATA) {
+		/* Data that overtook the ACCEPT, which names the server's conn
+		 * id: it comes again, and the ACCEPT with the next INIT. */
+		c->tp->stats.unknown++;
+		return;
+	}
 	c->last_recv_ns = now;
 	if (c->state == UDP_ST_CONNECTING) {
-		/* An ACCEPT, or data that overtook a lost one: the conn is up. */
 		c->rcid = h->scid;
 		c->state = UDP_ST_OPEN;
 		c->connected_owed = 1;
@@ -191,7 +197,12 @@ void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_r
 		c->sq.peer_max = f->max_data;
 	if (h->type == UDP_PKT_ACCEPT)
 		return;             /* outside the packet number space */
-	if (udp_rx_seen(&c->rx, h->pn)) {
+	pn = udp_rx_pn(&c->rx, (uint32_t)h->pn);
+	if (pn >= 1ull << 62) {
+		c->tp->stats.bad++;
+		return;
+	}
+	if (udp_rx_seen(&c->rx, pn)) {
 		c->tp->stats.replayed++;
 		c->rx.now = 1;      /* our ACK may have been lost */
 		return;
@@ -207,7 +218,7 @@ void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_r
 			return;
 		}
 	}
-	if (udp_rx_record(&c->rx, h->pn, udp_frames_eliciting(f), now) < 0) {
+	if (udp_rx_record(&c->rx, pn, udp_frames_eliciting(f), now) < 0) {
 		udp_conn_fail(c, -ENOMEM);
 		return;
 	}
@@ -217,19 +228,18 @@ void udp_conn_input(struct lds_tp_conn *c, const struct udp_hdr *h, struct udp_r
 
 /* ---- packets out ------------------------------------------------------ */
 
-static void hdr(struct lds_tp_conn *c, uint8_t *buf, uint8_t type, uint64_t pn)
+static size_t hdr(struct lds_tp_conn *c, uint8_t *buf, uint8_t type, uint64_t pn)
 {
 	struct udp_hdr h = { .type = type, .dcid = c->rcid, .scid = c->lcid, .pn = pn };
 
-	udp_hdr_write(buf, &h);
+	return udp_hdr_write(buf, &h);
 }
 
 void udp_conn_send_hs(struct lds_tp_conn *c, uint8_t type, uint64_t now)
 {
 	uint8_t *buf = c->tp->obuf[0];
-	struct udp_wr w = { buf + UDP_HDR_LEN, buf + c->conf.mtu, 0 };
+	struct udp_wr w = { buf + hdr(c, buf, type, 0), buf + c->conf.mtu, 0 };
 
-	hdr(c, buf, type, 0);
 	if (type == UDP_PKT_INIT) {
 		udp_wr_u16be(&w, c->have_token ? UDP_TOKEN_LEN : 0);
 		if (c->have_token)
@@ -318,7 +328,7 @@ static int stamp(struct lds_tp_conn *c, size_t i, size_t size, uint64_t off, siz
 static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out)
 {
 	uint8_t *buf = c->tp->obuf[i];
-	struct udp_wr w = { buf + UDP_HDR_LEN, buf + c->conf.mtu, 0 };
+	struct udp_wr w = { buf + UDP_DATA_HDR_LEN, buf + c->conf.mtu, 0 };
 	int eliciting = 0, held = 0, retx = 0, window = 0, nref = 0;
 	uint64_t off = 0;
 	size_t len = 0;
@@ -334,12 +344,11 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 	}
 	if (c->probe || (c->rec.in_flight + c->conf.mtu <= c->cc.cwnd && udp_pacer_allow(&c->pacer, c->conf.mtu, now))) {
 		size_t room = (size_t)(w.end - w.p);
-		size_t over = 1 + udp_varint_len(c->sq.end) + 2;  /* type, offset, length */
+		size_t over = 1 + udp_varint_len(c->sq.end);  /* type, offset */
 
 		if (room > over + 16 && udp_sendq_next(&c->sq, room - over, &off, &len, &retx)) {
 			udp_wr_varint(&w, UDP_FR_STREAM);
 			udp_wr_varint(&w, off);
-			udp_wr_varint(&w, len);
 			/* In place where it lies in a few pieces: the kernel's
 			 * copy is the only one, as over TCP. */
 			nref = udp_sendq_refs(&c->sq, off, len, c->tp->oref[i], UDP_OUT_REFS);
@@ -358,7 +367,7 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 		udp_wr_varint(&w, UDP_FR_PING);
 		eliciting = 1;
 	}
-	if (w.p == buf + UDP_HDR_LEN)
+	if (w.p == buf + UDP_DATA_HDR_LEN)
 		return held ? HELD : 0;
 	c->tp->onref[i] = nref;
 	if (stamp(c, i, (size_t)(w.p - buf) + (nref ? len : 0), off, len,
@@ -380,7 +389,7 @@ static int build(struct lds_tp_conn *c, size_t i, uint64_t now, uint64_t *pn_out
 static void send_pmtu_probe(struct lds_tp_conn *c, unsigned size, uint64_t now)
 {
 	uint8_t *buf = c->tp->obuf[0];
-	struct udp_wr w = { buf + UDP_HDR_LEN, buf + size, 0 };
+	struct udp_wr w = { buf + UDP_DATA_HDR_LEN, buf + size, 0 };
 	uint64_t pn;
 	int r, err;
 

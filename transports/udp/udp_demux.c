@@ -161,8 +161,10 @@ struct lds_tp_conn *udp_demux_packet(struct udp_sock *s, const uint8_t *buf, siz
 		return NULL;
 	}
 	c = h.dcid ? udp_sock_lookup(s, h.dcid) : NULL;
-	/* A client's socket is connected: the kernel checked the address. */
-	if (c == NULL || (c->accepted && !same_addr(&c->peer, from)) || (c->state != UDP_ST_CONNECTING && h.scid != c->rcid)) {
+	/* A client's socket is connected: the kernel checked the address.
+	 * DATA carries no source conn id (the short header). */
+	if (c == NULL || (c->accepted && !same_addr(&c->peer, from)) ||
+	    (h.type != UDP_PKT_DATA && c->state != UDP_ST_CONNECTING && h.scid != c->rcid)) {
 		s->tp->stats.unknown++;
 		return NULL;
 	}

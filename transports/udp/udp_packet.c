@@ -88,20 +88,28 @@ void udp_wr_bytes(struct udp_wr *w, const void *b, size_t n)
 	w->p += n;
 }
 
-void udp_hdr_write(uint8_t *buf, const struct udp_hdr *h)
+size_t udp_hdr_len(uint8_t type)
+{
+	return type == UDP_PKT_DATA ? UDP_DATA_HDR_LEN : UDP_HDR_LEN;
+}
+
+size_t udp_hdr_write(uint8_t *buf, const struct udp_hdr *h)
 {
 	struct udp_wr w = { buf, buf + UDP_HDR_LEN, 0 };
 
 	udp_wr_u16be(&w, UDP_MAGIC);
 	udp_wr_u8(&w, UDP_VERSION);
 	udp_wr_u8(&w, h->type);
-	udp_wr_u64be(&w, h->dcid);
-	udp_wr_u64be(&w, h->scid);
-	udp_wr_u64be(&w, h->pn);
 	udp_wr_u32be(&w, 0);
+	udp_wr_u64be(&w, h->dcid);
+	if (h->type == UDP_PKT_DATA)
+		udp_wr_u32be(&w, h->pn & 0xffffffffu);
+	else
+		udp_wr_u64be(&w, h->scid);
+	return (size_t)(w.p - buf);
 }
 
-#define CRC_OFF 28
+#define CRC_OFF 4
 
 /* The CRC over the packet's first covered bytes, its own field as zero. */
 static uint32_t pkt_crc(const uint8_t *buf, size_t covered)
@@ -110,7 +118,7 @@ static uint32_t pkt_crc(const uint8_t *buf, size_t covered)
 	uint32_t crc = crc32c(0, buf, CRC_OFF);
 
 	crc = crc32c(crc, zero, sizeof(zero));
-	return crc32c(crc, buf + UDP_HDR_LEN, covered - UDP_HDR_LEN);
+	return crc32c(crc, buf + CRC_OFF + 4, covered - CRC_OFF - 4);
 }
 
 void udp_pkt_seal(uint8_t *buf, size_t covered)
@@ -129,18 +137,21 @@ int udp_pkt_open(const uint8_t *buf, size_t len, struct udp_hdr *h, struct udp_r
 	size_t covered = len;
 	uint32_t want;
 
-	if (len < UDP_HDR_LEN || len > UDP_PKT_MAX)
+	if (len < UDP_DATA_HDR_LEN || len > UDP_PKT_MAX)
 		return -1;
 	if (udp_rd_u16be(&r) != UDP_MAGIC || udp_rd_u8(&r) != UDP_VERSION)
 		return -1;
 	h->type = (uint8_t)udp_rd_u8(&r);
-	h->dcid = udp_rd_u64be(&r);
-	h->scid = udp_rd_u64be(&r);
-	h->pn = udp_rd_u64be(&r);
-	want = (uint32_t)udp_rd_u32be(&r);
-	/* Packet numbers stay below 2^62 (varints in ACKs); never near the wrap. */
-	if (h->type < UDP_PKT_INIT || h->type > UDP_PKT_CLOSE || h->pn >= 1ull << 62)
+	if (h->type < UDP_PKT_INIT || h->type > UDP_PKT_CLOSE || len < udp_hdr_len(h->type))
 		return -1;
+	want = (uint32_t)udp_rd_u32be(&r);
+	h->dcid = udp_rd_u64be(&r);
+	h->scid = 0;
+	h->pn = 0;
+	if (h->type == UDP_PKT_DATA)
+		h->pn = udp_rd_u32be(&r);
+	else
+		h->scid = udp_rd_u64be(&r);
 	*payload = r;
 	/* Parsed before the CRC is known good: the parser is bounds-checked
 	 * and changes nothing, and it says where a DATA packet's STREAM data,
@@ -209,23 +220,19 @@ int udp_frames_parse(struct udp_rd *r, struct udp_frames *f)
 			f->has_max_data = 1;
 			f->max_data = udp_rd_varint(r);
 			break;
-		case UDP_FR_STREAM: {
-			uint64_t len;
-
+		case UDP_FR_STREAM:
 			if (f->has_stream)
 				return -1;
 			f->has_stream = 1;
 			f->stream_off = udp_rd_varint(r);
-			len = udp_rd_varint(r);
-			if (len == 0 || len > UDP_PKT_MAX || f->stream_off > UINT64_MAX / 2)
+			/* Its data ends the packet, so it needs no length, and the
+			 * CRC covers what comes before it. */
+			if (r->bad || r->p == r->end || f->stream_off > UINT64_MAX / 2)
 				return -1;
-			f->stream_len = (size_t)len;
-			f->stream_data = udp_rd_bytes(r, f->stream_len);
-			/* Its data ends the packet: the CRC covers what comes before. */
-			if (r->p != r->end)
-				return -1;
+			f->stream_len = (size_t)(r->end - r->p);
+			f->stream_data = r->p;
+			r->p = r->end;
 			break;
-		}
 		default:
 			return -1;
 		}

@@ -1,13 +1,17 @@
 /*
  * udp_packet.h - the UDP transport's packets on the wire (docs/udp.md):
- * a fixed header, then frames; every field read through a bounds-checked
+ * a header, then frames; every field read through a bounds-checked
  * cursor, so that a lying or broken peer's packet is refused, never read
  * past its end.
  *
- *   0  u16 magic 0x4C55 ("LU")   2  u8 version (2)   3  u8 type
- *   4  u64 destination conn id  12  u64 source conn id
- *  20  u64 packet number        28  u32 CRC-32C, this field 0
- *  32  payload
+ *   0  u16 magic 0x4C55 ("LU")   2  u8 version (3)   3  u8 type
+ *   4  u32 CRC-32C, this field 0 8  u64 destination conn id
+ *  16  DATA: u32 packet number, its low 32 bits (udp_rx_pn gives the rest)
+ *      others: u64 source conn id
+ *  20 or 24  payload
+ *
+ * DATA packets carry the least header, as QUIC's short header does: the
+ * destination conn id names the conn, whose peer is known by then.
  *
  * The CRC covers the packet but for a DATA packet's STREAM data, which
  * is its last frame's and ends it: those bytes are the core's frames,
@@ -24,8 +28,9 @@
 #include <stdint.h>
 
 #define UDP_MAGIC 0x4C55
-#define UDP_VERSION 2               /* 2: the CRC leaves STREAM data out */
-#define UDP_HDR_LEN 32
+#define UDP_VERSION 3               /* 2: the CRC leaves STREAM data out; 3: short DATA header */
+#define UDP_HDR_LEN 24              /* INIT, RETRY, ACCEPT, CLOSE */
+#define UDP_DATA_HDR_LEN 20
 #define UDP_PKT_MAX 9216            /* the largest packet taken (udp_mtu's maximum) */
 #define UDP_TOKEN_LEN 16
 #define UDP_INIT_MIN 1200           /* INITs are padded to this: a RETRY never amplifies */
@@ -44,7 +49,7 @@ enum udp_frame_type {
 	UDP_FR_PING = 0x01,
 	UDP_FR_ACK = 0x02,
 	UDP_FR_MAX_DATA = 0x04,
-	UDP_FR_STREAM = 0x08,
+	UDP_FR_STREAM = 0x08,       /* offset, then data to the packet's end */
 };
 
 struct udp_rd {
@@ -74,11 +79,15 @@ size_t udp_varint_len(uint64_t v);
 
 struct udp_hdr {
 	uint8_t type;
-	uint64_t dcid, scid, pn;
+	uint64_t dcid;
+	uint64_t scid;              /* 0 in DATA */
+	uint64_t pn;                /* DATA: as sent, its low 32 bits; 0 in the others */
 };
 
-/* Writes the header at buf (UDP_HDR_LEN bytes, CRC 0). */
-void udp_hdr_write(uint8_t *buf, const struct udp_hdr *h);
+/* The header's length for a packet of this type. */
+size_t udp_hdr_len(uint8_t type);
+/* Writes the header at buf (udp_hdr_len bytes, CRC 0); returns its length. */
+size_t udp_hdr_write(uint8_t *buf, const struct udp_hdr *h);
 /* Fills the CRC of a finished packet over its first covered bytes: all
  * of it, or all but a DATA packet's STREAM data. */
 void udp_pkt_seal(uint8_t *buf, size_t covered);
@@ -104,7 +113,8 @@ struct udp_frames {
 int udp_pkt_open(const uint8_t *buf, size_t len, struct udp_hdr *h, struct udp_rd *payload, struct udp_frames *f);
 /* Parses frames to the end of r.  Returns 0, or -1 for an unknown frame,
  * a repeated one, a field past the end, ranges that do not fit (packet
- * numbers below 0) or a STREAM frame that does not end the packet. */
+ * numbers below 0) or a STREAM frame with no data (its data runs to the
+ * packet's end, so nothing can follow it). */
 int udp_frames_parse(struct udp_rd *r, struct udp_frames *f);
 /* The packet asks for an acknowledgement. */
 int udp_frames_eliciting(const struct udp_frames *f);
