@@ -159,7 +159,7 @@ udp_wan_part() {
 		rtt=${sc%%/*} loss=${sc#*/} t_sc=$(date +%s)
 		name="udp-rtt${rtt}ms-loss${loss//%/}"
 		rm -f "$RESULTS/$name".*
-		g=([udp]=- [bbr8]=- [cubic8]=- [auto]=-) cpu=()
+		g=([udp]=- [bbr8]=- [cubic8]=- [auto]=- [ibbr1]=- [ibbr8]=- [icubic8]=- [udt]=-) cpu=()
 		netbed_up 4 "all:$(udp_spec "$rtt" "$loss")" || fail "bed did not start"
 		GW_ADDR=$(netbed_addr s2)
 		NS_clusterA=$(netbed_ns s1)
@@ -202,6 +202,7 @@ udp_wan_part() {
 			[ -z "$miss" ] && verdict="all met" || verdict="MISSED:${miss%;}"
 			;;
 		esac
+		[ "${UDP_REFS:-1}" = 1 ] || verdict="$verdict (UDP_REFS=0: the references were not run)"
 		case $verdict in *MISSED*) met_all=0 ;; esac
 		echo "bench-wan: udp: $name ($(($(date +%s) - t_sc)) s; Mb/s): udp $(r1 "${g[udp]}"), ldsd bbr 8 $(r1 "${g[bbr8]}")," \
 			"cubic 8 $(r1 "${g[cubic8]}"), auto $(r1 "${g[auto]}"); iperf3 bbr 1/8 $(r1 "${g[ibbr1]}" "${g[ibbr8]}")," \

@@ -64,7 +64,7 @@ max() { printf '%s\n' "$@" | grep -v FAIL | sort -g | tail -1; }
 # ref A B: the better of two references; FAIL if either failed (a ratio
 # to the one left would not be to the best).
 ref() { case " $* " in *" FAIL "*) echo FAIL ;; *) max "$@" ;; esac; }
-r1() { for v in "$@"; do [ -n "$v" ] && awk -v v="$v" 'BEGIN {if (v == "FAIL") printf "FAIL "; else printf "%.1f ", v}'; done | sed 's/ $//'; }
+r1() { for v in "$@"; do [ -n "$v" ] && awk -v v="$v" 'BEGIN {if (v == "FAIL" || v == "-") printf "%s ", v; else printf "%.1f ", v}'; done | sed 's/ $//'; }
 
 # Run lengths (seconds measured, seconds omitted first) by round trip:
 # slow start takes longer on longer paths.  The link delivers in order, so
