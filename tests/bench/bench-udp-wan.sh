@@ -183,12 +183,13 @@ udp_wan_part() {
 		netbed_down
 		plot_scenario "$name"
 		verdict=""
-		case $loss in
-		0)
+		case ${g[udp]}/$loss in
+		-/*) verdict="- (UDP_CELLS ran no udp cell)" ;;
+		*/0)
 			ge "${g[udp]}" "$RATE" 0.93 && verdict="no loss: >= 0.93 of the link (met)" ||
 				verdict="no loss: below 0.93 of the link (MISSED)"
 			;;
-		ge*)
+		*/ge*)
 			ge "${g[udp]}" "$RATE" 0.85 && verdict="bursty loss: >= 0.85 of the link (met)" ||
 				verdict="bursty loss: below 0.85 of the link (MISSED)"
 			;;
