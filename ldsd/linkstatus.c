@@ -74,6 +74,24 @@ static unsigned link_transport_mtu(const struct link *l)
 	return mtu;
 }
 
+/* What the transport conns of the streams up now sent and received on the
+ * wire and sent again (iperf3's Retr): each counts from its conn's start. */
+static void link_conns_json(const struct link *l, FILE *out)
+{
+	struct lds_tp_info info;
+	uint64_t sent = 0, recvd = 0, retx = 0;
+
+	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
+		if (!stream_query(l->streams[i], &info))
+			continue;
+		sent += info.bytes_sent;
+		recvd += info.bytes_recv;
+		retx += info.retransmits;
+	}
+	fprintf(out, ",\"transport_conns\":{\"bytes_sent\":%" PRIu64 ",\"bytes_recv\":%" PRIu64
+		",\"retransmits\":%" PRIu64 "}", sent, recvd, retx);
+}
+
 /* Our PING samples when there are any (keepalive may be long), else the
  * transport's. */
 static double link_rtt_ms(const struct link *l)
@@ -168,6 +186,7 @@ void link_status_json(const struct link *l, FILE *out)
 	fprintf(out, "],\"failures_total\":%u", l->nfail);
 	if (link_transport_mtu(l))
 		fprintf(out, ",\"transport_mtu\":%u", link_transport_mtu(l));
+	link_conns_json(l, out);
 	if (l->ops->dropped && l->tp) {
 		fputs(",\"transport_dropped\":{", out);
 		l->ops->dropped(l->tp, out);

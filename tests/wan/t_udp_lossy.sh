@@ -23,6 +23,13 @@ transfer() {
 	wait_pair
 	grep -q "$COUNT messages intact, in order and once" "$T/r.out" || fail "$1: receiver: $(cat "$T/r.out")"
 	echo "measured: $1: $(cat "$T/r.out")"
+	# The sender's transport conns: what they put on the wire, and what
+	# they sent again under the loss.
+	conns=$(ctl clusterA status --json | jq -c '.links[0].transport_conns')
+	bytes=$(awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "bytes") print $i}' "$T/r.out")
+	[ "$(jq --argjson n "$bytes" '.retransmits > 0 and .bytes_sent > $n' <<< "$conns")" = true ] ||
+		fail "$1: clusterA's transport_conns show no retransmits under 5 % loss, or fewer bytes than the $bytes delivered: $conns"
+	echo "measured: $1: clusterA's transport conns: $conns"
 	RATE=$(awk '{for (i = 1; i < NF; i++) if ($(i + 1) == "bytes") b = $i; else if ($(i + 1) == "s,") t = $i}
 		END {printf "%.2f", b / t / 1e6}' "$T/r.out")
 	kill "$PID_clusterA" "$PID_clusterB"
