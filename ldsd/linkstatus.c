@@ -74,22 +74,27 @@ static unsigned link_transport_mtu(const struct link *l)
 	return mtu;
 }
 
-/* What the transport conns of the streams up now sent and received on the
- * wire and sent again (iperf3's Retr): each counts from its conn's start. */
-static void link_conns_json(const struct link *l, FILE *out)
+/* The counters of the transport conns of the streams up now, summed into
+ * *sum (each counts from its conn's start); returns their retransmits,
+ * which *sum's 32 bits might not hold. */
+static uint64_t link_conns_sum(const struct link *l, struct lds_tp_info *sum)
 {
 	struct lds_tp_info info;
-	uint64_t sent = 0, recvd = 0, retx = 0;
+	uint64_t retx = 0;
 
+	memset(sum, 0, sizeof(*sum));
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
 		if (!stream_query(l->streams[i], &info))
 			continue;
-		sent += info.bytes_sent;
-		recvd += info.bytes_recv;
+		sum->bytes_sent += info.bytes_sent;
+		sum->bytes_recv += info.bytes_recv;
 		retx += info.retransmits;
+		sum->zc_sends += info.zc_sends;
+		sum->zc_completed += info.zc_completed;
+		sum->zc_copied += info.zc_copied;
+		sum->zc_refused += info.zc_refused;
 	}
-	fprintf(out, ",\"transport_conns\":{\"bytes_sent\":%" PRIu64 ",\"bytes_recv\":%" PRIu64
-		",\"retransmits\":%" PRIu64 "}", sent, recvd, retx);
+	return retx;
 }
 
 /* Our PING samples when there are any (keepalive may be long), else the
@@ -121,25 +126,14 @@ static double link_downtime(const struct link *l)
 }
 
 /* Zero-copy sends of the streams up now (a transport with send_holds). */
-static void link_zc_json(const struct link *l, FILE *out)
+static void link_zc_json(const struct link *l, const struct lds_tp_info *sum, FILE *out)
 {
-	struct lds_tp_info info;
-	uint64_t sends = 0, done = 0, copied = 0, refused = 0;
-
 	if (l->ops->send_holds == NULL)
 		return;
-	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
-		if (!stream_query(l->streams[i], &info))
-			continue;
-		sends += info.zc_sends;
-		done += info.zc_completed;
-		copied += info.zc_copied;
-		refused += info.zc_refused;
-	}
 	fprintf(out,
 		",\"zerocopy\":{\"sends\":%" PRIu64 ",\"completed\":%" PRIu64 ",\"copied\":%" PRIu64
 		",\"refused\":%" PRIu64 "}",
-		sends, done, copied, refused);
+		sum->zc_sends, sum->zc_completed, sum->zc_copied, sum->zc_refused);
 }
 
 void link_status_json(const struct link *l, FILE *out)
@@ -147,6 +141,8 @@ void link_status_json(const struct link *l, FILE *out)
 	const struct sendbuf *sb = &l->sb;
 	const struct recvbuf *rb = &l->rb;
 	unsigned n = l->nfail < FAILLOG_MAX ? l->nfail : FAILLOG_MAX;
+	struct lds_tp_info conns;
+	uint64_t conns_retx = link_conns_sum(l, &conns);
 
 	fputs("{\"peer\":", out);
 	json_str(out, l->cfg->cluster);
@@ -155,7 +151,7 @@ void link_status_json(const struct link *l, FILE *out)
 	if (l->ops->status)
 		l->ops->status(l->cfg->tp_conf, out);
 	fprintf(out, ",\"encryption\":\"%s\"", hs_encryption_name(hs_encryption(l)));
-	link_zc_json(l, out);
+	link_zc_json(l, &conns, out);
 	fprintf(out,
 		",\"port\":%u,\"role\":\"%s\",\"transport\":\"%s\","
 		"\"streams\":%u,\"streams_auto\":%s,\"streams_up\":%u,\"peer_instance\":\"%016" PRIx64 "\",\"srtt_ms\":%.3f,"
@@ -186,7 +182,9 @@ void link_status_json(const struct link *l, FILE *out)
 	fprintf(out, "],\"failures_total\":%u", l->nfail);
 	if (link_transport_mtu(l))
 		fprintf(out, ",\"transport_mtu\":%u", link_transport_mtu(l));
-	link_conns_json(l, out);
+	/* What they put on the wire and sent again (iperf3's Retr). */
+	fprintf(out, ",\"transport_conns\":{\"bytes_sent\":%" PRIu64 ",\"bytes_recv\":%" PRIu64
+		",\"retransmits\":%" PRIu64 "}", conns.bytes_sent, conns.bytes_recv, conns_retx);
 	if (l->ops->dropped && l->tp) {
 		fputs(",\"transport_dropped\":{", out);
 		l->ops->dropped(l->tp, out);
