@@ -40,11 +40,23 @@ CSTD     := -std=gnu11
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 VERSION_DEF := -DLDS_VERSION='"$(VERSION)"'
-ALL_CFLAGS = $(CSTD) $(WARN) $(CPPFLAGS) $(CFLAGS) -fPIC -D_GNU_SOURCE $(VERSION_DEF) $(RDMA_DEF) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP
+ALL_CFLAGS = $(CSTD) $(WARN) $(CPPFLAGS) $(CFLAGS) -fPIC -D_GNU_SOURCE $(VERSION_DEF) $(RDMA_DEF) $(ISAL_DEF) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP
 LDLIBS_D := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
-# liblds needs only libcrypto (the key check of TCP clients, clientauth.c).
+# liblds needs only libcrypto (the key check of TCP clients, clientauth.c),
+# and ISA-L where it is (below).
 CRYPTO_LIBS := $(shell pkg-config --libs libcrypto 2>/dev/null)
+# CRC-32C (ldsd/crc32c.c) of blocks with Intel ISA-L's crc32_iscsi where
+# Debian's libisal-dev is (tools/install-deps.sh installs it): twice the
+# speed of the crc32 instruction's chains on x86-64 with AVX-512; without
+# it, those chains.
+HAVE_ISAL := $(shell pkg-config --exists libisal 2>/dev/null && \
+	printf '\043include <isa-l/crc.h>\n' | $(CC) -E -x c - >/dev/null 2>&1 && echo 1)
+ifeq ($(HAVE_ISAL),1)
+ISAL_DEF   := -DLDS_HAVE_ISAL
+ISAL_LIBS  := $(shell pkg-config --libs libisal)
+LDLIBS_D   += $(ISAL_LIBS)
+endif
 
 # ---- sources -------------------------------------------------------------
 # Daemon modules live in a static library that ldsd, the tools and the tests
@@ -144,7 +156,7 @@ $(LIBLDS_SO): $(call obj,$(LIBLDS_SRC)) libclient/lds.map
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
 	$(Q)$(CC) $(LDFLAGS) -shared -Wl,-soname,liblds.so.1 -Wl,--version-script=libclient/lds.map -o $@ $(filter %.o,$^) \
-		$(CRYPTO_LIBS) $(RDMA_LIBS) -pthread
+		$(CRYPTO_LIBS) $(ISAL_LIBS) $(RDMA_LIBS) -pthread
 
 $(LDSD): $(call obj,ldsd/main.c) $(LIBLDSD)
 	@mkdir -p $(@D)
@@ -225,7 +237,7 @@ $(LANPROBE): $(call obj,tools/lanprobe/lanprobe.c)
 $(BUILD)/bench/crc_speed: $(call obj,tests/bench/crc_speed.c ldsd/crc32c.c)
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  LD      $@")
-	$(Q)$(CC) $(LDFLAGS) -o $@ $^
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(ISAL_LIBS)
 
 $(BUILD)/bench/mpi_loop: $(call obj,tests/bench/mpi_loop.c)
 	@mkdir -p $(@D)
@@ -269,7 +281,7 @@ FUZZ_LIB_SRC := $(sort $(LDSD_SRC) $(LIBLDS_SRC))
 $(BUILD)/fuzzobj/%.o: %.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/FUZZ $<")
-	$(Q)clang $(CSTD) -g -O1 -D_GNU_SOURCE $(VERSION_DEF) $(RDMA_DEF) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(FUZZ_SAN) -MMD -MP -c -o $@ $<
+	$(Q)clang $(CSTD) -g -O1 -D_GNU_SOURCE $(VERSION_DEF) $(RDMA_DEF) $(ISAL_DEF) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(FUZZ_SAN) -MMD -MP -c -o $@ $<
 
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzzobj/tests/fuzz/fuzz_%.o $(patsubst %.c,$(BUILD)/fuzzobj/%.o,$(FUZZ_LIB_SRC))
 	@mkdir -p $(@D)
@@ -350,7 +362,7 @@ bench-quick: deps
 
 # Files that name where things are installed are written here, from the
 # directory variables of this very command.
-SUBST = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' \
+SUBST = sed -e 's|@VERSION@|$(VERSION)|g' -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@ISAL_LIBS@|$(ISAL_LIBS)|g' \
 	-e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' -e 's|@SBINDIR@|$(SBINDIR)|g' -e 's|@BINDIR@|$(BINDIR)|g' \
 	-e 's|@LIBEXECDIR@|$(LIBEXECDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@RUNDIR@|$(RUNDIR)|g' \
 	-e 's|@DOCDIR@|$(DOCDIR)|g' -e 's|/usr/local/libexec/lds|$(LIBEXECDIR)/lds|g'

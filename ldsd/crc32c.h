@@ -1,9 +1,11 @@
 /*
  * crc32c.h - CRC-32C (Castagnoli), the checksum of every LDS wire frame.
  *
- * Uses the CPU's CRC-32C instruction when it has one (x86-64 SSE4.2, ARMv8
- * CRC32; checked once at run time), in three interleaved chains, and
- * slice-by-8 tables otherwise; all give identical results.
+ * Uses Intel ISA-L's crc32_iscsi for 512 bytes and more where the build
+ * found it (libisal-dev), and below that, or without it, the CPU's
+ * CRC-32C instruction when it has one (x86-64 SSE4.2, ARMv8 CRC32; checked
+ * once at run time) in three interleaved chains, and slice-by-8 tables
+ * otherwise; all give identical results.
  */
 #ifndef LDS_CRC32C_H
 #define LDS_CRC32C_H
@@ -19,7 +21,13 @@ uint32_t crc32c(uint32_t crc, const void *buf, size_t len);
  * benchmark that hold the instruction's path to it. */
 uint32_t crc32c_table(uint32_t crc, const void *buf, size_t len);
 
-/* Which one crc32c() uses here, in words ("x86-64 crc32, 3-way", ...). */
+/* The same without ISA-L: the instruction's chains, or the tables where
+ * the CPU has none.  For the tests and the benchmark. */
+uint32_t crc32c_instr(uint32_t crc, const void *buf, size_t len);
+
+/* Which one crc32c() uses here, in words ("ISA-L crc32_iscsi (x86-64
+ * crc32, 3-way under 512 bytes)", ...), and which one crc32c_instr(). */
 const char *crc32c_impl(void);
+const char *crc32c_instr_impl(void);
 
 #endif

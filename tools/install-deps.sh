@@ -7,7 +7,7 @@ set -eu
 PKGS="build-essential pkg-config clang libconfig-dev check libsubunit-dev \
 libssl-dev libopenmpi-dev openmpi-bin libibverbs-dev librdmacm-dev \
 rdma-core ibverbs-utils iperf3 iproute2 gnuplot-nox jq procps python3-prometheus-client \
-libudt-dev"
+libudt-dev libisal-dev"
 
 missing=""
 for p in $PKGS; do

@@ -264,22 +264,24 @@ START_TEST(crc_matches_reference)
 			ck_assert_uint_eq(crc32c(0, b + off, len), ref_crc32c(0, b + off, len));
 	for (int i = 0; i < 3000; i++) {
 		size_t len = rng() % (MAXLEN + 1), off = rng() % 16;
-		uint32_t seed = rng();
+		uint32_t seed = rng(), want = ref_crc32c(seed, b + off, len);
 
-		ck_assert_uint_eq(crc32c(seed, b + off, len), ref_crc32c(seed, b + off, len));
+		ck_assert_uint_eq(crc32c(seed, b + off, len), want);
+		ck_assert_uint_eq(crc32c_instr(seed, b + off, len), want);
 	}
 	free(b);
 }
 END_TEST
 
 /* Lengths around the block sizes where the interleaved paths start and end
- * (3 x 256 and 3 x 8192 bytes), so every joining step is exercised. */
+ * (3 x 256 and 3 x 8192 bytes), so every joining step is exercised, and
+ * around ISA-L's threshold (512) where the build has it. */
 START_TEST(crc_long_buffers)
 {
 	static const size_t lens[] = {
 		767, 768, 769, 775, 776, 1535, 1536, 1543, 2304, 24575, 24576,
 		24577, 24583, 24576 + 768, 24576 + 775, 49152, 49152 + 1535,
-		100000, 262144 + 13,
+		100000, 262144 + 13, 511, 512, 513,
 	};
 	size_t max = 262144 + 13 + 16;
 	uint8_t *b = malloc(max);
@@ -288,10 +290,11 @@ START_TEST(crc_long_buffers)
 	fill_random(b, max);
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++)
 		for (size_t off = 0; off < 9; off++) {
-			uint32_t seed = rng();
+			uint32_t seed = rng(), want = ref_crc32c(seed, b + off, lens[i]);
 
-			ck_assert_msg(crc32c(seed, b + off, lens[i]) == ref_crc32c(seed, b + off, lens[i]),
-				      "len %zu off %zu", lens[i], off);
+			ck_assert_msg(crc32c(seed, b + off, lens[i]) == want, "len %zu off %zu", lens[i], off);
+			ck_assert_msg(crc32c_instr(seed, b + off, lens[i]) == want, "instruction: len %zu off %zu",
+				      lens[i], off);
 		}
 	memset(b, 0, max);
 	ck_assert_uint_eq(crc32c(0, b, 24576), ref_crc32c(0, b, 24576));
