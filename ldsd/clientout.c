@@ -11,6 +11,10 @@
 
 #include "client.h"
 #include "link.h"
+
+/* iovecs per write to a client: a 1 MiB message in 64 KiB blocks is at
+ * most 33 pieces (recvbuf.h, parts); a longer one goes in more writes. */
+#define CLIENT_OUT_IOV 64
 #include "log.h"
 
 #define CS_CTL_INITIAL 4096
@@ -229,7 +233,8 @@ void client_write(struct client *c)
 	if (c->hung_up)
 		return;
 	for (int rounds = 0; rounds < 64; rounds++) {
-		struct iovec iov[3];
+		/* Control frames, the DELIVER header, the payload's pieces. */
+		struct iovec iov[CLIENT_OUT_IOV];
 		size_t ctl_part = 0, total = 0;
 		int n = 0;
 		ssize_t w;
@@ -249,8 +254,7 @@ void client_write(struct client *c)
 				iov[n++].iov_len = c->cur_hdr_len - off;
 				off = c->cur_hdr_len;
 			}
-			iov[n].iov_base = c->cur->data + (off - c->cur_hdr_len);
-			iov[n++].iov_len = c->cur->rec.len - (off - c->cur_hdr_len);
+			n += rb_msg_iov(c->cur, off - c->cur_hdr_len, iov + n, CLIENT_OUT_IOV - n);
 		}
 		for (int i = 0; i < n; i++)
 			total += iov[i].iov_len;

@@ -524,6 +524,7 @@ void jobexec_request(struct jobexec *jx, struct link *from, struct rb_msg *m)
 	int r;
 
 	snprintf(own, sizeof(own), "%s/%s", jx->d->cfg->cluster, EXEC_ENDPOINT);
+	rb_msg_flatten(m);
 	/* linkmsg.c already dropped records not from the peer's cluster, so no
 	 * answer goes to a third cluster through it. */
 	if (strcmp(m->rec.dst, own) != 0) {

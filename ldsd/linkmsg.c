@@ -167,6 +167,7 @@ void link_peer_lost(struct link *l, struct rb_msg *m)
 	char own[WIRE_ENDPOINT_MAX + 1];
 
 	snprintf(own, sizeof(own), "%s/%s", l->cfg->cluster, LOSTREP_ENDPOINT);
+	rb_msg_flatten(m);
 	/* Only the peer gateway itself speaks from its ldsd.lost endpoint: no
 	 * client may open an ldsd.* name. */
 	if (strcmp(m->rec.src, own) != 0 || lostrep_decode(m->data, m->rec.len, on_peer_lost, l) < 0)

@@ -5,7 +5,10 @@
  *
  * Memory: out-of-order blocks plus messages not yet delivered never exceed
  * mem bytes, because the window advertised to the sender only ever covers
- * memory that is free.  A message keeps its memory until recvbuf_delivered.
+ * memory that is free.  A message keeps its memory until recvbuf_delivered;
+ * a block kept as one of its parts counts twice meanwhile (its buffer and
+ * the room left for it in data), so that the bound holds as it would if
+ * the block had been copied.
  * Pure bookkeeping: no I/O, no clock, one thread.
  */
 #ifndef LDS_RECVBUF_H
@@ -13,16 +16,31 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "libclient/idset.h"
 #include "wire.h"
+
+/* Bytes [off, off + len) of a message that lie in a block buffer of their
+ * own (buf, malloc'd) instead of in its data. */
+struct rb_part {
+	uint8_t *buf;
+	uint32_t off, len;
+};
 
 /* A reassembled message, handed to the owner; freed with rb_msg_free. */
 struct rb_msg {
 	uint64_t msgno;            /* 0-based number in this link direction */
 	uint32_t epoch;            /* session it belongs to (see recvbuf_reset) */
 	struct wire_record rec;    /* names, sender's id, len */
-	uint8_t *data;             /* rec.len bytes */
+	/* rec.len bytes, except the parts: blocks that arrived ahead of the
+	 * one expected, held in buffers of their own, and wholly inside the
+	 * payload, are kept where they are instead of being copied in.  Read
+	 * through rb_msg_iov, or rb_msg_flatten first. */
+	uint8_t *data;
+	struct rb_part *parts;     /* by offset; NULL if none */
+	uint32_t nparts;
+	uint32_t extra;            /* bytes of memory counted beside rec.len: the parts' buffers */
 	/* For the owner: */
 	struct rb_msg *next;       /* queue link */
 	void *origin;              /* where it came from (a link, or NULL = local) */
@@ -120,5 +138,14 @@ void recvbuf_ack(struct recvbuf *rb, struct wire_ack *a);
 void recvbuf_reset(struct recvbuf *rb);
 
 void rb_msg_free(struct rb_msg *m);
+
+/* Fills at most max iovecs with m's payload from byte off on, in order;
+ * returns how many (0 at the end). */
+int rb_msg_iov(const struct rb_msg *m, size_t off, struct iovec *iov, int max);
+
+/* Copies m's parts into m->data and frees their buffers: m->data then
+ * holds the whole payload.  For readers that need it in one piece (exec
+ * requests, loss reports); its memory stays counted until delivery. */
+void rb_msg_flatten(struct rb_msg *m);
 
 #endif

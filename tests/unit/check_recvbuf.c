@@ -558,6 +558,83 @@ START_TEST(record_over_max_msg)
 }
 END_TEST
 
+/* Blocks that arrived ahead and lie wholly inside a message's payload are
+ * kept as its parts, not copied: read through rb_msg_iov (from any
+ * offset) or flattened, the payload is intact, and their memory counts
+ * twice until the message is delivered. */
+START_TEST(held_blocks_kept_as_parts)
+{
+	static const uint32_t lens[] = { 1000, 10, 700, 64, 2000, 5 };
+	const size_t bs = 64;
+	struct recvbuf rb;
+	struct tstream s;
+	struct got g;
+	struct wire_ack a;
+	uint64_t nb;
+	size_t counted = 0, parts = 0;
+
+	rng_state = 7;
+	ts_build(&s, 6, lens, 0, 1);
+	nb = nblocks(&s, bs);
+	ck_assert_int_eq(recvbuf_init(&rb, bs, bs * 256), 0);
+	open_window(&rb, &a);
+	got_init(&g, &rb, &s);
+	for (uint64_t q = nb - 1; q >= 1; q--)
+		ck_assert_int_eq(feed(&rb, &s, bs, q, &g), 1);
+	ck_assert_int_eq(feed(&rb, &s, bs, 0, &g), 1);
+	ck_assert_uint_eq(g.n, s.n);
+	ck_assert_uint_eq(rb.ooo_bytes, 0);
+	for (size_t i = 0; i < g.n; i++) {
+		struct rb_msg *m = g.m[i];
+		uint32_t in_parts = 0;
+
+		for (uint32_t k = 0; k < m->nparts; k++) {
+			ck_assert_uint_eq(m->parts[k].len, bs);
+			ck_assert_uint_le(m->parts[k].off + m->parts[k].len, m->rec.len);
+			in_parts += m->parts[k].len;
+		}
+		ck_assert_uint_eq(m->extra, in_parts);
+		/* All but the blocks at each end of a long payload are parts. */
+		if (m->rec.len >= 3 * bs)
+			ck_assert_uint_ge(m->nparts, m->rec.len / bs - 2);
+		counted += m->rec.len + m->extra;
+		parts += m->nparts;
+	}
+	ck_assert_uint_ge(parts, 50);
+	ck_assert_uint_eq(rb.msg_bytes, counted);
+	for (size_t i = 0; i < g.n; i++) {
+		struct rb_msg *m = g.m[i];
+		const uint8_t *want = s.buf + s.end[i] - s.rec[i].len;
+
+		if (m->nparts > 1) {
+			/* From inside a part and from inside data between two. */
+			size_t offs[] = { m->parts[0].off + 3, m->parts[1].off - 1, m->rec.len - 1 };
+
+			for (size_t k = 0; k < 3; k++) {
+				struct iovec iov[4];
+				size_t off = offs[k];
+				int n;
+
+				while ((n = rb_msg_iov(m, off, iov, 4)) > 0)
+					for (int j = 0; j < n; j++) {
+						ck_assert_mem_eq(iov[j].iov_base, want + off, iov[j].iov_len);
+						off += iov[j].iov_len;
+					}
+				ck_assert_uint_eq(off, m->rec.len);
+			}
+		}
+		rb_msg_flatten(m);
+		ck_assert_uint_eq(m->nparts, 0);
+		ck_assert_mem_eq(m->data, want, m->rec.len);
+	}
+	ck_assert_uint_eq(rb.msg_bytes, counted);
+	got_deliver_all(&g);
+	ck_assert_uint_eq(rb.msg_bytes, 0);
+	recvbuf_free(&rb);
+	ts_free(&s);
+}
+END_TEST
+
 Suite *make_recvbuf_suite(void)
 {
 	Suite *s = suite_create("recvbuf");
@@ -567,6 +644,7 @@ Suite *make_recvbuf_suite(void)
 	tcase_add_test(ord, init_and_first_ack);
 	tcase_add_test(ord, in_order);
 	tcase_add_test(ord, reverse_order);
+	tcase_add_test(ord, held_blocks_kept_as_parts);
 	tcase_add_loop_test(ord, shuffled_with_duplicates, 0, 8);
 	tcase_add_test(ord, duplicates);
 	tcase_add_loop_test(ord, block_sizes, 0, 40);

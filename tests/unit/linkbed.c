@@ -56,10 +56,16 @@ int msg_intact(const struct rb_msg *m)
 {
 	if (m->rec.len != msg_len(m->rec.msg_id) || strcmp(m->rec.src, "clusterA/check") != 0)
 		return 0;
-	for (size_t k = 0; k < m->rec.len; k++)
-		if (m->data[k] != msg_byte(m->rec.msg_id, k))
-			return 0;
-	return 1;
+	struct iovec iov[16];
+	size_t k = 0;
+	int n;
+
+	while ((n = rb_msg_iov(m, k, iov, 16)) > 0)
+		for (int i = 0; i < n; i++)
+			for (size_t j = 0; j < iov[i].iov_len; j++)
+				if (((const uint8_t *)iov[i].iov_base)[j] != msg_byte(m->rec.msg_id, k++))
+					return 0;
+	return k == m->rec.len;
 }
 
 /* Sends until the link is full or send_to is reached. */

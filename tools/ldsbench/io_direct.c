@@ -60,6 +60,7 @@ static void sink_deliver(void *arg, struct link *from, struct rb_msg *m)
 {
 	struct io_direct *id = arg;
 
+	rb_msg_flatten(m);
 	id->io.events.message(id->io.events.arg, m->rec.src, m->data, m->rec.len);
 	link_delivered(from, m);
 }
