@@ -4,8 +4,9 @@
 # with iperf3 -P 4.  For each of RUNS runs it prints goodput and the CPU
 # seconds each process spent per GB moved (user + system, from /proc), a
 # figure that a busy machine disturbs far less than throughput; then the
-# medians.  COUNT messages per run (default 2000), RUNS (default 3);
-# STREAMS (default 4) and PEER (extra peer settings, e.g.
+# medians and the two ratios to iperf3 that issue 21 sets targets for
+# (make bench runs it sealed and with encryption = "none").  COUNT
+# messages per run (default 2000), RUNS (default 3); STREAMS (default 4) and PEER (extra peer settings, e.g.
 # 'congestion = "cubic"; block_size = 262144;') configure the link;
 # OPTS adds ldstest options on both sides (e.g. --zc: the zero-copy calls);
 # PERF_DIR=DIR records each daemon with perf during the transfers
@@ -79,3 +80,7 @@ m() { printf '%s\n' "$@" | median; }
 echo "loopback-cpu: medians: iperf3 $(m "${ipr[@]}") MB/s ($(m "${ipc[@]}") s/GB); LDS $(m "${ldr[@]}") MB/s;" \
 	"s/GB sender $(m ${col[1]}), ldsd A $(m ${col[2]}), ldsd B $(m ${col[3]}), receiver $(m ${col[4]})," \
 	"total $(m ${col[5]})"
+# Issue 21's two targets, from the medians (run-bench.sh reads this line).
+# shellcheck disable=SC2086
+echo "loopback-cpu: against iperf3 -P 4: rate $(ratio "$(m "${ldr[@]}")" "$(m "${ipr[@]}")") (target >= 0.50)," \
+	"CPU per GB $(ratio "$(m ${col[5]})" "$(m "${ipc[@]}")")x (target <= 2.00)"

@@ -7,7 +7,9 @@
 #   3. ldsd's resident memory while a producer sends into a dead link
 #      (target < send_memory + recv_memory + 32 MiB), measured while
 #      bench-wanemu.sh runs
-# Then wanemu's forwarding (bench-wanemu.sh), the master-worker runtime
+# Then wanemu's forwarding (bench-wanemu.sh), CRC-32C (crc_speed), the
+# loopback path's CPU per GB against iperf3's, sealed and in clear
+# (loopback-cpu.sh, target <= 2x), the master-worker runtime
 # (bench-mw.sh), mw_matmul on two clusters over wanemu (bench-mwlaunch.sh),
 # the udp transport under loss and sharing a path (t_udp_lossy.sh as a
 # benchmark, bench-udp-fair.sh), failover with a remote cluster killed
@@ -123,6 +125,30 @@ part "ldsd on loopback and wanemu's forwarding"
 echo
 "$BUILD/bench/crc_speed" "$(quick 0.1 0.3)" || echo "bench: crc_speed failed: the CRC paths disagree" >&2
 part "CRC-32C"
+
+# Issue 21's CPU per GB on the loopback path, against iperf3's, sealed (the
+# default) and in clear: loopback-cpu.sh's medians, its CPU read from /proc.
+declare -A lc
+for enc in aead none; do
+	BUILD=$BUILD RUNS=$(quick 1 3) PEER="encryption = \"$enc\";" "$(dirname "$0")/loopback-cpu.sh" > "$T/lc.$enc" 2>&1
+	cat "$T/lc.$enc"
+	lc[$enc]=$(sed -n 's/^loopback-cpu: against iperf3 -P 4: rate \([0-9.-]*\) .*CPU per GB \([0-9.-]*\)x.*/\1 \2/p' "$T/lc.$enc")
+done
+row() { # ENC: the table's row for it
+	read -r rate cpu <<< "${lc[$1]:-- -}"
+	echo "| loopback CPU per GB, \`encryption = \"$1\"\` (rate ratio $rate) | iperf3 -P 4 | ${cpu}x | $cpu | <= 2.00 |" \
+		"$(awk -v c="$cpu" 'BEGIN {print (c != "-" && c + 0 > 0 && c + 0 <= 2.0) ? "yes" : "no"}') |"
+}
+cat <<EOT
+
+| benchmark | reference | LDS | ratio | target | met |
+|---|---|---|---|---|---|
+$(row aead)
+$(row none)
+
+medians of $(quick 1 3) runs each; reproduce with: RUNS=3 [PEER='encryption = "none";'] tests/bench/loopback-cpu.sh
+EOT
+part "loopback CPU per GB"
 
 # The master-worker runtime (issue 5); three runs, not bench-mw.sh's five,
 # for the WAN matrix's time.
