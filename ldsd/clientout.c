@@ -11,12 +11,11 @@
 
 #include "client.h"
 #include "link.h"
+#include "log.h"
 
 /* iovecs per write to a client: a 1 MiB message in 64 KiB blocks is at
  * most 33 pieces (recvbuf.h, parts); a longer one goes in more writes. */
 #define CLIENT_OUT_IOV 64
-#include "log.h"
-
 #define CS_CTL_INITIAL 4096
 
 int client_ctl_append(struct client *c, const struct cp_msg *m)
