@@ -87,10 +87,12 @@ static void build_slice_table(void)
 					    slice_table[0][slice_table[k - 1][i] & 0xff];
 }
 
-/* The instruction's path where the CPU has one, else the tables. */
+/* The instruction's path where the CPU has one, else the tables; and
+ * what crc32c() uses: that, or ISA-L in front of it. */
 static uint32_t (*crc_instr)(uint32_t, const uint8_t *, size_t) = crc_table;
 static const char *crc_instr_name = "table, slice-by-8";
-static char crc_impl_name[80];   /* what crc32c() uses, set with it */
+static uint32_t (*crc_impl)(uint32_t, const uint8_t *, size_t) = crc_table;
+static char crc_impl_name[80];
 
 #if defined(HW_NAME)
 /*
@@ -232,11 +234,10 @@ static void select_hw(void)
 #endif
 
 #if defined(LDS_HAVE_ISAL)
-/* Below 512 bytes ISA-L's setup costs what its folding saves (256 bytes
- * ran at 0.9 times the instruction's speed, 384 at 1.0, 512 at 1.6:
- * BENCHMARKS.md, "CRC-32C at memory speed"). */
+/* Below 512 bytes ISA-L's setup costs what its folding saves (256 and 384
+ * bytes ran at 0.9-1.0 times the instruction's speed, 512 at 1.5:
+ * build/bench/crc_speed, BENCHMARKS.md "CRC-32C at memory speed"). */
 #define ISAL_MIN 512
-#define IMPL_NAME "ISA-L crc32_iscsi"
 
 static uint32_t crc_isal(uint32_t crc, const uint8_t *p, size_t len)
 {
@@ -263,19 +264,18 @@ static void crc32c_init(void)
 	select_hw();
 #endif
 #if defined(LDS_HAVE_ISAL)
-	snprintf(crc_impl_name, sizeof(crc_impl_name), IMPL_NAME " (%s under %d bytes)", crc_instr_name, ISAL_MIN);
+	crc_impl = crc_isal;
+	snprintf(crc_impl_name, sizeof(crc_impl_name), "ISA-L crc32_iscsi (%s under %d bytes)", crc_instr_name,
+		 ISAL_MIN);
 #else
+	crc_impl = crc_instr;
 	snprintf(crc_impl_name, sizeof(crc_impl_name), "%s", crc_instr_name);
 #endif
 }
 
 uint32_t crc32c(uint32_t crc, const void *buf, size_t len)
 {
-#if defined(LDS_HAVE_ISAL)
-	return ~crc_isal(~crc, buf, len);
-#else
-	return ~crc_instr(~crc, buf, len);
-#endif
+	return ~crc_impl(~crc, buf, len);
 }
 
 uint32_t crc32c_instr(uint32_t crc, const void *buf, size_t len)

@@ -6,12 +6,15 @@
 # figure that a busy machine disturbs far less than throughput; then the
 # medians and the two ratios to iperf3 that issue 21 sets targets for
 # (make bench runs it sealed and with encryption = "none").  COUNT
-# messages per run (default 2000), RUNS (default 3); STREAMS (default 4) and PEER (extra peer settings, e.g.
+# messages per run (default 2000), RUNS (default 3); STREAMS (default 4)
+# and PEER (extra peer settings, e.g.
 # 'congestion = "cubic"; block_size = 262144;') configure the link;
 # OPTS adds ldstest options on both sides (e.g. --zc: the zero-copy calls);
 # PERF_DIR=DIR records each daemon with perf during the transfers
 # (DIR/ldsd-A.data, DIR/ldsd-B.data; read with perf report -i FILE, or
-# tests/bench/perf-shares.sh FILE for the shares by kind of work).
+# tests/bench/perf-shares.sh FILE for the shares by kind of work), with
+# PERF_OPTS as perf record's options (default -g; "--call-graph dwarf"
+# names the callers of inlined code).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib.sh"
 RUNS=${RUNS:-3}
@@ -42,8 +45,8 @@ lds_run() {
 		-c "$COUNT" -b 1M -B 1M -T 120 --fast ${OPTS:-} > "$T/r.out" 2>/dev/null &
 	local rpid=$! pa="" pb=""
 	if [ -n "${PERF_DIR:-}" ]; then
-		perf record -g -o "$PERF_DIR/ldsd-A.data" -p "$PID_clusterA" > /dev/null 2>&1 & pa=$!
-		perf record -g -o "$PERF_DIR/ldsd-B.data" -p "$PID_clusterB" > /dev/null 2>&1 & pb=$!
+		perf record ${PERF_OPTS:--g} -o "$PERF_DIR/ldsd-A.data" -p "$PID_clusterA" > /dev/null 2>&1 & pa=$!
+		perf record ${PERF_OPTS:--g} -o "$PERF_DIR/ldsd-B.data" -p "$PID_clusterB" > /dev/null 2>&1 & pb=$!
 	fi
 	/usr/bin/time -f "%U %S" -o "$T/s.time" "$TBIN/ldstest" send -s "$T/clusterA.sock" -n src -t clusterB/sink \
 		-c "$COUNT" -b 1M -B 1M -T 120 --fast ${OPTS:-} > /dev/null 2>&1

@@ -10,6 +10,7 @@
 #include "ldsd/clock.h"
 #include "ldsd/log.h"
 #include "linkbed.h"
+#include "rbtest.h"
 #include "tp_mem.h"
 
 struct run run;
@@ -54,18 +55,17 @@ static int msg_fill(void *arg, const struct iovec *iov, int n)
 
 int msg_intact(const struct rb_msg *m)
 {
+	uint8_t *want;
+	int ok;
+
 	if (m->rec.len != msg_len(m->rec.msg_id) || strcmp(m->rec.src, "clusterA/check") != 0)
 		return 0;
-	struct iovec iov[16];
-	size_t k = 0;
-	int n;
-
-	while ((n = rb_msg_iov(m, k, iov, 16)) > 0)
-		for (int i = 0; i < n; i++)
-			for (size_t j = 0; j < iov[i].iov_len; j++)
-				if (((const uint8_t *)iov[i].iov_base)[j] != msg_byte(m->rec.msg_id, k++))
-					return 0;
-	return k == m->rec.len;
+	want = malloc(m->rec.len);
+	ck_assert_ptr_nonnull(want);
+	msg_fill(&(uint64_t){ m->rec.msg_id }, &(struct iovec){ want, m->rec.len }, 1);
+	ok = msg_matches(m, 0, want);
+	free(want);
+	return ok;
 }
 
 /* Sends until the link is full or send_to is reached. */

@@ -57,13 +57,12 @@ void check_msg(const struct tstream *s, const struct rb_msg *m, size_t i, uint32
 	ck_assert_str_eq(m->rec.src, s->rec[i].src);
 	ck_assert_str_eq(m->rec.dst, s->rec[i].dst);
 	ck_assert_ptr_nonnull(m->data);
-	ck_assert_int_eq(msg_matches(m, s->buf + s->end[i] - s->rec[i].len), 1);
+	ck_assert_int_eq(msg_matches(m, 0, s->buf + s->end[i] - s->rec[i].len), 1);
 }
 
-int msg_matches(const struct rb_msg *m, const uint8_t *want)
+int msg_matches(const struct rb_msg *m, size_t off, const uint8_t *want)
 {
 	struct iovec iov[8];
-	size_t off = 0;
 	int n;
 
 	/* Few iovecs at a time, so that a resumed walk is exercised too. */

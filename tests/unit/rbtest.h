@@ -43,8 +43,9 @@ struct got {
 
 /* Checks that m is message i of s, of epoch. */
 void check_msg(const struct tstream *s, const struct rb_msg *m, size_t i, uint32_t epoch);
-/* 1 if m's payload, read through rb_msg_iov, is want's m->rec.len bytes. */
-int msg_matches(const struct rb_msg *m, const uint8_t *want);
+/* 1 if m's payload from byte off on, read through rb_msg_iov, is the same
+ * bytes of want (the whole payload as it should be). */
+int msg_matches(const struct rb_msg *m, size_t off, const uint8_t *want);
 /* recvbuf_block's callback (arg: a struct got). */
 void collect(void *arg, struct rb_msg *m);
 void got_init(struct got *g, struct recvbuf *rb, const struct tstream *ts);
