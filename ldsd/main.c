@@ -11,9 +11,11 @@
 #include <sys/signalfd.h>
 #include <sys/stat.h>
 
+#include "aesgcm.h"
 #include "clientsrv.h"
 #include "clock.h"
 #include "confcheck.h"
+#include "crc32c.h"
 #include "ctl.h"
 #include "jobexec.h"
 #include "link.h"
@@ -262,7 +264,10 @@ int main(int argc, char **argv)
 		case 'd': debug = 1; break;
 		case 'k': check = 1; break;
 		case 'h': usage(stdout); return EXIT_OK;
-		case 'V': printf("ldsd %s (LDS wire protocol %u)\n", LDS_VERSION, WIRE_VERSION); return EXIT_OK;
+		case 'V':
+			printf("ldsd %s (LDS wire protocol %u)\nCRC-32C: %s\nAES-256-GCM: %s\n", LDS_VERSION, WIRE_VERSION,
+			       crc32c_impl(), aesgcm_name(AESGCM_FASTEST));
+			return EXIT_OK;
 		default: usage(stderr); return EXIT_USAGE;
 		}
 	}

@@ -1,15 +1,17 @@
-/* seal.c - AES-256-GCM frame sealing with OpenSSL; see seal.h. */
+/* seal.c - AES-256-GCM frame sealing (aesgcm.h), keys by HKDF from
+ * OpenSSL; see seal.h. */
 #include <errno.h>
 #include <string.h>
 
 #include <openssl/evp.h>
 #include <openssl/kdf.h>
 
+#include "aesgcm.h"
 #include "bytebuf.h"
 #include "seal.h"
 
-#define SEAL_KEY_LEN 32
-#define SEAL_IV_LEN 12
+#define SEAL_KEY_LEN AESGCM_KEY_LEN
+#define SEAL_IV_LEN AESGCM_IV_LEN
 
 static const char info_c2l[] = "LDS3 connector to listener";
 static const char info_l2c[] = "LDS3 listener to connector";
@@ -32,22 +34,11 @@ static int hkdf(const uint8_t *psk, size_t psk_len, const uint8_t th[AUTH_TH_LEN
 	return ok ? 0 : -EIO;
 }
 
-/* Keys the direction's context once; each frame then only sets its IV. */
-static int dir_init(struct seal_dir *d, const uint8_t key[SEAL_KEY_LEN], int enc)
+static int dir_init(struct seal_dir *d, const uint8_t key[SEAL_KEY_LEN])
 {
-	EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
-
-	if (c == NULL)
-		return -EIO;
-	if (EVP_CipherInit_ex(c, EVP_aes_256_gcm(), NULL, NULL, NULL, enc) != 1 ||
-	    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_SET_IVLEN, SEAL_IV_LEN, NULL) != 1 ||
-	    EVP_CipherInit_ex(c, NULL, NULL, key, NULL, enc) != 1) {
-		EVP_CIPHER_CTX_free(c);
-		return -EIO;
-	}
-	d->ctx = c;
+	d->ctx = aesgcm_new(key, AESGCM_FASTEST);
 	d->count = 0;
-	return 0;
+	return d->ctx != NULL ? 0 : -EIO;
 }
 
 int seal_init(struct seal *s, enum auth_side side, const uint8_t *psk, size_t psk_len, const uint8_t th[AUTH_TH_LEN])
@@ -60,9 +51,9 @@ int seal_init(struct seal *s, enum auth_side side, const uint8_t *psk, size_t ps
 	if (r == 0)
 		r = hkdf(psk, psk_len, th, info_l2c, k_l2c);
 	if (r == 0)
-		r = dir_init(&s->tx, side == AUTH_CONNECTOR ? k_c2l : k_l2c, 1);
+		r = dir_init(&s->tx, side == AUTH_CONNECTOR ? k_c2l : k_l2c);
 	if (r == 0)
-		r = dir_init(&s->rx, side == AUTH_CONNECTOR ? k_l2c : k_c2l, 0);
+		r = dir_init(&s->rx, side == AUTH_CONNECTOR ? k_l2c : k_c2l);
 	OPENSSL_cleanse(k_c2l, sizeof(k_c2l));
 	OPENSSL_cleanse(k_l2c, sizeof(k_l2c));
 	if (r < 0)
@@ -72,8 +63,8 @@ int seal_init(struct seal *s, enum auth_side side, const uint8_t *psk, size_t ps
 
 void seal_free(struct seal *s)
 {
-	EVP_CIPHER_CTX_free(s->tx.ctx);
-	EVP_CIPHER_CTX_free(s->rx.ctx);
+	aesgcm_free(s->tx.ctx);
+	aesgcm_free(s->rx.ctx);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -90,7 +81,6 @@ size_t seal_frame(struct seal_dir *d, uint8_t type, const uint8_t *clear, size_t
 {
 	size_t plen = clear_len + secret_len + SEAL_OVERHEAD;
 	uint8_t iv[SEAL_IV_LEN], *ct = out + WIRE_HDR_LEN + clear_len;
-	int n = 0;
 
 	if (d->ctx == NULL || d->count == UINT64_MAX || plen > WIRE_MAX_PAYLOAD)
 		return 0;
@@ -98,11 +88,7 @@ size_t seal_frame(struct seal_dir *d, uint8_t type, const uint8_t *clear, size_t
 	if (clear_len > 0)
 		memcpy(out + WIRE_HDR_LEN, clear, clear_len);
 	dir_iv(d, iv);
-	if (EVP_EncryptInit_ex(d->ctx, NULL, NULL, NULL, iv) != 1 ||
-	    EVP_EncryptUpdate(d->ctx, NULL, &n, out, (int)(WIRE_HDR_LEN + clear_len)) != 1 ||
-	    (secret_len > 0 && EVP_EncryptUpdate(d->ctx, ct, &n, secret, (int)secret_len) != 1) ||
-	    EVP_EncryptFinal_ex(d->ctx, ct + secret_len, &n) != 1 ||
-	    EVP_CIPHER_CTX_ctrl(d->ctx, EVP_CTRL_GCM_GET_TAG, SEAL_OVERHEAD, ct + secret_len) != 1)
+	if (aesgcm_seal(d->ctx, iv, out, WIRE_HDR_LEN + clear_len, secret, ct, secret_len, ct + secret_len) < 0)
 		return 0;
 	d->count++;
 	return WIRE_HDR_LEN + plen;
@@ -111,18 +97,12 @@ size_t seal_frame(struct seal_dir *d, uint8_t type, const uint8_t *clear, size_t
 int seal_open(struct seal_dir *d, const uint8_t *aad, size_t aad_len, uint8_t *secret, size_t len,
 	      const uint8_t tag[SEAL_OVERHEAD])
 {
-	uint8_t iv[SEAL_IV_LEN], t[SEAL_OVERHEAD];
-	int n = 0;
+	uint8_t iv[SEAL_IV_LEN];
 
 	if (d->ctx == NULL || d->count == UINT64_MAX || len > WIRE_MAX_PAYLOAD)
 		return -EBADMSG;
-	memcpy(t, tag, sizeof(t));
 	dir_iv(d, iv);
-	if (EVP_DecryptInit_ex(d->ctx, NULL, NULL, NULL, iv) != 1 ||
-	    EVP_DecryptUpdate(d->ctx, NULL, &n, aad, (int)aad_len) != 1 ||
-	    (len > 0 && EVP_DecryptUpdate(d->ctx, secret, &n, secret, (int)len) != 1) ||
-	    EVP_CIPHER_CTX_ctrl(d->ctx, EVP_CTRL_GCM_SET_TAG, SEAL_OVERHEAD, t) != 1 ||
-	    EVP_DecryptFinal_ex(d->ctx, secret + len, &n) != 1)
+	if (aesgcm_open(d->ctx, iv, aad, aad_len, secret, len, tag) < 0)
 		return -EBADMSG;
 	d->count++;
 	return 0;

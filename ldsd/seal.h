@@ -20,12 +20,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "aesgcm.h"
 #include "auth.h"
 #include "wire.h"
 
 /* One direction: a cipher context keyed once, and the next frame's number. */
 struct seal_dir {
-	void *ctx;                  /* EVP_CIPHER_CTX; NULL until keyed */
+	struct aesgcm *ctx;         /* NULL until keyed */
 	uint64_t count;
 };
 

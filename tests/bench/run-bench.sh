@@ -7,9 +7,9 @@
 #   3. ldsd's resident memory while a producer sends into a dead link
 #      (target < send_memory + recv_memory + 32 MiB), measured while
 #      bench-wanemu.sh runs
-# Then wanemu's forwarding (bench-wanemu.sh), CRC-32C (crc_speed), the
-# loopback path's CPU per GB against iperf3's, sealed and in clear
-# (loopback-cpu.sh, target <= 2x), the master-worker runtime
+# Then wanemu's forwarding (bench-wanemu.sh), CRC-32C (crc_speed),
+# AES-256-GCM (gcm_speed), the loopback path's CPU per GB against iperf3's,
+# sealed and in clear (loopback-cpu.sh, target <= 2x), the master-worker runtime
 # (bench-mw.sh), mw_matmul on two clusters over wanemu (bench-mwlaunch.sh),
 # the udp transport under loss and sharing a path (t_udp_lossy.sh as a
 # benchmark, bench-udp-fair.sh), failover with a remote cluster killed
@@ -125,6 +125,11 @@ part "ldsd on loopback and wanemu's forwarding"
 echo
 "$BUILD/bench/crc_speed" "$(quick 0.1 0.3)" || echo "bench: crc_speed failed: the CRC paths disagree" >&2
 part "CRC-32C"
+
+# AES-256-GCM of sealed frames, ipsec-mb against OpenSSL (issue 21).
+echo
+"$BUILD/bench/gcm_speed" "$(quick 0.1 0.3)" || echo "bench: gcm_speed failed: the AES-GCM paths disagree" >&2
+part "AES-256-GCM"
 
 # Issue 21's CPU per GB on the loopback path, against iperf3's, sealed (the
 # default) and in clear: loopback-cpu.sh's medians, its CPU read from /proc.
