@@ -79,6 +79,11 @@ struct link {
 	char last_error[240];        /* why the last stream that never came up failed */
 };
 
+/* link.c */
+/* The unsent limit of a stream whose transport sent bytes in the last ns
+ * (LINK_UNSENT_MAX to LINK_UNSENT_FAST). */
+size_t link_unsent_limit(uint64_t bytes, uint64_t ns);
+
 /* linkauto.c */
 /* streams = "auto" from its first guess: 0 or -ENOMEM. */
 int linkauto_first(struct link *l);

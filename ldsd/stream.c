@@ -226,6 +226,14 @@ void stream_rx_lowat(struct stream *s, size_t bytes)
 	s->rx_lowat = bytes;
 }
 
+void stream_tx_unsent(struct stream *s, size_t bytes)
+{
+	if (s->ops->tx_unsent == NULL || s->conn == NULL || bytes == s->tx_unsent)
+		return;
+	s->ops->tx_unsent(s->conn, bytes);
+	s->tx_unsent = bytes;
+}
+
 /* The longest a stream waits for a DATA frame's rest. */
 #define STREAM_RX_WAIT_NS 250000000ull
 

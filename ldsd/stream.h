@@ -126,6 +126,8 @@ struct stream {
 	size_t pending;              /* bytes known to wait in the conn: asking costs a syscall */
 	size_t rx_lowat;             /* bytes the conn waits for before a readable upcall (1: any) */
 	uint64_t rx_wait_ns;         /* when the wait for the current frame's rest began; 0: none */
+	size_t tx_unsent;            /* the conn's limit on bytes not yet sent, as last set (0: as opened) */
+	uint64_t tx_mark, tx_mark_ns; /* the transport's bytes sent at the last tick, and when */
 
 	uint64_t created_ns, last_rx_ns, last_ping_ns, up_ns;
 	struct stream *next_pending; /* list of accepted conns not yet authenticated (handshake.c) */
@@ -164,6 +166,9 @@ void stream_stall(struct stream *s);
 /* Asks s's conn for a readable upcall only once bytes can be read (1:
  * any), where the transport can (rx_lowat). */
 void stream_rx_lowat(struct stream *s, size_t bytes);
+/* Limits the bytes s's conn holds not yet sent (tx_unsent), where the
+ * transport can. */
+void stream_tx_unsent(struct stream *s, size_t bytes);
 /* Each tick: a wait for a DATA frame's rest (stream_bytes.c) that has
  * lasted too long ends, so that s reads what came and a slow path still
  * shows progress in last_rx_ns. */

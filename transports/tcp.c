@@ -12,6 +12,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -608,6 +609,15 @@ static void tcp_rx_lowat(struct lds_tp_conn *c, size_t bytes)
 	(void)setsockopt(c->fd, SOL_SOCKET, SO_RCVLOWAT, &v, sizeof(v));
 }
 
+static void tcp_tx_unsent(struct lds_tp_conn *c, size_t bytes)
+{
+	int v = bytes > INT_MAX ? INT_MAX : (int)bytes;
+
+	/* Cannot fail on a connected socket; if it did, the old limit stays,
+	 * which costs wake-ups, not data. */
+	(void)setsockopt(c->fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &v, sizeof(v));
+}
+
 static void tcp_want_write(struct lds_tp_conn *c, int on)
 {
 	if (c->want_w == !!on)
@@ -670,6 +680,7 @@ const struct lds_transport_ops tcp_transport_ops = {
 	.recv = tcp_recv,
 	.pending = tcp_pending,
 	.rx_lowat = tcp_rx_lowat,
+	.tx_unsent = tcp_tx_unsent,
 	.want_write = tcp_want_write,
 	.want_read = tcp_want_read,
 	.close = tcp_close,

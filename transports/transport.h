@@ -278,6 +278,12 @@ struct lds_transport_ops {
 	 * 1 restores the default.  The core waits so for the rest of a DATA
 	 * frame, to read it whole in one call instead of a segment a wake. */
 	void (*rx_lowat)(struct lds_tp_conn *c, size_t bytes);
+	/* Optional (NULL: the opts' unsent_max stays).  Byte-stream kinds:
+	 * from now on the conn is writable only while it holds fewer than
+	 * bytes not yet sent (0: no limit).  The core raises the limit where
+	 * a stream sends fast, so that its writes are not woken every few
+	 * segments. */
+	void (*tx_unsent)(struct lds_tp_conn *c, size_t bytes);
 	/* Message kinds: takes one message, the iovecs' total (1 to
 	 * caps.max_msg bytes), whole or not at all.  The transport may keep
 	 * pointing into the iovecs' memory until upcalls->sent(c, ctx) (or the

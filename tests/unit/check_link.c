@@ -339,6 +339,30 @@ START_TEST(t_bad_frame)
 }
 END_TEST
 
+/* A stream's unsent limit from its rate over a tick: 128 KiB up to 25 MB/s
+ * (every WAN path of the benchmarks), then 5 ms of its sending in 64 KiB
+ * steps, at most 1 MiB; never lower for a higher rate. */
+START_TEST(t_unsent_limit)
+{
+	const uint64_t tick = 50 * 1000000ull;
+	size_t last = 0;
+
+	ck_assert_uint_eq(link_unsent_limit(0, tick), 128u << 10);
+	ck_assert_uint_eq(link_unsent_limit(1u << 30, 0), 128u << 10);
+	ck_assert_uint_eq(link_unsent_limit(3000000 / 20, tick), 128u << 10);  /* 3 MB/s: 200 Mb/s over 8 */
+	ck_assert_uint_eq(link_unsent_limit(25000000 / 20, tick), 128u << 10); /* 25 MB/s: 200 Mb/s on one */
+	ck_assert_uint_eq(link_unsent_limit(50000000 / 20, tick), 256u << 10); /* 250,000 bytes in 5 ms */
+	ck_assert_uint_eq(link_unsent_limit(2000000000 / 20, tick), 1u << 20);
+	ck_assert_uint_eq(link_unsent_limit(UINT64_MAX, tick), 1u << 20);
+	for (uint64_t rate = 0; rate <= 400000000; rate += 1000000) {
+		size_t v = link_unsent_limit(rate / 20, tick);
+
+		ck_assert_msg(v >= last && v % (64u << 10) == 0, "%" PRIu64 " B/s: %zu after %zu", rate, v, last);
+		last = v;
+	}
+}
+END_TEST
+
 Suite *make_link_suite(void)
 {
 	Suite *s = suite_create("link");
@@ -357,6 +381,7 @@ Suite *make_link_suite(void)
 	tcase_add_loop_test(tc, t_bad_frame, 0, 2 * nmem);
 	tcase_add_loop_test(tc, t_backpressure, 0, nkinds);
 	tcase_add_loop_test(tc, t_zerocopy, 0, 2);
+	tcase_add_test(tc, t_unsent_limit);
 	suite_add_tcase(s, tc);
 	return s;
 }
