@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # perf-shares.sh FILE...: where a daemon's CPU went, by kind of work, from
 # perf recordings (PERF_DIR=DIR tests/bench/loopback-cpu.sh writes
-# DIR/ldsd-A.data and DIR/ldsd-B.data): AEAD (libcrypto), copies in user
+# DIR/ldsd-A.data and DIR/ldsd-B.data): AEAD (libcrypto or ipsec-mb), copies in user
 # space (memcpy/memmove) and in the kernel (socket copies), CRC-32C, the
 # rest of the kernel's network path, system call entry and scheduling,
 # epoll and eventfds, page faults, ldsd's own code.  Shares of the samples,
@@ -11,7 +11,7 @@ for f in "$@"; do
 	perf report -i "$f" --no-children --sort dso,symbol -g none 2> /dev/null | grep -v '^#' | grep '%' | awk '
 	{
 		p = $1; sub("%", "", p); dso = $2; sym = $4
-		if (dso ~ /libcrypto/) c = "AEAD (libcrypto)"
+		if (dso ~ /libcrypto|libIPSec_MB/) c = "AEAD (libcrypto, ipsec-mb)"
 		else if (sym ~ /^crc/) c = "CRC-32C"
 		else if (dso ~ /kernel/ && sym ~ /_copy_(from|to)_iter|copy_user|rep_movs|memcpy|memmove/) c = "copy, kernel (socket data)"
 		else if (sym ~ /memmove|memcpy/) c = "copy, user space (memcpy)"
