@@ -2,7 +2,7 @@
  * ldstest - sends or verifies a stream of checksummed messages through ldsd.
  *
  *   ldstest send -s SOCK -n NAME -t DST -c COUNT [-b MIN] [-B MAX] [-S SEED]
- *                [--resend-lost] [--lost-file F] [--rate-limit-ms MS]
+ *                [--resend-lost] [--lost-file F]
  *   ldstest recv -s SOCK -n NAME -f SRC -c COUNT [-T TIMEOUT_S] [--reconnect]
  *                [--first N] [--delay-ms MS] [--taken-file F]
  *
