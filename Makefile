@@ -40,7 +40,10 @@ CSTD     := -std=gnu11
 WARN     := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 VERSION_DEF := -DLDS_VERSION='"$(VERSION)"'
-ALL_CFLAGS = $(CSTD) $(WARN) $(CPPFLAGS) $(CFLAGS) -fPIC -D_GNU_SOURCE $(VERSION_DEF) $(RDMA_DEF) $(ISAL_DEF) $(IPSECMB_DEF) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) -MMD -MP
+# What every object is compiled with, the fuzz build's too: the features
+# found (RDMA, ISA-L, ipsec-mb, below) and the libraries' headers.
+LDS_CPPFLAGS = -D_GNU_SOURCE $(VERSION_DEF) $(RDMA_DEF) $(ISAL_DEF) $(IPSECMB_DEF) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+ALL_CFLAGS = $(CSTD) $(WARN) $(CPPFLAGS) $(CFLAGS) -fPIC $(LDS_CPPFLAGS) -MMD -MP
 LDLIBS_D := $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lm
 CHECK_LIBS := $(shell pkg-config --libs check 2>/dev/null)
 # liblds needs only libcrypto (the key check of TCP clients, clientauth.c),
@@ -297,7 +300,7 @@ FUZZ_LIB_SRC := $(sort $(LDSD_SRC) $(LIBLDS_SRC))
 $(BUILD)/fuzzobj/%.o: %.c
 	@mkdir -p $(@D)
 	@$(if $(Q),echo "  CC/FUZZ $<")
-	$(Q)clang $(CSTD) -g -O1 -D_GNU_SOURCE $(VERSION_DEF) $(RDMA_DEF) $(ISAL_DEF) $(IPSECMB_DEF) -I. $(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(FUZZ_SAN) -MMD -MP -c -o $@ $<
+	$(Q)clang $(CSTD) -g -O1 $(LDS_CPPFLAGS) $(FUZZ_SAN) -MMD -MP -c -o $@ $<
 
 $(BUILD)/fuzz/fuzz_%: $(BUILD)/fuzzobj/tests/fuzz/fuzz_%.o $(patsubst %.c,$(BUILD)/fuzzobj/%.o,$(FUZZ_LIB_SRC))
 	@mkdir -p $(@D)

@@ -130,8 +130,7 @@ static int imb_open(struct aesgcm *g, const uint8_t *iv, const uint8_t *aad, siz
 
 static void imb_free(void *ctx)
 {
-	if (ctx != NULL)
-		OPENSSL_cleanse(ctx, sizeof(struct gcm_key_data));
+	OPENSSL_cleanse(ctx, sizeof(struct gcm_key_data));
 	free(ctx);
 }
 

@@ -10,17 +10,17 @@
 #include "bytebuf.h"
 #include "seal.h"
 
-#define SEAL_KEY_LEN AESGCM_KEY_LEN
-#define SEAL_IV_LEN AESGCM_IV_LEN
+/* seal_frame and seal_open hand aesgcm the frame's tag in place. */
+_Static_assert(SEAL_OVERHEAD == AESGCM_TAG_LEN, "a sealed frame's tag is the cipher's");
 
 static const char info_c2l[] = "LDS3 connector to listener";
 static const char info_l2c[] = "LDS3 listener to connector";
 
 static int hkdf(const uint8_t *psk, size_t psk_len, const uint8_t th[AUTH_TH_LEN], const char *info,
-		uint8_t key[SEAL_KEY_LEN])
+		uint8_t key[AESGCM_KEY_LEN])
 {
 	EVP_PKEY_CTX *pc = EVP_PKEY_CTX_new_id(EVP_PKEY_HKDF, NULL);
-	size_t n = SEAL_KEY_LEN;
+	size_t n = AESGCM_KEY_LEN;
 	int ok;
 
 	if (pc == NULL)
@@ -29,12 +29,12 @@ static int hkdf(const uint8_t *psk, size_t psk_len, const uint8_t th[AUTH_TH_LEN
 	     EVP_PKEY_CTX_set1_hkdf_salt(pc, th, AUTH_TH_LEN) > 0 &&
 	     EVP_PKEY_CTX_set1_hkdf_key(pc, psk, (int)psk_len) > 0 &&
 	     EVP_PKEY_CTX_add1_hkdf_info(pc, (const unsigned char *)info, (int)strlen(info)) > 0 &&
-	     EVP_PKEY_derive(pc, key, &n) > 0 && n == SEAL_KEY_LEN;
+	     EVP_PKEY_derive(pc, key, &n) > 0 && n == AESGCM_KEY_LEN;
 	EVP_PKEY_CTX_free(pc);
 	return ok ? 0 : -EIO;
 }
 
-static int dir_init(struct seal_dir *d, const uint8_t key[SEAL_KEY_LEN])
+static int dir_init(struct seal_dir *d, const uint8_t key[AESGCM_KEY_LEN])
 {
 	d->ctx = aesgcm_new(key, AESGCM_FASTEST);
 	d->count = 0;
@@ -43,7 +43,7 @@ static int dir_init(struct seal_dir *d, const uint8_t key[SEAL_KEY_LEN])
 
 int seal_init(struct seal *s, enum auth_side side, const uint8_t *psk, size_t psk_len, const uint8_t th[AUTH_TH_LEN])
 {
-	uint8_t k_c2l[SEAL_KEY_LEN], k_l2c[SEAL_KEY_LEN];
+	uint8_t k_c2l[AESGCM_KEY_LEN], k_l2c[AESGCM_KEY_LEN];
 	int r;
 
 	seal_free(s);
@@ -70,7 +70,7 @@ void seal_free(struct seal *s)
 
 /* The nonce: 4 zero bytes and the frame counter, big-endian.  Never
  * reused: a spent counter stops the direction (seal_frame, seal_open). */
-static void dir_iv(const struct seal_dir *d, uint8_t iv[SEAL_IV_LEN])
+static void dir_iv(const struct seal_dir *d, uint8_t iv[AESGCM_IV_LEN])
 {
 	memset(iv, 0, 4);
 	bb_put_be64(iv + 4, d->count);
@@ -80,7 +80,7 @@ size_t seal_frame(struct seal_dir *d, uint8_t type, const uint8_t *clear, size_t
 		  size_t secret_len, uint8_t *out)
 {
 	size_t plen = clear_len + secret_len + SEAL_OVERHEAD;
-	uint8_t iv[SEAL_IV_LEN], *ct = out + WIRE_HDR_LEN + clear_len;
+	uint8_t iv[AESGCM_IV_LEN], *ct = out + WIRE_HDR_LEN + clear_len;
 
 	if (d->ctx == NULL || d->count == UINT64_MAX || plen > WIRE_MAX_PAYLOAD)
 		return 0;
@@ -97,7 +97,7 @@ size_t seal_frame(struct seal_dir *d, uint8_t type, const uint8_t *clear, size_t
 int seal_open(struct seal_dir *d, const uint8_t *aad, size_t aad_len, uint8_t *secret, size_t len,
 	      const uint8_t tag[SEAL_OVERHEAD])
 {
-	uint8_t iv[SEAL_IV_LEN];
+	uint8_t iv[AESGCM_IV_LEN];
 
 	if (d->ctx == NULL || d->count == UINT64_MAX || len > WIRE_MAX_PAYLOAD)
 		return -EBADMSG;

@@ -3,8 +3,9 @@
  * implementation ldsd uses (ipsec-mb where built with it) and OpenSSL
  * seal to the same bytes and open each other's frames, then measures
  * both side by side in GB/s, sealing alone and sealing then opening (a
- * frame through both gateways), at frame sizes (a UDP datagram to 1 MiB).  Exit 1 on a mismatch.  Not a unit test: its
- * figures go to docs/BENCHMARKS.md.
+ * frame through both gateways), at frame sizes (a UDP datagram to 1 MiB).
+ * Exit 1 on a mismatch.  Not a unit test: its figures go to
+ * docs/BENCHMARKS.md.
  *
  *   gcm_speed [SECONDS per measure, default 0.3]
  */
