@@ -392,6 +392,12 @@ static void stream_bytes_readable(struct stream *s)
 			return;
 		}
 	}
+	/* Out of turns right after a frame read straight into place: the low
+	 * mark raised for that frame's rest must not outlive the wait, or a
+	 * shorter frame behind it would never wake us (the mark is only
+	 * undone on the tick while a wait is on, stream_rx_expire). */
+	if (s->rx_wait_ns == 0)
+		stream_rx_lowat(s, 1);
 }
 
 /* Held bytes stay until the transport's closed upcall (tcp.c resets

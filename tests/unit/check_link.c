@@ -73,6 +73,54 @@ START_TEST(t_trickle)
 }
 END_TEST
 
+/* Each loop round: B's streams that wait for a frame's rest, and those
+ * that do not but keep a raised low mark. */
+static unsigned burst_waits, burst_stale, burst_rounds;
+
+/* Seven rounds of a trickle (B waits for a frame's rest), then one that
+ * makes all that arrived readable at once: B reads that rest and the
+ * frames behind it straight into place until its turn ends
+ * (READS_PER_EVENT). */
+static void burst_in_round(void)
+{
+	tp_mem_drip(++burst_rounds % 8 ? 300 : 0);
+	for (int k = 0; k < STREAMS; k++) {
+		const struct stream *s = run.b.l->streams[k];
+
+		if (s == NULL || s->st != ST_UP)
+			continue;
+		if (s->rx_wait_ns != 0)
+			burst_waits++;
+		else if (s->rx_lowat > 1)
+			burst_stale++;
+	}
+}
+
+/* The low mark raised for a waited frame must go with the wait: left
+ * after a burst, a frame shorter than that one behind it woke nothing: on
+ * loopback a partly filled block stalled the link for 5-45 s, until
+ * enough keepalive pings had arrived behind it (or, with the default
+ * settings, the stream's inactivity timeout closed it). */
+START_TEST(t_burst_after_wait)
+{
+	burst_waits = burst_stale = burst_rounds = 0;
+	setup_sealed_or_clear(_i);
+	/* Small blocks: most of a message's blocks lie wholly inside it and
+	 * are read straight into place. */
+	run.a.cfg.peers[0].block_size = run.b.cfg.peers[0].block_size = 512;
+	go();
+	tp_mem_drip(300);
+	run.send_to = 400;
+	run.in_round = burst_in_round;
+	run_until(all_acked);
+	tp_mem_drip(0);
+	assert_once(1, run.send_to, 1);
+	ck_assert_uint_gt(burst_waits, 0);
+	ck_assert_msg(burst_stale == 0, "%u times a stream of B kept a raised low mark with no wait on", burst_stale);
+	finish();
+}
+END_TEST
+
 /* A's send buffer holds seven blocks (a message may take half): each slot is filled again as soon
  * as its block is acknowledged, so a block given back before the
  * transport is done with it (memmsg holds what it sends several loop
@@ -378,6 +426,7 @@ Suite *make_link_suite(void)
 	tcase_add_loop_test(tc, t_loss_in_flight, 0, 2 * nmem);
 	tcase_add_loop_test(tc, t_reorder, 0, 2 * nmem);
 	tcase_add_loop_test(tc, t_trickle, 0, 2);
+	tcase_add_loop_test(tc, t_burst_after_wait, 0, 2);
 	tcase_add_loop_test(tc, t_bad_frame, 0, 2 * nmem);
 	tcase_add_loop_test(tc, t_backpressure, 0, nkinds);
 	tcase_add_loop_test(tc, t_zerocopy, 0, 2);
