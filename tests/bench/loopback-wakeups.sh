@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# loopback-wakeups.sh - what the loopback path of loopback-cpu.sh keeps in
+# flight and how often each gateway sleeps: the figures behind issue 21's
+# "no copy in ldsd" and "fewer wake-ups" (docs/BENCHMARKS.md).  One
+# transfer of COUNT 1 MiB messages (default 5000) over STREAMS streams
+# (default 4; PEER adds peer settings); meanwhile clusterA's status is read
+# every 20 ms: its bytes not yet acknowledged (queued or in flight) and
+# those sent but not yet acknowledged, i.e. what the sending gateway must
+# keep for a resend.  Then each daemon's voluntary (it slept) and
+# involuntary (it was preempted) context switches per GB, from /proc.
+. "$(dirname "$0")/../integration/lib.sh"
+. "$(dirname "$0")/lib.sh"
+COUNT=${COUNT:-5000}
+STREAMS=${STREAMS:-4}
+
+command -v jq > /dev/null || { echo "loopback-wakeups: needs jq (make deps)" >&2; exit 2; }
+# switches PID: "voluntary involuntary" so far.
+switches() { awk '/^voluntary_ctxt_switches/ {v = $2} /^nonvoluntary_ctxt_switches/ {n = $2} END {print v, n}' "/proc/$1/status"; }
+# pct P: the P-th percentile of the numbers on stdin, in MB.
+pct() { sort -n | awk -v p="$1" '{a[NR] = $1} END {if (NR) printf "%.1f", a[int((NR - 1) * p / 100) + 1] / 1e6; else print "-"}'; }
+
+machine loopback-wakeups
+two_clusters "$STREAMS" "${PEER:-}"
+read -r av0 an0 < <(switches "$PID_clusterA")
+read -r bv0 bn0 < <(switches "$PID_clusterB")
+"$TBIN/ldstest" recv -s "$T/clusterB.sock" -n sink -f clusterA/src -c "$COUNT" -b 1M -B 1M -T 120 --fast \
+	> "$T/r.out" 2>/dev/null &
+rpid=$!
+"$TBIN/ldstest" send -s "$T/clusterA.sock" -n src -t clusterB/sink -c "$COUNT" -b 1M -B 1M -T 120 --fast \
+	> /dev/null 2>&1 &
+spid=$!
+# At most 120 s of samples: the transfer's own limit.
+for _ in $(seq 1 6000); do
+	kill -0 "$spid" 2> /dev/null || break
+	ctl clusterA status --json 2> /dev/null |
+		jq -r '.links[0].sent | "\(.unacked_bytes) \(.bytes - .bytes_acked)"' 2> /dev/null
+	sleep 0.02
+done > "$T/samples"
+wait "$spid" || fail "sender failed"
+wait "$rpid" || fail "transfer failed: $(cat "$T/r.out")"
+read -r av1 an1 < <(switches "$PID_clusterA")
+read -r bv1 bn1 < <(switches "$PID_clusterB")
+gb=$(awk '{for (i = 1; i <= NF; i++) if ($i == "bytes") print $(i-1) / 1e9}' "$T/r.out")
+echo "loopback-wakeups: $(cat "$T/r.out")"
+echo "loopback-wakeups: clusterA, $(wc -l < "$T/samples") samples: not acknowledged p50 $(cut -d' ' -f1 "$T/samples" | pct 50)" \
+	"p90 $(cut -d' ' -f1 "$T/samples" | pct 90) MB; sent, not acknowledged p50 $(cut -d' ' -f2 "$T/samples" | pct 50)" \
+	"p90 $(cut -d' ' -f2 "$T/samples" | pct 90) MB"
+awk -v g="$gb" -v a="$((av1 - av0)) $((an1 - an0))" -v b="$((bv1 - bv0)) $((bn1 - bn0))" 'BEGIN {
+	split(a, x, " "); split(b, y, " ")
+	printf "loopback-wakeups: context switches per GB: ldsd A %.0f voluntary, %.0f involuntary; ldsd B %.0f voluntary, %.0f involuntary\n",
+		x[1] / g, x[2] / g, y[1] / g, y[2] / g }'
