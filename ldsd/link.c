@@ -95,6 +95,7 @@ static int link_send_ack(struct stream *s)
 	l->ack_pending = 0;
 	l->deliv_unreported = 0;
 	l->last_ack_ns = clock_now_ns();
+	l->acks_sent++;
 	return 0;
 }
 
@@ -209,6 +210,7 @@ static int link_stream_frame(struct stream *s, const struct wire_frame *f)
 				  s->idx, s->peer_addr);
 			return -1;
 		}
+		l->acks_received++;
 		l->kick_pending = 1;
 		l->d->sink.space(l->d->sink.arg, l);
 		return 0;

@@ -7,7 +7,8 @@
 # every 20 ms: its bytes not yet acknowledged (queued or in flight) and
 # those sent but not yet acknowledged, i.e. what the sending gateway must
 # keep for a resend.  Then each daemon's voluntary (it slept) and
-# involuntary (it was preempted) context switches per GB, from /proc.
+# involuntary (it was preempted) context switches per GB, from /proc, and
+# the ACK frames ldsd B sent (one per pass of its loop that took blocks).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib.sh"
 COUNT=${COUNT:-5000}
@@ -40,6 +41,7 @@ wait "$spid" || fail "sender failed"
 wait "$rpid" || fail "transfer failed: $(cat "$T/r.out")"
 read -r av1 an1 < <(switches "$PID_clusterA")
 read -r bv1 bn1 < <(switches "$PID_clusterB")
+read -r acks blocks < <(ctl clusterB status --json | jq -r '.links[0].received | "\(.acks_sent) \(.blocks)"')
 gb=$(awk '{for (i = 1; i <= NF; i++) if ($i == "bytes") print $(i-1) / 1e9}' "$T/r.out")
 echo "loopback-wakeups: $(cat "$T/r.out")"
 echo "loopback-wakeups: clusterA, $(wc -l < "$T/samples") samples: not acknowledged p50 $(cut -d' ' -f1 "$T/samples" | pct 50)" \
@@ -49,3 +51,5 @@ awk -v g="$gb" -v a="$((av1 - av0)) $((an1 - an0))" -v b="$((bv1 - bv0)) $((bn1 
 	split(a, x, " "); split(b, y, " ")
 	printf "loopback-wakeups: context switches per GB: ldsd A %.0f voluntary, %.0f involuntary; ldsd B %.0f voluntary, %.0f involuntary\n",
 		x[1] / g, x[2] / g, y[1] / g, y[2] / g }'
+echo "loopback-wakeups: ldsd B sent $acks ACK frames for $blocks blocks: $(awk -v a="$acks" -v b="$blocks" -v g="$gb" \
+	'BEGIN {if (a > 0) printf "%.1f blocks each, %.0f per GB", b / a, a / g; else print "none"}')"
