@@ -83,6 +83,7 @@ static int link_queue_ack(struct stream *s)
 	n = wire_encode_ack(buf, sizeof(buf), &a);
 	if (n == 0 || stream_queue(s, buf, n) < 0)
 		return -ENOBUFS;
+	s->link->acks_sent++;
 	return 0;
 }
 
@@ -95,7 +96,6 @@ static int link_send_ack(struct stream *s)
 	l->ack_pending = 0;
 	l->deliv_unreported = 0;
 	l->last_ack_ns = clock_now_ns();
-	l->acks_sent++;
 	return 0;
 }
 
