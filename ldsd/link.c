@@ -299,7 +299,7 @@ static void link_stream_down(struct stream *s, const char *why, int level_warn)
 	if (s->idx >= 0 && l->streams[s->idx] == s) {
 		l->streams[s->idx] = NULL;
 		if (s->st == ST_UP) {
-			lost = sendbuf_stream_lost(&l->sb, s->idx);
+			lost = sendbuf_stream_lost(&l->sb, s->idx, stream_unseal_block, s);
 			l->up--;
 			if (l->up == 0)
 				l->down_since = clock_wall_s();
@@ -721,7 +721,8 @@ void link_shutdown(struct link *l)
 
 		if (s == NULL)
 			continue;
-		if (s->st == ST_UP && s->nout == 0)
+		/* Sealed, a BYE goes behind the blocks taken (nonce order). */
+		if (s->st == ST_UP && (s->aead || s->nout == 0))
 			stream_bye(s, WIRE_REFUSE_SHUTDOWN);
 		stream_close(s, "shutting down", 0);
 	}

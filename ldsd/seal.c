@@ -70,28 +70,64 @@ void seal_free(struct seal *s)
 
 /* The nonce: 4 zero bytes and the frame counter, big-endian.  Never
  * reused: a spent counter stops the direction (seal_frame, seal_open). */
-static void dir_iv(const struct seal_dir *d, uint8_t iv[AESGCM_IV_LEN])
+static void nonce_iv(uint64_t count, uint8_t iv[AESGCM_IV_LEN])
 {
 	memset(iv, 0, 4);
-	bb_put_be64(iv + 4, d->count);
+	bb_put_be64(iv + 4, count);
+}
+
+/* Seals a frame whose header and clear part go to hdr, its secret part's
+ * ciphertext to ct and its tag to tag: one buffer (seal_frame) or three
+ * (seal_block).  The counter it took in *nonce.  0, -EKEYEXPIRED (no key,
+ * counter spent or frame too long: nothing written) or -EIO (the cipher
+ * failed: ct is garbage). */
+static int seal_parts(struct seal_dir *d, uint8_t type, const uint8_t *clear, size_t clear_len, const uint8_t *secret,
+		      size_t secret_len, uint8_t *hdr, uint8_t *ct, uint8_t *tag, uint64_t *nonce)
+{
+	size_t plen = clear_len + secret_len + SEAL_OVERHEAD;
+	uint8_t iv[AESGCM_IV_LEN];
+
+	if (d->ctx == NULL || d->count == UINT64_MAX || plen > WIRE_MAX_PAYLOAD)
+		return -EKEYEXPIRED;
+	wire_encode_sealed_hdr(hdr, type, (uint32_t)plen);
+	if (clear_len > 0)
+		memcpy(hdr + WIRE_HDR_LEN, clear, clear_len);
+	nonce_iv(d->count, iv);
+	if (aesgcm_seal(d->ctx, iv, hdr, WIRE_HDR_LEN + clear_len, secret, ct, secret_len, tag) < 0)
+		return -EIO;
+	*nonce = d->count++;
+	return 0;
 }
 
 size_t seal_frame(struct seal_dir *d, uint8_t type, const uint8_t *clear, size_t clear_len, const uint8_t *secret,
 		  size_t secret_len, uint8_t *out)
 {
-	size_t plen = clear_len + secret_len + SEAL_OVERHEAD;
-	uint8_t iv[AESGCM_IV_LEN], *ct = out + WIRE_HDR_LEN + clear_len;
+	uint8_t *ct = out + WIRE_HDR_LEN + clear_len;
+	uint64_t nonce;
 
-	if (d->ctx == NULL || d->count == UINT64_MAX || plen > WIRE_MAX_PAYLOAD)
+	if (seal_parts(d, type, clear, clear_len, secret, secret_len, out, ct, ct + secret_len, &nonce) < 0)
 		return 0;
-	wire_encode_sealed_hdr(out, type, (uint32_t)plen);
-	if (clear_len > 0)
-		memcpy(out + WIRE_HDR_LEN, clear, clear_len);
-	dir_iv(d, iv);
-	if (aesgcm_seal(d->ctx, iv, out, WIRE_HDR_LEN + clear_len, secret, ct, secret_len, ct + secret_len) < 0)
-		return 0;
-	d->count++;
-	return WIRE_HDR_LEN + plen;
+	return WIRE_HDR_LEN + clear_len + secret_len + SEAL_OVERHEAD;
+}
+
+int seal_block(struct seal_dir *d, uint64_t seq, uint8_t *block, uint32_t len, uint8_t hdr[WIRE_DATA_HDR_LEN],
+	       uint8_t tag[SEAL_OVERHEAD], uint64_t *nonce)
+{
+	uint8_t be[8];
+
+	bb_put_be64(be, seq);
+	return seal_parts(d, WIRE_DATA, be, sizeof(be), block, len, hdr, block, tag, nonce);
+}
+
+int seal_unseal_block(const struct seal_dir *d, uint64_t nonce, const uint8_t hdr[WIRE_DATA_HDR_LEN], uint8_t *block,
+		      uint32_t len, const uint8_t tag[SEAL_OVERHEAD])
+{
+	uint8_t iv[AESGCM_IV_LEN];
+
+	if (d->ctx == NULL)
+		return -EBADMSG;
+	nonce_iv(nonce, iv);
+	return aesgcm_open(d->ctx, iv, hdr, WIRE_DATA_HDR_LEN, block, len, tag) < 0 ? -EBADMSG : 0;
 }
 
 int seal_open(struct seal_dir *d, const uint8_t *aad, size_t aad_len, uint8_t *secret, size_t len,
@@ -101,7 +137,7 @@ int seal_open(struct seal_dir *d, const uint8_t *aad, size_t aad_len, uint8_t *s
 
 	if (d->ctx == NULL || d->count == UINT64_MAX || len > WIRE_MAX_PAYLOAD)
 		return -EBADMSG;
-	dir_iv(d, iv);
+	nonce_iv(d->count, iv);
 	if (aesgcm_open(d->ctx, iv, aad, aad_len, secret, len, tag) < 0)
 		return -EBADMSG;
 	d->count++;

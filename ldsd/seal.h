@@ -57,6 +57,22 @@ size_t seal_frame(struct seal_dir *d, uint8_t type, const uint8_t *clear, size_t
 		  size_t secret_len, uint8_t *out);
 
 /*
+ * Seals a DATA frame of seq in place: the len bytes of block become its
+ * ciphertext, hdr its sealed header and seq, tag its tag, so that the
+ * frame is written from where the block lies (hdr, block, tag) and no
+ * copy of it is made.  *nonce is the counter it took: seal_unseal_block
+ * needs it to turn the block back if it must be sent again on another
+ * stream.  0, -EKEYEXPIRED (no key or counter spent; block untouched) or
+ * -EIO (the cipher failed: block is garbage).
+ */
+int seal_block(struct seal_dir *d, uint64_t seq, uint8_t *block, uint32_t len, uint8_t hdr[WIRE_DATA_HDR_LEN],
+	       uint8_t tag[SEAL_OVERHEAD], uint64_t *nonce);
+/* Undoes seal_block with the same direction's key: 0, or -EBADMSG if
+ * the block or its tag changed since (memory corrupted). */
+int seal_unseal_block(const struct seal_dir *d, uint64_t nonce, const uint8_t hdr[WIRE_DATA_HDR_LEN], uint8_t *block,
+		      uint32_t len, const uint8_t tag[SEAL_OVERHEAD]);
+
+/*
  * Opens the next frame received: aad is its header and clear part as
  * received (aad_len bytes), secret its len encrypted bytes, decrypted in
  * place, tag its last SEAL_OVERHEAD bytes.  Returns 0, or -EBADMSG if the

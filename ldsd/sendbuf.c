@@ -306,7 +306,7 @@ static void sb_free_block(struct sendbuf *sb, struct sb_block *b)
 	b->state = SB_FREE;
 	b->stream = -1;
 	b->len = 0;
-	b->busy = b->freed = 0;
+	b->busy = b->freed = b->ciphered = 0;
 	(void)sb;
 }
 
@@ -328,7 +328,7 @@ int sendbuf_stream_unacked(const struct sendbuf *sb, int stream)
 	return 0;
 }
 
-size_t sendbuf_stream_lost(struct sendbuf *sb, int stream)
+size_t sendbuf_stream_lost(struct sendbuf *sb, int stream, sb_unseal_fn *unseal, void *arg)
 {
 	size_t n = 0;
 
@@ -336,6 +336,10 @@ size_t sendbuf_stream_lost(struct sendbuf *sb, int stream)
 		struct sb_block *b = sb_slot(sb, s);
 
 		if (b->state == SB_INFLIGHT && b->stream == stream) {
+			if (b->ciphered) {
+				unseal(arg, b);
+				b->ciphered = 0;
+			}
 			b->state = SB_READY;
 			b->stream = -1;
 			sb->resend_pending++;

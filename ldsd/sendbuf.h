@@ -39,6 +39,12 @@ struct sb_block {
 	uint32_t sends;    /* times handed out (resends = sends - 1) */
 	uint8_t hdr[WIRE_DATA_HDR_LEN];   /* valid once sealed, unless the sendbuf's no_hdr */
 	uint8_t *data;
+	/* A sealed stream sealed data in place (seal_block): it holds the
+	 * ciphertext under stream's key, nonce and tag the rest, until the
+	 * block is acknowledged or unsealed to go on another stream. */
+	int ciphered;
+	uint64_t nonce;
+	uint8_t tag[WIRE_TAG_LEN];
 };
 
 struct sb_msg {
@@ -129,9 +135,13 @@ void sendbuf_release(struct sendbuf *sb, struct sb_block *b);
 /* True if a block sent on `stream` still waits for its acknowledgement. */
 int sendbuf_stream_unacked(const struct sendbuf *sb, int stream);
 
-/* Stream `stream` broke: its unacknowledged blocks must be resent.
+/* Turns a ciphered block back into its bytes (sendbuf_stream_lost). */
+typedef void sb_unseal_fn(void *arg, struct sb_block *b);
+
+/* Stream `stream` broke: its unacknowledged blocks must be resent, each
+ * ciphered one first unsealed by unseal(arg, b) with the stream's key.
  * Returns how many blocks were queued again. */
-size_t sendbuf_stream_lost(struct sendbuf *sb, int stream);
+size_t sendbuf_stream_lost(struct sendbuf *sb, int stream, sb_unseal_fn *unseal, void *arg);
 
 /*
  * Applies an ACK.  For each message newly delivered, calls

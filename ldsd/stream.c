@@ -171,6 +171,33 @@ int stream_seal_blocks(struct stream *s)
 	return 0;
 }
 
+int stream_seal_in_place(struct stream *s)
+{
+	for (int i = 0; i < s->nout; i++) {
+		struct sb_block *b = s->out[i];
+		int r = seal_block(&s->sq.seal.tx, b->seq, b->data, b->len, b->hdr, b->tag, &b->nonce);
+
+		/* The cipher failed half way through the only copy of the
+		 * block: sending anything would lose it silently. */
+		if (r == -EIO)
+			fatalx("%s: stream %d: sealing block %" PRIu64 " failed in the cipher library; its bytes are "
+			       "lost, stopping", stream_who(s), s->idx, b->seq);
+		if (r < 0)
+			return -EIO;
+		b->ciphered = 1;
+	}
+	return 0;
+}
+
+void stream_unseal_block(void *arg, struct sb_block *b)
+{
+	struct stream *s = arg;
+
+	if (seal_unseal_block(&s->sq.seal.tx, b->nonce, b->hdr, b->data, b->len, b->tag) < 0)
+		fatalx("%s: stream %d: block %" PRIu64 ", sealed in place, no longer opens with its key: memory "
+		       "corrupted; stopping rather than resend it wrong", stream_who(s), s->idx, b->seq);
+}
+
 void stream_flush(struct stream *s)
 {
 	s->fr->flush(s);

@@ -154,6 +154,9 @@ void stream_bye(struct stream *s, enum wire_refuse reason);
 /* Writes queued frames and blocks until the transport pushes back.  Never
  * closes s: a write error is left for stream_failed. */
 void stream_flush(struct stream *s);
+/* The sb_unseal_fn of a stream that sealed blocks in place (arg is s):
+ * called while s still has its keys, as its link learns it is down. */
+void stream_unseal_block(void *arg, struct sb_block *b);
 /* Closes s if a write failed; returns 1 if it did (s is gone). */
 int stream_failed(struct stream *s);
 /* Reports down, closes the conn, frees s (once the transport let go of

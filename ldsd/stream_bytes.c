@@ -18,11 +18,19 @@
 
 /* ---- writing -------------------------------------------------------------- */
 
-/* Accounts for `sent` bytes of data frames written. */
-static void stream_wrote_blocks(struct stream *s, size_t sent)
+/* A taken block's frame: its header, its block, and the tag if it was
+ * sealed in place. */
+static size_t out_frame_len(const struct sb_block *b)
+{
+	return WIRE_DATA_HDR_LEN + b->len + (b->ciphered ? SEAL_OVERHEAD : 0);
+}
+
+/* Accounts for `sent` bytes of data frames written; returns what is left
+ * of sent beyond them. */
+static size_t stream_wrote_blocks(struct stream *s, size_t sent)
 {
 	while (sent > 0 && s->nout > 0) {
-		size_t left = WIRE_DATA_HDR_LEN + s->out[0]->len - s->out_off;
+		size_t left = out_frame_len(s->out[0]) - s->out_off;
 		size_t took = sent < left ? sent : left;
 
 		s->out_off += took;
@@ -34,6 +42,32 @@ static void stream_wrote_blocks(struct stream *s, size_t sent)
 		s->nout--;
 		s->out_off = 0;
 	}
+	return sent;
+}
+
+/* Appends to iov[n..] the frames of the blocks taken, from out_off on,
+ * straight from the send buffer; returns the new n. */
+static int stream_iov_blocks(struct stream *s, struct iovec *iov, int n)
+{
+	size_t off = s->out_off;
+
+	for (int i = 0; i < s->nout; i++, off = 0) {
+		struct sb_block *b = s->out[i];
+		const struct iovec part[3] = { { b->hdr, WIRE_DATA_HDR_LEN },
+					       { b->data, b->len },
+					       { b->tag, b->ciphered ? SEAL_OVERHEAD : 0 } };
+
+		for (int k = 0; k < 3; k++) {
+			if (off >= part[k].iov_len) {
+				off -= part[k].iov_len;
+				continue;
+			}
+			iov[n].iov_base = (uint8_t *)part[k].iov_base + off;
+			iov[n++].iov_len = part[k].iov_len - off;
+			off = 0;
+		}
+	}
+	return n;
 }
 
 /* What to write next in clear (encryption = "none"): control frames,
@@ -41,7 +75,6 @@ static void stream_wrote_blocks(struct stream *s, size_t sent)
  * *ctl_part is the control frames' share. */
 static int stream_iov_clear(struct stream *s, struct iovec *iov, size_t *ctl_part, int *more)
 {
-	size_t off = s->out_off;
 	int n = 0;
 
 	stream_take_blocks(s);
@@ -52,17 +85,7 @@ static int stream_iov_clear(struct stream *s, struct iovec *iov, size_t *ctl_par
 		iov[n].iov_base = s->ctl + s->ctl_off;
 		iov[n++].iov_len = *ctl_part;
 	}
-	for (int i = 0; i < s->nout; i++, off = 0) {
-		struct sb_block *b = s->out[i];
-
-		if (off < WIRE_DATA_HDR_LEN) {
-			iov[n].iov_base = b->hdr + off;
-			iov[n++].iov_len = WIRE_DATA_HDR_LEN - off;
-			off = WIRE_DATA_HDR_LEN;
-		}
-		iov[n].iov_base = b->data + (off - WIRE_DATA_HDR_LEN);
-		iov[n++].iov_len = b->len - (off - WIRE_DATA_HDR_LEN);
-	}
+	n = stream_iov_blocks(s, iov, n);
 	/* A full batch with more behind it: the next write continues
 	 * the packet this one ends with. */
 	*more = s->nout > 0 && s->nout == s->take && sendbuf_has_next(s->sb, 1);
@@ -112,32 +135,38 @@ void stream_released(struct lds_tp_conn *c, size_t bytes, void *ud)
 	stream_failed(s);
 }
 
-/* What to write next on a sealed stream: the queue, where the next batch
- * of blocks is sealed once the last one is written (a control frame
- * queued meanwhile waits behind at most that batch) and, in a held ring,
- * once it fits behind what the transport still reads.  Returns the
- * iovecs filled (0 or 1), or -errno. */
+/*
+ * What to write next on a sealed stream.  A batch of blocks is taken and
+ * sealed once the last one and the queue are written (a control frame
+ * queued meanwhile waits behind at most that batch: frames go out in the
+ * order of their nonces).  Sealed in place, each block's frame is written
+ * from the send buffer, then the queue; in a held ring (zero copy) the
+ * blocks are sealed into the queue, once they fit behind what the
+ * transport still reads.  Returns the iovecs filled, or -errno.
+ */
 static int stream_iov_sealed(struct stream *s, struct iovec *iov, int *more)
 {
 	size_t batch = (size_t)s->take * (WIRE_DATA_HDR_LEN + s->block_size + SEAL_OVERHEAD);
+	int n;
 
-	if (stream_bytes_hold(s) < 0)
+	if (s->nout == 0 && stream_bytes_hold(s) < 0)
 		return -ENOMEM;
-	if (sealq_pending(&s->sq) == 0 && (!s->sq_held || sealq_fits(&s->sq, batch))) {
+	if (s->nout == 0 && sealq_pending(&s->sq) == 0 && (!s->sq_held || sealq_fits(&s->sq, batch))) {
 		int full;
 
 		stream_take_blocks(s);
 		full = s->nout > 0 && s->nout == s->take;
-		if (stream_seal_blocks(s) < 0)
+		if ((s->sq_held ? stream_seal_blocks(s) : stream_seal_in_place(s)) < 0)
 			return -EIO;
 		s->sq_more = full && sendbuf_has_next(s->sb, 1);
 	}
 	*more = s->sq_more;
-	if (sealq_pending(&s->sq) == 0)
-		return 0;
-	iov[0].iov_base = (void *)sealq_data(&s->sq);
-	iov[0].iov_len = sealq_pending(&s->sq);
-	return 1;
+	n = stream_iov_blocks(s, iov, 0);
+	if (sealq_pending(&s->sq) > 0) {
+		iov[n].iov_base = (void *)sealq_data(&s->sq);
+		iov[n++].iov_len = sealq_pending(&s->sq);
+	}
+	return n;
 }
 
 static void stream_bytes_flush(struct stream *s)
@@ -145,7 +174,7 @@ static void stream_bytes_flush(struct stream *s)
 	if (s->failed || s->stalled)
 		return;
 	for (int rounds = 0; rounds < 64; rounds++) {
-		struct iovec iov[1 + 2 * STREAM_BATCH];
+		struct iovec iov[1 + 3 * STREAM_BATCH];
 		int n, r, more = 0;
 		size_t sent, ctl_part = 0, offered = 0;
 
@@ -182,7 +211,7 @@ static void stream_bytes_flush(struct stream *s)
 		if (r == 1)
 			sealq_take(&s->sq, sent);
 		else if (s->aead)
-			sealq_sent(&s->sq, sent);
+			sealq_sent(&s->sq, stream_wrote_blocks(s, sent));
 		else
 			stream_wrote_clear(s, sent, ctl_part);
 	}

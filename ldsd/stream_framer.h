@@ -54,6 +54,10 @@ void stream_take_blocks(struct stream *s);
 /* Seals the blocks of s->out into s->sq and gives them back to the send
  * buffer (their bytes are in the queue now).  0, or -EIO. */
 int stream_seal_blocks(struct stream *s);
+/* Seals the blocks of s->out where they lie (seal_block), for a framer
+ * that writes each frame from its block and keeps the block until it is
+ * written.  0, or -EIO (no key or counter spent: s must close). */
+int stream_seal_in_place(struct stream *s);
 /* A read or write failed with err: closes s, saying why. */
 void stream_broken_io(struct stream *s, int err);
 /* A frame wire_frame_parse refused with err: says why, closes s. */

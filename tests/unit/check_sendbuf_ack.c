@@ -43,7 +43,7 @@ START_TEST(cumulative_ack_frees)
 	ck_assert_uint_eq(sb.blocks_acked, 2);
 	ck_assert_uint_eq(sb.window_end, 6);
 	/* Only what recv_cum has not passed is resent. */
-	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1), 2);
+	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1, NULL, NULL), 2);
 	take(&sb, 2, 0, 2);
 	take(&sb, 2, 0, 3);
 	/* The freed slots take new blocks 4 and 5. */
@@ -87,7 +87,7 @@ START_TEST(sacked_not_resent)
 	ck_assert_uint_eq(sb.bytes_reached, 2 * BS);
 	/* SACKed blocks are kept (still unacked bytes). */
 	ck_assert_uint_eq(sendbuf_unacked_bytes(&sb), 4 * BS);
-	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1), 2);
+	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1, NULL, NULL), 2);
 	take(&sb, 2, 0, 0);
 	take(&sb, 2, 0, 3);
 	ck_assert_ptr_null(sendbuf_next(&sb, 2, 1));
@@ -114,7 +114,7 @@ START_TEST(sack_of_requeued_block)
 		b = take(&sb, 1, 0, i);
 		sendbuf_release(&sb, b);
 	}
-	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1), 4);
+	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1, NULL, NULL), 4);
 	ck_assert_uint_eq(sb.resend_pending, 4);
 	/* The SACK arrives after the loss: 1 and 2 need no resend. */
 	memset(&a, 0, sizeof(a));
@@ -131,7 +131,7 @@ START_TEST(sack_of_requeued_block)
 	ck_assert_ptr_null(sendbuf_next(&sb, 2, 1));
 	ck_assert_uint_eq(sb.resend_pending, 0);
 	/* A cumulative ACK over a requeued block cancels its resend. */
-	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 2), 2);
+	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 2, NULL, NULL), 2);
 	ck_assert_uint_eq(sb.resend_pending, 2);
 	ck_assert_int_eq(ack(&sb, 1, 8), 0);
 	ck_assert_uint_eq(sb.resend_pending, 1);
@@ -164,7 +164,7 @@ START_TEST(acked_while_busy_freed_at_release)
 	ck_assert_int_eq(b->freed, 0);
 	ck_assert_uint_eq(b->len, 0);
 	/* Not resent when the stream is lost afterwards. */
-	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1), 0);
+	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1, NULL, NULL), 0);
 	take(&sb, 1, 0, 1);
 	sendbuf_free(&sb);
 }
@@ -191,7 +191,7 @@ START_TEST(busy_acked_slot_not_reused)
 	ck_assert_int_eq(ack(&sb, 0, 100), 0);
 	b = take(&sb, 1, 0, 0);
 	sendbuf_release(&sb, b);
-	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1), 1);
+	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1, NULL, NULL), 1);
 	ck_assert_ptr_eq(take(&sb, 2, 0, 0), b);                /* resending */
 	memcpy(copy, b->data, 64);
 	ck_assert_int_eq(ack(&sb, 1, 100), 0);                  /* first copy arrived */

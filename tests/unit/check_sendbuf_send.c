@@ -126,7 +126,7 @@ START_TEST(stream_lost_requeues)
 	for (int i = 0; i < 4; i++)
 		sendbuf_release(&sb, b[i]);
 
-	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1), 2);
+	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1, NULL, NULL), 2);
 	ck_assert_int_eq(b[0]->state, SB_READY);
 	ck_assert_int_eq(b[0]->stream, -1);
 	ck_assert_int_eq(b[2]->state, SB_READY);
@@ -134,8 +134,8 @@ START_TEST(stream_lost_requeues)
 	ck_assert_int_eq(b[3]->state, SB_INFLIGHT);
 	ck_assert_uint_eq(sb.resend_pending, 2);
 	/* Losing it again queues nothing more; unknown streams nothing. */
-	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1), 0);
-	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 7), 0);
+	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1, NULL, NULL), 0);
+	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 7, NULL, NULL), 0);
 
 	/* Resends first, lowest first, then new blocks. */
 	ck_assert_ptr_eq(take(&sb, 3, 0, 0), b[0]);
@@ -148,7 +148,7 @@ START_TEST(stream_lost_requeues)
 	ck_assert_uint_eq(sb.blocks_sent, 7);
 
 	/* Stream 2 breaks: 1 and 3 jump ahead of block 5. */
-	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 2), 2);
+	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 2, NULL, NULL), 2);
 	take(&sb, 4, 0, 1);
 	take(&sb, 4, 0, 3);
 	take(&sb, 4, 0, 5);
@@ -156,7 +156,7 @@ START_TEST(stream_lost_requeues)
 	ck_assert_uint_eq(sb.blocks_resent, 4);
 	ck_assert_uint_eq(sb.blocks_sent, 10);
 	/* Stream 3 held 0, 2 and 4 (4 was never released: still requeued). */
-	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 3), 3);
+	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 3, NULL, NULL), 3);
 	sendbuf_free(&sb);
 }
 END_TEST
@@ -170,7 +170,7 @@ START_TEST(stream_lost_busy_waits_for_release)
 	fill_blocks(&sb, 3, 0);
 	ck_assert_int_eq(ack(&sb, 0, 8), 0);
 	b0 = take(&sb, 1, 0, 0);
-	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1), 1);
+	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 1, NULL, NULL), 1);
 	ck_assert_int_eq(b0->state, SB_READY);
 	/* Still being written by the old stream: not handed out twice. */
 	take(&sb, 2, 0, 1);
@@ -203,7 +203,7 @@ START_TEST(resend_same_frame)
 	memcpy(data, b->data, b->len);
 	sendbuf_release(&sb, b);
 	sendbuf_release(&sb, &sb.slots[0]);
-	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 0), 2);
+	ck_assert_uint_eq(sendbuf_stream_lost(&sb, 0, NULL, NULL), 2);
 	take(&sb, 1, 1, 0);
 	ck_assert_ptr_eq(take(&sb, 1, 1, 1), b);
 	ck_assert_mem_eq(b->hdr, hdr, sizeof(hdr));
