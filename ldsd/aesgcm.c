@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
@@ -15,8 +16,8 @@
 
 struct aesgcm_ops {
 	int (*key)(struct aesgcm *g, const uint8_t *key);
-	int (*seal)(struct aesgcm *g, const uint8_t *iv, const uint8_t *aad, size_t aad_len, const uint8_t *in,
-		    uint8_t *out, size_t len, uint8_t *tag);
+	int (*seal)(struct aesgcm *g, const uint8_t *iv, const uint8_t *aad, size_t aad_len, const struct iovec *in,
+		    int n, uint8_t *out, uint8_t *tag);
 	int (*open)(struct aesgcm *g, const uint8_t *iv, const uint8_t *aad, size_t aad_len, uint8_t *buf, size_t len,
 		    const uint8_t *tag);
 	void (*free)(void *ctx);
@@ -47,15 +48,21 @@ static int evp_key(struct aesgcm *g, const uint8_t *key)
 	return 0;
 }
 
-static int evp_seal(struct aesgcm *g, const uint8_t *iv, const uint8_t *aad, size_t aad_len, const uint8_t *in,
-		    uint8_t *out, size_t len, uint8_t *tag)
+static int evp_seal(struct aesgcm *g, const uint8_t *iv, const uint8_t *aad, size_t aad_len, const struct iovec *in,
+		    int n, uint8_t *out, uint8_t *tag)
 {
 	EVP_CIPHER_CTX *c = g->ctx;
-	int n = 0;
+	int len;
 
 	if (EVP_CipherInit_ex(c, NULL, NULL, NULL, iv, 1) != 1 ||
-	    (aad_len > 0 && EVP_EncryptUpdate(c, NULL, &n, aad, (int)aad_len) != 1) ||
-	    (len > 0 && EVP_EncryptUpdate(c, out, &n, in, (int)len) != 1) || EVP_EncryptFinal_ex(c, out + len, &n) != 1 ||
+	    (aad_len > 0 && EVP_EncryptUpdate(c, NULL, &len, aad, (int)aad_len) != 1))
+		return -EIO;
+	for (int i = 0; i < n; i++) {
+		if (in[i].iov_len > 0 && EVP_EncryptUpdate(c, out, &len, in[i].iov_base, (int)in[i].iov_len) != 1)
+			return -EIO;
+		out += in[i].iov_len;
+	}
+	if (EVP_EncryptFinal_ex(c, out, &len) != 1 ||
 	    EVP_CIPHER_CTX_ctrl(c, EVP_CTRL_GCM_GET_TAG, AESGCM_TAG_LEN, tag) != 1)
 		return -EIO;
 	return 0;
@@ -107,12 +114,24 @@ static int imb_key(struct aesgcm *g, const uint8_t *key)
 	return 0;
 }
 
-static int imb_seal(struct aesgcm *g, const uint8_t *iv, const uint8_t *aad, size_t aad_len, const uint8_t *in,
-		    uint8_t *out, size_t len, uint8_t *tag)
+/* One call where the bytes are in one piece; else its streaming calls. */
+static int imb_seal(struct aesgcm *g, const uint8_t *iv, const uint8_t *aad, size_t aad_len, const struct iovec *in,
+		    int n, uint8_t *out, uint8_t *tag)
 {
 	struct gcm_context_data cd;
 
-	IMB_AES256_GCM_ENC(imb, g->ctx, &cd, out, in, len, iv, aad, aad_len, tag, AESGCM_TAG_LEN);
+	if (n == 1) {
+		IMB_AES256_GCM_ENC(imb, g->ctx, &cd, out, in[0].iov_base, in[0].iov_len, iv, aad, aad_len, tag,
+				   AESGCM_TAG_LEN);
+		return imb_get_errno(imb) == 0 ? 0 : -EIO;
+	}
+	IMB_AES256_GCM_INIT(imb, g->ctx, &cd, iv, aad, aad_len);
+	for (int i = 0; i < n; i++) {
+		if (in[i].iov_len > 0)
+			IMB_AES256_GCM_ENC_UPDATE(imb, g->ctx, &cd, out, in[i].iov_base, in[i].iov_len);
+		out += in[i].iov_len;
+	}
+	IMB_AES256_GCM_ENC_FINALIZE(imb, g->ctx, &cd, tag, AESGCM_TAG_LEN);
 	return imb_get_errno(imb) == 0 ? 0 : -EIO;
 }
 
@@ -201,7 +220,15 @@ void aesgcm_free(struct aesgcm *g)
 int aesgcm_seal(struct aesgcm *g, const uint8_t iv[AESGCM_IV_LEN], const uint8_t *aad, size_t aad_len,
 		const uint8_t *in, uint8_t *out, size_t len, uint8_t tag[AESGCM_TAG_LEN])
 {
-	return g->ops->seal(g, iv, aad, aad_len, in, out, len, tag);
+	const struct iovec v = { (void *)in, len };
+
+	return g->ops->seal(g, iv, aad, aad_len, &v, 1, out, tag);
+}
+
+int aesgcm_seal_iov(struct aesgcm *g, const uint8_t iv[AESGCM_IV_LEN], const uint8_t *aad, size_t aad_len,
+		    const struct iovec *in, int n, uint8_t *out, uint8_t tag[AESGCM_TAG_LEN])
+{
+	return g->ops->seal(g, iv, aad, aad_len, in, n, out, tag);
 }
 
 int aesgcm_open(struct aesgcm *g, const uint8_t iv[AESGCM_IV_LEN], const uint8_t *aad, size_t aad_len, uint8_t *buf,

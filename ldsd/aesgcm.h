@@ -13,6 +13,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #define AESGCM_KEY_LEN 32
 #define AESGCM_IV_LEN 12
@@ -32,6 +33,11 @@ void aesgcm_free(struct aesgcm *g);
  * failed. */
 int aesgcm_seal(struct aesgcm *g, const uint8_t iv[AESGCM_IV_LEN], const uint8_t *aad, size_t aad_len,
 		const uint8_t *in, uint8_t *out, size_t len, uint8_t tag[AESGCM_TAG_LEN]);
+
+/* As aesgcm_seal, the bytes read in turn from the n regions of in (each
+ * one in place, or not, in out). */
+int aesgcm_seal_iov(struct aesgcm *g, const uint8_t iv[AESGCM_IV_LEN], const uint8_t *aad, size_t aad_len,
+		    const struct iovec *in, int n, uint8_t *out, uint8_t tag[AESGCM_TAG_LEN]);
 
 /* Decrypts buf (never NULL) in place; 0, or -EBADMSG if tag does not verify (buf is
  * then garbage). */

@@ -31,6 +31,8 @@
 #define CS_LOCAL_MEMORY (64u << 20)   /* messages between clients of this cluster */
 #define CS_UID_TCP ((uid_t)-1)        /* the one "user" of every TCP client */
 
+struct sendbuf;
+
 struct client {
 	struct clientsrv *cs;
 	int fd;
@@ -58,6 +60,7 @@ struct client {
 	size_t in_len, in_cap;
 	size_t in_budget;             /* of its user's input_per_user, for the frame it reads */
 	int paused;                   /* not reading: waiting for send memory */
+	int await_rest;               /* not reading: the frame begun in the input buffer is being written into the ring */
 	int hung_up;                  /* see client_hung_up */
 
 	uint8_t *ctl;                 /* encoded control frames to write */
@@ -142,8 +145,10 @@ struct client_handlers {
 	/* A frame of which header h and the first avail bytes of its body
 	 * (body) are in the input buffer, the rest not yet: it may take the
 	 * rest from the socket or ring itself.  Returns 1 (the frame is
-	 * consumed), 0 (read it whole first, then hand it to frame[]),
-	 * -ENOSPC (paused, as above) or -1 (closed). */
+	 * consumed), 0 (read it whole first, then hand it to frame[]), 2
+	 * (the rest is being written into the ring: read nothing more of
+	 * this client before its bell rings, then call head again), -ENOSPC
+	 * (paused, as above) or -1 (closed). */
 	int (*head)(struct client *c, const struct cp_hdr *h, const uint8_t *body, size_t avail);
 	/* c is being closed: what its frames set up is undone (c is still
 	 * whole, but off the client list). */
@@ -230,9 +235,16 @@ int clientshm_start(struct client *c);
 void clientshm_free(struct client *c);
 /* The ring the client writes to, or NULL on the socket. */
 struct shmring *clientshm_in_ring(struct client *c);
-/* Copies the regions iov[0..n) (the first from offset skip) out of that
- * ring: 0, -EIO (not all there), -EPROTO (a broken ring). */
-int clientshm_fill(struct client *c, const struct iovec *iov, int n, size_t skip);
+/* Fills the regions iov[0..n) (the first from offset skip) from that
+ * ring: left there (sendbuf_defer, where they are blocks of sb) or copied
+ * out.  0, -EIO (not all there), -EPROTO (a broken ring). */
+int clientshm_fill(struct client *c, struct sendbuf *sb, const struct iovec *iov, int n, size_t skip);
+/* The ring holds need bytes to read: 1; else 0 (the client rings when it
+ * has written more), or -1 (never: more than the ring, or a broken one). */
+int clientshm_await(struct client *c, size_t need);
+/* Every CS_TICK_MS: payload regions that waited in the ring since the
+ * last tick are copied into their blocks. */
+void clientshm_tick(struct client *c);
 /* Watches the socket (for its end only) and rings our own bell if bytes
  * wait that nobody rang for. */
 void clientshm_set_events(struct client *c);
@@ -284,6 +296,6 @@ struct payload_src {
 };
 /* sb_fill_fn over a struct payload_src: copies what is buffered, reads the
  * rest. */
-int clientsock_fill_payload(void *arg, const struct iovec *iov, int n);
+int clientsock_fill_payload(void *arg, struct sendbuf *sb, const struct iovec *iov, int n);
 
 #endif

@@ -141,6 +141,8 @@ static int client_process(struct client *c)
 			r = c->cs->handlers->head(c, &h, c->in + off + CP_HDR_LEN, c->in_len - off - CP_HDR_LEN);
 			if (r == 1) {
 				off = c->in_len;
+			} else if (r == 2) {
+				c->await_rest = 1;
 			} else if (r == -ENOSPC) {
 				client_pause(c);
 			} else if (r < 0) {
@@ -214,6 +216,15 @@ static void client_readable(struct client *c)
 		size_t need = c->in_len + CS_IN_MIN;
 		ssize_t n;
 
+		if (c->await_rest) {
+			c->await_rest = 0;
+			if (client_process(c) < 0) {
+				client_close(c, "protocol error or goodbye");
+				return;
+			}
+			if (c->await_rest)
+				return;
+		}
 		/* Grow towards the whole frame (its header was checked by
 		 * client_process, which could not read its payload straight into
 		 * the send buffer): doubling with what arrives, so memory follows
@@ -434,6 +445,8 @@ void clientconn_expire(struct clientsrv *cs, uint64_t now_ns)
 	uint64_t limit = (uint64_t)(cs->d->cfg->clients.hello_timeout * 1e9);
 
 	for (struct client *c = cs->clients; c; c = c->next) {
+		if (c->shm != NULL)
+			clientshm_tick(c);
 		if (c->ep == NULL && !c->doomed && now_ns - c->accepted_ns >= limit) {
 			log_warnx("client %s (uid %d): no HELLO within hello_timeout = %g s; closing it", c->peer,
 				  (int)c->uid, cs->d->cfg->clients.hello_timeout);

@@ -196,7 +196,7 @@ static int client_send_local(struct client *c, const struct cp_msg *m, const str
 		client_send_error(c, m->msg_id, ENOMEM, "ldsd is out of memory");
 		return 0;
 	}
-	clientsock_fill_payload(src, &(struct iovec){ lm->data, m->payload_len }, 1);
+	clientsock_fill_payload(src, NULL, &(struct iovec){ lm->data, m->payload_len }, 1);
 	lm->rec = *rec;
 	lm->client = c->id;
 	cs->local_bytes += m->payload_len;
@@ -288,9 +288,18 @@ static int client_send_direct(struct client *c, const struct cp_hdr *h, const ui
 
 	if (h->type != CP_SEND || h->len < CS_DIRECT_MIN || c->ep == NULL ||
 	    cp_decode_head(h, body, avail, &m) < 0 || exec_reserved_name(m.name) ||   /* execpolicy_vouch them */
-	    client_route(c, &m, cluster, &l) != ROUTE_LINK ||
-	    client_waiting(c, &waiting) < 0 || waiting < h->len - avail)
+	    client_route(c, &m, cluster, &l) != ROUTE_LINK || client_waiting(c, &waiting) < 0)
 		return 0;
+	/* From a ring, the rest is worth waiting for: it is then sealed from
+	 * there, where read into the input buffer it would be copied twice. */
+	if (waiting < h->len - avail) {
+		int w = src.ring ? clientshm_await(c, h->len - avail) : -1;
+
+		if (w == 0)
+			return 2;
+		if (w < 0)
+			return 0;
+	}
 	src.have = m.payload;
 	src.have_len = avail - (size_t)(m.payload - body);
 	client_record(c, &m, &rec);

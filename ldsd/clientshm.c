@@ -7,9 +7,17 @@
  * to the client, so that it never maps or waits on anything the client
  * chose.  The client can still write anything into the rings and their
  * header: every position read from there is checked (shmring.c), and the
- * bytes are copied out before they are parsed (client_read) or copied
- * once into a link's blocks as payload (clientshm_fill), so that a client
- * changing them meanwhile only changes its own message.
+ * bytes are copied out before they are parsed (client_read) or read once
+ * as payload (clientshm_fill), so that a client changing them meanwhile
+ * only changes its own message.
+ *
+ * A payload for a sealed link is not copied at all where its block will
+ * be taken soon: it stays in the ring (sendbuf_defer), held from the
+ * client, until a stream seals it from there into its block.  Regions are
+ * given back in ring order as they settle; any that a link has not sealed
+ * within a tick (its streams down or stalled), and all of a client that
+ * goes, are copied into their blocks instead (sendbuf_materialize), so
+ * that a ring is never held for long.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -22,6 +30,17 @@
 
 #include "client.h"
 #include "log.h"
+#include "sendbuf.h"
+
+#define SHM_DEFER_MAX 64   /* payload regions left in a ring at once; beyond, copied */
+
+/* A payload region left in the ring: where it starts, and its block. */
+struct shm_defer {
+	uint64_t start;
+	struct sendbuf *sb;
+	struct sb_block *blk;
+	int done;
+};
 
 struct clientshm {
 	struct shmmap map;
@@ -30,6 +49,13 @@ struct clientshm {
 	int memfd;                    /* until handed to the client */
 	int bad;                      /* the client broke its ring: closing */
 	int sock_ready;               /* the socket polled readable: read it when the ring is empty */
+	/* Regions left in the ring, oldest first: tokens head .. head +
+	 * ndefer - 1, at defer[token % SHM_DEFER_MAX]. */
+	struct sb_src src;
+	struct shm_defer defer[SHM_DEFER_MAX];
+	uint32_t head, ndefer;
+	uint32_t head_at_tick;
+	uint64_t given;               /* ring position given back when the client was last woken for room */
 };
 
 /* The client broke its ring: logged once, then it is closed like any
@@ -76,8 +102,43 @@ static void clientshm_event(int fd, unsigned events, void *arg)
 	c->cs->up->event(c->fd, EV_READ | (c->want_write ? EV_WRITE : 0), c);
 }
 
+/* A link read a region (or let it go): the ring up to the oldest one
+ * still held goes back to the client. */
+static void shm_settled(struct sb_src *src, uint32_t token)
+{
+	struct clientshm *s = (struct clientshm *)((char *)src - offsetof(struct clientshm, src));
+	struct shmring *r = &s->map.r[SHMRING_C2D];
+
+	s->defer[token % SHM_DEFER_MAX].done = 1;
+	if (token != s->head)
+		return;
+	while (s->ndefer > 0 && s->defer[s->head % SHM_DEFER_MAX].done) {
+		s->defer[s->head++ % SHM_DEFER_MAX].done = 0;
+		s->ndefer--;
+	}
+	if (s->ndefer == 0)
+		shmring_unhold(r);
+	else
+		shmring_hold_move(r, s->defer[s->head % SHM_DEFER_MAX].start);
+	/* A client waiting for room is woken for a quarter of the ring or
+	 * more, not per block: each wake-up costs both sides a system call. */
+	if (s->ndefer > 0 && r->hold_pos - s->given < r->size / 4)
+		return;
+	s->given = s->ndefer ? r->hold_pos : r->cons;
+	if (shmring_wake_producer(r))
+		shmring_ring(s->efd_client);
+}
+
+/* Copies every region still in the ring into its block. */
+static void shm_materialize(struct clientshm *s)
+{
+	while (s->ndefer > 0)
+		sendbuf_materialize(s->defer[s->head % SHM_DEFER_MAX].sb, s->defer[s->head % SHM_DEFER_MAX].blk);
+}
+
 static void shm_free(struct clientsrv *cs, struct clientshm *s)
 {
+	shm_materialize(s);
 	if (s->memfd >= 0)
 		close(s->memfd);
 	if (s->efd_daemon >= 0) {
@@ -107,6 +168,7 @@ int clientshm_offer(struct client *c)
 	s = calloc(1, sizeof(*s));
 	if (s == NULL)
 		return 0;
+	s->src.settled = shm_settled;
 	s->efd_daemon = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->efd_client = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->memfd = shmring_create(size);
@@ -251,14 +313,43 @@ int client_waiting(struct client *c, size_t *n)
 	return 0;
 }
 
-int clientshm_fill(struct client *c, const struct iovec *iov, int n, size_t skip)
+/* Leaves the want bytes at the ring's next unread one where they are, for
+ * dst's block: 0, or -1 if they are to be copied (too many regions, or
+ * half the ring held already, so that the client keeps room to write). */
+static int defer_region(struct clientshm *s, struct sendbuf *sb, uint8_t *dst, size_t want)
+{
+	struct shmring *r = &s->map.r[SHMRING_C2D];
+	uint32_t token = s->head + s->ndefer;
+	size_t held = s->ndefer ? (size_t)(r->cons - s->defer[s->head % SHM_DEFER_MAX].start) : 0;
+	size_t avail;
+	struct sb_block *b;
+
+	if (s->ndefer == SHM_DEFER_MAX || held + want > r->size || shmring_avail(r, &avail) < 0 || avail < want)
+		return -1;
+	b = sendbuf_defer(sb, dst, shmring_rptr(r), want, &s->src, token);
+	if (b == NULL)
+		return -1;
+	s->defer[token % SHM_DEFER_MAX] = (struct shm_defer){ r->cons, sb, b, 0 };
+	if (s->ndefer++ == 0) {
+		shmring_hold(r);
+		s->given = r->cons;
+	}
+	shmring_release(r, want);
+	return 0;
+}
+
+int clientshm_fill(struct client *c, struct sendbuf *sb, const struct iovec *iov, int n, size_t skip)
 {
 	struct shmring *r = &c->shm->map.r[SHMRING_C2D];
 
 	for (int i = 0; i < n; i++, skip = 0) {
+		uint8_t *dst = (uint8_t *)iov[i].iov_base + skip;
 		size_t want = iov[i].iov_len - skip;
-		ssize_t got = shmring_read(r, (uint8_t *)iov[i].iov_base + skip, want);
+		ssize_t got;
 
+		if (sb != NULL && defer_region(c->shm, sb, dst, want) == 0)
+			continue;
+		got = shmring_read(r, dst, want);
 		if (got < 0) {
 			ring_broken(c);
 			return -EPROTO;
@@ -269,6 +360,25 @@ int clientshm_fill(struct client *c, const struct iovec *iov, int n, size_t skip
 	}
 	taken_from(c);
 	return 0;
+}
+
+int clientshm_await(struct client *c, size_t need)
+{
+	struct shmring *r = &c->shm->map.r[SHMRING_C2D];
+
+	if (c->shm->bad || need > r->size)
+		return -1;
+	return shmring_consumer_wait(r, need) == 1 ? 1 : 0;
+}
+
+void clientshm_tick(struct client *c)
+{
+	struct clientshm *s = c->shm;
+
+	/* The oldest region waited a whole tick: its link is not sealing. */
+	if (s->ndefer > 0 && s->head == s->head_at_tick)
+		shm_materialize(s);
+	s->head_at_tick = s->head;
 }
 
 ssize_t client_writev(struct client *c, const struct iovec *iov, int n)

@@ -33,7 +33,7 @@ static int read_regions(int fd, const struct iovec *iov, int n, size_t skip)
 	return 0;
 }
 
-int clientsock_fill_payload(void *arg, const struct iovec *iov, int n)
+int clientsock_fill_payload(void *arg, struct sendbuf *sb, const struct iovec *iov, int n)
 {
 	struct payload_src *src = arg;
 	size_t skip = 0;
@@ -53,7 +53,7 @@ int clientsock_fill_payload(void *arg, const struct iovec *iov, int n)
 	if (k == n)
 		return 0;
 	if (src->ring != NULL)
-		r = clientshm_fill(src->ring, iov + k, n - k, skip);
+		r = clientshm_fill(src->ring, sb, iov + k, n - k, skip);
 	else
 		r = src->fd < 0 ? -EIO : read_regions(src->fd, iov + k, n - k, skip);
 	if (r < 0)

@@ -23,8 +23,9 @@
 
 #define CS_TICK_MS 500               /* expiry of held messages, names and silent clients */
 
-/* Every CS_TICK_MS: closes connections silent past hello_timeout, drops
- * held messages past undelivered_ttl, forgets names past their linger. */
+/* Every CS_TICK_MS: closes connections silent past hello_timeout, copies
+ * payloads left in rings too long into their blocks, drops held messages
+ * past undelivered_ttl, forgets names past their linger. */
 static void cs_tick(uint64_t now_ns, void *arg)
 {
 	struct clientsrv *cs = arg;

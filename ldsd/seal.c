@@ -76,13 +76,15 @@ static void nonce_iv(uint64_t count, uint8_t iv[AESGCM_IV_LEN])
 	bb_put_be64(iv + 4, count);
 }
 
-/* Seals a frame whose header and clear part go to hdr, its secret part's
- * ciphertext to ct and its tag to tag: one buffer (seal_frame) or three
- * (seal_block).  The counter it took in *nonce.  0, -EKEYEXPIRED (no key,
- * counter spent or frame too long: nothing written) or -EIO (the cipher
- * failed: ct is garbage). */
-static int seal_parts(struct seal_dir *d, uint8_t type, const uint8_t *clear, size_t clear_len, const uint8_t *secret,
-		      size_t secret_len, uint8_t *hdr, uint8_t *ct, uint8_t *tag, uint64_t *nonce)
+/* Seals a frame whose header and clear part go to hdr, its secret part
+ * (read in turn from the nsecret regions of secret, secret_len bytes in
+ * all) to ct as ciphertext and its tag to tag: one buffer (seal_frame) or
+ * three (seal_block).  The counter it took in *nonce.  0, -EKEYEXPIRED
+ * (no key, counter spent or frame too long: nothing written) or -EIO (the
+ * cipher failed: ct is garbage). */
+static int seal_parts(struct seal_dir *d, uint8_t type, const uint8_t *clear, size_t clear_len,
+		      const struct iovec *secret, int nsecret, size_t secret_len, uint8_t *hdr, uint8_t *ct, uint8_t *tag,
+		      uint64_t *nonce)
 {
 	size_t plen = clear_len + secret_len + SEAL_OVERHEAD;
 	uint8_t iv[AESGCM_IV_LEN];
@@ -93,7 +95,7 @@ static int seal_parts(struct seal_dir *d, uint8_t type, const uint8_t *clear, si
 	if (clear_len > 0)
 		memcpy(hdr + WIRE_HDR_LEN, clear, clear_len);
 	nonce_iv(d->count, iv);
-	if (aesgcm_seal(d->ctx, iv, hdr, WIRE_HDR_LEN + clear_len, secret, ct, secret_len, tag) < 0)
+	if (aesgcm_seal_iov(d->ctx, iv, hdr, WIRE_HDR_LEN + clear_len, secret, nsecret, ct, tag) < 0)
 		return -EIO;
 	*nonce = d->count++;
 	return 0;
@@ -102,21 +104,22 @@ static int seal_parts(struct seal_dir *d, uint8_t type, const uint8_t *clear, si
 size_t seal_frame(struct seal_dir *d, uint8_t type, const uint8_t *clear, size_t clear_len, const uint8_t *secret,
 		  size_t secret_len, uint8_t *out)
 {
+	const struct iovec v = { (void *)secret, secret_len };
 	uint8_t *ct = out + WIRE_HDR_LEN + clear_len;
 	uint64_t nonce;
 
-	if (seal_parts(d, type, clear, clear_len, secret, secret_len, out, ct, ct + secret_len, &nonce) < 0)
+	if (seal_parts(d, type, clear, clear_len, &v, 1, secret_len, out, ct, ct + secret_len, &nonce) < 0)
 		return 0;
 	return WIRE_HDR_LEN + clear_len + secret_len + SEAL_OVERHEAD;
 }
 
-int seal_block(struct seal_dir *d, uint64_t seq, uint8_t *block, uint32_t len, uint8_t hdr[WIRE_DATA_HDR_LEN],
-	       uint8_t tag[SEAL_OVERHEAD], uint64_t *nonce)
+int seal_block(struct seal_dir *d, uint64_t seq, const struct iovec *src, int nsrc, uint8_t *block, uint32_t len,
+	       uint8_t hdr[WIRE_DATA_HDR_LEN], uint8_t tag[SEAL_OVERHEAD], uint64_t *nonce)
 {
 	uint8_t be[8];
 
 	bb_put_be64(be, seq);
-	return seal_parts(d, WIRE_DATA, be, sizeof(be), block, len, hdr, block, tag, nonce);
+	return seal_parts(d, WIRE_DATA, be, sizeof(be), src, nsrc, len, hdr, block, tag, nonce);
 }
 
 int seal_unseal_block(const struct seal_dir *d, uint64_t nonce, const uint8_t hdr[WIRE_DATA_HDR_LEN], uint8_t *block,

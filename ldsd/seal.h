@@ -19,6 +19,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "aesgcm.h"
 #include "auth.h"
@@ -57,16 +58,17 @@ size_t seal_frame(struct seal_dir *d, uint8_t type, const uint8_t *clear, size_t
 		  size_t secret_len, uint8_t *out);
 
 /*
- * Seals a DATA frame of seq in place: the len bytes of block become its
- * ciphertext, hdr its sealed header and seq, tag its tag, so that the
- * frame is written from where the block lies (hdr, block, tag) and no
- * copy of it is made.  *nonce is the counter it took: seal_unseal_block
- * needs it to turn the block back if it must be sent again on another
- * stream.  0, -EKEYEXPIRED (no key or counter spent; block untouched) or
- * -EIO (the cipher failed: block is garbage).
+ * Seals a DATA frame of seq whose len bytes are read in turn from the
+ * nsrc regions of src (each either in block, at its own place, or
+ * elsewhere) into block as ciphertext, hdr its sealed header and seq, tag
+ * its tag, so that the frame is written from where the block lies (hdr,
+ * block, tag) and no copy of it is made.  *nonce is the counter it took:
+ * seal_unseal_block needs it to turn the block back if it must be sent
+ * again on another stream.  0, -EKEYEXPIRED (no key or counter spent;
+ * block untouched) or -EIO (the cipher failed: block is garbage).
  */
-int seal_block(struct seal_dir *d, uint64_t seq, uint8_t *block, uint32_t len, uint8_t hdr[WIRE_DATA_HDR_LEN],
-	       uint8_t tag[SEAL_OVERHEAD], uint64_t *nonce);
+int seal_block(struct seal_dir *d, uint64_t seq, const struct iovec *src, int nsrc, uint8_t *block, uint32_t len,
+	       uint8_t hdr[WIRE_DATA_HDR_LEN], uint8_t tag[SEAL_OVERHEAD], uint64_t *nonce);
 /* Undoes seal_block with the same direction's key: 0, or -EBADMSG if
  * the block or its tag changed since (memory corrupted). */
 int seal_unseal_block(const struct seal_dir *d, uint64_t nonce, const uint8_t hdr[WIRE_DATA_HDR_LEN], uint8_t *block,

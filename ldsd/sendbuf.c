@@ -37,6 +37,8 @@ int sendbuf_init(struct sendbuf *sb, size_t block_size, size_t mem)
 
 void sendbuf_free(struct sendbuf *sb)
 {
+	for (size_t i = 0; sb->slots && i < sb->nslots; i++)
+		sendbuf_block_settle(&sb->slots[i]);
 	free(sb->blocks);
 	free(sb->slots);
 	free(sb->msgs);
@@ -159,10 +161,69 @@ static void sb_seal_filled(struct sendbuf *sb, const struct sb_mark *mark)
 	}
 }
 
+/* Lets go of b's deferred regions from offset keep on. */
+static void sb_settle_from(struct sb_block *b, uint32_t keep)
+{
+	while (b->ndefer > 0 && b->defer[b->ndefer - 1].off >= keep) {
+		const struct sb_defer *d = &b->defer[--b->ndefer];
+
+		d->own->settled(d->own, d->token);
+	}
+}
+
+void sendbuf_block_settle(struct sb_block *b)
+{
+	sb_settle_from(b, 0);
+}
+
+void sendbuf_materialize(struct sendbuf *sb, struct sb_block *b)
+{
+	for (unsigned i = 0; i < b->ndefer; i++) {
+		memcpy(b->data + b->defer[i].off, b->defer[i].src, b->defer[i].len);
+		sb->bytes_deferred_copied += b->defer[i].len;
+	}
+	sendbuf_block_settle(b);
+}
+
+int sendbuf_block_src(const struct sb_block *b, struct iovec *iov)
+{
+	uint32_t at = 0;
+	int n = 0;
+
+	for (unsigned i = 0; i <= b->ndefer; i++) {
+		uint32_t end = i < b->ndefer ? b->defer[i].off : b->len;
+
+		if (end > at)
+			iov[n++] = (struct iovec){ b->data + at, end - at };
+		if (i < b->ndefer) {
+			iov[n++] = (struct iovec){ (void *)b->defer[i].src, b->defer[i].len };
+			at = end + b->defer[i].len;
+		}
+	}
+	return n;
+}
+
+struct sb_block *sendbuf_defer(struct sendbuf *sb, uint8_t *dst, const uint8_t *src, size_t len, struct sb_src *own,
+			       uint32_t token)
+{
+	struct sb_block *b = &sb->slots[(size_t)(dst - sb->blocks) / sb->block_size];
+	uint64_t first = sb->send_cursor > sb->base ? sb->send_cursor : sb->base;
+
+	if (!sb->no_hdr || sb->defer_ahead == 0 || b->ndefer == SB_DEFER_MAX || b->seq >= sb->window_end || b->seq > first + sb->defer_ahead)
+		return NULL;
+	b->defer[b->ndefer++] = (struct sb_defer){ (uint32_t)(dst - b->data), (uint32_t)len, src, own, token };
+	sb->bytes_deferred += len;
+	return b;
+}
+
 static void sb_undo(struct sendbuf *sb, const struct sb_mark *mark)
 {
-	for (uint64_t s = mark->next; s < sb->next; s++)
+	if (mark->open)
+		sb_settle_from(sb_slot(sb, mark->next - 1), mark->open_len);
+	for (uint64_t s = mark->next; s < sb->next; s++) {
+		sb_settle_from(sb_slot(sb, s), 0);
 		sb_slot(sb, s)->state = SB_FREE;
+	}
 	if (mark->open) {
 		sb_slot(sb, mark->next - 1)->len = mark->open_len;
 		sb_slot(sb, mark->next - 1)->state = SB_OPEN;
@@ -171,10 +232,11 @@ static void sb_undo(struct sendbuf *sb, const struct sb_mark *mark)
 	sb->open = mark->open;
 }
 
-int sendbuf_fill_copy(void *arg, const struct iovec *iov, int n)
+int sendbuf_fill_copy(void *arg, struct sendbuf *sb, const struct iovec *iov, int n)
 {
 	const uint8_t *p = arg;
 
+	(void)sb;
 	for (int i = 0; i < n; i++) {
 		memcpy(iov[i].iov_base, p, iov[i].iov_len);
 		p += iov[i].iov_len;
@@ -223,7 +285,7 @@ int sendbuf_append_from(struct sendbuf *sb, const struct wire_record *rec, sb_fi
 			n--;
 		}
 	}
-	r = fill(arg, iov, n);
+	r = fill(arg, sb, iov, n);
 	if (r < 0) {
 		sb_undo(sb, &mark);
 		return r;
@@ -307,6 +369,7 @@ static void sb_free_block(struct sendbuf *sb, struct sb_block *b)
 	b->stream = -1;
 	b->len = 0;
 	b->busy = b->freed = b->ciphered = 0;
+	sendbuf_block_settle(b);
 	(void)sb;
 }
 

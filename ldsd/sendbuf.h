@@ -29,6 +29,25 @@ enum sb_state {
 	SB_SACKED,     /* peer has it (selective ack); waiting for recv_cum */
 };
 
+/*
+ * A payload's bytes left where the sender wrote them (a local client's
+ * shared-memory ring) until a stream seals them into their block, saving
+ * the copy: sendbuf_defer.  Their owner learns, through settled, when the
+ * bytes have been read (or are no longer wanted) and may be reused.
+ */
+struct sb_src {
+	void (*settled)(struct sb_src *src, uint32_t token);
+};
+
+struct sb_defer {
+	uint32_t off, len;    /* where in the block */
+	const uint8_t *src;
+	struct sb_src *own;
+	uint32_t token;       /* the owner's */
+};
+
+#define SB_DEFER_MAX 4     /* deferred regions per block; beyond, copied */
+
 struct sb_block {
 	uint64_t seq;
 	enum sb_state state;
@@ -45,6 +64,10 @@ struct sb_block {
 	int ciphered;
 	uint64_t nonce;
 	uint8_t tag[WIRE_TAG_LEN];
+	/* Bytes of the block still at their source (sendbuf_defer), in
+	 * order; sealed from there or copied in (sendbuf_materialize). */
+	unsigned ndefer;
+	struct sb_defer defer[SB_DEFER_MAX];
 };
 
 struct sb_msg {
@@ -61,8 +84,13 @@ typedef void sb_msg_cb(void *arg, const struct sb_msg *m);
 struct sendbuf {
 	size_t block_size, mem;
 	/* The link seals its frames itself (ldsd/sealq.c): blocks need no
-	 * clear header, nor the CRC pass over their bytes that it costs. */
+	 * clear header, nor the CRC pass over their bytes that it costs; and
+	 * their bytes need not be there before a stream takes them, so
+	 * payloads may be deferred (sendbuf_defer). */
 	int no_hdr;
+	/* Blocks not yet sent before one whose bytes may be deferred (the
+	 * link's: a few batches per stream); 0: none may be. */
+	uint64_t defer_ahead;
 	size_t nslots;          /* mem / block_size */
 	struct sb_block *slots; /* ring indexed by seq % nslots */
 	uint8_t *blocks;        /* the slots' payloads, block_size bytes each: one region, registered once
@@ -86,6 +114,9 @@ struct sendbuf {
 	 * what the path carried in an interval (streams = "auto"). */
 	uint64_t blocks_sent, blocks_resent, blocks_acked;
 	uint64_t bytes_sent, bytes_acked, bytes_reached, msgs_delivered, msgs_lost;
+	/* Payload bytes left at their source (sendbuf_defer), and those of
+	 * them copied in after all (sendbuf_materialize). */
+	uint64_t bytes_deferred, bytes_deferred_copied;
 };
 
 /* Returns 0 or -ENOMEM.  mem >= 4 * block_size (config checks this). */
@@ -110,11 +141,33 @@ int sendbuf_append(struct sendbuf *sb, const struct wire_record *rec, const void
 /*
  * Fills the n regions of iov (rec->len bytes in all, in order) with the
  * payload, from wherever it is (a socket: the bytes go straight into the
- * blocks).  Returns 0, or a negative errno if it could not.
+ * blocks), or defers regions (sendbuf_defer on sb; sb is NULL where the
+ * regions are not blocks).  Returns 0, or a negative errno if it could not.
  */
-typedef int sb_fill_fn(void *arg, const struct iovec *iov, int n);
+typedef int sb_fill_fn(void *arg, struct sendbuf *sb, const struct iovec *iov, int n);
 /* The sb_fill_fn for a payload in memory: arg points to it. */
-int sendbuf_fill_copy(void *arg, const struct iovec *iov, int n);
+int sendbuf_fill_copy(void *arg, struct sendbuf *sb, const struct iovec *iov, int n);
+
+/*
+ * From an sb_fill_fn: the len bytes of the region at dst (within one
+ * fill region, so in one block) are at src and stay there, unchanged or
+ * not as their owner pleases, until own->settled(own, token).  Returns
+ * the block, which the owner may sendbuf_materialize until then; or NULL
+ * if they must be copied now instead: the link writes clear blocks, the
+ * block lies beyond the peer's window or more than defer_ahead blocks
+ * before it wait to be sent (it may not be sealed soon), or it has
+ * SB_DEFER_MAX deferred regions already.
+ */
+struct sb_block *sendbuf_defer(struct sendbuf *sb, uint8_t *dst, const uint8_t *src, size_t len, struct sb_src *own,
+			       uint32_t token);
+/* Where b's bytes lie, in order, into iov (room for 2 * SB_DEFER_MAX + 1):
+ * its slot or their deferred source.  Returns the count. */
+int sendbuf_block_src(const struct sb_block *b, struct iovec *iov);
+/* b's deferred bytes were read (sealed from their source): let them go. */
+void sendbuf_block_settle(struct sb_block *b);
+/* Copies b's deferred bytes into its slot and lets them go: for a writer
+ * that needs them there. */
+void sendbuf_materialize(struct sendbuf *sb, struct sb_block *b);
 /* As sendbuf_append, with the payload written by fill(arg, ...) in place.
  * If fill fails, nothing was appended and its error is returned. */
 int sendbuf_append_from(struct sendbuf *sb, const struct wire_record *rec, sb_fill_fn *fill, void *arg,

@@ -158,7 +158,10 @@ int stream_seal_blocks(struct stream *s)
 {
 	for (int i = 0; i < s->nout; i++) {
 		struct sb_block *b = s->out[i];
-		int r = sealq_put_data(&s->sq, b->seq, b->data, b->len);
+		int r;
+
+		sendbuf_materialize(s->sb, b);
+		r = sealq_put_data(&s->sq, b->seq, b->data, b->len);
 
 		sendbuf_release(s->sb, b);
 		if (r < 0) {
@@ -175,7 +178,9 @@ int stream_seal_in_place(struct stream *s)
 {
 	for (int i = 0; i < s->nout; i++) {
 		struct sb_block *b = s->out[i];
-		int r = seal_block(&s->sq.seal.tx, b->seq, b->data, b->len, b->hdr, b->tag, &b->nonce);
+		struct iovec src[2 * SB_DEFER_MAX + 1];
+		int n = sendbuf_block_src(b, src);
+		int r = seal_block(&s->sq.seal.tx, b->seq, src, n, b->data, b->len, b->hdr, b->tag, &b->nonce);
 
 		/* The cipher failed half way through the only copy of the
 		 * block: sending anything would lose it silently. */
@@ -184,6 +189,7 @@ int stream_seal_in_place(struct stream *s)
 			       "lost, stopping", stream_who(s), s->idx, b->seq);
 		if (r < 0)
 			return -EIO;
+		sendbuf_block_settle(b);
 		b->ciphered = 1;
 	}
 	return 0;

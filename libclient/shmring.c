@@ -19,6 +19,7 @@ struct shmring_ctl {
 	_Alignas(CACHE_LINE) _Atomic uint64_t prod;
 	_Alignas(CACHE_LINE) _Atomic uint64_t cons;
 	_Alignas(CACHE_LINE) _Atomic uint32_t cons_waiting;
+	_Atomic uint64_t cons_until;    /* the consumer waits for prod to reach it; 0: any byte */
 	_Alignas(CACHE_LINE) _Atomic uint32_t prod_waiting;
 };
 
@@ -33,6 +34,7 @@ _Static_assert(sizeof(struct shmring_hdr) <= SHMRING_HDR_SIZE, "header page too 
 _Static_assert(offsetof(struct shmring_hdr, ctl[1].prod) == SHMRING_PROD_OFF(1) &&
 	       offsetof(struct shmring_hdr, ctl[1].cons) == SHMRING_CONS_OFF(1) &&
 	       offsetof(struct shmring_hdr, ctl[1].cons_waiting) == SHMRING_CWAIT_OFF(1) &&
+	       offsetof(struct shmring_hdr, ctl[1].cons_until) == SHMRING_CUNTIL_OFF(1) &&
 	       offsetof(struct shmring_hdr, ctl[1].prod_waiting) == SHMRING_PWAIT_OFF(1), "layout of protocol.md");
 
 static size_t page_size(void)
@@ -213,6 +215,12 @@ void shmring_hold(struct shmring *r)
 	r->hold_pos = r->cons;
 }
 
+void shmring_hold_move(struct shmring *r, uint64_t pos)
+{
+	r->hold_pos = pos;
+	atomic_store_explicit(&r->ctl->cons, pos, memory_order_release);
+}
+
 void shmring_unhold(struct shmring *r)
 {
 	r->hold = 0;
@@ -240,17 +248,24 @@ ssize_t shmring_read(struct shmring *r, void *buf, size_t len)
 /* The flag store and the next look at the other side's position must not
  * be reordered (a store-load pair): the full fences here and in wake()
  * make sure one of the two sides sees the other's write. */
-int shmring_consumer_sleep(struct shmring *r)
+int shmring_consumer_wait(struct shmring *r, size_t need)
 {
 	size_t avail;
 	int rc;
 
-	atomic_store_explicit(&r->ctl->cons_waiting, 1, memory_order_relaxed);
+	/* Stored before the flag is, and read after it (wake_consumer). */
+	atomic_store_explicit(&r->ctl->cons_until, need > 1 ? r->cons + need : 0, memory_order_relaxed);
+	atomic_store_explicit(&r->ctl->cons_waiting, 1, memory_order_release);
 	atomic_thread_fence(memory_order_seq_cst);
 	rc = shmring_avail(r, &avail);
 	if (rc < 0)
 		return rc;
-	return avail > 0;
+	return avail >= need;
+}
+
+int shmring_consumer_sleep(struct shmring *r)
+{
+	return shmring_consumer_wait(r, 1);
 }
 
 int shmring_producer_sleep(struct shmring *r, size_t need)
@@ -276,6 +291,11 @@ static int wake(_Atomic uint32_t *flag)
 
 int shmring_wake_consumer(struct shmring *r)
 {
+	/* Asleep until more than has come: not yet. */
+	atomic_thread_fence(memory_order_seq_cst);
+	if (atomic_load_explicit(&r->ctl->cons_waiting, memory_order_acquire) != 0 &&
+	    r->prod < atomic_load_explicit(&r->ctl->cons_until, memory_order_relaxed))
+		return 0;
 	return wake(&r->ctl->cons_waiting);
 }
 

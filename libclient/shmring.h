@@ -40,11 +40,13 @@ enum { SHMRING_C2D = 0, SHMRING_D2C = 1 };
 
 /* The header page (docs/protocol.md): u32 magic, u32 version, u64 size,
  * then from SHMRING_CTL_OFF(i) ring i's u64 prod, u64 cons, u32 consumer
- * waiting, u32 producer waiting, each on its own 64-byte line. */
+ * waiting (with u64 until beside it), u32 producer waiting, each on its
+ * own 64-byte line. */
 #define SHMRING_CTL_OFF(i)    (64u + 256u * (unsigned)(i))
 #define SHMRING_PROD_OFF(i)   (SHMRING_CTL_OFF(i) + 0u)
 #define SHMRING_CONS_OFF(i)   (SHMRING_CTL_OFF(i) + 64u)
 #define SHMRING_CWAIT_OFF(i)  (SHMRING_CTL_OFF(i) + 128u)
+#define SHMRING_CUNTIL_OFF(i) (SHMRING_CTL_OFF(i) + 136u)
 #define SHMRING_PWAIT_OFF(i)  (SHMRING_CTL_OFF(i) + 192u)
 
 struct shmring_ctl;
@@ -113,6 +115,9 @@ void shmring_release(struct shmring *r, size_t n);
  * however far reading goes. */
 void shmring_hold(struct shmring *r);
 void shmring_unhold(struct shmring *r);
+/* Held: the bytes before pos (read, at or after the hold's start) go back
+ * to the producer; those from pos on stay held. */
+void shmring_hold_move(struct shmring *r, uint64_t pos);
 /* Copies up to len bytes out and releases them.  Returns the bytes copied
  * (0: empty) or -EPROTO. */
 ssize_t shmring_read(struct shmring *r, void *buf, size_t len);
@@ -122,6 +127,10 @@ ssize_t shmring_read(struct shmring *r, void *buf, size_t len);
  * looks again.  Returns 1 if bytes arrived meanwhile (do not sleep), 0,
  * or -EPROTO. */
 int shmring_consumer_sleep(struct shmring *r);
+/* As shmring_consumer_sleep, waiting for need bytes: 1 if they are there
+ * now; else the producer rings once they are (a frame written in parts),
+ * not at each commit before. */
+int shmring_consumer_wait(struct shmring *r, size_t need);
 /* The producer needs need bytes of space and means to sleep: as above,
  * 1 if they are free now. */
 int shmring_producer_sleep(struct shmring *r, size_t need);

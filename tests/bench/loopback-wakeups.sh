@@ -8,7 +8,9 @@
 # those sent but not yet acknowledged, i.e. what the sending gateway must
 # keep for a resend.  Then each daemon's voluntary (it slept) and
 # involuntary (it was preempted) context switches per GB, from /proc, and
-# the ACK frames ldsd B sent (one per pass of its loop that took blocks).
+# the ACK frames ldsd B sent (one per pass of its loop that took blocks),
+# and how much of what ldsd A sent it sealed straight from the sender's
+# ring (deferred_bytes, less those copied after all).
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib.sh"
 COUNT=${COUNT:-5000}
@@ -42,6 +44,8 @@ wait "$rpid" || fail "transfer failed: $(cat "$T/r.out")"
 read -r av1 an1 < <(switches "$PID_clusterA")
 read -r bv1 bn1 < <(switches "$PID_clusterB")
 read -r acks blocks < <(ctl clusterB status --json | jq -r '.links[0].received | "\(.acks_sent) \(.blocks)"')
+read -r sent deferred dcopied < <(ctl clusterA status --json |
+	jq -r '.links[0].sent | "\(.bytes) \(.deferred_bytes) \(.deferred_copied_bytes)"')
 gb=$(awk '{for (i = 1; i <= NF; i++) if ($i == "bytes") print $(i-1) / 1e9}' "$T/r.out")
 echo "loopback-wakeups: $(cat "$T/r.out")"
 echo "loopback-wakeups: clusterA, $(wc -l < "$T/samples") samples: not acknowledged p50 $(cut -d' ' -f1 "$T/samples" | pct 50)" \
@@ -53,3 +57,5 @@ awk -v g="$gb" -v a="$((av1 - av0)) $((an1 - an0))" -v b="$((bv1 - bv0)) $((bn1 
 		x[1] / g, x[2] / g, y[1] / g, y[2] / g }'
 echo "loopback-wakeups: ldsd B sent $acks ACK frames for $blocks blocks: $(awk -v a="$acks" -v b="$blocks" -v g="$gb" \
 	'BEGIN {if (a > 0) printf "%.1f blocks each, %.0f per GB", b / a, a / g; else print "none"}')"
+echo "loopback-wakeups: ldsd A sealed $(awk -v s="$sent" -v d="$deferred" -v c="$dcopied" \
+	'BEGIN {if (s > 0) printf "%.1f %% of the bytes it sent straight from the client ring (%.1f %% deferred, %.1f %% of them copied after all)", 100 * (d - c) / s, 100 * d / s, (d > 0 ? 100 * c / d : 0)}')"

@@ -206,6 +206,45 @@ START_TEST(aesgcm_implementations_agree)
 }
 END_TEST
 
+/* The bytes read from several regions, each in place or not, seal as
+ * they would in one piece, in both implementations, for every way of
+ * cutting lengths around the cipher's 16-byte blocks. */
+START_TEST(aesgcm_seal_iov_agrees)
+{
+	enum { LEN = 3 * 4096 + 77 };
+	uint8_t key[AESGCM_KEY_LEN] = { 9 }, iv[AESGCM_IV_LEN] = { 3 }, aad[20] = { 1 }, pt[LEN], one[LEN], out[LEN],
+		t1[AESGCM_TAG_LEN], t2[AESGCM_TAG_LEN];
+	static const size_t cuts[][3] = { { 0, 0, 0 }, { 1, 2, 3 }, { 15, 16, 17 }, { 16, 32, 4096 },
+					  { 4095, 4097, 8191 }, { 100, 100, 100 }, { LEN, LEN, LEN } };
+	uint64_t x = 77;
+
+	for (size_t i = 0; i < LEN; i++) {
+		x = x * 6364136223846793005ull + 1442695040888963407ull;
+		pt[i] = (uint8_t)(x >> 56);
+	}
+	for (int impl = 0; impl < 2; impl++) {
+		struct aesgcm *g = aesgcm_new(key, impl ? AESGCM_OPENSSL : AESGCM_FASTEST);
+
+		ck_assert_ptr_nonnull(g);
+		ck_assert_int_eq(aesgcm_seal(g, iv, aad, sizeof(aad), pt, one, LEN, t1), 0);
+		for (size_t c = 0; c < sizeof(cuts) / sizeof(cuts[0]); c++) {
+			/* Regions [0,a) [a,b) [b,c) [c,LEN): the 2nd and 4th in
+			 * place in out, the others read from pt. */
+			size_t a = cuts[c][0], b = cuts[c][1], e = cuts[c][2];
+			struct iovec in[4] = { { pt, a }, { out + a, b - a }, { pt + b, e - b }, { out + e, LEN - e } };
+
+			memset(out, 0, sizeof(out));
+			memcpy(out + a, pt + a, b - a);
+			memcpy(out + e, pt + e, LEN - e);
+			ck_assert_int_eq(aesgcm_seal_iov(g, iv, aad, sizeof(aad), in, 4, out, t2), 0);
+			ck_assert_msg(memcmp(out, one, LEN) == 0 && memcmp(t1, t2, sizeof(t1)) == 0, "%s, cut %zu",
+				      aesgcm_name(impl ? AESGCM_OPENSSL : AESGCM_FASTEST), c);
+		}
+		aesgcm_free(g);
+	}
+}
+END_TEST
+
 static void pair(struct seal *c, struct seal *l, const uint8_t th[AUTH_TH_LEN])
 {
 	ck_assert_int_eq(seal_init(c, AUTH_CONNECTOR, psk, PSK_LEN, th), 0);
@@ -265,6 +304,53 @@ START_TEST(roundtrip)
 	seal_free(&c);
 	seal_free(&l);
 	ck_assert_ptr_null(c.tx.ctx);
+}
+END_TEST
+
+/* A block sealed in place, partly read from elsewhere, is the frame
+ * seal_frame makes of the same bytes (header, seq, ciphertext, tag), the
+ * peer opens it, and seal_unseal_block gives the bytes back, once. */
+START_TEST(block_in_place)
+{
+	struct seal c = { 0 }, c2 = { 0 }, l = { 0 };
+	uint8_t th[AUTH_TH_LEN], frame[600], block[500], src[500], hdr[WIRE_DATA_HDR_LEN], tag[SEAL_OVERHEAD];
+	struct iovec in[3] = { { block, 100 }, { src + 100, 250 }, { block + 350, 150 } };
+	struct wire_frame f;
+	uint64_t nonce = 99;
+	uint8_t be[8] = { 0, 0, 0, 0, 0, 0, 0, 77 };
+	size_t n;
+
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 31 + 7);
+	memcpy(block, src, sizeof(block));
+	memset(block + 100, 0, 250); /* that region is read from src */
+	transcript(0, WIRE_ENC_AEAD, th);
+	pair(&c, &l, th);
+	pair(&c2, &l, th);
+	/* c2 has c's keys (same transcript): its frame is the reference. */
+	n = seal_frame(&c2.tx, WIRE_DATA, be, 8, src, sizeof(src), frame);
+	ck_assert_int_eq(seal_block(&c.tx, 77, in, 3, block, sizeof(block), hdr, tag, &nonce), 0);
+	ck_assert_uint_eq(nonce, 0);
+	ck_assert_uint_eq(c.tx.count, 1);
+	ck_assert_uint_eq(n, sizeof(hdr) + sizeof(block) + sizeof(tag));
+	ck_assert_mem_eq(frame, hdr, sizeof(hdr));
+	ck_assert_mem_eq(frame + sizeof(hdr), block, sizeof(block));
+	ck_assert_mem_eq(frame + sizeof(hdr) + sizeof(block), tag, sizeof(tag));
+	ck_assert_int_eq(open_whole(&l.rx, frame, n, &f), 0);
+	ck_assert_mem_eq(f.payload + 8, src, sizeof(src));
+	/* Unsealed with the wrong counter it does not open; with its own it
+	 * is the bytes again. */
+	memcpy(frame, block, sizeof(block));
+	ck_assert_int_eq(seal_unseal_block(&c.tx, 1, hdr, frame, sizeof(block), tag), -EBADMSG);
+	ck_assert_int_eq(seal_unseal_block(&c.tx, nonce, hdr, block, sizeof(block), tag), 0);
+	ck_assert_mem_eq(block, src, sizeof(src));
+	/* Without keys nothing is touched. */
+	ck_assert_int_eq(seal_block(&(struct seal_dir){ 0 }, 1, &(struct iovec){ src, 8 }, 1, block, 8, hdr, tag, &nonce),
+			 -EKEYEXPIRED);
+	ck_assert_mem_eq(block, src, 8);
+	seal_free(&c);
+	seal_free(&c2);
+	seal_free(&l);
 }
 END_TEST
 
@@ -573,6 +659,8 @@ Suite *make_seal_suite(void)
 	tcase_add_test(tc, macs);
 	tcase_add_test(tc, aesgcm_known_answer);
 	tcase_add_test(tc, aesgcm_implementations_agree);
+	tcase_add_test(tc, aesgcm_seal_iov_agrees);
+	tcase_add_test(tc, block_in_place);
 	tcase_add_test(tc, roundtrip);
 	tcase_add_test(tc, tamper);
 	tcase_add_test(tc, replay_reorder);

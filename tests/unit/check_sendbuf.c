@@ -345,10 +345,11 @@ struct fill_test {
 	int calls, regions;
 };
 
-static int fill_test(void *arg, const struct iovec *iov, int n)
+static int fill_test(void *arg, struct sendbuf *sb, const struct iovec *iov, int n)
 {
 	struct fill_test *t = arg;
 
+	(void)sb;
 	t->calls++;
 	t->regions = n;
 	for (int k = 0; k < n; k++) {
@@ -425,6 +426,141 @@ START_TEST(append_from_fills_in_place)
 }
 END_TEST
 
+/* Deferred regions (sendbuf_defer) for the tests: the payload is src's
+ * bytes from where fill_defer left off; each region is deferred if it
+ * may be, else copied; settles are counted by token. */
+struct defer_test {
+	struct sb_src own;
+	const uint8_t *src;
+	size_t done, fail_at;
+	int deferred, copied, settled[16];
+	struct sb_block *blk[16];
+};
+
+static void defer_settled(struct sb_src *own, uint32_t token)
+{
+	struct defer_test *t = (struct defer_test *)own;
+
+	ck_assert_uint_lt(token, 16);
+	t->settled[token]++;
+}
+
+static int fill_defer(void *arg, struct sendbuf *sb, const struct iovec *iov, int n)
+{
+	struct defer_test *t = arg;
+
+	for (int k = 0; k < n; k++) {
+		struct sb_block *b;
+
+		if (t->done >= t->fail_at)
+			return -ECONNRESET;
+		b = sendbuf_defer(sb, iov[k].iov_base, t->src + t->done, iov[k].iov_len, &t->own,
+				  (uint32_t)t->deferred);
+		if (b != NULL)
+			t->blk[t->deferred++] = b;
+		else {
+			memcpy(iov[k].iov_base, t->src + t->done, iov[k].iov_len);
+			t->copied++;
+		}
+		t->done += iov[k].iov_len;
+	}
+	return 0;
+}
+
+/* A sealed link's payload may stay at its source: each block then says
+ * where its bytes lie (its slot for the record headers, the source for
+ * the payload), copies them in on demand, and lets the source go once -
+ * when read, copied, undone or freed.  A clear link, a block beyond the
+ * window or too far behind the next to send, or one with SB_DEFER_MAX
+ * regions, copies instead. */
+START_TEST(defer_regions)
+{
+	struct defer_test t = { .own = { defer_settled }, .fail_at = SIZE_MAX };
+	uint8_t src[4 * BS], whole[BS];
+	struct iovec v[2 * SB_DEFER_MAX + 1];
+	struct wire_record r;
+	struct sendbuf sb;
+	size_t at = 0;
+	int n;
+
+	for (size_t i = 0; i < sizeof(src); i++)
+		src[i] = (uint8_t)(i * 13 + 1);
+	t.src = src;
+	ck_assert_int_eq(sendbuf_init(&sb, BS, 8 * BS), 0);
+	mkrec(&r, 20, 1);
+	/* Clear (no_hdr 0), or no defer_ahead: copied. */
+	ck_assert_int_eq(sendbuf_append_from(&sb, &r, fill_defer, &t, 1, NULL), 0);
+	ck_assert_int_eq(t.copied, 1);
+	sb.no_hdr = 1;
+	ck_assert_int_eq(sendbuf_append_from(&sb, &r, fill_defer, &t, 1, NULL), 0);
+	ck_assert_int_eq(t.copied, 2);
+	/* Within window and reach: block 0 (open, 2 records in) gets a
+	 * region at its offset 3 * RHL + 40. */
+	sb.defer_ahead = 2;
+	ck_assert_int_eq(ack(&sb, 0, 8), 0);
+	ck_assert_int_eq(sendbuf_append_from(&sb, &r, fill_defer, &t, 1, NULL), 0);
+	ck_assert_int_eq(t.deferred, 1);
+	ck_assert_ptr_eq(t.blk[0], &sb.slots[0]);
+	ck_assert_uint_eq(sb.slots[0].ndefer, 1);
+	ck_assert_uint_eq(sb.slots[0].defer[0].off, 3 * RHL + 40);
+	ck_assert_uint_eq(sb.bytes_deferred, 20);
+	/* Its sources: the slot (3 headers, 2 payloads), the region. */
+	n = sendbuf_block_src(&sb.slots[0], v);
+	ck_assert_int_eq(n, 2);
+	ck_assert_ptr_eq(v[0].iov_base, sb.slots[0].data);
+	ck_assert_uint_eq(v[0].iov_len, 3 * RHL + 40);
+	ck_assert_ptr_eq(v[1].iov_base, src + 40);
+	ck_assert_uint_eq(v[1].iov_len, 20);
+	for (int i = 0; i < n; i++, at += v[i - 1].iov_len)
+		memcpy(whole + at, v[i].iov_base, v[i].iov_len);
+	ck_assert_uint_eq(at, sb.slots[0].len);
+	/* Copied in: the same bytes in the slot, the source let go once. */
+	sendbuf_materialize(&sb, &sb.slots[0]);
+	ck_assert_mem_eq(sb.slots[0].data, whole, at);
+	ck_assert_int_eq(t.settled[0], 1);
+	ck_assert_uint_eq(sb.slots[0].ndefer, 0);
+	ck_assert_uint_eq(sb.bytes_deferred_copied, 20);
+	/* A failing fill lets go of what it deferred; space and blocks as
+	 * before. */
+	mkrec(&r, 2 * BS, 2);
+	t.fail_at = t.done + BS;
+	ck_assert_int_eq(sendbuf_append_from(&sb, &r, fill_defer, &t, 1, NULL), -ECONNRESET);
+	ck_assert_int_ge(t.deferred, 2);
+	for (int i = 1; i < t.deferred; i++)
+		ck_assert_int_eq(t.settled[i], 1);
+	ck_assert_uint_eq(sb.next, 1);
+	ck_assert_uint_eq(sb.slots[0].ndefer, 0);
+	/* The header fills block 0 to 4 bytes short, the payload then takes
+	 * those, block 1 and 252 bytes of block 2: all within defer_ahead (2)
+	 * of the next block to send (0). */
+	t.fail_at = SIZE_MAX;
+	t.done = 0;
+	n = t.deferred;
+	ck_assert_int_eq(sendbuf_append_from(&sb, &r, fill_defer, &t, 1, NULL), 0);
+	ck_assert_int_eq(t.deferred - n, 3);
+	ck_assert_uint_eq(sb.next, 3);
+	/* Taken and sealed from its sources: settled, as the link does. */
+	{
+		struct sb_block *b = sendbuf_next(&sb, 0, 1);
+
+		ck_assert_ptr_eq(b, &sb.slots[0]);
+		sendbuf_block_settle(b);
+		ck_assert_int_eq(t.settled[n], 1);
+		sendbuf_release(&sb, b);
+	}
+	/* Blocks 3 and 4 lie beyond defer_ahead (1) of the next to send (1). */
+	sb.defer_ahead = 1;
+	n = t.copied;
+	mkrec(&r, 300, 3);
+	ck_assert_int_eq(sendbuf_append_from(&sb, &r, fill_defer, &t, 1, NULL), 0);
+	ck_assert_int_eq(t.copied, n + 2);
+	/* Freeing the buffer lets go of the rest. */
+	sendbuf_free(&sb);
+	for (int i = 0; i < t.deferred; i++)
+		ck_assert_msg(t.settled[i] == 1, "region %d settled %d times", i, t.settled[i]);
+}
+END_TEST
+
 Suite *make_sendbuf_suite(void)
 {
 	Suite *s = suite_create("sendbuf");
@@ -437,6 +573,7 @@ Suite *make_sendbuf_suite(void)
 	tcase_add_test(ap, append_msg_table_full);
 	tcase_add_test(ap, append_emsgsize_einval);
 	tcase_add_test(ap, append_from_fills_in_place);
+	tcase_add_test(ap, defer_regions);
 	suite_add_tcase(s, ap);
 
 	tcase_add_test(ct, block_contents_roundtrip);

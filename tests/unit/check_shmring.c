@@ -211,6 +211,57 @@ START_TEST(t_doorbell_flags)
 }
 END_TEST
 
+/* ldsd leaves payloads in the ring (read, not given back: hold) and gives
+ * them back in parts as links seal them (hold_move); it waits for a
+ * frame's rest with consumer_wait: every commit rings until it is all
+ * there. */
+START_TEST(t_hold_move_and_wait)
+{
+	struct pair p;
+	struct shmring *w, *r;
+	uint8_t buf[1000] = { 0 };
+	struct iovec iov = { buf, sizeof(buf) };
+	size_t space;
+
+	pair_open(&p, SIZE);
+	w = &p.a.r[SHMRING_C2D];
+	r = &p.b.r[SHMRING_C2D];
+	ck_assert_int_eq(shmring_writev(w, &iov, 1), 1000);
+	shmring_hold(r);
+	shmring_release(r, 1000);
+	ck_assert_int_eq(shmring_space(w, &space), 0);
+	ck_assert_uint_eq(space, SIZE - 1000);
+	shmring_hold_move(r, 400);
+	ck_assert_int_eq(shmring_space(w, &space), 0);
+	ck_assert_uint_eq(space, SIZE - 600);
+	/* The producer may now fill up to the held bytes, not over them. */
+	for (size_t left = SIZE - 600; left > 0;) {
+		struct iovec v = { buf, left < sizeof(buf) ? left : sizeof(buf) };
+		ssize_t n = shmring_writev(w, &v, 1);
+
+		ck_assert_int_gt(n, 0);
+		left -= (size_t)n;
+	}
+	ck_assert_int_eq(shmring_writev(w, &iov, 1), 0);
+	shmring_unhold(r);
+	ck_assert_int_eq(shmring_space(w, &space), 0);
+	ck_assert_uint_eq(space, 600);
+
+	/* 500 bytes wait; the consumer wants 700: it sleeps, the next commit
+	 * rings it, and it is satisfied once they are there. */
+	shmring_release(r, SIZE - 600);
+	ck_assert_int_eq(shmring_writev(w, &(struct iovec){ buf, 500 }, 1), 500);
+	ck_assert_int_eq(shmring_consumer_wait(r, 700), 0);
+	ck_assert_int_eq(shmring_writev(w, &(struct iovec){ buf, 100 }, 1), 100);
+	ck_assert_int_eq(shmring_wake_consumer(w), 1);
+	ck_assert_int_eq(shmring_consumer_wait(r, 700), 0);
+	ck_assert_int_eq(shmring_writev(w, &(struct iovec){ buf, 100 }, 1), 100);
+	ck_assert_int_eq(shmring_wake_consumer(w), 1);
+	ck_assert_int_eq(shmring_consumer_wait(r, 700), 1);
+	pair_close(&p);
+}
+END_TEST
+
 /* ---- two threads: frames of random length with a checksum ---- */
 
 #define STRESS_FRAMES 20000
@@ -373,6 +424,7 @@ Suite *make_shmring_suite(void)
 	tcase_add_test(tc, t_wrap_in_place);
 	tcase_add_test(tc, t_garbage_positions);
 	tcase_add_test(tc, t_doorbell_flags);
+	tcase_add_test(tc, t_hold_move_and_wait);
 	tcase_add_test(tc, t_two_threads);
 	suite_add_tcase(s, tc);
 	return s;

@@ -41,15 +41,56 @@ uint8_t msg_byte(uint64_t id, size_t k)
 	return (uint8_t)(mix(id * 0x9e3779b97f4a7c15ull + k / 8) >> (8 * (k % 8)));
 }
 
-/* sb_fill_fn: the pattern of the message whose id arg points to. */
-static int msg_fill(void *arg, const struct iovec *iov, int n)
+/* Payload regions A's link left at their source (sendbuf_defer), as a
+ * client's shared-memory ring would hold them: each a buffer of its own,
+ * poisoned and freed when settled, so that a read after that shows. */
+#define BED_DEFER_MAX 4096
+static struct bed_defer {
+	uint8_t *buf;
+	size_t len;
+} bed_defer[BED_DEFER_MAX];
+static uint32_t bed_token;
+
+static void bed_settled(struct sb_src *src, uint32_t token)
+{
+	struct bed_defer *d = &bed_defer[token % BED_DEFER_MAX];
+
+	(void)src;
+	ck_assert_ptr_nonnull(d->buf);
+	memset(d->buf, 0xa5, d->len);
+	free(d->buf);
+	d->buf = NULL;
+	run.defer_live--;
+}
+
+static struct sb_src bed_src = { bed_settled };
+
+/* sb_fill_fn: the pattern of the message whose id arg points to; into a
+ * buffer left to the link where it will take it (sb), else in place. */
+static int msg_fill(void *arg, struct sendbuf *sb, const struct iovec *iov, int n)
 {
 	uint64_t id = *(const uint64_t *)arg;
 	size_t k = 0;
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
+		struct bed_defer *d = &bed_defer[bed_token % BED_DEFER_MAX];
+		uint8_t *p = sb && d->buf == NULL ? malloc(iov[i].iov_len) : NULL;
+		uint8_t *to = p ? p : iov[i].iov_base;
+
 		for (size_t j = 0; j < iov[i].iov_len; j++)
-			((uint8_t *)iov[i].iov_base)[j] = msg_byte(id, k++);
+			to[j] = msg_byte(id, k++);
+		if (p == NULL)
+			continue;
+		if (sendbuf_defer(sb, iov[i].iov_base, p, iov[i].iov_len, &bed_src, bed_token) == NULL) {
+			memcpy(iov[i].iov_base, p, iov[i].iov_len);
+			free(p);
+			continue;
+		}
+		*d = (struct bed_defer){ p, iov[i].iov_len };
+		bed_token++;
+		run.deferred++;
+		run.defer_live++;
+	}
 	return 0;
 }
 
@@ -62,7 +103,7 @@ int msg_intact(const struct rb_msg *m)
 		return 0;
 	want = malloc(m->rec.len);
 	ck_assert_ptr_nonnull(want);
-	msg_fill(&(uint64_t){ m->rec.msg_id }, &(struct iovec){ want, m->rec.len }, 1);
+	msg_fill(&(uint64_t){ m->rec.msg_id }, NULL, &(struct iovec){ want, m->rec.len }, 1);
 	ok = msg_matches(m, 0, want);
 	free(want);
 	return ok;
@@ -310,6 +351,8 @@ void finish(void)
 {
 	side_stop(&run.a);
 	side_stop(&run.b);
+	ck_assert_msg(run.defer_live == 0, "%" PRIu64 " payload regions left at their source were never settled",
+		      run.defer_live);
 	evloop_free(run.ev);
 	fflush(stderr);
 	dup2(run.stderr_fd, STDERR_FILENO);

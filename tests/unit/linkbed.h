@@ -62,6 +62,7 @@ struct run {
 	/* A's sender. */
 	uint64_t next_id, send_to;      /* sent ids 1..next_id; sends on to send_to */
 	uint64_t enospc;                /* link_send said the link is full */
+	uint64_t deferred, defer_live;  /* payload regions left at their source (sendbuf_defer), still there */
 	uint8_t settled[NMSG_MAX + 1];  /* 1: acknowledged delivered, 2: lost */
 	uint64_t acked, lost, settled_twice;
 	/* B's receiver, over every incarnation of B. */
