@@ -240,7 +240,8 @@ struct shmring *clientshm_in_ring(struct client *c);
  * out.  0, -EIO (not all there), -EPROTO (a broken ring). */
 int clientshm_fill(struct client *c, struct sendbuf *sb, const struct iovec *iov, int n, size_t skip);
 /* The ring holds need bytes to read: 1; else 0 (the client rings when it
- * has written more), or -1 (never: more than the ring, or a broken one). */
+ * has written more), or -1 (never: more than the ring, a broken ring, or
+ * the socket polled readable: the client is gone). */
 int clientshm_await(struct client *c, size_t need);
 /* Every CS_TICK_MS: payload regions that waited in the ring since the
  * last tick are copied into their blocks. */

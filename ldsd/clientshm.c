@@ -366,7 +366,9 @@ int clientshm_await(struct client *c, size_t need)
 {
 	struct shmring *r = &c->shm->map.r[SHMRING_C2D];
 
-	if (c->shm->bad || need > r->size)
+	/* The socket spoke (the client is gone): the usual path reads what
+	 * is there and sees the end. */
+	if (c->shm->bad || c->shm->sock_ready || need > r->size)
 		return -1;
 	return shmring_consumer_wait(r, need) == 1 ? 1 : 0;
 }

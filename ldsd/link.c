@@ -417,6 +417,14 @@ int link_new_session(struct link *l)
 	return 0;
 }
 
+/* Payloads may stay at their source (sendbuf_defer) where the streams seal
+ * blocks in place: sealed, over a byte stream.  Message kinds seal into a
+ * queue of their own and would only copy them later. */
+static int link_defers(const struct link *l)
+{
+	return l->sb.no_hdr && (l->ops->caps.flags & LDS_TP_CAP_STREAM);
+}
+
 struct link *link_new(struct daemon *d, const struct config_peer *cfg, const struct lds_transport_ops *ops,
 		      struct lds_transport *tp)
 {
@@ -450,7 +458,7 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg, const str
 		return NULL;
 	}
 	l->sb.no_hdr = cfg->encryption == CONFIG_ENC_AEAD;
-	if (l->sb.no_hdr)
+	if (link_defers(l))
 		l->sb.defer_ahead = LINK_DEFER_MIN;
 	stream_reg_sendbuf(l->ops, l->tp, &l->sb);
 	l->down_since = clock_wall_s();
@@ -654,7 +662,7 @@ void link_tick(struct link *l, uint64_t now)
 	 * (sendbuf_defer) if its block is due within about two ticks, at the
 	 * rate blocks went out in the last one; else it is copied, so that a
 	 * slow link does not hold a client's ring. */
-	if (l->sb.no_hdr) {
+	if (link_defers(l)) {
 		uint64_t went = l->sb.blocks_sent - l->defer_mark;
 
 		l->sb.defer_ahead = 2 * went > LINK_DEFER_MIN ? 2 * went : LINK_DEFER_MIN;
