@@ -239,6 +239,9 @@ struct shmring *clientshm_in_ring(struct client *c);
  * ring: left there (sendbuf_defer, where they are blocks of sb) or copied
  * out.  0, -EIO (not all there), -EPROTO (a broken ring). */
 int clientshm_fill(struct client *c, struct sendbuf *sb, const struct iovec *iov, int n, size_t skip);
+/* Copies the next len bytes in the ring, leaving them there: 1, or 0 if
+ * fewer wait (or the ring is broken: the next read says so). */
+int clientshm_peek(struct client *c, void *buf, size_t len);
 /* The ring holds need bytes to read: 1; else 0 (the client rings when it
  * has written more), or -1 (never: more than the ring, a broken ring, or
  * the socket polled readable: the client is gone). */

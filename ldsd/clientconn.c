@@ -23,6 +23,7 @@
 #define CS_SOCKET_BUFFER (4 << 20)    /* SO_SNDBUF of client connections */
 #define CS_IN_MIN (64u << 10)         /* input buffer: first size, and growth step */
 #define CS_IN_KEEP (1u << 20)         /* an empty input buffer larger than this is freed */
+#define CS_HEAD_READ 512u             /* a large frame's start read from a ring: any SEND's id and name */
 
 struct client *client_by_id(struct clientsrv *cs, uint64_t id)
 {
@@ -214,6 +215,8 @@ static void client_readable(struct client *c)
 {
 	for (int reads = 0; reads < CS_READS_PER_EVENT && !c->paused; reads++) {
 		size_t need = c->in_len + CS_IN_MIN;
+		uint8_t peek[CP_HDR_LEN];
+		struct cp_hdr h0;
 		ssize_t n;
 
 		if (c->await_rest) {
@@ -249,6 +252,11 @@ static void client_readable(struct client *c)
 				return;
 			}
 		}
+		/* From a ring, only a large frame's start: its handler may take
+		 * the rest from the ring itself (head), uncopied. */
+		if (c->in_len == 0 && c->shm && clientshm_peek(c, peek, sizeof(peek)) == 1 &&
+		    cp_hdr_parse(peek, &h0) == 0 && h0.len > CS_IN_MIN)
+			need = CP_HDR_LEN + CS_HEAD_READ;
 		if (client_in_reserve(c, need) < 0) {
 			client_close(c, "out of memory");
 			return;

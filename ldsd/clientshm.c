@@ -15,7 +15,7 @@
  * be taken soon: it stays in the ring (sendbuf_defer), held from the
  * client, until a stream seals it from there into its block.  Regions are
  * given back in ring order as they settle; any that a link has not sealed
- * within a tick (its streams down or stalled), and all of a client that
+ * by the next tick but one (its streams down or stalled), and all of a client that
  * goes, are copied into their blocks instead (sendbuf_materialize), so
  * that a ring is never held for long.
  */
@@ -315,16 +315,15 @@ int client_waiting(struct client *c, size_t *n)
 
 /* Leaves the want bytes at the ring's next unread one where they are, for
  * dst's block: 0, or -1 if they are to be copied (too many regions, or
- * half the ring held already, so that the client keeps room to write). */
+ * the block may not be sealed soon: sendbuf_defer). */
 static int defer_region(struct clientshm *s, struct sendbuf *sb, uint8_t *dst, size_t want)
 {
 	struct shmring *r = &s->map.r[SHMRING_C2D];
 	uint32_t token = s->head + s->ndefer;
-	size_t held = s->ndefer ? (size_t)(r->cons - s->defer[s->head % SHM_DEFER_MAX].start) : 0;
 	size_t avail;
 	struct sb_block *b;
 
-	if (s->ndefer == SHM_DEFER_MAX || held + want > r->size || shmring_avail(r, &avail) < 0 || avail < want)
+	if (s->ndefer == SHM_DEFER_MAX || shmring_avail(r, &avail) < 0 || avail < want)
 		return -1;
 	b = sendbuf_defer(sb, dst, shmring_rptr(r), want, &s->src, token);
 	if (b == NULL)
@@ -362,25 +361,40 @@ int clientshm_fill(struct client *c, struct sendbuf *sb, const struct iovec *iov
 	return 0;
 }
 
+int clientshm_peek(struct client *c, void *buf, size_t len)
+{
+	struct shmring *r = &c->shm->map.r[SHMRING_C2D];
+	size_t avail;
+
+	if (c->shm->bad || shmring_avail(r, &avail) < 0 || avail < len)
+		return 0;
+	memcpy(buf, shmring_rptr(r), len);
+	return 1;
+}
+
 int clientshm_await(struct client *c, size_t need)
 {
 	struct shmring *r = &c->shm->map.r[SHMRING_C2D];
+	int rc;
 
 	/* The socket spoke (the client is gone): the usual path reads what
 	 * is there and sees the end. */
 	if (c->shm->bad || c->shm->sock_ready || need > r->size)
 		return -1;
-	return shmring_consumer_wait(r, need) == 1 ? 1 : 0;
+	rc = shmring_consumer_wait(r, need);
+	return rc < 0 ? -1 : rc;
 }
 
 void clientshm_tick(struct client *c)
 {
 	struct clientshm *s = c->shm;
 
-	/* The oldest region waited a whole tick: its link is not sealing. */
+	/* The oldest region was there at the last tick too (a tick or two
+	 * ago): its link is not sealing.  With none there, no region can
+	 * match the mark. */
 	if (s->ndefer > 0 && s->head == s->head_at_tick)
 		shm_materialize(s);
-	s->head_at_tick = s->head;
+	s->head_at_tick = s->ndefer > 0 ? s->head : s->head - 1;
 }
 
 ssize_t client_writev(struct client *c, const struct iovec *iov, int n)

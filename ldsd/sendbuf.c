@@ -209,7 +209,8 @@ struct sb_block *sendbuf_defer(struct sendbuf *sb, uint8_t *dst, const uint8_t *
 	struct sb_block *b = &sb->slots[(size_t)(dst - sb->blocks) / sb->block_size];
 	uint64_t first = sb->send_cursor > sb->base ? sb->send_cursor : sb->base;
 
-	if (!sb->no_hdr || sb->defer_ahead == 0 || b->ndefer == SB_DEFER_MAX || b->seq >= sb->window_end || b->seq > first + sb->defer_ahead)
+	if (!sb->no_hdr || sb->defer_ahead == 0 || b->ndefer == SB_DEFER_MAX || b->seq >= sb->window_end ||
+	    b->seq > first + sb->defer_ahead)
 		return NULL;
 	b->defer[b->ndefer++] = (struct sb_defer){ (uint32_t)(dst - b->data), (uint32_t)len, src, own, token };
 	sb->bytes_deferred += len;

@@ -4,7 +4,7 @@
 # its block (no copy in ldsd; sent.deferred_bytes).  If the link stops
 # taking blocks - here the peer gateway is frozen (SIGSTOP) with every
 # stream up, so their sockets (64 KiB) fill - the regions left in the ring are
-# copied out within a tick (deferred_copied_bytes) and the sender goes on
+# copied out within a second (deferred_copied_bytes) and the sender goes on
 # writing into ldsd's send buffer instead of waiting on its ring (4 MiB)
 # until the peer is back.  Every message then
 # arrives intact, in order and once.
