@@ -213,19 +213,18 @@ END_TEST
 
 /* ldsd leaves payloads in the ring (read, not given back: hold) and gives
  * them back in parts as links seal them (hold_move); it waits for a
- * frame's rest with consumer_wait: every commit rings until it is all
- * there. */
+ * frame's rest with consumer_wait: the producer rings once it is all
+ * there, not at each part. */
 START_TEST(t_hold_move_and_wait)
 {
+	static uint8_t buf[1000];
+	const struct iovec iov = { buf, sizeof(buf) };
 	struct pair p;
-	struct shmring *w, *r;
-	uint8_t buf[1000] = { 0 };
-	struct iovec iov = { buf, sizeof(buf) };
 	size_t space;
 
 	pair_open(&p, SIZE);
-	w = &p.a.r[SHMRING_C2D];
-	r = &p.b.r[SHMRING_C2D];
+	struct shmring *w = &p.a.r[SHMRING_C2D], *r = &p.b.r[SHMRING_C2D];
+
 	ck_assert_int_eq(shmring_writev(w, &iov, 1), 1000);
 	shmring_hold(r);
 	shmring_release(r, 1000);
