@@ -58,9 +58,9 @@ struct sb_block {
 	uint32_t sends;    /* times handed out (resends = sends - 1) */
 	uint8_t hdr[WIRE_DATA_HDR_LEN];   /* valid once sealed, unless the sendbuf's no_hdr */
 	uint8_t *data;
-	/* A sealed stream sealed data in place (seal_block): it holds the
-	 * ciphertext under stream's key, nonce and tag the rest, until the
-	 * block is acknowledged or unsealed to go on another stream. */
+	/* A sealed stream sealed data in place (seal_block): data holds the
+	 * ciphertext under that stream's key, nonce and tag the rest, until
+	 * the block is acknowledged or unsealed to go on another stream. */
 	int ciphered;
 	uint64_t nonce;
 	uint8_t tag[WIRE_TAG_LEN];
@@ -88,8 +88,8 @@ struct sendbuf {
 	 * their bytes need not be there before a stream takes them, so
 	 * payloads may be deferred (sendbuf_defer). */
 	int no_hdr;
-	/* Blocks not yet sent before one whose bytes may be deferred (the
-	 * link's: a few batches per stream); 0: none may be. */
+	/* Blocks not yet sent before one whose bytes may be deferred (set by
+	 * the link: what its streams send in about two ticks); 0: none may be. */
 	uint64_t defer_ahead;
 	size_t nslots;          /* mem / block_size */
 	struct sb_block *slots; /* ring indexed by seq % nslots */

@@ -51,8 +51,9 @@ size_t stream_sealed_max(const struct stream *s);
 size_t stream_sealq_ring(const struct stream *s);
 /* Takes the next batch of blocks to write into s->out, if s may. */
 void stream_take_blocks(struct stream *s);
-/* Seals the blocks of s->out into s->sq and gives them back to the send
- * buffer (their bytes are in the queue now).  0, or -EIO. */
+/* Seals the blocks of s->out into s->sq (copying in first any of their
+ * bytes left at their source, sendbuf_materialize) and gives them back to
+ * the send buffer (their bytes are in the queue now).  0, or -EIO. */
 int stream_seal_blocks(struct stream *s);
 /* Seals the blocks of s->out where they lie (seal_block), for a framer
  * that writes each frame from its block and keeps the block until it is
