@@ -31,8 +31,8 @@
  * stream are made good, and the peer's silence test (linkpath.c) counts
  * on hearing something. */
 #define ACK_REFRESH_NS (200ull * 1000000)
-/* The least sendbuf.defer_ahead of a sealed link: a batch per stream of
- * the default four. */
+/* The least sendbuf defer_ahead of a link that defers: a batch per
+ * stream of the default four. */
 #define LINK_DEFER_MIN (4u * STREAM_BATCH)
 
 static void link_reconnect_later(struct link *l, int idx, uint64_t started_ns);
@@ -458,8 +458,7 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg, const str
 		return NULL;
 	}
 	l->sb.no_hdr = cfg->encryption == CONFIG_ENC_AEAD;
-	if (link_defers(l))
-		l->sb.defer_ahead = LINK_DEFER_MIN;
+	l->sb.defer_min = link_defers(l) ? LINK_DEFER_MIN : 0;
 	stream_reg_sendbuf(l->ops, l->tp, &l->sb);
 	l->down_since = clock_wall_s();
 	return l;
@@ -658,16 +657,7 @@ void link_tick(struct link *l, uint64_t now)
 			if (l->streams[i] == NULL && now >= l->next_try_ns[i])
 				link_try_slot(l, i);
 	}
-	/* Sealed, a payload may stay at its source until a stream seals it
-	 * (sendbuf_defer) if its block is due within about two ticks, at the
-	 * rate blocks went out in the last one; else it is copied, so that a
-	 * slow link does not hold a client's ring. */
-	if (link_defers(l)) {
-		uint64_t went = l->sb.blocks_sent - l->defer_mark;
-
-		l->sb.defer_ahead = 2 * went > LINK_DEFER_MIN ? 2 * went : LINK_DEFER_MIN;
-		l->defer_mark = l->sb.blocks_sent;
-	}
+	sendbuf_defer_tick(&l->sb);
 	/* Every block queued again after a failure has gone out once more. */
 	if (l->sb.resend_pending == 0)
 		faillog_resent(l);

@@ -71,7 +71,6 @@ struct link {
 
 	uint64_t reconnects, resets, srtt_us, rtt_samples;
 	uint64_t acks_sent, acks_received;   /* ACK frames, both ways (status: what batching costs) */
-	uint64_t defer_mark;                 /* sb.blocks_sent at the last tick (link_tick: defer_ahead) */
 	uint64_t msgs_misrouted;     /* dropped: not from the peer's cluster to ours */
 	uint64_t refused_logged;     /* last REFUSE code logged, to avoid log floods (handshake.c) */
 	double down_since;           /* wall clock when the last stream went, 0 if up */

@@ -203,13 +203,21 @@ int sendbuf_block_src(const struct sb_block *b, struct iovec *iov)
 	return n;
 }
 
+void sendbuf_defer_tick(struct sendbuf *sb)
+{
+	uint64_t went = 2 * (sb->blocks_sent - sb->defer_mark);
+
+	sb->defer_ahead = went > sb->defer_min ? went : sb->defer_min;
+	sb->defer_mark = sb->blocks_sent;
+}
+
 struct sb_block *sendbuf_defer(struct sendbuf *sb, uint8_t *dst, const uint8_t *src, size_t len, struct sb_src *own,
 			       uint32_t token)
 {
 	struct sb_block *b = &sb->slots[(size_t)(dst - sb->blocks) / sb->block_size];
 	uint64_t first = sb->send_cursor > sb->base ? sb->send_cursor : sb->base;
 
-	if (!sb->no_hdr || sb->defer_ahead == 0 || b->ndefer == SB_DEFER_MAX || b->seq >= sb->window_end ||
+	if (!sb->no_hdr || sb->defer_min == 0 || b->ndefer == SB_DEFER_MAX || b->seq >= sb->window_end ||
 	    b->seq > first + sb->defer_ahead)
 		return NULL;
 	b->defer[b->ndefer++] = (struct sb_defer){ (uint32_t)(dst - b->data), (uint32_t)len, src, own, token };

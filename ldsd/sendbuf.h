@@ -88,9 +88,11 @@ struct sendbuf {
 	 * their bytes need not be there before a stream takes them, so
 	 * payloads may be deferred (sendbuf_defer). */
 	int no_hdr;
-	/* Blocks not yet sent before one whose bytes may be deferred (set by
-	 * the link: what its streams send in about two ticks); 0: none may be. */
-	uint64_t defer_ahead;
+	/* Payloads may be deferred where defer_min > 0 (set by the link: its
+	 * streams seal blocks in place), into a block with at most
+	 * defer_ahead not yet sent before it: what went out in about two
+	 * ticks, at least defer_min (sendbuf_defer_tick). */
+	uint64_t defer_min, defer_ahead, defer_mark;
 	size_t nslots;          /* mem / block_size */
 	struct sb_block *slots; /* ring indexed by seq % nslots */
 	uint8_t *blocks;        /* the slots' payloads, block_size bytes each: one region, registered once
@@ -160,6 +162,10 @@ int sendbuf_fill_copy(void *arg, struct sendbuf *sb, const struct iovec *iov, in
  */
 struct sb_block *sendbuf_defer(struct sendbuf *sb, uint8_t *dst, const uint8_t *src, size_t len, struct sb_src *own,
 			       uint32_t token);
+/* Once per tick: payloads may be deferred into blocks due within about
+ * two ticks at the rate blocks went out in the last one; else they are
+ * copied, so that a slow link does not hold their source. */
+void sendbuf_defer_tick(struct sendbuf *sb);
 /* Where b's bytes lie, in order, into iov (room for 2 * SB_DEFER_MAX + 1):
  * its slot or their deferred source.  Returns the count. */
 int sendbuf_block_src(const struct sb_block *b, struct iovec *iov);

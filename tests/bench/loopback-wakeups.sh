@@ -10,7 +10,9 @@
 # involuntary (it was preempted) context switches per GB, from /proc, and
 # the ACK frames ldsd B sent (one per pass of its loop that took blocks),
 # and how much of what ldsd A sent it sealed straight from the sender's
-# ring (deferred_bytes, less those copied after all).
+# ring (deferred_bytes, less those copied after all).  With perf, also
+# the system calls and context switches of the sender and of ldsd A
+# (perf stat) per GB.
 . "$(dirname "$0")/../integration/lib.sh"
 . "$(dirname "$0")/lib.sh"
 COUNT=${COUNT:-5000}
@@ -29,8 +31,22 @@ read -r bv0 bn0 < <(switches "$PID_clusterB")
 "$TBIN/ldstest" recv -s "$T/clusterB.sock" -n sink -f clusterA/src -c "$COUNT" -b 1M -B 1M -T 120 --fast \
 	> "$T/r.out" 2>/dev/null &
 rpid=$!
-"$TBIN/ldstest" send -s "$T/clusterA.sock" -n src -t clusterB/sink -c "$COUNT" -b 1M -B 1M -T 120 --fast \
-	> /dev/null 2>&1 &
+# counted WHO CMD...: CMD under perf stat (system calls, context
+# switches) into $T/WHO.stat where perf is there, else CMD.
+counted() {
+	local who=$1
+	shift
+	if command -v perf > /dev/null; then
+		exec perf stat -x, -e raw_syscalls:sys_enter,context-switches -o "$T/$who.stat" "$@"
+	fi
+	exec "$@"
+}
+if command -v perf > /dev/null; then
+	perf stat -x, -e raw_syscalls:sys_enter,context-switches -o "$T/ldsdA.stat" -p "$PID_clusterA" &
+	ppid=$!
+fi
+(counted sender "$TBIN/ldstest" send -s "$T/clusterA.sock" -n src -t clusterB/sink -c "$COUNT" -b 1M -B 1M \
+	-T 120 --fast > /dev/null 2>&1) &
 spid=$!
 # At most 120 s of samples: the transfer's own limit.
 for _ in $(seq 1 6000); do
@@ -40,6 +56,7 @@ for _ in $(seq 1 6000); do
 	sleep 0.02
 done > "$T/samples"
 wait "$spid" || fail "sender failed"
+[ -n "${ppid:-}" ] && { kill -INT "$ppid"; wait "$ppid"; } 2> /dev/null
 wait "$rpid" || fail "transfer failed: $(cat "$T/r.out")"
 read -r av1 an1 < <(switches "$PID_clusterA")
 read -r bv1 bn1 < <(switches "$PID_clusterB")
@@ -59,3 +76,8 @@ echo "loopback-wakeups: ldsd B sent $acks ACK frames for $blocks blocks: $(awk -
 	'BEGIN {if (a > 0) printf "%.1f blocks each, %.0f per GB", b / a, a / g; else print "none"}')"
 echo "loopback-wakeups: ldsd A sealed $(awk -v s="$sent" -v d="$deferred" -v c="$dcopied" \
 	'BEGIN {if (s > 0) printf "%.1f %% of the bytes it sent straight from the client ring (%.1f %% deferred, %.1f %% of them copied after all)", 100 * (d - c) / s, 100 * d / s, (d > 0 ? 100 * c / d : 0)}')"
+for f in sender ldsdA; do
+	[ -s "$T/$f.stat" ] || continue
+	awk -F, -v g="$gb" -v who="$f" '$3 == "raw_syscalls:sys_enter" {s = $1} $3 == "context-switches" {c = $1}
+		END {printf "loopback-wakeups: %s: %.0f system calls, %.0f context switches per GB (perf stat)\n", who, s / g, c / g}' "$T/$f.stat"
+done

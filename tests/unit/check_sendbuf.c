@@ -488,7 +488,7 @@ START_TEST(defer_regions)
 	t.src = src;
 	ck_assert_int_eq(sendbuf_init(&sb, BS, 8 * BS), 0);
 	mkrec(&r, 20, 1);
-	/* Clear (no_hdr 0), or no defer_ahead: copied. */
+	/* Clear (no_hdr 0), or no defer_min: copied. */
 	ck_assert_int_eq(sendbuf_append_from(&sb, &r, fill_defer, &t, 1, NULL), 0);
 	ck_assert_int_eq(t.copied, 1);
 	sb.no_hdr = 1;
@@ -496,7 +496,9 @@ START_TEST(defer_regions)
 	ck_assert_int_eq(t.copied, 2);
 	/* Within window and reach: block 0 (open, 2 records in) gets a
 	 * region at its offset 3 * RHL + 40. */
-	sb.defer_ahead = 2;
+	sb.defer_min = 2;
+	sendbuf_defer_tick(&sb);
+	ck_assert_uint_eq(sb.defer_ahead, 2);
 	ck_assert_int_eq(ack(&sb, 0, 8), 0);
 	ck_assert_int_eq(sendbuf_append_from(&sb, &r, fill_defer, &t, 1, NULL), 0);
 	ck_assert_int_eq(t.deferred, 1);
@@ -550,6 +552,16 @@ START_TEST(defer_regions)
 	}
 	/* Blocks 3 and 4 lie beyond defer_ahead (1) of the next to send (1). */
 	sb.defer_ahead = 1;
+	/* A tick after 5 blocks went out reaches twice that; one after none,
+	 * defer_min. */
+	{
+		struct sendbuf t2 = { .defer_min = 2, .blocks_sent = 5 };
+
+		sendbuf_defer_tick(&t2);
+		ck_assert_uint_eq(t2.defer_ahead, 10);
+		sendbuf_defer_tick(&t2);
+		ck_assert_uint_eq(t2.defer_ahead, 2);
+	}
 	n = t.copied;
 	mkrec(&r, 300, 3);
 	ck_assert_int_eq(sendbuf_append_from(&sb, &r, fill_defer, &t, 1, NULL), 0);
