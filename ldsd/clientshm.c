@@ -46,7 +46,7 @@ struct clientshm {
 	struct shmmap map;
 	int efd_daemon;               /* we sleep on it: the client rings it */
 	int efd_client;               /* the client sleeps on it: we ring it */
-	int memfd;                    /* until handed to the client */
+	int memfd, dmemfd;            /* the rings' files (shmring_create), until handed to the client */
 	int bad;                      /* the client broke its ring: closing */
 	int sock_ready;               /* the socket polled readable: read it when the ring is empty */
 	/* Regions left in the ring, oldest first: tokens head .. head +
@@ -141,6 +141,8 @@ static void shm_free(struct clientsrv *cs, struct clientshm *s)
 	shm_materialize(s);
 	if (s->memfd >= 0)
 		close(s->memfd);
+	if (s->dmemfd >= 0)
+		close(s->dmemfd);
 	if (s->efd_daemon >= 0) {
 		evloop_unwatch(cs->d->ev, s->efd_daemon);
 		close(s->efd_daemon);
@@ -171,8 +173,11 @@ int clientshm_offer(struct client *c)
 	s->src.settled = shm_settled;
 	s->efd_daemon = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	s->efd_client = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	s->memfd = shmring_create(size);
-	rc = s->memfd < 0 ? s->memfd : shmring_map(&s->map, s->memfd, size, 1);
+	rc = shmring_create(size, &s->memfd, &s->dmemfd);
+	if (rc < 0)
+		s->memfd = s->dmemfd = -1;
+	else
+		rc = shmring_map(&s->map, s->memfd, s->dmemfd, size, 1);
 	if (rc == 0 && (s->efd_daemon < 0 || s->efd_client < 0))
 		rc = -errno;
 	if (rc == 0)
@@ -191,7 +196,7 @@ int clientshm_start(struct client *c)
 {
 	struct cp_msg m = { .type = CP_SHM, .ring_size = c->shm->map.size };
 	uint8_t frame[CP_HDR_LEN + 8];
-	int fds[3] = { c->shm->memfd, c->shm->efd_client, c->shm->efd_daemon };
+	int fds[4] = { c->shm->memfd, c->shm->efd_client, c->shm->efd_daemon, c->shm->dmemfd };
 	union {
 		struct cmsghdr h;
 		char buf[CMSG_SPACE(sizeof(fds))];
@@ -211,7 +216,8 @@ int clientshm_start(struct client *c)
 		n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
 	while (n < 0 && errno == EINTR);
 	close(c->shm->memfd);
-	c->shm->memfd = -1;
+	close(c->shm->dmemfd);
+	c->shm->memfd = c->shm->dmemfd = -1;
 	if (n != (ssize_t)(iov[0].iov_len + iov[1].iov_len)) {
 		log_warnx("client %s: cannot hand it its shared-memory rings: %s", c->peer,
 			  n < 0 ? strerror(errno) : "short write");

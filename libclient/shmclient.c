@@ -74,8 +74,9 @@ struct shmclient *shmclient_attach(int sock, struct shmfds *fds, uint64_t size, 
 	s->efd_wait = fds->fd[1];
 	s->efd_ring = fds->fd[2];
 	s->pollfd = epoll_create1(EPOLL_CLOEXEC);
-	rc = shmring_map(&s->map, fds->fd[0], (size_t)size, 0);
+	rc = shmring_map(&s->map, fds->fd[0], fds->fd[3], (size_t)size, 0);
 	close(fds->fd[0]);
+	close(fds->fd[3]);
 	fds->n = 0;
 	if (rc == 0 && s->pollfd < 0)
 		rc = -errno;

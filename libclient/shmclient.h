@@ -18,7 +18,7 @@
 
 #include "shmring.h"
 
-#define SHMCLIENT_FDS 3   /* memfd, the eventfd we sleep on, the one we ring */
+#define SHMCLIENT_FDS 4   /* memfd, the eventfd we sleep on, the one we ring, the memfd we only read */
 #define SHM_ENV "LDS_SHM" /* "0": use the socket only */
 
 struct shmclient {

@@ -10,7 +10,7 @@
 
 #include "shmring.h"
 
-#define SHMRING_VERSION 1u
+#define SHMRING_VERSION 2u
 #define CACHE_LINE 64
 
 /* Each position and flag on its own cache line: the two sides write
@@ -44,9 +44,10 @@ static size_t page_size(void)
 	return p > 0 ? (size_t)p : 4096;
 }
 
-size_t shmring_file_size(size_t size)
+/* The two files' lengths for rings of size bytes. */
+static size_t file_size(int which, size_t size)
 {
-	return SHMRING_HDR_SIZE + 2 * size;
+	return which == SHMRING_C2D ? SHMRING_HDR_SIZE + size : size;
 }
 
 size_t shmring_round(size_t want)
@@ -62,14 +63,13 @@ size_t shmring_round(size_t want)
 	return (want + pg - 1) / pg * pg;
 }
 
-int shmring_create(size_t size)
+static int create_one(size_t len)
 {
 	int fd = memfd_create("lds-ring", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 
 	if (fd < 0)
 		return -errno;
-	if (ftruncate(fd, (off_t)shmring_file_size(size)) < 0 ||
-	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+	if (ftruncate(fd, (off_t)len) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0) {
 		int e = errno;
 
 		close(fd);
@@ -78,8 +78,25 @@ int shmring_create(size_t size)
 	return fd;
 }
 
+int shmring_create(size_t size, int *fd, int *dfd)
+{
+	*fd = create_one(file_size(SHMRING_C2D, size));
+	if (*fd < 0)
+		return *fd;
+	*dfd = create_one(file_size(SHMRING_D2C, size));
+	if (*dfd < 0 || fcntl(*fd, F_ADD_SEALS, F_SEAL_SEAL) < 0) {
+		int e = *dfd < 0 ? *dfd : -errno;
+
+		close(*fd);
+		if (*dfd >= 0)
+			close(*dfd);
+		return e;
+	}
+	return 0;
+}
+
 /* Maps the ring at file offset off twice, back to back. */
-static int map_twice(int fd, size_t size, off_t off, void **area)
+static int map_twice(int fd, size_t size, off_t off, int prot, void **area)
 {
 	uint8_t *a = mmap(NULL, 2 * size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 
@@ -87,24 +104,29 @@ static int map_twice(int fd, size_t size, off_t off, void **area)
 		return -errno;
 	*area = a;
 	for (int i = 0; i < 2; i++)
-		if (mmap(a + (size_t)i * size, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, off) ==
+		if (mmap(a + (size_t)i * size, size, prot, MAP_SHARED | MAP_FIXED, fd, off) ==
 		    MAP_FAILED)
 			return -errno;
 	return 0;
 }
 
-int shmring_map(struct shmmap *m, int fd, size_t size, int init)
+/* Whether fd is a regular file of len bytes. */
+static int file_is(int fd, size_t len)
 {
-	struct shmring_hdr *h;
 	struct stat st;
+
+	return fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && (uint64_t)st.st_size == len;
+}
+
+int shmring_map(struct shmmap *m, int fd, int dfd, size_t size, int init)
+{
+	const int fds[2] = { [SHMRING_C2D] = fd, [SHMRING_D2C] = dfd };
+	struct shmring_hdr *h;
 	int rc;
 
 	memset(m, 0, sizeof(*m));
-	if (size < SHMRING_MIN || size > SHMRING_MAX || size % page_size() != 0)
-		return -EPROTO;
-	if (fstat(fd, &st) < 0)
-		return -errno;
-	if (!S_ISREG(st.st_mode) || (uint64_t)st.st_size != shmring_file_size(size))
+	if (size < SHMRING_MIN || size > SHMRING_MAX || size % page_size() != 0 ||
+	    !file_is(fd, file_size(SHMRING_C2D, size)) || !file_is(dfd, file_size(SHMRING_D2C, size)))
 		return -EPROTO;
 	m->hdr = mmap(NULL, SHMRING_HDR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (m->hdr == MAP_FAILED) {
@@ -126,8 +148,9 @@ int shmring_map(struct shmmap *m, int fd, size_t size, int init)
 	}
 	for (int i = 0; i < 2; i++) {
 		struct shmring *r = &m->r[i];
+		int prot = i == SHMRING_D2C && !init ? PROT_READ : PROT_READ | PROT_WRITE;
 
-		rc = map_twice(fd, size, (off_t)(SHMRING_HDR_SIZE + (size_t)i * size), &m->area[i]);
+		rc = map_twice(fds[i], size, i == SHMRING_C2D ? SHMRING_HDR_SIZE : 0, prot, &m->area[i]);
 		if (rc < 0) {
 			shmring_unmap(m);
 			return rc;
@@ -138,6 +161,12 @@ int shmring_map(struct shmmap *m, int fd, size_t size, int init)
 		/* A fresh file starts at 0; the other side's positions are
 		 * read (and checked) as they are used. */
 		r->prod = r->cons = 0;
+	}
+	/* Ours stay writable; nobody can map it so any more. */
+	if (init && fcntl(dfd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) < 0) {
+		rc = -errno;
+		shmring_unmap(m);
+		return rc;
 	}
 	return 0;
 }
@@ -161,8 +190,21 @@ int shmring_space(struct shmring *r, size_t *space)
 	if (c < r->cons || c > r->prod)
 		return -EPROTO;
 	r->cons = c;
+	if (r->keep && r->keep_pos < c)
+		c = r->keep_pos;
 	*space = r->size - (size_t)(r->prod - c);
 	return 0;
+}
+
+void shmring_keep(struct shmring *r, uint64_t pos)
+{
+	r->keep = 1;
+	r->keep_pos = pos;
+}
+
+void shmring_unkeep(struct shmring *r)
+{
+	r->keep = 0;
 }
 
 void shmring_commit(struct shmring *r, size_t n)

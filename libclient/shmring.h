@@ -4,10 +4,14 @@
  * doorbells.  Internal to LDS: the daemon and the library both link
  * shmring.c.  docs/protocol.md ("Shared-memory rings") describes the layout.
  *
- * The memfd holds a header page (the rings' positions and waiting flags)
- * and then each ring's bytes.  Each ring is mapped twice, back to back, so
- * that size bytes starting anywhere in the first copy are contiguous: a
- * frame that wraps is still read and written in place.
+ * Two memfds: the first holds a header page (the rings' positions and
+ * waiting flags) and then SHMRING_C2D's bytes, the second SHMRING_D2C's.
+ * The creator (ldsd) seals the second against writing once it has mapped
+ * it (F_SEAL_FUTURE_WRITE), so the other side can only read it: ldsd
+ * reassembles messages there and keeps them until they are taken, and no
+ * client can change one under it.  Each ring is mapped twice, back to
+ * back, so that size bytes starting anywhere in the first copy are
+ * contiguous: a frame that wraps is still read and written in place.
  *
  * The rings carry the client protocol's frames as the socket would, as a
  * byte stream: SHMRING_C2D from the client to ldsd, SHMRING_D2C back.
@@ -60,6 +64,11 @@ struct shmring {
 	 * in place): they are not given back, though read, until unheld. */
 	int hold;
 	uint64_t hold_pos;
+	/* The producer still needs the bytes from keep_pos on (messages it
+	 * keeps there until the consumer says they were taken): not written
+	 * over, though the consumer gave them back, until unkept. */
+	int keep;
+	uint64_t keep_pos;
 };
 
 /* One mapping of a memfd: the header and both rings. */
@@ -70,19 +79,21 @@ struct shmmap {
 	struct shmring r[2];
 };
 
-/* The memfd's length for rings of size bytes. */
-size_t shmring_file_size(size_t size);
 /* A ring size for the request: 0 stays 0 (off), others are rounded up to
  * a multiple of the page size within SHMRING_MIN..SHMRING_MAX. */
 size_t shmring_round(size_t want);
-/* Creates a sealed memfd for rings of size bytes (size from
- * shmring_round): its length cannot change any more, so a mapping of it
- * can never fault.  Returns the fd or -errno. */
-int shmring_create(size_t size);
-/* Maps fd, whose rings are size bytes, into m.  init: fills in the header
- * (the creator).  The other side checks the file's length and the header.
- * Returns 0 or -errno (-EPROTO: not a ring file of that size). */
-int shmring_map(struct shmmap *m, int fd, size_t size, int init);
+/* Creates the two sealed memfds for rings of size bytes (size from
+ * shmring_round): their lengths cannot change any more, so a mapping of
+ * them can never fault.  *fd: the header and SHMRING_C2D; *dfd:
+ * SHMRING_D2C.  Returns 0 or -errno. */
+int shmring_create(size_t size, int *fd, int *dfd);
+/* Maps fd and dfd (as shmring_create made them), whose rings are size
+ * bytes, into m.  init: the creator, which fills in the header, maps
+ * SHMRING_D2C writable and then seals dfd against any other writable
+ * mapping.  The other side checks the files' lengths and the header, and
+ * maps SHMRING_D2C read-only.  Returns 0 or -errno (-EPROTO: not ring
+ * files of that size). */
+int shmring_map(struct shmmap *m, int fd, int dfd, size_t size, int init);
 void shmring_unmap(struct shmmap *m);
 
 /* ---- producer ---- */
@@ -99,6 +110,11 @@ void shmring_commit(struct shmring *r, size_t n);
 /* Copies as much of iov as fits and commits it.  Returns the bytes copied
  * (0: full) or -EPROTO. */
 ssize_t shmring_writev(struct shmring *r, const struct iovec *iov, int n);
+/* Keeps the bytes from pos (at most prod) on from being written over,
+ * however far the consumer gives them back, until shmring_unkeep or a
+ * later shmring_keep. */
+void shmring_keep(struct shmring *r, uint64_t pos);
+void shmring_unkeep(struct shmring *r);
 
 /* ---- consumer ---- */
 /* Bytes waiting in *avail.  0 or -EPROTO (the producer's position is out

@@ -52,13 +52,13 @@ static void read_setup(void)
 {
 	union {
 		struct cmsghdr h;
-		char buf[CMSG_SPACE(3 * sizeof(int))];
+		char buf[CMSG_SPACE(4 * sizeof(int))];
 	} cm;
 	struct iovec iov = { cur.in + cur.in_len, sizeof(cur.in) - cur.in_len };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.buf, .msg_controllen = sizeof(cm.buf) };
 	ssize_t n = recvmsg(cur.fd, &mh, MSG_DONTWAIT);
 	struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-	int fds[3];
+	int fds[4];
 	size_t off = 0;
 	struct cp_hdr h;
 	struct cp_msg m;
@@ -77,8 +77,9 @@ static void read_setup(void)
 		off = CP_HDR_LEN + h.len;
 		CHECK(cp_hdr_parse(cur.in + off, &h) == 0 && h.type == CP_SHM);
 		CHECK(cp_decode(&h, cur.in + off + CP_HDR_LEN, &m) == 0);
-		CHECK(shmring_map(&cur.map, fds[0], m.ring_size, 0) == 0);
+		CHECK(shmring_map(&cur.map, fds[0], fds[3], m.ring_size, 0) == 0);
 		close(fds[0]);
+		close(fds[3]);
 		cur.mapped = 1;
 	}
 }

@@ -9,17 +9,21 @@
  *   positions  a producer position past the end of what the ring holds
  *   back       a producer position going back
  *   header     a frame header claiming a 4 GiB body, then bytes
+ *   ring1      (no SEND) tries to write into the file of the ring ldsd
+ *              writes, every way: prints "ring 1 read-only" if none works
  *   consumer   a consumer position (of the ring ldsd writes) ahead of
  *              what ldsd wrote
  * rings ldsd's bell, and waits up to S seconds (default 10) for ldsd to
  * close the connection: prints "closed" (exit 0) or "not closed" (exit 1).
  * Exit 2 on usage errors, 3 if the attack could not be set up.
  */
+#include <fcntl.h>
 #include <getopt.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -31,9 +35,32 @@
 
 struct ring {
 	int sock, efd_ring;
+	int ring1_writable;   /* ldsd's ring (SHMRING_D2C) could be written through its file */
 	struct shmmap map;
 	uint64_t size;
 };
+
+/* Tries every way to write into the file of ldsd's ring: a writable
+ * mapping, write(), a read-only mapping made writable, the seals taken
+ * off.  1 if any worked. */
+static int ring1_writable(int fd, size_t size)
+{
+	uint8_t b = 0;
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	int seals, w = p != MAP_FAILED;
+
+	if (w)
+		munmap(p, size);
+	w |= pwrite(fd, &b, 1, 0) >= 0;
+	p = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
+	if (p != MAP_FAILED) {
+		w |= mprotect(p, size, PROT_READ | PROT_WRITE) == 0;
+		munmap(p, size);
+	}
+	seals = fcntl(fd, F_GET_SEALS);
+	w |= seals < 0 || !(seals & F_SEAL_FUTURE_WRITE) || fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE) == 0;
+	return w;
+}
 
 static int setup(const char *path, const char *name, struct ring *r)
 {
@@ -42,13 +69,13 @@ static int setup(const char *path, const char *name, struct ring *r)
 	uint8_t buf[4096];
 	union {
 		struct cmsghdr h;
-		char b[CMSG_SPACE(3 * sizeof(int))];
+		char b[CMSG_SPACE(4 * sizeof(int))];
 	} cm;
 	struct iovec iov = { buf, sizeof(buf) };
 	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = cm.b, .msg_controllen = sizeof(cm.b) };
 	struct cmsghdr *c;
 	struct cp_hdr h;
-	int fds[3];
+	int fds[4];
 	size_t n, off;
 	ssize_t got;
 
@@ -71,9 +98,11 @@ static int setup(const char *path, const char *name, struct ring *r)
 	r->size = m.ring_size;
 	r->efd_ring = fds[2];
 	close(fds[1]);
-	if (shmring_map(&r->map, fds[0], m.ring_size, 0) < 0)
+	r->ring1_writable = ring1_writable(fds[3], m.ring_size);
+	if (shmring_map(&r->map, fds[0], fds[3], m.ring_size, 0) < 0)
 		return -1;
 	close(fds[0]);
+	close(fds[3]);
 	return 0;
 }
 
@@ -113,13 +142,17 @@ int main(int argc, char **argv)
 		}
 	}
 	if (sock == NULL || argc < 2) {
-		fprintf(stderr, "usage: shmattack positions|back|header|consumer -s SOCK [-n NAME] [-T S]\n");
+		fprintf(stderr, "usage: shmattack positions|back|header|consumer|ring1 -s SOCK [-n NAME] [-T S]\n");
 		return 2;
 	}
 	alarm((unsigned)timeout + 30);
 	if (setup(sock, name, &r) < 0) {
 		fprintf(stderr, "shmattack: no rings from ldsd\n");
 		return 3;
+	}
+	if (strcmp(mode, "ring1") == 0) {
+		printf("%s\n", r.ring1_writable ? "ring 1 writable" : "ring 1 read-only");
+		return r.ring1_writable;
 	}
 	/* A cluster with no link: ldsd reads the frame and answers ERROR. */
 	snprintf(dst, sizeof(dst), "nocluster/%s", name);

@@ -4,7 +4,9 @@
 # back, a frame header claiming 4 GiB, a consumer position ahead of what
 # ldsd wrote.  ldsd must close that client with a log line naming it, and
 # nothing else: ldsd stays up and another client's transfer through the
-# same gateway, running meanwhile, arrives intact.
+# same gateway, running meanwhile, arrives intact.  And the ring ldsd
+# writes (where it keeps messages until they are taken) cannot be written
+# by the client at all.
 . "$(dirname "$0")/../integration/lib.sh"
 two_clusters 2
 start_pair 3000 "--delay-ms 1" "" -B 64k -S 3 -T 60
@@ -17,6 +19,8 @@ for mode in positions back header consumer; do
 done
 wait_log "$T/clusterA.log" 'client #[0-9]+ \(uid [0-9]+, pid [0-9]+, clusterA/evil1\): its shared-memory ring holds positions out of bounds; closing it' ||
 	fail "no log line naming the client with a broken ring: $(grep -i 'evil\|ring' "$T/clusterA.log")"
+out=$("$TBIN/shmattack" ring1 -s "$T/clusterA.sock" -n evil5 -T 10) || fail "shmattack ring1: $out"
+[ "$out" = "ring 1 read-only" ] || fail "shmattack ring1: $out"
 for who in evil2 evil4; do
 	grep -q "clusterA/$who): its shared-memory ring holds positions out of bounds" "$T/clusterA.log" ||
 		fail "no log line for $who: $(grep -i ring "$T/clusterA.log")"
@@ -33,4 +37,4 @@ r2=$!; PIDS="$PIDS $r2"
 "$TBIN/ldstest" send -s "$T/clusterA.sock" -n src2 -t clusterB/sink2 -c 50 -T 20 > "$T/s2.out" 2>&1 ||
 	fail "a new client after the attacks: $(cat "$T/s2.out")"
 wait $r2 || fail "its receiver: $(cat "$T/r2.out")"
-echo "measured: 4 clients with broken rings closed, each logged; the transfer beside them: $(cat "$T/r.out")"
+echo "measured: 4 clients with broken rings closed, each logged; ring 1 could not be written; the transfer beside them: $(cat "$T/r.out")"

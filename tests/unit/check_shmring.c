@@ -2,6 +2,7 @@
  * layout, wrap-around in place, full and empty, positions a hostile peer
  * wrote, and the doorbells under two threads. */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -17,17 +18,16 @@
 
 /* Two mappings of one file: the two processes' views. */
 struct pair {
-	int fd;
+	int fd, dfd;
 	struct shmmap a, b;
 	uint8_t *raw;   /* the header page, to write what a hostile side would */
 };
 
 static void pair_open(struct pair *p, size_t size)
 {
-	p->fd = shmring_create(size);
-	ck_assert_int_ge(p->fd, 0);
-	ck_assert_int_eq(shmring_map(&p->a, p->fd, size, 1), 0);
-	ck_assert_int_eq(shmring_map(&p->b, p->fd, size, 0), 0);
+	ck_assert_int_eq(shmring_create(size, &p->fd, &p->dfd), 0);
+	ck_assert_int_eq(shmring_map(&p->a, p->fd, p->dfd, size, 1), 0);
+	ck_assert_int_eq(shmring_map(&p->b, p->fd, p->dfd, size, 0), 0);
 	p->raw = mmap(NULL, SHMRING_HDR_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, p->fd, 0);
 	ck_assert_ptr_ne(p->raw, MAP_FAILED);
 }
@@ -38,6 +38,7 @@ static void pair_close(struct pair *p)
 	shmring_unmap(&p->a);
 	shmring_unmap(&p->b);
 	close(p->fd);
+	close(p->dfd);
 }
 
 static void put64(struct pair *p, size_t off, uint64_t v)
@@ -48,24 +49,93 @@ static void put64(struct pair *p, size_t off, uint64_t v)
 START_TEST(t_map_checks_the_file)
 {
 	struct shmmap m;
-	int fd = shmring_create(SIZE);
+	int fd, dfd;
 
-	ck_assert_int_ge(fd, 0);
-	/* Sealed: its length cannot change under a mapping. */
+	ck_assert_int_eq(shmring_create(SIZE, &fd, &dfd), 0);
+	/* Sealed: their lengths cannot change under a mapping. */
 	ck_assert_int_lt(ftruncate(fd, 4096), 0);
-	ck_assert_int_eq(shmring_map(&m, fd, 2 * SIZE, 0), -EPROTO);
-	ck_assert_int_eq(shmring_map(&m, fd, SIZE + 1, 0), -EPROTO);
+	ck_assert_int_lt(ftruncate(dfd, 4096), 0);
+	ck_assert_int_eq(shmring_map(&m, fd, dfd, 2 * SIZE, 0), -EPROTO);
+	ck_assert_int_eq(shmring_map(&m, fd, dfd, SIZE + 1, 0), -EPROTO);
+	/* The files swapped: neither has the other's length. */
+	ck_assert_int_eq(shmring_map(&m, dfd, fd, SIZE, 0), -EPROTO);
 	/* Not initialised by its creator: no magic. */
-	ck_assert_int_eq(shmring_map(&m, fd, SIZE, 0), -EPROTO);
-	ck_assert_int_eq(shmring_map(&m, fd, SIZE, 1), 0);
+	ck_assert_int_eq(shmring_map(&m, fd, dfd, SIZE, 0), -EPROTO);
+	ck_assert_int_eq(shmring_map(&m, fd, dfd, SIZE, 1), 0);
 	shmring_unmap(&m);
-	ck_assert_int_eq(shmring_map(&m, fd, SIZE, 0), 0);
+	ck_assert_int_eq(shmring_map(&m, fd, dfd, SIZE, 0), 0);
 	shmring_unmap(&m);
 	close(fd);
+	close(dfd);
 	ck_assert_uint_eq(shmring_round(0), 0);
 	ck_assert_uint_eq(shmring_round(1), SHMRING_MIN);
 	ck_assert_uint_eq(shmring_round((size_t)SHMRING_MAX * 2), SHMRING_MAX);
 	ck_assert_uint_eq(shmring_round(SHMRING_MIN + 1) % 4096, 0);
+}
+END_TEST
+
+/* Once the creator mapped them, the daemon's ring (SHMRING_D2C) can only
+ * be read by the other side: no writable mapping, no write() to it, no
+ * seal removed; its own mapping still writes, and the other side sees
+ * it. */
+START_TEST(t_d2c_read_only)
+{
+	struct pair p;
+	uint8_t b = 0x5a;
+	void *w;
+
+	pair_open(&p, SIZE);
+	w = mmap(NULL, SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, p.dfd, 0);
+	ck_assert_ptr_eq(w, MAP_FAILED);
+	ck_assert_int_eq(errno, EPERM);
+	ck_assert_int_lt(pwrite(p.dfd, &b, 1, 0), 0);
+	ck_assert_int_lt(fcntl(p.dfd, F_ADD_SEALS, F_SEAL_WRITE), 0);
+	w = mmap(NULL, SIZE, PROT_READ, MAP_SHARED, p.dfd, 0);
+	ck_assert_ptr_ne(w, MAP_FAILED);
+	ck_assert_int_lt(mprotect(w, SIZE, PROT_READ | PROT_WRITE), 0);
+	munmap(w, SIZE);
+	p.a.r[SHMRING_D2C].data[5] = b;
+	ck_assert_uint_eq(p.b.r[SHMRING_D2C].data[5], b);
+	/* The header and the client's ring stay writable to both. */
+	p.b.r[SHMRING_C2D].data[5] = b;
+	ck_assert_uint_eq(p.a.r[SHMRING_C2D].data[5], b);
+	pair_close(&p);
+}
+END_TEST
+
+/* Kept bytes are not written over, though the consumer gave them back. */
+START_TEST(t_keep)
+{
+	struct pair p;
+	struct shmring *w, *r;
+	uint8_t buf[SIZE / 2], out[SIZE / 2];
+	struct iovec iov = { buf, sizeof(buf) };
+	size_t n;
+
+	pair_open(&p, SIZE);
+	w = &p.a.r[SHMRING_D2C];
+	r = &p.b.r[SHMRING_D2C];
+	ck_assert_int_eq(shmring_writev(w, &iov, 1), sizeof(buf));
+	shmring_keep(w, 0);
+	ck_assert_int_eq(shmring_read(r, out, sizeof(out)), sizeof(out));
+	ck_assert_int_eq(shmring_space(w, &n), 0);
+	ck_assert_uint_eq(n, SIZE / 2);
+	/* Half of what was kept given up: that much more room. */
+	shmring_keep(w, SIZE / 4);
+	ck_assert_int_eq(shmring_space(w, &n), 0);
+	ck_assert_uint_eq(n, SIZE / 2 + SIZE / 4);
+	ck_assert_int_eq(shmring_writev(w, &iov, 1), sizeof(buf));
+	ck_assert_int_eq(shmring_writev(w, &iov, 1), SIZE / 4);
+	ck_assert_int_eq(shmring_space(w, &n), 0);
+	ck_assert_uint_eq(n, 0);
+	shmring_unkeep(w);
+	ck_assert_int_eq(shmring_space(w, &n), 0);
+	ck_assert_uint_eq(n, SIZE / 4);
+	/* The consumer's own position still bounds it. */
+	shmring_keep(w, w->prod);
+	ck_assert_int_eq(shmring_space(w, &n), 0);
+	ck_assert_uint_eq(n, SIZE / 4);
+	pair_close(&p);
 }
 END_TEST
 
@@ -424,6 +494,8 @@ Suite *make_shmring_suite(void)
 
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, t_map_checks_the_file);
+	tcase_add_test(tc, t_d2c_read_only);
+	tcase_add_test(tc, t_keep);
 	tcase_add_test(tc, t_full_and_empty);
 	tcase_add_test(tc, t_wrap_in_place);
 	tcase_add_test(tc, t_garbage_positions);
