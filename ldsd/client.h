@@ -55,6 +55,9 @@ struct client {
 	/* Shared-memory rings (clientshm.c): the bytes the socket carried
 	 * go through them once set up after HELLO; NULL: the socket. */
 	struct clientshm *shm;
+	/* Messages from links reassembled in its ring (clientplace.c), or
+	 * NULL: none yet. */
+	struct clientplace *place;
 
 	uint8_t *in;
 	size_t in_len, in_cap;
@@ -109,6 +112,8 @@ struct clientsrv {
 	uint64_t msgs_local, msgs_refused, msgs_undelivered, clients_refused;
 	uint64_t msgs_ended;          /* of msgs_undelivered: their job ended (jobend.h) */
 	uint64_t tcp_key_failures;    /* TCP clients closed for a wrong PROOF */
+	uint64_t placed_bytes;        /* messages from links reassembled in clients' rings (clientplace.c) */
+	uint64_t placed_moved_bytes;  /* ...of which moved out before the client took them */
 	int tick_id;
 };
 
@@ -211,6 +216,13 @@ void client_set_events(struct client *c);
 void client_hung_up(struct client *c, const char *why);
 /* Writes control frames and deliveries while the socket takes them. */
 void client_write(struct client *c);
+/* Where m, from a link for c's endpoint, its header just read, is
+ * reassembled: in c's ring if its frame would be the next thing c reads
+ * (clientplace_start), else NULL. */
+uint8_t *client_place(struct client *c, struct rb_msg *m);
+/* m, reassembled in c's ring, is whole: it is queued before every
+ * message not yet written, published, and counts as written. */
+void client_deliver_placed(struct client *c, struct rb_msg *m);
 /* The fence kept for link l, or NULL. */
 struct fence *client_fence(struct client *c, const struct link *l);
 void client_report_lost(struct client *c, struct link *l, uint64_t id, const char *reason);
@@ -235,6 +247,10 @@ int clientshm_start(struct client *c);
 void clientshm_free(struct client *c);
 /* The ring the client writes to, or NULL on the socket. */
 struct shmring *clientshm_in_ring(struct client *c);
+/* The ring ldsd writes to the client, or NULL (the socket, or broken). */
+struct shmring *clientshm_out_ring(struct client *c);
+/* Bytes were published in that ring: wakes the client if it sleeps. */
+void clientshm_wake_reader(struct client *c);
 /* Fills the regions iov[0..n) (the first from offset skip) from that
  * ring: left there (sendbuf_defer, where they are blocks of sb) or copied
  * out.  0, -EIO (not all there), -EPROTO (a broken ring). */
@@ -257,6 +273,26 @@ void clientshm_set_events(struct client *c);
  * rings our own bell, so that the event loop comes back to it next
  * round, as a ready socket would. */
 void clientshm_kick(struct client *c, int always);
+/* ---- clientplace.c ------------------------------------------------------ */
+/* Where m (from a link, its header just read; hdr is its DELIVER frame's
+ * header, hl bytes) is reassembled: right after hdr at the end of c's
+ * ring, m->store set; or NULL (no ring, too small, another there, no
+ * room): in a buffer of its own.  The caller makes sure nothing waits to
+ * be written to c before it. */
+uint8_t *clientplace_start(struct client *c, struct rb_msg *m, const uint8_t *hdr, size_t hl);
+/* A message is being reassembled in c's ring: nothing else may be
+ * written to it meanwhile. */
+int clientplace_busy(const struct client *c);
+/* m, the message being reassembled in c's ring, is whole: its frame is
+ * published.  It stays there, kept, until freed (taken) or moved. */
+void clientplace_publish(struct client *c, struct rb_msg *m);
+/* Every CS_TICK_MS: a message still being reassembled since the last
+ * tick is moved into a buffer of its own. */
+void clientplace_tick(struct client *c);
+/* c goes: every message still in its ring is moved into a buffer of its
+ * own (for the next process on the name). */
+void clientplace_free(struct client *c);
+
 /* read(2), writev(2) and FIONREAD on the client's bytes, socket or rings.
  * A broken ring is -1 with errno EPROTO, logged, and dooms the client. */
 ssize_t client_read(struct client *c, void *buf, size_t len);

@@ -311,6 +311,7 @@ void client_close(struct client *c, const char *why)
 	client_input_done(c);
 	if (cs->last_lookup == c)
 		cs->last_lookup = NULL;
+	clientplace_free(c);
 	cs->handlers->closed(c);
 	clientshm_free(c);
 	evloop_unwatch(cs->d->ev, c->fd);
@@ -453,8 +454,10 @@ void clientconn_expire(struct clientsrv *cs, uint64_t now_ns)
 	uint64_t limit = (uint64_t)(cs->d->cfg->clients.hello_timeout * 1e9);
 
 	for (struct client *c = cs->clients; c; c = c->next) {
-		if (c->shm != NULL)
+		if (c->shm != NULL) {
 			clientshm_tick(c);
+			clientplace_tick(c);
+		}
 		if (c->ep == NULL && !c->doomed && now_ns - c->accepted_ns >= limit) {
 			log_warnx("client %s (uid %d): no HELLO within hello_timeout = %g s; closing it", c->peer,
 				  (int)c->uid, cs->d->cfg->clients.hello_timeout);

@@ -46,8 +46,16 @@ void clientep_detach(struct clientsrv *cs, struct endpoint *e)
 
 void clientep_enqueue(struct clientsrv *cs, struct endpoint *e, struct rb_msg *m)
 {
-	enum ep_drop why = eptab_admit(&cs->eps, e, m);
+	enum ep_drop why;
 
+	/* Reassembled in the ring of the process that has e open: it only
+	 * has to be published.  (Had the process gone, the message would
+	 * have been moved out first: m->store would be NULL.) */
+	if (m->store && e->client) {
+		client_deliver_placed(e->client, m);
+		return;
+	}
+	why = eptab_admit(&cs->eps, e, m);
 	if (why != EP_DROP_NONE) {
 		clientep_drop(cs, e, m, why);
 		eptab_maybe_forget(&cs->eps, e, clock_now_ns());

@@ -10,6 +10,7 @@
 #include <sys/uio.h>
 
 #include "client.h"
+#include "clock.h"
 #include "link.h"
 #include "log.h"
 
@@ -174,14 +175,21 @@ static void client_delivered(struct client *c, struct rb_msg *m)
 	}
 }
 
-static void client_prepare_deliver(struct client *c, struct rb_msg *m)
+/* The DELIVER frame's header and fields for m, in buf (c->cur_hdr's
+ * size); returns their length. */
+static size_t client_deliver_hdr(const struct rb_msg *m, uint8_t *buf, size_t len)
 {
 	struct cp_msg h = { .type = CP_DELIVER, .msg_id = m->rec.msg_id, .incarnation = m->rec.incarnation,
 			    .payload_len = m->rec.len };
 
 	snprintf(h.name, sizeof(h.name), "%s", m->rec.src);
+	return cp_encode(buf, len, &h);
+}
+
+static void client_prepare_deliver(struct client *c, struct rb_msg *m)
+{
 	c->cur = m;
-	c->cur_hdr_len = cp_encode(c->cur_hdr, sizeof(c->cur_hdr), &h);
+	c->cur_hdr_len = client_deliver_hdr(m, c->cur_hdr, sizeof(c->cur_hdr));
 	c->cur_off = 0;
 }
 
@@ -225,12 +233,41 @@ static void client_written(struct client *c, struct rb_msg *m)
 	c->last_written = m;
 }
 
+uint8_t *client_place(struct client *c, struct rb_msg *m)
+{
+	uint8_t hdr[sizeof(c->cur_hdr)];
+
+	/* Its frame must be the next thing the client reads, and the client
+	 * must say when it took it: TAKEN. */
+	if (!c->takes || c->hung_up || c->doomed || c->cur || c->ctl_len > c->ctl_off || client_next_out(c))
+		return NULL;
+	return clientplace_start(c, m, hdr, client_deliver_hdr(m, hdr, sizeof(hdr)));
+}
+
+void client_deliver_placed(struct client *c, struct rb_msg *m)
+{
+	/* First of those not written yet: its frame is in the ring before
+	 * theirs. */
+	eptab_insert(&c->cs->eps, c->ep, c->last_written, m, clock_now_ns());
+	clientplace_publish(c, m);
+	client_written(c, m);
+	client_write(c);
+}
+
 void client_write(struct client *c)
 {
 	int more = 1;
 
 	if (c->hung_up)
 		return;
+	/* Nothing goes into the ring after a frame still being filled. */
+	if (clientplace_busy(c)) {
+		if (!c->want_write) {
+			c->want_write = 1;
+			client_set_events(c);
+		}
+		return;
+	}
 	for (int rounds = 0; rounds < 64; rounds++) {
 		/* Control frames, the DELIVER header, the payload's pieces. */
 		struct iovec iov[CLIENT_OUT_IOV];

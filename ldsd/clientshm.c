@@ -243,6 +243,17 @@ struct shmring *clientshm_in_ring(struct client *c)
 	return c->shm ? &c->shm->map.r[SHMRING_C2D] : NULL;
 }
 
+struct shmring *clientshm_out_ring(struct client *c)
+{
+	return c->shm && !c->shm->bad ? &c->shm->map.r[SHMRING_D2C] : NULL;
+}
+
+void clientshm_wake_reader(struct client *c)
+{
+	if (shmring_wake_consumer(&c->shm->map.r[SHMRING_D2C]))
+		shmring_ring(c->shm->efd_client);
+}
+
 /* Bytes were taken from the client's ring: wake it if it waits for room. */
 static void taken_from(struct client *c)
 {

@@ -67,6 +67,16 @@ void clientsrv_deliver(struct clientsrv *cs, struct link *from, struct rb_msg *m
 	clientep_enqueue(cs, e, m);
 }
 
+uint8_t *clientsrv_place(struct clientsrv *cs, struct rb_msg *m)
+{
+	struct endpoint *e;
+
+	if (cs_lostrep_name(cs, m->rec.dst) || exec_reserved_name(m->rec.dst))
+		return NULL;
+	e = eptab_find(&cs->eps, m->rec.dst);
+	return e && e->client ? client_place(e->client, m) : NULL;
+}
+
 void clientsrv_acked(struct clientsrv *cs, uint64_t client, uint64_t id)
 {
 	struct client *c = client_by_id(cs, client);
@@ -234,9 +244,10 @@ void clientsrv_status_json(const struct clientsrv *cs, FILE *out)
 
 	fprintf(out, "{\"local_messages\":%" PRIu64 ",\"refused\":%" PRIu64 ",\"undelivered\":%" PRIu64
 		",\"undelivered_job_ended\":%" PRIu64 ",\"clients\":%zu,\"clients_refused\":%" PRIu64
-		",\"tcp_key_failures\":%" PRIu64 ",\"endpoints\":[",
+		",\"tcp_key_failures\":%" PRIu64 ",\"placed_bytes\":%" PRIu64 ",\"placed_moved_bytes\":%" PRIu64
+		",\"endpoints\":[",
 		cs->msgs_local, cs->msgs_refused, cs->msgs_undelivered, cs->msgs_ended, cs->nclients,
-		cs->clients_refused, cs->tcp_key_failures);
+		cs->clients_refused, cs->tcp_key_failures, cs->placed_bytes, cs->placed_moved_bytes);
 	eptab_foreach(&cs->eps, ep_status_json, &x);
 	fputs("]}", out);
 }
@@ -259,7 +270,9 @@ void clientsrv_status_text(const struct clientsrv *cs, FILE *out)
 	struct status_ctx x = { out, 1 };
 
 	fprintf(out, "clients: %zu connected, %" PRIu64 " refused; %" PRIu64 " messages not delivered (%" PRIu64
-		" of ended jobs)\n", cs->nclients, cs->clients_refused, cs->msgs_undelivered, cs->msgs_ended);
+		" of ended jobs); %" PRIu64 " bytes reassembled in their rings, %" PRIu64 " of them moved out\n",
+		cs->nclients, cs->clients_refused, cs->msgs_undelivered, cs->msgs_ended, cs->placed_bytes,
+		cs->placed_moved_bytes);
 	fprintf(out, "endpoints:\n");
 	eptab_foreach(&cs->eps, ep_status_text, &x);
 }

@@ -57,6 +57,10 @@ int clientrdma_probe(char *why, size_t len);
 /* A message from a peer for a local endpoint; cs owns m from now on and
  * calls link_delivered(from, m) once it is written to the client. */
 void clientsrv_deliver(struct clientsrv *cs, struct link *from, struct rb_msg *m);
+/* Where m, from a peer, its header just read, may be reassembled: in the
+ * ring of the process that has its endpoint open (clientplace.c), or
+ * NULL. */
+uint8_t *clientsrv_place(struct clientsrv *cs, struct rb_msg *m);
 /* Message id of client was delivered to its destination. */
 void clientsrv_acked(struct clientsrv *cs, uint64_t client, uint64_t id);
 /*

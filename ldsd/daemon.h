@@ -47,6 +47,10 @@ struct daemon_sink {
 	/* A message from link `from` for a local endpoint: the sink owns m
 	 * and calls link_delivered(from, m) once it is consumed. */
 	void (*deliver)(void *arg, struct link *from, struct rb_msg *m);
+	/* Optional: where m, whose header just arrived from a link, may be
+	 * reassembled instead of in a buffer of its own (recvbuf.h, place),
+	 * or NULL. */
+	uint8_t *(*place)(void *arg, struct rb_msg *m);
 	/* Message id of local client `client` reached its destination. */
 	void (*acked)(void *arg, uint64_t client, uint64_t id);
 	/* Message id of client, sent over l, will never be delivered (the

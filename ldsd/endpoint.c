@@ -228,13 +228,18 @@ static void ep_hold(struct eptab *t, struct endpoint *e, const struct rb_msg *m,
 
 void eptab_enqueue(struct eptab *t, struct endpoint *e, struct rb_msg *m, uint64_t now_ns)
 {
-	m->next = NULL;
+	eptab_insert(t, e, e->tail, m, now_ns);
+}
+
+void eptab_insert(struct eptab *t, struct endpoint *e, struct rb_msg *after, struct rb_msg *m, uint64_t now_ns)
+{
+	struct rb_msg **at = after ? &after->next : &e->head;
+
+	m->next = *at;
+	*at = m;
+	if (m->next == NULL)
+		e->tail = m;
 	m->t_ns = now_ns;
-	if (e->tail)
-		e->tail->next = m;
-	else
-		e->head = m;
-	e->tail = m;
 	e->queued++;
 	e->queued_bytes += m->rec.len;
 	if (e->client == NULL)

@@ -100,6 +100,9 @@ size_t ep_msg_cost(const struct rb_msg *m);
 enum ep_drop eptab_admit(const struct eptab *t, const struct endpoint *e, const struct rb_msg *m);
 /* Appends m (m->t_ns set to now) to e's queue. */
 void eptab_enqueue(struct eptab *t, struct endpoint *e, struct rb_msg *m, uint64_t now_ns);
+/* As eptab_enqueue, but right after after (a message in e's queue), or
+ * first if after is NULL. */
+void eptab_insert(struct eptab *t, struct endpoint *e, struct rb_msg *after, struct rb_msg *m, uint64_t now_ns);
 /* Removes and returns e's head (NULL if empty). */
 struct rb_msg *eptab_dequeue(struct eptab *t, struct endpoint *e);
 

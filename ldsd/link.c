@@ -459,6 +459,8 @@ struct link *link_new(struct daemon *d, const struct config_peer *cfg, const str
 	}
 	l->sb.no_hdr = cfg->encryption == CONFIG_ENC_AEAD;
 	l->sb.defer_min = link_defers(l) ? LINK_DEFER_MIN : 0;
+	l->rb.place = linkmsg_place;
+	l->rb.place_arg = l;
 	stream_reg_sendbuf(l->ops, l->tp, &l->sb);
 	l->down_since = clock_wall_s();
 	return l;

@@ -104,6 +104,8 @@ void linkmsg_acked(void *arg, const struct sb_msg *m);
 void linkmsg_lost(void *arg, const struct sb_msg *m);
 /* recvbuf's upcall (arg: the link): a message from the peer is whole. */
 void linkmsg_received(void *arg, struct rb_msg *m);
+/* The recvbuf's place upcall: where the sink would have m reassembled. */
+uint8_t *linkmsg_place(void *arg, struct rb_msg *m);
 /* Sends what lostrep has pending, as far as send memory allows; the rest
  * goes on a later round. */
 void linkmsg_send_reports(struct link *l);

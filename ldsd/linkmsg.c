@@ -89,6 +89,15 @@ void linkmsg_received(void *arg, struct rb_msg *m)
 	l->d->sink.deliver(l->d->sink.arg, l, m);
 }
 
+uint8_t *linkmsg_place(void *arg, struct rb_msg *m)
+{
+	struct link *l = arg;
+
+	if (l->d->sink.place == NULL || !wire_record_between(&m->rec, l->cfg->cluster, l->d->cfg->cluster))
+		return NULL;
+	return l->d->sink.place(l->d->sink.arg, m);
+}
+
 void link_delivered(struct link *l, struct rb_msg *m)
 {
 	if (recvbuf_delivered(&l->rb, m) < 0)

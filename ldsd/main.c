@@ -112,6 +112,11 @@ static void sink_deliver(void *cs, struct link *from, struct rb_msg *m)
 	clientsrv_deliver(cs, from, m);
 }
 
+static uint8_t *sink_place(void *cs, struct rb_msg *m)
+{
+	return clientsrv_place(cs, m);
+}
+
 static void sink_acked(void *cs, uint64_t client, uint64_t id)
 {
 	clientsrv_acked(cs, client, id);
@@ -153,7 +158,7 @@ static int setup(struct daemon *d, struct config *cfg)
 	d->cs = clientsrv_new(d);
 	if (d->cs == NULL)
 		return -1;
-	d->sink = (struct daemon_sink){ .arg = d->cs, .deliver = sink_deliver, .acked = sink_acked,
+	d->sink = (struct daemon_sink){ .arg = d->cs, .deliver = sink_deliver, .place = sink_place, .acked = sink_acked,
 					.lost = sink_lost, .space = sink_space };
 	d->ctl = ctl_new(d);
 	if (d->ctl == NULL)

@@ -23,7 +23,10 @@ void rb_msg_free(struct rb_msg *m)
 	for (uint32_t i = 0; i < m->nparts; i++)
 		free(m->parts[i].buf);
 	free(m->parts);
-	free(m->data);
+	if (m->store)
+		m->store->release(m->store, m);
+	else
+		free(m->data);
 	free(m);
 }
 
@@ -141,8 +144,10 @@ static int rb_parse(struct recvbuf *rb, const uint8_t *p, size_t n, void (*deliv
 			rb->cur->rec = rec;
 			rb->cur->msgno = rb->next_msgno++;
 			rb->cur->epoch = rb->epoch;
+			rb->cur->data = rb->place ? rb->place(rb->place_arg, rb->cur) : NULL;
 			/* malloc(0) may return NULL; give empty messages one byte. */
-			rb->cur->data = malloc(rec.len ? rec.len : 1);
+			if (rb->cur->data == NULL)
+				rb->cur->data = malloc(rec.len ? rec.len : 1);
 			if (rb->cur->data == NULL)
 				return -ENOMEM;
 			rb->cur_have = 0;
@@ -175,7 +180,7 @@ static int rb_adopt(struct recvbuf *rb, struct rb_slot *sl, void (*deliver)(void
 	 * little to copy, and at most this many such blocks fit in it. */
 	size_t half = rb->block_size > 1 ? rb->block_size / 2 : 1, cap = m ? m->rec.len / half + 1 : 0;
 
-	if (m == NULL || sl->len < half || m->rec.len - rb->cur_have < sl->len || m->nparts == cap)
+	if (m == NULL || m->store || sl->len < half || m->rec.len - rb->cur_have < sl->len || m->nparts == cap)
 		return 0;
 	if (m->parts == NULL) {
 		m->parts = malloc(cap * sizeof(*m->parts));

@@ -28,6 +28,17 @@ struct rb_part {
 	uint32_t off, len;
 };
 
+struct rb_msg;
+
+/* Memory outside ldsd's heap that a message is reassembled in (the
+ * destination process's ring, clientshm.c): rb_msg_free calls release
+ * instead of freeing the data; the store may also move the data into a
+ * buffer of its own (data replaced, store cleared) at any time the
+ * message is not being written. */
+struct rb_store {
+	void (*release)(struct rb_store *st, struct rb_msg *m);
+};
+
 /* A reassembled message, handed to the owner; freed with rb_msg_free. */
 struct rb_msg {
 	uint64_t msgno;            /* 0-based number in this link direction */
@@ -38,6 +49,7 @@ struct rb_msg {
 	 * payload, are kept where they are instead of being copied in.  Read
 	 * through rb_msg_iov, or rb_msg_flatten first. */
 	uint8_t *data;
+	struct rb_store *store;    /* data lies there; NULL: malloc'd */
 	struct rb_part *parts;     /* by offset; NULL if none */
 	uint32_t nparts;
 	uint32_t extra;            /* bytes of memory counted beside rec.len: the parts' buffers */
@@ -64,6 +76,12 @@ struct recvbuf {
 	size_t ooo_bytes;          /* held out-of-order block payload */
 	uint64_t held_end;         /* one past the highest seq ever held out of order */
 	size_t msg_bytes;          /* messages (complete or partial) not yet delivered */
+	/* Where the message whose header was just read is reassembled
+	 * (rec.len bytes; the owner sets m->store), or NULL: in a buffer of
+	 * its own.  Such a message keeps no block as a part: blocks are
+	 * written, or copied, into it. */
+	uint8_t *(*place)(void *arg, struct rb_msg *m);
+	void *place_arg;
 
 	/* Record parser state. */
 	uint8_t hdr[WIRE_REC_FIXED + 2 * WIRE_ENDPOINT_MAX];

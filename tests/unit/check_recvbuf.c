@@ -625,6 +625,138 @@ START_TEST(held_blocks_kept_as_parts)
 }
 END_TEST
 
+/* A store standing in for a client's ring: messages of 100 bytes or more
+ * are reassembled in buffers of its own; the one numbered move_at is moved
+ * out (as clientplace.c's tick does) once half its blocks are in. */
+struct tstore {
+	struct rb_store st;
+	struct rb_msg *m[MAXM];
+	uint8_t *buf[MAXM];
+	size_t n, released, move_at;
+	struct rb_msg *moved;
+};
+
+static void tstore_release(struct rb_store *st, struct rb_msg *m)
+{
+	struct tstore *t = (struct tstore *)st;
+
+	for (size_t i = 0; i < t->n; i++) {
+		if (t->m[i] == m) {
+			ck_assert_ptr_eq(m->data, t->buf[i]);
+			free(t->buf[i]);
+			t->m[i] = NULL;
+			t->released++;
+			return;
+		}
+	}
+	ck_abort_msg("released a message the store does not hold");
+}
+
+static uint8_t *tstore_place(void *arg, struct rb_msg *m)
+{
+	struct tstore *t = arg;
+
+	if (m->rec.len < 100)
+		return NULL;
+	t->m[t->n] = m;
+	t->buf[t->n] = malloc(m->rec.len);
+	m->store = &t->st;
+	return t->buf[t->n++];
+}
+
+static void tstore_move(struct tstore *t, size_t i)
+{
+	struct rb_msg *m = t->m[i];
+	uint8_t *own = malloc(m->rec.len);
+
+	memcpy(own, m->data, m->rec.len);
+	memset(t->buf[i], 0xee, m->rec.len);
+	free(t->buf[i]);
+	m->data = own;
+	m->store = NULL;
+	t->m[i] = NULL;
+	t->moved = m;
+}
+
+START_TEST(messages_in_a_store)
+{
+	static const uint32_t lens[] = { 1000, 10, 700, 64, 2000, 5, 300 };
+	const size_t bs = 64;
+	struct recvbuf rb;
+	struct tstream s;
+	struct tstore t = { .st.release = tstore_release, .move_at = 2 };
+	struct got g;
+	struct wire_ack a;
+	uint64_t nb, q;
+	size_t placed = 0;
+
+	rng_state = 11;
+	ts_build(&s, 7, lens, 0, 1);
+	nb = nblocks(&s, bs);
+	ck_assert_int_eq(recvbuf_init(&rb, bs, bs * 256), 0);
+	rb.place = tstore_place;
+	rb.place_arg = &t;
+	open_window(&rb, &a);
+	got_init(&g, &rb, &s);
+	/* The first half in reverse (held, then parsed in), the rest in
+	 * order; the store moves message move_at out in the middle of it. */
+	for (q = nb / 2; q >= 1; q--)
+		ck_assert_int_eq(feed(&rb, &s, bs, q, &g), 1);
+	ck_assert_int_eq(feed(&rb, &s, bs, 0, &g), 1);
+	ck_assert_uint_ge(t.n, t.move_at + 1);
+	ck_assert_ptr_eq(rb.cur, t.m[t.move_at]);
+	tstore_move(&t, t.move_at);
+	for (q = nb / 2 + 1; q < nb; q++)
+		ck_assert_int_eq(feed(&rb, &s, bs, q, &g), 1);
+	ck_assert_uint_eq(g.n, s.n);
+	for (size_t i = 0; i < g.n; i++) {
+		struct rb_msg *m = g.m[i];
+
+		/* Kept no block as a part: every byte is where the store said. */
+		ck_assert_uint_eq(m->nparts, 0);
+		ck_assert_mem_eq(m->data, s.buf + s.end[i] - s.rec[i].len, m->rec.len);
+		ck_assert_int_eq(m->store != NULL, m->rec.len >= 100 && m != t.moved);
+		placed += m->store != NULL;
+	}
+	ck_assert_ptr_nonnull(t.moved);
+	ck_assert_uint_eq(placed, 3);
+	got_deliver_all(&g);
+	ck_assert_uint_eq(t.released, placed);
+	ck_assert_uint_eq(rb.msg_bytes, 0);
+	recvbuf_free(&rb);
+	ts_free(&s);
+}
+END_TEST
+
+/* A message being reassembled in a store when the buffer is dropped (a
+ * session reset) is released, once. */
+START_TEST(store_released_on_reset)
+{
+	static const uint32_t lens[] = { 1000 };
+	const size_t bs = 64;
+	struct recvbuf rb;
+	struct tstream s;
+	struct tstore t = { .st.release = tstore_release };
+	struct got g;
+	struct wire_ack a;
+
+	ts_build(&s, 1, lens, 0, 1);
+	ck_assert_int_eq(recvbuf_init(&rb, bs, bs * 256), 0);
+	rb.place = tstore_place;
+	rb.place_arg = &t;
+	open_window(&rb, &a);
+	got_init(&g, &rb, &s);
+	ck_assert_int_eq(feed(&rb, &s, bs, 0, &g), 1);
+	ck_assert_uint_eq(t.n, 1);
+	recvbuf_reset(&rb);
+	ck_assert_uint_eq(t.released, 1);
+	ck_assert_uint_eq(g.n, 0);
+	recvbuf_free(&rb);
+	ck_assert_uint_eq(t.released, 1);
+	ts_free(&s);
+}
+END_TEST
+
 Suite *make_recvbuf_suite(void)
 {
 	Suite *s = suite_create("recvbuf");
@@ -635,6 +767,8 @@ Suite *make_recvbuf_suite(void)
 	tcase_add_test(ord, in_order);
 	tcase_add_test(ord, reverse_order);
 	tcase_add_test(ord, held_blocks_kept_as_parts);
+	tcase_add_test(ord, messages_in_a_store);
+	tcase_add_test(ord, store_released_on_reset);
 	tcase_add_loop_test(ord, shuffled_with_duplicates, 0, 8);
 	tcase_add_test(ord, duplicates);
 	tcase_add_loop_test(ord, block_sizes, 0, 40);
