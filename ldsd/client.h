@@ -249,6 +249,9 @@ void clientshm_free(struct client *c);
 struct shmring *clientshm_in_ring(struct client *c);
 /* The ring ldsd writes to the client, or NULL (the socket, or broken). */
 struct shmring *clientshm_out_ring(struct client *c);
+/* The count of DELIVERs taken that the client wrote into its rings'
+ * header (as TAKEN's; unchecked), ahead of its TAKEN frame. */
+uint64_t clientshm_taken(struct client *c);
 /* Bytes were published in that ring: wakes the client if it sleeps. */
 void clientshm_wake_reader(struct client *c);
 /* Fills the regions iov[0..n) (the first from offset skip) from that

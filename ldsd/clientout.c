@@ -236,11 +236,21 @@ static void client_written(struct client *c, struct rb_msg *m)
 uint8_t *client_place(struct client *c, struct rb_msg *m)
 {
 	uint8_t hdr[sizeof(c->cur_hdr)];
+	uint64_t taken;
 
 	/* Its frame must be the next thing the client reads, and the client
 	 * must say when it took it: TAKEN. */
-	if (!c->takes || c->hung_up || c->doomed || c->cur || c->ctl_len > c->ctl_off || client_next_out(c))
+	if (!c->takes || c->hung_up || c->doomed || c->cur || c->ctl_len > c->ctl_off || client_next_out(c) ||
+	    c->shm == NULL)
 		return NULL;
+	/* Messages kept in the ring that the application took already, its
+	 * TAKEN still on the way, make room now. */
+	taken = clientshm_taken(c);
+	if (taken > c->taken && client_on_taken(c, taken) < 0) {
+		c->doomed = 1;
+		c->cs->resume_pending = 1;
+		return NULL;
+	}
 	return clientplace_start(c, m, hdr, client_deliver_hdr(m, hdr, sizeof(hdr)));
 }
 

@@ -248,6 +248,11 @@ struct shmring *clientshm_out_ring(struct client *c)
 	return c->shm && !c->shm->bad ? &c->shm->map.r[SHMRING_D2C] : NULL;
 }
 
+uint64_t clientshm_taken(struct client *c)
+{
+	return shmring_taken(&c->shm->map.r[SHMRING_D2C]);
+}
+
 void clientshm_wake_reader(struct client *c)
 {
 	if (shmring_wake_consumer(&c->shm->map.r[SHMRING_D2C]))

@@ -161,6 +161,10 @@ void ldsi_taken_check(struct lds *h)
 {
 	uint64_t taken = h->tk.delivers - h->tk.queued;
 
+	/* ldsd reads it when it needs the room the taken ones hold in its
+	 * ring, before the TAKEN frame arrives. */
+	if (h->tk.on && h->shm)
+		shmring_set_taken(&h->shm->map.r[SHMRING_D2C], taken);
 	if (h->tk.on && taken > h->tk.sent &&
 	    (h->tk.queued == 0 || taken - h->tk.sent >= TAKEN_BATCH_MSGS || h->tk.bytes >= TAKEN_BATCH_BYTES ||
 	     clock_now_ns() - h->tk.sent_ns >= TAKEN_BATCH_NS))

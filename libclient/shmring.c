@@ -18,6 +18,7 @@
 struct shmring_ctl {
 	_Alignas(CACHE_LINE) _Atomic uint64_t prod;
 	_Alignas(CACHE_LINE) _Atomic uint64_t cons;
+	_Atomic uint64_t taken;         /* the consumer's count of messages its application took */
 	_Alignas(CACHE_LINE) _Atomic uint32_t cons_waiting;
 	_Atomic uint64_t cons_until;    /* the consumer waits for prod to reach it; 0: any byte */
 	_Alignas(CACHE_LINE) _Atomic uint32_t prod_waiting;
@@ -33,6 +34,7 @@ struct shmring_hdr {
 _Static_assert(sizeof(struct shmring_hdr) <= SHMRING_HDR_SIZE, "header page too small");
 _Static_assert(offsetof(struct shmring_hdr, ctl[1].prod) == SHMRING_PROD_OFF(1) &&
 	       offsetof(struct shmring_hdr, ctl[1].cons) == SHMRING_CONS_OFF(1) &&
+	       offsetof(struct shmring_hdr, ctl[1].taken) == SHMRING_TAKEN_OFF(1) &&
 	       offsetof(struct shmring_hdr, ctl[1].cons_waiting) == SHMRING_CWAIT_OFF(1) &&
 	       offsetof(struct shmring_hdr, ctl[1].cons_until) == SHMRING_CUNTIL_OFF(1) &&
 	       offsetof(struct shmring_hdr, ctl[1].prod_waiting) == SHMRING_PWAIT_OFF(1), "layout of protocol.md");
@@ -283,6 +285,16 @@ ssize_t shmring_read(struct shmring *r, void *buf, size_t len)
 		shmring_release(r, len);
 	}
 	return (ssize_t)len;
+}
+
+void shmring_set_taken(struct shmring *r, uint64_t n)
+{
+	atomic_store_explicit(&r->ctl->taken, n, memory_order_release);
+}
+
+uint64_t shmring_taken(const struct shmring *r)
+{
+	return atomic_load_explicit(&r->ctl->taken, memory_order_acquire);
 }
 
 /* ---- doorbells ---- */

@@ -43,12 +43,13 @@
 enum { SHMRING_C2D = 0, SHMRING_D2C = 1 };
 
 /* The header page (docs/protocol.md): u32 magic, u32 version, u64 size,
- * then from SHMRING_CTL_OFF(i) ring i's u64 prod, u64 cons, u32 consumer
- * waiting (with u64 until beside it), u32 producer waiting, each on its
- * own 64-byte line. */
+ * then from SHMRING_CTL_OFF(i) ring i's u64 prod, u64 cons (with u64
+ * taken beside it), u32 consumer waiting (with u64 until beside it), u32
+ * producer waiting, each on its own 64-byte line. */
 #define SHMRING_CTL_OFF(i)    (64u + 256u * (unsigned)(i))
 #define SHMRING_PROD_OFF(i)   (SHMRING_CTL_OFF(i) + 0u)
 #define SHMRING_CONS_OFF(i)   (SHMRING_CTL_OFF(i) + 64u)
+#define SHMRING_TAKEN_OFF(i)  (SHMRING_CTL_OFF(i) + 72u)
 #define SHMRING_CWAIT_OFF(i)  (SHMRING_CTL_OFF(i) + 128u)
 #define SHMRING_CUNTIL_OFF(i) (SHMRING_CTL_OFF(i) + 136u)
 #define SHMRING_PWAIT_OFF(i)  (SHMRING_CTL_OFF(i) + 192u)
@@ -137,6 +138,12 @@ void shmring_hold_move(struct shmring *r, uint64_t pos);
 /* Copies up to len bytes out and releases them.  Returns the bytes copied
  * (0: empty) or -EPROTO. */
 ssize_t shmring_read(struct shmring *r, void *buf, size_t len);
+/* Publishes how many of the messages read from the ring the application
+ * has taken (as the TAKEN frame counts them), for the producer to see
+ * before that frame arrives. */
+void shmring_set_taken(struct shmring *r, uint64_t n);
+/* ---- producer: the consumer's count, as it wrote it (unchecked) ---- */
+uint64_t shmring_taken(const struct shmring *r);
 
 /* ---- doorbells ---- */
 /* The consumer found the ring empty and means to sleep: sets its flag and

@@ -13,6 +13,8 @@
  *              writes, every way: prints "ring 1 read-only" if none works
  *   consumer   a consumer position (of the ring ldsd writes) ahead of
  *              what ldsd wrote
+ *   taken      a count of messages taken (in the ring header) far beyond
+ *              what ldsd wrote; the test sends it a large message
  * rings ldsd's bell, and waits up to S seconds (default 10) for ldsd to
  * close the connection: prints "closed" (exit 0) or "not closed" (exit 1).
  * Exit 2 on usage errors, 3 if the attack could not be set up.
@@ -65,7 +67,7 @@ static int ring1_writable(int fd, size_t size)
 static int setup(const char *path, const char *name, struct ring *r)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	struct cp_msg m = { .type = CP_HELLO, .version = CP_VERSION, .flags = CP_F_SHM, .incarnation = 7 };
+	struct cp_msg m = { .type = CP_HELLO, .version = CP_VERSION, .flags = CP_F_SHM | CP_F_TAKEN, .incarnation = 7 };
 	uint8_t buf[4096];
 	union {
 		struct cmsghdr h;
@@ -142,7 +144,7 @@ int main(int argc, char **argv)
 		}
 	}
 	if (sock == NULL || argc < 2) {
-		fprintf(stderr, "usage: shmattack positions|back|header|consumer|ring1 -s SOCK [-n NAME] [-T S]\n");
+		fprintf(stderr, "usage: shmattack positions|back|header|consumer|taken|ring1 -s SOCK [-n NAME] [-T S]\n");
 		return 2;
 	}
 	alarm((unsigned)timeout + 30);
@@ -170,6 +172,10 @@ int main(int argc, char **argv)
 		memset(h, 0x5a, sizeof(h));
 		cp_hdr_write(h, CP_SEND, 0xfffffff0u);
 		shmring_writev(&r.map.r[SHMRING_C2D], &iov, 1);
+	} else if (strcmp(mode, "taken") == 0) {
+		/* Claims its application took far more than ldsd wrote: ldsd
+		 * reads it when a large message for it arrives. */
+		poke(&r, SHMRING_TAKEN_OFF(SHMRING_D2C), (uint64_t)1 << 40);
 	} else if (strcmp(mode, "consumer") == 0) {
 		/* ldsd answered the SEND with an ERROR into the other ring:
 		 * claim to have read far more. */
