@@ -283,9 +283,11 @@ void clientshm_kick(struct client *c, int always);
  * room): in a buffer of its own.  The caller makes sure nothing waits to
  * be written to c before it. */
 uint8_t *clientplace_start(struct client *c, struct rb_msg *m, const uint8_t *hdr, size_t hl);
-/* A message is being reassembled in c's ring: nothing else may be
- * written to it meanwhile. */
-int clientplace_busy(const struct client *c);
+/* Asked when something waits to be written to c: 1 if a message being
+ * reassembled in c's ring holds it back (nothing may be written after
+ * it); one that has for 20 ms is moved into a buffer of its own first
+ * (0). */
+int clientplace_busy(struct client *c);
 /* m, the message being reassembled in c's ring, is whole: its frame is
  * published.  It stays there, kept, until freed (taken) or moved. */
 void clientplace_publish(struct client *c, struct rb_msg *m);

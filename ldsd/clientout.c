@@ -271,7 +271,7 @@ void client_write(struct client *c)
 	if (c->hung_up)
 		return;
 	/* Nothing goes into the ring after a frame still being filled. */
-	if (clientplace_busy(c)) {
+	if ((c->ctl_len > c->ctl_off || c->cur || client_next_out(c)) && clientplace_busy(c)) {
 		if (!c->want_write) {
 			c->want_write = 1;
 			client_set_events(c);

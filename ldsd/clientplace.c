@@ -16,21 +16,26 @@
  * name, as it would have kept them before.
  *
  * A frame being reassembled holds back everything else for that client
- * (nothing can be written after it before it is published): one that is
- * still there at the next tick but one (its link slow or stalled) is
- * moved into a buffer of its own, and the client's other frames go on.
+ * (nothing can be written after it before it is published): one that
+ * something else has waited behind for PLACE_WAIT_NS, or that is still
+ * there at the next tick but one (its link slow or stalled), is moved
+ * into a buffer of its own, and the client's other frames go on.
  */
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "client.h"
+#include "clock.h"
 #include "log.h"
 
 /* Smaller messages are copied: their copy costs little beside the frame's
  * other work, and they would hold the ring back more often. */
 #define PLACE_MIN (64u << 10)
 #define PLACE_MAX 64u       /* messages kept in one ring at once */
+/* How long a message being reassembled may hold back frames that wait
+ * for the same client: on a fast link a 1 MiB message takes a few ms. */
+#define PLACE_WAIT_NS (20 * 1000000ull)
 
 struct placed {
 	struct rb_msg *m;         /* NULL: released */
@@ -46,6 +51,7 @@ struct clientplace {
 	uint32_t head, n;
 	struct rb_msg *rsv;       /* being reassembled at the ring's end, unpublished */
 	size_t rsv_frame;         /* its frame's length */
+	uint64_t rsv_ns;          /* when it was begun */
 	uint64_t serial;          /* reservations made */
 	uint64_t serial_at_tick;  /* the one there at the last tick, or 0 */
 };
@@ -129,14 +135,20 @@ uint8_t *clientplace_start(struct client *c, struct rb_msg *m, const uint8_t *hd
 		shmring_keep(r, r->prod);
 	p->rsv = m;
 	p->rsv_frame = hl + m->rec.len;
+	p->rsv_ns = clock_now_ns();
 	p->serial++;
 	m->store = &p->store;
 	return shmring_wptr(r) + hl;
 }
 
-int clientplace_busy(const struct client *c)
+int clientplace_busy(struct client *c)
 {
-	return c->place != NULL && c->place->rsv != NULL;
+	struct clientplace *p = c->place;
+
+	if (p == NULL || p->rsv == NULL)
+		return 0;
+	/* A slow link's message is not worth the others' wait. */
+	return clock_now_ns() - p->rsv_ns < PLACE_WAIT_NS || place_move(p, p->rsv) < 0;
 }
 
 void clientplace_publish(struct client *c, struct rb_msg *m)
