@@ -74,7 +74,7 @@ static void place_trim(struct clientplace *p)
 
 /* m no longer lies in the ring (released or moved): its bytes may be
  * written over, and if it was being reassembled, what waited behind it
- * may be written. */
+ * may be written (the caller's to do). */
 static void place_forget(struct clientplace *p, struct rb_msg *m)
 {
 	for (uint32_t i = 0; i < p->n; i++) {
@@ -88,16 +88,24 @@ static void place_forget(struct clientplace *p, struct rb_msg *m)
 	if (p->rsv == m)
 		p->rsv = NULL;
 	place_trim(p);
+}
+
+/* Writes waiting for room or behind m go on at the next turn. */
+static void place_kick(struct clientplace *p)
+{
 	if (p->c->want_write)
 		clientshm_kick(p->c, 1);
 }
 
 static void place_release(struct rb_store *st, struct rb_msg *m)
 {
-	place_forget((struct clientplace *)st, m);
+	struct clientplace *p = (struct clientplace *)st;
+
+	place_forget(p, m);
+	place_kick(p);
 }
 
-/* Moves m's bytes into a buffer of its own.  0, or -ENOMEM. */
+/* Moves m's bytes into a buffer of its own.  0, or -1: out of memory. */
 static int place_move(struct clientplace *p, struct rb_msg *m)
 {
 	uint8_t *buf = malloc(m->rec.len);
@@ -170,8 +178,12 @@ void clientplace_tick(struct client *c)
 
 	if (p == NULL)
 		return;
-	if (p->rsv && p->serial == p->serial_at_tick && place_move(p, p->rsv) < 0)
-		log_warnx("client %s: out of memory moving a message out of its ring; it waits there", c->peer);
+	if (p->rsv && p->serial == p->serial_at_tick) {
+		if (place_move(p, p->rsv) < 0)
+			log_warnx("client %s: out of memory moving a message out of its ring; it waits there", c->peer);
+		else
+			place_kick(p);
+	}
 	p->serial_at_tick = p->rsv ? p->serial : 0;
 }
 
