@@ -180,8 +180,9 @@ int lds_recv(struct lds *h, struct lds_msg *msg, int timeout_ms);
  * lds_send_cancel drops the reserved message instead.
  *
  * lds_recv_zc receives as lds_recv does, but msg->data may point into the
- * ring: it stays valid, and the message counts as taken by the application
- * (see "delivered" in README), only until lds_recv_release(h, msg).  One
+ * ring, which is mapped read-only (a write into it is SIGSEGV): it stays
+ * valid, and the message counts as taken by the application (see
+ * "delivered" in README), only until lds_recv_release(h, msg).  One
  * message may be held at a time (-EBUSY); while it is, other frames keep
  * arriving behind it, but release it soon: its bytes take room in the ring.
  */
