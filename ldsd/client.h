@@ -117,6 +117,8 @@ struct clientsrv {
 	int tick_id;
 };
 
+#define CS_TICK_MS 500   /* the client server's tick: expiry of held messages, names, silent clients, ring regions */
+
 /* ---- upcalls of the output side ----------------------------------------- */
 /*
  * What clientout.c and clientshm.c need from the files above them, which
@@ -234,6 +236,13 @@ int client_on_taken(struct client *c, uint64_t count);
 /* Counts every DELIVER written to c as taken (see client_pause). */
 void client_take_written(struct client *c);
 
+/* c must be closed at the next safe point (the server's resume pass). */
+static inline void client_doom(struct client *c)
+{
+	c->doomed = 1;
+	c->cs->resume_pending = 1;
+}
+
 /* ---- clientshm.c -------------------------------------------------------- */
 /* HELLO asked for rings: sets them up within clients.shm_ring and the
  * user's input_per_user.  Returns 1 (WELCOME says CP_F_SHM), or 0: the
@@ -291,8 +300,8 @@ int clientplace_busy(struct client *c);
 /* m, the message being reassembled in c's ring, is whole: its frame is
  * published.  It stays there, kept, until freed (taken) or moved. */
 void clientplace_publish(struct client *c, struct rb_msg *m);
-/* Every CS_TICK_MS: a message still being reassembled since the last
- * tick is moved into a buffer of its own. */
+/* Every CS_TICK_MS: a message being reassembled for longer than a tick
+ * is moved into a buffer of its own. */
 void clientplace_tick(struct client *c);
 /* c goes: every message still in its ring is moved into a buffer of its
  * own (for the next process on the name). */

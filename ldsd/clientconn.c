@@ -461,8 +461,7 @@ void clientconn_expire(struct clientsrv *cs, uint64_t now_ns)
 		if (c->ep == NULL && !c->doomed && now_ns - c->accepted_ns >= limit) {
 			log_warnx("client %s (uid %d): no HELLO within hello_timeout = %g s; closing it", c->peer,
 				  (int)c->uid, cs->d->cfg->clients.hello_timeout);
-			c->doomed = 1;
-			cs->resume_pending = 1;
+			client_doom(c);
 		}
 	}
 }

@@ -33,8 +33,7 @@ int client_ctl_append(struct client *c, const struct cp_msg *m)
 	if (c->ctl_len - c->ctl_off + n > c->cs->d->cfg->clients.queue_max) {
 		log_warnx("client %s (uid %d): more than %zu bytes of notices unread; closing it", c->peer,
 			  (int)c->uid, c->cs->d->cfg->clients.queue_max);
-		c->doomed = 1;
-		c->cs->resume_pending = 1;
+		client_doom(c);
 		return 0;
 	}
 	if (c->ctl_off > 0 && c->ctl_off >= c->ctl_len / 2) {
@@ -233,6 +232,12 @@ static void client_written(struct client *c, struct rb_msg *m)
 	c->last_written = m;
 }
 
+/* Control frames or a DELIVER wait to be written to c. */
+static int client_output_waits(const struct client *c)
+{
+	return c->ctl_len > c->ctl_off || c->cur || client_next_out(c);
+}
+
 uint8_t *client_place(struct client *c, struct rb_msg *m)
 {
 	uint8_t hdr[sizeof(c->cur_hdr)];
@@ -240,15 +245,13 @@ uint8_t *client_place(struct client *c, struct rb_msg *m)
 
 	/* Its frame must be the next thing the client reads, and the client
 	 * must say when it took it: TAKEN. */
-	if (!c->takes || c->hung_up || c->doomed || c->cur || c->ctl_len > c->ctl_off || client_next_out(c) ||
-	    c->shm == NULL)
+	if (!c->takes || c->hung_up || c->doomed || c->shm == NULL || client_output_waits(c))
 		return NULL;
 	/* Messages kept in the ring that the application took already, its
 	 * TAKEN still on the way, make room now. */
 	taken = clientshm_taken(c);
 	if (taken > c->taken && client_on_taken(c, taken) < 0) {
-		c->doomed = 1;
-		c->cs->resume_pending = 1;
+		client_doom(c);
 		return NULL;
 	}
 	return clientplace_start(c, m, hdr, client_deliver_hdr(m, hdr, sizeof(hdr)));
@@ -271,7 +274,7 @@ void client_write(struct client *c)
 	if (c->hung_up)
 		return;
 	/* Nothing goes into the ring after a frame still being filled. */
-	if ((c->ctl_len > c->ctl_off || c->cur || client_next_out(c)) && clientplace_busy(c)) {
+	if (client_output_waits(c) && clientplace_busy(c)) {
 		if (!c->want_write) {
 			c->want_write = 1;
 			client_set_events(c);

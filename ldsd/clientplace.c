@@ -17,9 +17,9 @@
  *
  * A frame being reassembled holds back everything else for that client
  * (nothing can be written after it before it is published): one that
- * something else has waited behind for PLACE_WAIT_NS, or that is still
- * there at the next tick but one (its link slow or stalled), is moved
- * into a buffer of its own, and the client's other frames go on.
+ * something else waits behind after PLACE_WAIT_NS, or that a tick finds
+ * older than PLACE_HOLD_NS (its link slow or stalled), is moved into a
+ * buffer of its own, and the client's other frames go on.
  */
 #include <inttypes.h>
 #include <stdlib.h>
@@ -34,8 +34,10 @@
 #define PLACE_MIN (64u << 10)
 #define PLACE_MAX 64u       /* messages kept in one ring at once */
 /* How long a message being reassembled may hold back frames that wait
- * for the same client: on a fast link a 1 MiB message takes a few ms. */
+ * for the same client (on a fast link a 1 MiB message takes a few ms),
+ * and how long it may hold the ring's end at all (its link stalled). */
 #define PLACE_WAIT_NS (20 * 1000000ull)
+#define PLACE_HOLD_NS ((uint64_t)CS_TICK_MS * 1000000)
 
 struct placed {
 	struct rb_msg *m;         /* NULL: released */
@@ -52,10 +54,10 @@ struct clientplace {
 	struct rb_msg *rsv;       /* being reassembled at the ring's end, unpublished */
 	size_t rsv_frame;         /* its frame's length */
 	uint64_t rsv_ns;          /* when it was begun */
-	uint64_t serial;          /* reservations made */
-	uint64_t serial_at_tick;  /* the one there at the last tick, or 0 */
 };
 
+/* Drops released entries from the front; the oldest message still kept
+ * bounds where ldsd may write. */
 static void place_trim(struct clientplace *p)
 {
 	struct shmring *r = clientshm_out_ring(p->c);
@@ -139,24 +141,33 @@ uint8_t *clientplace_start(struct client *c, struct rb_msg *m, const uint8_t *hd
 		return NULL;
 	memcpy(shmring_wptr(r), hdr, hl);
 	p->q[(p->head + p->n++) % PLACE_MAX] = (struct placed){ m, r->prod };
-	if (p->n == 1)
-		shmring_keep(r, r->prod);
+	place_trim(p);
 	p->rsv = m;
 	p->rsv_frame = hl + m->rec.len;
 	p->rsv_ns = clock_now_ns();
-	p->serial++;
 	m->store = &p->store;
 	return shmring_wptr(r) + hl;
 }
 
-int clientplace_busy(struct client *c)
+/* The message being reassembled, if begun more than limit_ns ago, is
+ * moved out.  Returns 1 if one is (still) being reassembled in the ring. */
+static int place_expire(struct clientplace *p, uint64_t limit_ns)
 {
-	struct clientplace *p = c->place;
-
 	if (p == NULL || p->rsv == NULL)
 		return 0;
+	if (clock_now_ns() - p->rsv_ns < limit_ns)
+		return 1;
+	if (place_move(p, p->rsv) < 0) {
+		log_warnx("client %s: out of memory moving a message out of its ring; it waits there", p->c->peer);
+		return 1;
+	}
+	return 0;
+}
+
+int clientplace_busy(struct client *c)
+{
 	/* A slow link's message is not worth the others' wait. */
-	return clock_now_ns() - p->rsv_ns < PLACE_WAIT_NS || place_move(p, p->rsv) < 0;
+	return place_expire(c->place, PLACE_WAIT_NS);
 }
 
 void clientplace_publish(struct client *c, struct rb_msg *m)
@@ -176,15 +187,8 @@ void clientplace_tick(struct client *c)
 {
 	struct clientplace *p = c->place;
 
-	if (p == NULL)
-		return;
-	if (p->rsv && p->serial == p->serial_at_tick) {
-		if (place_move(p, p->rsv) < 0)
-			log_warnx("client %s: out of memory moving a message out of its ring; it waits there", c->peer);
-		else
-			place_kick(p);
-	}
-	p->serial_at_tick = p->rsv ? p->serial : 0;
+	if (p != NULL && p->rsv != NULL && !place_expire(p, PLACE_HOLD_NS))
+		place_kick(p);
 }
 
 void clientplace_free(struct client *c)

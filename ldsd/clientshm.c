@@ -66,8 +66,7 @@ static ssize_t ring_broken(struct client *c)
 		log_warnx("client %s (uid %d, pid %d, %s): its shared-memory ring holds positions out of bounds; "
 			  "closing it", c->peer, (int)c->uid, (int)c->pid, c->ep ? c->ep->name : "no endpoint");
 	c->shm->bad = 1;
-	c->doomed = 1;
-	c->cs->resume_pending = 1;
+	client_doom(c);
 	errno = EPROTO;
 	return -1;
 }
@@ -436,8 +435,7 @@ ssize_t client_writev(struct client *c, const struct iovec *iov, int n)
 		if (w < 0)
 			return ring_broken(c);
 		if (w > 0) {
-			if (shmring_wake_consumer(r))
-				shmring_ring(c->shm->efd_client);
+			clientshm_wake_reader(c);
 			return w;
 		}
 		rc = shmring_producer_sleep(r, 1);

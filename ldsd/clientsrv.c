@@ -21,7 +21,6 @@
 #include "log.h"
 #include "lostrep.h"
 
-#define CS_TICK_MS 500               /* expiry of held messages, names and silent clients */
 
 /* Every CS_TICK_MS: closes connections silent past hello_timeout, copies
  * payloads left in rings too long into their blocks, drops held messages
