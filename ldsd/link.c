@@ -244,6 +244,11 @@ static uint8_t *link_stream_place(struct stream *s, uint64_t seq, uint32_t len)
 	return recvbuf_place(&s->link->rb, seq, len);
 }
 
+static int link_stream_wait_turn(struct stream *s, uint64_t seq)
+{
+	return linkturn_wait(s->link, seq);
+}
+
 static int link_stream_placed(struct stream *s, uint64_t seq, uint32_t len)
 {
 	struct link *l = s->link;
@@ -303,6 +308,7 @@ static void link_stream_down(struct stream *s, const char *why, int level_warn)
 		l->streams[s->idx] = NULL;
 		if (s->st == ST_UP) {
 			lost = sendbuf_stream_lost(&l->sb, s->idx, stream_unseal_block, s);
+			linkturn_stop(l);
 			l->up--;
 			if (l->up == 0)
 				l->down_since = clock_wall_s();
@@ -330,6 +336,7 @@ static const struct stream_upcalls link_stream_upcalls = {
 	.frame = link_stream_frame,
 	.place = link_stream_place,
 	.placed = link_stream_placed,
+	.wait_turn = link_stream_wait_turn,
 	.may_take = link_stream_may_take,
 	.up = link_stream_up,
 	.down = link_stream_down,
@@ -648,6 +655,7 @@ void link_tick(struct link *l, uint64_t now)
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++)
 		if (l->streams[i])
 			link_tick_stream(l->streams[i], now);
+	linkturn_tick(l, now);
 	if (!l->shutting_down)
 		linkpath_check_silence(l, now);
 	if (l->as && !l->shutting_down)
@@ -681,6 +689,7 @@ void link_close_pending(struct daemon *d)
 
 void link_flush(struct link *l)
 {
+	linkturn_release(l);
 	if (lostrep_pending(&l->lr))
 		linkmsg_send_reports(l);
 	if (l->ack_pending && l->up > 0) {

@@ -71,6 +71,9 @@ struct link {
 
 	uint64_t reconnects, resets, srtt_us, rtt_samples;
 	uint64_t acks_sent, acks_received;   /* ACK frames, both ways (status: what batching costs) */
+	int turn_wait;               /* blocks ahead of their turn wait in their conns (linkturn.c) */
+	uint64_t blocks_parked;      /* times they did */
+	uint64_t turn_resume;        /* none waits before this block is the one expected (linkturn_stop) */
 	uint64_t msgs_misrouted;     /* dropped: not from the peer's cluster to ours */
 	uint64_t refused_logged;     /* last REFUSE code logged, to avoid log floods (handshake.c) */
 	double down_since;           /* wall clock when the last stream went, 0 if up */
@@ -119,6 +122,20 @@ double linkpath_syn_wait(const struct stream *s);
 /* The connecting side closes the streams of a silent link (see
  * LINK_SILENCE_S in linkpath.c) so that they reconnect on the probe grid. */
 void linkpath_check_silence(struct link *l, uint64_t now);
+
+/* linkturn.c */
+/* The stream upcall wait_turn: 1 if block seq, ahead of its turn, is to
+ * wait in its conn until linkturn_release lets its stream go. */
+int linkturn_wait(struct link *l, uint64_t seq);
+/* Before the loop sleeps: releases the parked streams whose block's turn
+ * came; all of them if no other stream runs. */
+void linkturn_release(struct link *l);
+/* Releases every parked stream; none parks again until the highest block
+ * seen so far is the one expected.  When a stream of l breaks. */
+void linkturn_stop(struct link *l);
+/* Each tick: whether blocks may wait, from the path's round trip; all
+ * parked streams go if one waited too long. */
+void linkturn_tick(struct link *l, uint64_t now);
 
 /* linkstatus.c */
 /* Slot idx broke, why, with blocks to resend. */

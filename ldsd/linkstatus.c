@@ -162,14 +162,14 @@ void link_status_json(const struct link *l, FILE *out)
 		"\"messages_delivered\":%" PRIu64 ",\"messages_lost\":%" PRIu64 ",\"messages_pending\":%" PRIu64
 		",\"window_end\":%" PRIu64 ",\"acks_received\":%" PRIu64 ",\"deferred_bytes\":%" PRIu64
 		",\"deferred_copied_bytes\":%" PRIu64 "},"
-		"\"received\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"duplicates\":%" PRIu64
+		"\"received\":{\"bytes\":%" PRIu64 ",\"blocks\":%" PRIu64 ",\"blocks_held\":%" PRIu64 ",\"blocks_parked\":%" PRIu64 ",\"duplicates\":%" PRIu64
 		",\"messages\":%" PRIu64 ",\"misrouted\":%" PRIu64 ",\"undelivered\":%" PRIu64
 		",\"held_bytes\":%zu,\"acks_sent\":%" PRIu64 "},\"failures\":[",
 		l->cfg->port, l->cfg->role == CONFIG_ROLE_CONNECT ? "connect" : "listen", l->ops->name, l->nstreams, l->as ? "true" : "false", l->up, l->peer_instance, link_rtt_ms(l), link_transport_rtt_ms(l), l->reconnects,
 		l->resets, link_downtime(l), sb->bytes_sent, sb->blocks_sent, sb->blocks_acked, sb->blocks_resent,
 		sb->bytes_acked, sendbuf_unacked_bytes(sb), sb->msgs_delivered, sb->msgs_lost, sb->msg_next - sb->msg_base,
 		sb->window_end, l->acks_received, sb->bytes_deferred, sb->bytes_deferred_copied, rb->bytes_recv,
-		rb->blocks_recv, rb->blocks_dup, rb->msgs_recv,
+		rb->blocks_recv, rb->blocks_held, l->blocks_parked, rb->blocks_dup, rb->msgs_recv,
 		l->msgs_misrouted, l->lr.dropped, rb->ooo_bytes + rb->msg_bytes, l->acks_sent);
 	for (unsigned i = 0; i < n; i++) {
 		const struct failure *f = &l->faillog[(l->nfail - n + i) % FAILLOG_MAX];

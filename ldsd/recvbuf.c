@@ -222,6 +222,7 @@ static int rb_parse_held(struct recvbuf *rb, void (*deliver)(void *, struct rb_m
 static void rb_held(struct recvbuf *rb, uint64_t seq, uint32_t len)
 {
 	rb->ooo_bytes += len;
+	rb->blocks_held++;
 	if (seq >= rb->held_end)
 		rb->held_end = seq + 1;
 }

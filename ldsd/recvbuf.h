@@ -98,6 +98,7 @@ struct recvbuf {
 	int frozen;                /* window no longer grows (daemon draining) */
 
 	uint64_t blocks_recv, blocks_dup, bytes_recv, msgs_recv;
+	uint64_t blocks_held;       /* of blocks_recv, those that arrived ahead of the one expected */
 };
 
 int recvbuf_init(struct recvbuf *rb, size_t block_size, size_t mem);

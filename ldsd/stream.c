@@ -270,6 +270,13 @@ void stream_tx_unsent(struct stream *s, size_t bytes)
 /* The longest a stream waits for a DATA frame's rest. */
 #define STREAM_RX_WAIT_NS 250000000ull
 
+void stream_unpark(struct stream *s)
+{
+	s->parked = 2;
+	if (!s->stalled)
+		s->ops->want_read(s->conn, 1);
+}
+
 void stream_rx_expire(struct stream *s, uint64_t now)
 {
 	if (s->rx_wait_ns && now - s->rx_wait_ns > STREAM_RX_WAIT_NS)

@@ -288,9 +288,10 @@ static int stream_rx_wait(struct stream *s, size_t need)
  * is held until the blocks before it arrive), and the rest of the frame
  * is all waiting in the socket, reads it there, with the next frame's
  * prefix into s->rx: a copy of every byte saved.  Whole frames only, so
- * that no message is left half-written while other streams run.  Returns
- * 1 if it took the frame, 2 if s waits for the frame's rest, 0 if neither,
- * -1 if it closed s.
+ * that no message is left half-written while other streams run.  A block
+ * ahead of its turn may instead wait in the conn (parked) until the
+ * owner releases s.  Returns 1 if it took the frame, 2 if s waits for the
+ * frame's rest or its turn, 0 if neither, -1 if it closed s.
  */
 static int stream_read_direct(struct stream *s)
 {
@@ -307,6 +308,22 @@ static int stream_read_direct(struct stream *s)
 	/* A sealed block is followed by its tag, read into tag. */
 	body = len + (sealed ? SEAL_OVERHEAD : 0);
 	have = s->rx_len - WIRE_DATA_HDR_LEN;
+	if (s->parked) {
+		/* Released (its turn came, or it waited long enough): read
+		 * it now, waiting once more for its rest if need be. */
+		s->parked = 0;
+		s->rx_wait_ns = 0;
+	} else if (s->up->wait_turn != NULL && s->up->wait_turn(s, seq)) {
+		/* Ahead of its turn, the block would be read into a buffer
+		 * and copied to its message later; in the conn it costs no
+		 * copy, and the transport's receive window slows the peer
+		 * on this stream only. */
+		s->parked = 1;
+		s->parked_seq = seq;
+		s->rx_wait_ns = clock_now_ns();
+		s->ops->want_read(s->conn, 0);
+		return 2;
+	}
 	dst = s->up->place(s, seq, len);
 	if (dst == NULL)
 		return 0;

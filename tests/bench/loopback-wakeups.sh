@@ -65,7 +65,7 @@ wait "$spid" || fail "sender failed"
 wait "$rpid" || fail "transfer failed: $(cat "$T/r.out")"
 read -r av1 an1 < <(switches "$PID_clusterA")
 read -r bv1 bn1 < <(switches "$PID_clusterB")
-read -r acks blocks < <(ctl clusterB status --json | jq -r '.links[0].received | "\(.acks_sent) \(.blocks)"')
+read -r acks blocks held < <(ctl clusterB status --json | jq -r '.links[0].received | "\(.acks_sent) \(.blocks) \(.blocks_held // "n/a")"')
 read -r sent deferred dcopied < <(ctl clusterA status --json |
 	jq -r '.links[0].sent | "\(.bytes) \(.deferred_bytes) \(.deferred_copied_bytes)"')
 read -r placed moved < <(ctl clusterB status --json | jq -r '.clients | "\(.placed_bytes) \(.placed_moved_bytes)"')
@@ -79,7 +79,7 @@ awk -v g="$gb" -v a="$((av1 - av0)) $((an1 - an0))" -v b="$((bv1 - bv0)) $((bn1 
 	printf "loopback-wakeups: context switches per GB: ldsd A %.0f voluntary, %.0f involuntary; ldsd B %.0f voluntary, %.0f involuntary\n",
 		x[1] / g, x[2] / g, y[1] / g, y[2] / g }'
 echo "loopback-wakeups: ldsd B sent $acks ACK frames for $blocks blocks: $(awk -v a="$acks" -v b="$blocks" -v g="$gb" \
-	'BEGIN {if (a > 0) printf "%.1f blocks each, %.0f per GB", b / a, a / g; else print "none"}')"
+	'BEGIN {if (a > 0) printf "%.1f blocks each, %.0f per GB", b / a, a / g; else print "none"}'); $held of the blocks arrived ahead of their turn and were held (read into a buffer, copied later)"
 echo "loopback-wakeups: ldsd A sealed $(awk -v s="$sent" -v d="$deferred" -v c="$dcopied" \
 	'BEGIN {if (s > 0) printf "%.1f %% of the bytes it sent straight from the client ring (%.1f %% deferred, %.1f %% of them copied after all)", 100 * (d - c) / s, 100 * d / s, (d > 0 ? 100 * c / d : 0)}')"
 echo "loopback-wakeups: ldsd B reassembled $(awk -v p="$placed" -v m="$moved" -v g="$gb" \

@@ -25,6 +25,7 @@ static Suite *(*const suites[])(void) = {
 	make_conformance_suite,
 	make_handshake_suite,
 	make_link_suite,
+	make_linkturn_suite,
 	make_link_session_suite,
 	make_udp_proto_suite,
 	make_udp_cc_suite,

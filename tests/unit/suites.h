@@ -41,6 +41,7 @@ Suite *make_transport_suite(void);
 Suite *make_conformance_suite(void);
 Suite *make_handshake_suite(void);
 Suite *make_link_suite(void);
+Suite *make_linkturn_suite(void);
 Suite *make_link_session_suite(void);
 Suite *make_udp_proto_suite(void);
 Suite *make_udp_cc_suite(void);
