@@ -8,8 +8,9 @@
 # those sent but not yet acknowledged, i.e. what the sending gateway must
 # keep for a resend.  Then each daemon's voluntary (it slept) and
 # involuntary (it was preempted) context switches per GB, from /proc, and
-# the ACK frames ldsd B sent (one per pass of its loop that took blocks),
-# and how much of what ldsd A sent it sealed straight from the sender's
+# the ACK frames ldsd B sent (one per pass of its loop that took blocks)
+# and the blocks it held because they came ahead of their turn
+# (received.blocks_held: read into a buffer, copied later), and how much of what ldsd A sent it sealed straight from the sender's
 # ring (deferred_bytes, less those copied after all), and how much ldsd B
 # reassembled straight in the receiver's ring (clients.placed_bytes, less
 # those moved out).  With perf, also the system calls and context
