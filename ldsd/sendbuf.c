@@ -259,13 +259,24 @@ int sendbuf_append(struct sendbuf *sb, const struct wire_record *rec, const void
 	return sendbuf_append_from(sb, rec, sendbuf_fill_copy, (void *)payload, client, tag);
 }
 
+/*
+ * The payload of a record of SB_ALIGN_BLOCKS blocks or more starts a
+ * block: the block its header ends in is sent short.  The receiver then
+ * reads each block of that payload straight to the message's place; a
+ * block that held one record's end and the next one's payload would go
+ * through a buffer, the next record's header being needed to know where
+ * its bytes go.  At most one block in SB_ALIGN_BLOCKS is left short.
+ */
+#define SB_ALIGN_BLOCKS 16
+
 int sendbuf_append_from(struct sendbuf *sb, const struct wire_record *rec, sb_fill_fn *fill, void *arg,
 			uint64_t client, void *tag)
 {
 	uint8_t hdr[WIRE_REC_FIXED + 2 * WIRE_ENDPOINT_MAX];
 	size_t hl = wire_encode_record_hdr(hdr, sizeof(hdr), rec);
-	struct sb_mark mark = { .next = sb->next, .open = sb->open };
-	size_t need;
+	struct sb_mark mark = { .next = sb->next, .open = sb->open }, filled = mark;
+	int align = rec->len >= SB_ALIGN_BLOCKS * sb->block_size;
+	size_t need, span;
 	struct sb_msg *m;
 	struct iovec *iov;
 	int n, r;
@@ -273,13 +284,15 @@ int sendbuf_append_from(struct sendbuf *sb, const struct wire_record *rec, sb_fi
 	if (hl == 0)
 		return -EINVAL;
 	need = hl + rec->len;
-	if (need > sb->mem - sb->block_size)
+	/* An aligned record may leave up to a block's room unfilled. */
+	span = need + (align ? sb->block_size : 0);
+	if (span > sb->mem - sb->block_size)
 		return -EMSGSIZE;
-	if (need > sendbuf_space(sb) || sb->msg_next - sb->msg_base >= sb->max_msgs || sb_reuse_busy(sb, need))
+	if (span > sendbuf_space(sb) || sb->msg_next - sb->msg_base >= sb->max_msgs || sb_reuse_busy(sb, span))
 		return -ENOSPC;
 	if (mark.open)
 		mark.open_len = sb_slot(sb, sb->next - 1)->len;
-	n = sb_reserve(sb, need);
+	n = sb_reserve(sb, align ? hl : need);
 	/* The header takes the first hl bytes of the regions. */
 	iov = sb->fill_iov;
 	for (size_t left = hl; left > 0;) {
@@ -294,12 +307,20 @@ int sendbuf_append_from(struct sendbuf *sb, const struct wire_record *rec, sb_fi
 			n--;
 		}
 	}
+	if (align) {
+		sb_seal_filled(sb, &mark);
+		if (sb->open)
+			sb_seal(sb, sb_slot(sb, sb->next - 1));
+		filled = (struct sb_mark){ .next = sb->next };
+		n = sb_reserve(sb, rec->len);
+		iov = sb->fill_iov;
+	}
 	r = fill(arg, sb, iov, n);
 	if (r < 0) {
 		sb_undo(sb, &mark);
 		return r;
 	}
-	sb_seal_filled(sb, &mark);
+	sb_seal_filled(sb, &filled);
 	m = &sb->msgs[sb->msg_next % sb->max_msgs];
 	m->client = client;
 	m->id = rec->msg_id;

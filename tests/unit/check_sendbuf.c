@@ -119,6 +119,51 @@ START_TEST(append_enospc)
 }
 END_TEST
 
+/* A record of 16 blocks or more has its payload start a block, the block
+ * its header ends in going short, so that the receiver can read every
+ * block of the payload straight to its place; a smaller one follows on
+ * at once.  Its bytes are where they belong either way. */
+START_TEST(large_payload_starts_a_block)
+{
+	struct sendbuf sb;
+	const uint32_t big = 16 * BS + 7;
+
+	ck_assert_int_eq(sendbuf_init(&sb, BS, 64 * BS), 0);
+	ck_assert_int_eq(append(&sb, 10, 1, 5), 0);
+	ck_assert_int_eq(append(&sb, big, 2, 5), 0);
+	/* Block 0: the first record and the second's header, sealed short. */
+	ck_assert_uint_eq(sb.slots[0].len, 2 * RHL + 10);
+	ck_assert_int_eq(sb.slots[0].state, SB_READY);
+	for (int i = 1; i <= 16; i++) {
+		ck_assert_uint_eq(sb.slots[i].len, BS);
+		ck_assert_int_eq(sb.slots[i].state, SB_READY);
+		for (uint32_t k = 0; k < BS; k += 61)
+			ck_assert_uint_eq(sb.slots[i].data[k], (uint8_t)(2 * 31 + (uint32_t)(i - 1) * BS + k));
+	}
+	ck_assert_uint_eq(sb.slots[17].len, 7);
+	ck_assert_int_eq(sb.slots[17].state, SB_OPEN);
+	ck_assert_uint_eq(sb.slots[17].data[6], (uint8_t)(2 * 31 + 16 * BS + 6));
+	/* One block short of 16: on at once, in the open block. */
+	ck_assert_int_eq(append(&sb, 16 * BS - 1, 3, 5), 0);
+	ck_assert_uint_eq(sb.slots[17].len, BS);
+	ck_assert_uint_eq(sb.slots[17].data[7 + RHL], (uint8_t)(3 * 31));
+	ck_assert_uint_eq(sendbuf_unacked_bytes(&sb), 3 * RHL + 10 + big + 16 * BS - 1);
+	sendbuf_free(&sb);
+
+	/* The room it may leave unfilled counts as taken: a block more than
+	 * its bytes, and one kept free as for any record. */
+	ck_assert_int_eq(sendbuf_init(&sb, BS, 18 * BS), 0);
+	ck_assert_int_eq(append(&sb, 10, 1, 5), 0);
+	ck_assert_int_eq(append(&sb, big, 2, 5), -EMSGSIZE);
+	sendbuf_free(&sb);
+	ck_assert_int_eq(sendbuf_init(&sb, BS, 19 * BS), 0);
+	ck_assert_int_eq(append(&sb, 10, 1, 5), 0);
+	ck_assert_int_eq(append(&sb, big, 2, 5), 0);
+	ck_assert_uint_eq(sb.next, 18);
+	sendbuf_free(&sb);
+}
+END_TEST
+
 START_TEST(append_msg_table_full)
 {
 	struct sendbuf sb;
@@ -583,6 +628,7 @@ Suite *make_sendbuf_suite(void)
 	tcase_add_test(ap, append_accounting);
 	tcase_add_test(ap, append_enospc);
 	tcase_add_test(ap, append_msg_table_full);
+	tcase_add_test(ap, large_payload_starts_a_block);
 	tcase_add_test(ap, append_emsgsize_einval);
 	tcase_add_test(ap, append_from_fills_in_place);
 	tcase_add_test(ap, defer_regions);
