@@ -21,7 +21,6 @@
 #include "log.h"
 #include "lostrep.h"
 
-
 /* Every CS_TICK_MS: closes connections silent past hello_timeout, copies
  * payloads left in rings too long into their blocks, drops held messages
  * past undelivered_ttl, forgets names past their linger. */

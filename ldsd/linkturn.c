@@ -38,7 +38,7 @@ void linkturn_stop(struct link *l)
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
 		struct stream *s = l->streams[i];
 
-		if (s == NULL || s->parked != 1)
+		if (s == NULL || s->parked != STREAM_PARKED)
 			continue;
 		if (s->parked_seq >= high)
 			high = s->parked_seq + 1;
@@ -51,14 +51,17 @@ void linkturn_release(struct link *l)
 {
 	unsigned running = 0, parked = 0;
 
+	/* Off, nothing is parked: the tick that turned it off let all go. */
+	if (!l->turn_wait)
+		return;
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
 		struct stream *s = l->streams[i];
 
 		if (s == NULL || s->st != ST_UP)
 			continue;
-		if (s->parked == 1 && s->parked_seq <= l->rb.recv_cum)
+		if (s->parked == STREAM_PARKED && s->parked_seq <= l->rb.recv_cum)
 			stream_unpark(s);
-		if (s->parked == 1)
+		if (s->parked == STREAM_PARKED)
 			parked++;
 		else if (!s->stalled)
 			running++;
@@ -76,7 +79,7 @@ void linkturn_tick(struct link *l, uint64_t now)
 	for (unsigned i = 0; i < CONFIG_MAX_STREAMS; i++) {
 		struct stream *s = l->streams[i];
 
-		if (s != NULL && s->parked == 1 && (!l->turn_wait || now - s->rx_wait_ns > LINKTURN_WAIT_NS)) {
+		if (s != NULL && s->parked == STREAM_PARKED && (!l->turn_wait || now - s->rx_wait_ns > LINKTURN_WAIT_NS)) {
 			linkturn_stop(l);
 			return;
 		}

@@ -270,9 +270,17 @@ void stream_tx_unsent(struct stream *s, size_t bytes)
 /* The longest a stream waits for a DATA frame's rest. */
 #define STREAM_RX_WAIT_NS 250000000ull
 
+void stream_park(struct stream *s, uint64_t seq)
+{
+	s->parked = STREAM_PARKED;
+	s->parked_seq = seq;
+	s->rx_wait_ns = clock_now_ns();
+	s->ops->want_read(s->conn, 0);
+}
+
 void stream_unpark(struct stream *s)
 {
-	s->parked = 2;
+	s->parked = STREAM_RELEASED;
 	if (!s->stalled)
 		s->ops->want_read(s->conn, 1);
 }

@@ -52,6 +52,13 @@ struct stream;
 struct stream_framer;
 struct stream_msgq;
 
+/* A byte stream's next DATA frame, ahead of its turn (wait_turn upcall). */
+enum stream_park {
+	STREAM_READING,              /* none waits: the stream is read */
+	STREAM_PARKED,               /* it waits in the conn, which is not read */
+	STREAM_RELEASED,             /* let go: read at the next wake, whatever its turn */
+};
+
 /* What a stream reports to its owner.  s is valid throughout each call. */
 struct stream_upcalls {
 	/* A whole frame, opened if sealed.  Returns 0, or -1 to have the
@@ -65,8 +72,8 @@ struct stream_upcalls {
 	 * have the stream closed as a protocol error (logged by the owner). */
 	int (*placed)(struct stream *s, uint64_t seq, uint32_t len);
 	/* DATA block seq, its prefix read, is not yet wanted in order: 1 if
-	 * s should leave it in the conn until the owner releases s
-	 * (stream_unpark), 0 to read it now.  Byte streams only. */
+	 * s should leave it in the conn (stream_park) until the owner
+	 * releases s (stream_unpark), 0 to read it now.  Byte streams only. */
 	int (*wait_turn)(struct stream *s, uint64_t seq);
 	/* Whether the stream may take blocks from its send buffer now. */
 	int (*may_take)(const struct stream *s);
@@ -130,9 +137,8 @@ struct stream {
 	size_t pending;              /* bytes known to wait in the conn: asking costs a syscall */
 	size_t rx_lowat;             /* bytes the conn waits for before a readable upcall (1: any) */
 	uint64_t rx_wait_ns;         /* when the wait for the current frame (its rest, or its turn) began; 0: none */
-	int parked;                  /* 1: the DATA frame whose prefix s->rx holds waits in the conn for
-					its turn (wait_turn); 2: released, read at the next wake */
-	uint64_t parked_seq;         /* that frame's block */
+	enum stream_park parked;     /* the DATA frame whose prefix s->rx holds, ahead of its turn */
+	uint64_t parked_seq;         /* that frame's block, while not STREAM_READING */
 	size_t tx_unsent;            /* the conn's limit on bytes not yet sent, as last set (0: as opened) */
 	uint64_t tx_mark, tx_mark_ns; /* the transport's bytes sent at the last tick, and when */
 
@@ -179,8 +185,11 @@ void stream_rx_lowat(struct stream *s, size_t bytes);
 /* Limits the bytes s's conn holds not yet sent (tx_unsent), where the
  * transport can. */
 void stream_tx_unsent(struct stream *s, size_t bytes);
-/* s, parked (s->parked == 1), reads its DATA frame at the next wake:
- * its turn came, or waiting holds up the link (linkturn.c). */
+/* s leaves its next DATA frame, block seq, in the conn and stops reading
+ * it until stream_unpark. */
+void stream_park(struct stream *s, uint64_t seq);
+/* s, parked, reads that frame at the next wake: its turn came, or
+ * waiting holds up the link (linkturn.c). */
 void stream_unpark(struct stream *s);
 /* Each tick: a wait for a DATA frame's rest (stream_bytes.c) that has
  * lasted too long ends, so that s reads what came and a slow path still

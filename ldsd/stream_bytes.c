@@ -308,20 +308,17 @@ static int stream_read_direct(struct stream *s)
 	/* A sealed block is followed by its tag, read into tag. */
 	body = len + (sealed ? SEAL_OVERHEAD : 0);
 	have = s->rx_len - WIRE_DATA_HDR_LEN;
-	if (s->parked) {
+	if (s->parked != STREAM_READING) {
 		/* Released (its turn came, or it waited long enough): read
 		 * it now, waiting once more for its rest if need be. */
-		s->parked = 0;
+		s->parked = STREAM_READING;
 		s->rx_wait_ns = 0;
 	} else if (s->up->wait_turn != NULL && s->up->wait_turn(s, seq)) {
 		/* Ahead of its turn, the block would be read into a buffer
 		 * and copied to its message later; in the conn it costs no
 		 * copy, and the transport's receive window slows the peer
 		 * on this stream only. */
-		s->parked = 1;
-		s->parked_seq = seq;
-		s->rx_wait_ns = clock_now_ns();
-		s->ops->want_read(s->conn, 0);
+		stream_park(s, seq);
 		return 2;
 	}
 	dst = s->up->place(s, seq, len);

@@ -60,14 +60,13 @@ static void setup(void)
 	path_rtt_us = 50;
 }
 
-/* What stream_bytes.c does when wait_turn says 1. */
+/* What stream_bytes.c does when wait_turn says 1, at now. */
 static void park(int i, uint64_t seq, uint64_t now)
 {
 	ck_assert_int_eq(linkturn_wait(&l, seq), 1);
-	st[i].parked = 1;
-	st[i].parked_seq = seq;
+	stream_park(&st[i], seq);
+	ck_assert_int_eq(reading[i], 0);
 	st[i].rx_wait_ns = now;
-	fake_want_read(st[i].conn, 0);
 }
 
 /* On a short path a block ahead of its turn waits, and its stream is let
@@ -79,14 +78,14 @@ START_TEST(t_turn_comes)
 	park(1, 13, 1 * MS);
 	ck_assert_uint_eq(l.blocks_parked, 1);
 	linkturn_release(&l);
-	ck_assert_int_eq(st[1].parked, 1);
+	ck_assert_int_eq(st[1].parked, STREAM_PARKED);
 	ck_assert_int_eq(reading[1], 0);
 	l.rb.recv_cum = 12;
 	linkturn_release(&l);
 	ck_assert_int_eq(reading[1], 0);
 	l.rb.recv_cum = 13;
 	linkturn_release(&l);
-	ck_assert_int_eq(st[1].parked, 2);
+	ck_assert_int_eq(st[1].parked, STREAM_RELEASED);
 	ck_assert_int_eq(reading[1], 1);
 }
 END_TEST
@@ -153,7 +152,7 @@ START_TEST(t_stream_broke)
 	park(2, 30, 1 * MS);
 	l.streams[0] = NULL;
 	linkturn_stop(&l);
-	ck_assert_int_eq(st[2].parked, 2);
+	ck_assert_int_eq(st[2].parked, STREAM_RELEASED);
 	ck_assert_int_eq(reading[2], 1);
 	l.rb.recv_cum = 30;
 	ck_assert_int_eq(linkturn_wait(&l, 33), 0);
